@@ -1,0 +1,33 @@
+"""Where the shipped data lives: templates/, platforms/ and boards/.
+
+In a wheel they are installed under ``tvmdev/_data``; in a source checkout they sit
+beside the package.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+_PKG = Path(__file__).resolve().parent
+
+
+@cache
+def data_root() -> Path:
+    """The folder holding ``templates/``, ``platforms/`` and ``boards/``."""
+    installed = _PKG / "_data"
+    if (installed / "platforms").is_dir():
+        return installed
+    return _PKG.parent
+
+
+def templates_dir() -> Path:
+    return data_root() / "templates"
+
+
+def platforms_dir() -> Path:
+    return data_root() / "platforms"
+
+
+def boards_dir() -> Path:
+    return data_root() / "boards"
