@@ -1,0 +1,169 @@
+/*
+ * Exercises the generated CMSIS device "uart_accel" against a fake CMSIS-Driver (and,
+ * with -DWITH_RTOS, a fake single-threaded CMSIS-RTOS2 mutex): Initialize, PowerControl
+ * and Uninitialize are called as promised and each ARM_DRIVER_* code maps to a status.
+ * Built for the host and run; also cross-compiled for Cortex-M3 (not run there).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tvm/device/uart_accel/cmsis.h"
+
+static int failures;
+static int n_init, n_uninit, n_power_full, n_power_off;
+static int32_t next_result; /* what the fake driver returns next */
+
+#define EXPECT(call, want)                                                             \
+    do {                                                                               \
+        int32_t got_ = (call);                                                         \
+        if (got_ != (want)) {                                                          \
+            printf("%s:%d: %s = %s, want %s\n", __FILE__, __LINE__, #call,             \
+                   TVMDeviceStatusName(got_), TVMDeviceStatusName(want));              \
+            failures++;                                                                \
+        }                                                                              \
+    } while (0)
+
+static int32_t take_result(void)
+{
+    int32_t r = next_result;
+    next_result = ARM_DRIVER_OK;
+    return r;
+}
+
+static int32_t fake_initialize(FAKE_EVENT_T cb)
+{
+    (void)cb;
+    n_init++;
+    return take_result();
+}
+
+static int32_t fake_uninitialize(void)
+{
+    n_uninit++;
+    return take_result();
+}
+
+static int32_t fake_power(ARM_POWER_STATE state)
+{
+    if (state == ARM_POWER_FULL) {
+        n_power_full++;
+    } else if (state == ARM_POWER_OFF) {
+        n_power_off++;
+    }
+    return take_result();
+}
+
+static FAKE_DRIVER_T fake_driver = {
+    .Initialize = fake_initialize,
+    .Uninitialize = fake_uninitialize,
+    .PowerControl = fake_power,
+};
+
+#ifdef WITH_RTOS
+static int mutex_held, mutex_created;
+static int fake_mutex_object;
+osMutexId_t osMutexNew(const osMutexAttr_t *attr)
+{
+    (void)attr;
+    mutex_created++;
+    return &fake_mutex_object;
+}
+osStatus_t osMutexAcquire(osMutexId_t id, uint32_t timeout)
+{
+    (void)id;
+    if (mutex_held) {
+        return timeout == 0U ? osErrorResource : osErrorTimeout;
+    }
+    mutex_held = 1;
+    return osOK;
+}
+osStatus_t osMutexRelease(osMutexId_t id)
+{
+    (void)id;
+    if (!mutex_held) {
+        return osErrorResource;
+    }
+    mutex_held = 0;
+    return osOK;
+}
+osThreadId_t osMutexGetOwner(osMutexId_t id)
+{
+    (void)id;
+    return mutex_held ? (osThreadId_t)&fake_mutex_object : NULL;
+}
+osStatus_t osMutexDelete(osMutexId_t id)
+{
+    (void)id;
+    mutex_created--;
+    return osOK;
+}
+#endif
+
+int main(void)
+{
+    tvm_device_uart_accel_t dev;
+    static const struct {
+        int32_t driver;
+        int32_t status;
+    } map[] = {
+        {ARM_DRIVER_ERROR, TVM_DEVICE_ERR_IO},
+        {ARM_DRIVER_ERROR_BUSY, TVM_DEVICE_ERR_BUSY},
+        {ARM_DRIVER_ERROR_TIMEOUT, TVM_DEVICE_ERR_TIMEOUT},
+        {ARM_DRIVER_ERROR_UNSUPPORTED, TVM_DEVICE_ERR_UNSUPPORTED},
+        {ARM_DRIVER_ERROR_PARAMETER, TVM_DEVICE_ERR_INVALID},
+        {ARM_DRIVER_ERROR_SPECIFIC, TVM_DEVICE_ERR_IO},
+    };
+    unsigned i;
+
+    memset(&dev, 0, sizeof(dev));
+    EXPECT(TVMDeviceUartAccelInit(NULL, &fake_driver), TVM_DEVICE_ERR_INVALID);
+    EXPECT(TVMDeviceUartAccelInit(&dev, NULL), TVM_DEVICE_ERR_INVALID);
+    EXPECT(TVMDeviceUartAccelActivate(&dev), TVM_DEVICE_ERR_NOT_READY);
+
+    /* Each ARM_DRIVER_* result of Initialize maps to its status; the device stays unbound. */
+    for (i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+        next_result = map[i].driver;
+        EXPECT(TVMDeviceUartAccelInit(&dev, &fake_driver), map[i].status);
+        EXPECT(TVMDeviceUartAccelOpen(&dev), TVM_DEVICE_ERR_NOT_READY);
+    }
+
+    EXPECT(TVMDeviceUartAccelInit(&dev, &fake_driver), TVM_DEVICE_OK);
+    EXPECT(TVMDeviceUartAccelOpen(&dev), TVM_DEVICE_ERR_NOT_READY); /* not active */
+    EXPECT(TVMDeviceUartAccelDeactivate(&dev), TVM_DEVICE_ERR_INVALID);
+
+    next_result = ARM_DRIVER_ERROR_TIMEOUT; /* PowerControl fails: not active */
+    EXPECT(TVMDeviceUartAccelActivate(&dev), TVM_DEVICE_ERR_TIMEOUT);
+    EXPECT(TVMDeviceUartAccelOpen(&dev), TVM_DEVICE_ERR_NOT_READY);
+
+    EXPECT(TVMDeviceUartAccelActivate(&dev), TVM_DEVICE_OK);
+    EXPECT(TVMDeviceUartAccelActivate(&dev), TVM_DEVICE_OK); /* counted: no power call */
+    EXPECT(TVMDeviceUartAccelOpen(&dev), TVM_DEVICE_OK);
+#ifdef WITH_RTOS
+    EXPECT(TVMDeviceUartAccelOpen(&dev), TVM_DEVICE_ERR_TIMEOUT); /* waits, then times out */
+#else
+    EXPECT(TVMDeviceUartAccelOpen(&dev), TVM_DEVICE_ERR_BUSY);
+#endif
+    EXPECT(TVMDeviceUartAccelDestroy(&dev), TVM_DEVICE_ERR_BUSY);
+    EXPECT(TVMDeviceUartAccelClose(&dev), TVM_DEVICE_OK);
+    EXPECT(TVMDeviceUartAccelClose(&dev), TVM_DEVICE_ERR_INVALID); /* not open */
+    EXPECT(TVMDeviceUartAccelDeactivate(&dev), TVM_DEVICE_OK);
+    next_result = ARM_DRIVER_ERROR_BUSY; /* the final power-off fails */
+    EXPECT(TVMDeviceUartAccelDeactivate(&dev), TVM_DEVICE_ERR_BUSY);
+    EXPECT(TVMDeviceUartAccelDeactivate(&dev), TVM_DEVICE_ERR_INVALID);
+    EXPECT(TVMDeviceUartAccelDestroy(&dev), TVM_DEVICE_OK);
+    EXPECT(TVMDeviceUartAccelDestroy(&dev), TVM_DEVICE_ERR_NOT_READY);
+
+    if (n_power_full != 2 || n_power_off != 1 || n_uninit != 1 || n_init != 7) {
+        printf("driver calls: init=%d power_full=%d power_off=%d uninit=%d\n", n_init,
+               n_power_full, n_power_off, n_uninit);
+        failures++;
+    }
+#ifdef WITH_RTOS
+    if (mutex_created != 0) {
+        printf("mutexes left: %d\n", mutex_created);
+        failures++;
+    }
+#endif
+    printf("%d failures\n", failures);
+    return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,83 @@
+"""Shared fixtures: running the CLI in-process, and the toolchain policy.
+
+A missing toolchain skips a test on a developer's machine, saying why; under CI
+(CI=true) it fails the run instead, because CI is meant to have every toolchain.
+Trees that cannot be installed from a package registry (KleidiAI, Zephyr) always skip
+when absent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tvmdev.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+GOLDENS = Path(__file__).resolve().parent / "goldens"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-goldens", action="store_true",
+                     help="rewrite tests/goldens from the current generator")
+
+
+@pytest.fixture
+def update_goldens(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-goldens"))
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+        ) -> Callable[..., Result]:
+    """Run ``tvmdev ARGS`` in-process (optionally in ``cwd``) and capture its output."""
+    def run(*args: str, cwd: Path | None = None) -> Result:
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse usage errors
+            code = int(exc.code or 0)
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+    return run
+
+
+def need_tool(name: str, why: str = "") -> str:
+    """The path of a required program: skip without it, fail without it under CI."""
+    path = shutil.which(name)
+    if path:
+        return path
+    message = f"{name} is not installed{': ' + why if why else ''}"
+    if IN_CI:
+        pytest.fail(f"{message} (CI must have it: .ci/run installs it)")
+    pytest.skip(message)
+
+
+def run_ok(cmd: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+    """Run a command; on failure show its output in the assertion."""
+    proc = subprocess.run(cmd, capture_output=True, text=True, **kw)  # type: ignore[call-overload]
+    assert proc.returncode == 0, (f"{' '.join(map(str, cmd))} exited {proc.returncode}\n"
+                                  f"{proc.stdout}\n{proc.stderr}")
+    return proc  # type: ignore[no-any-return]
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` with its bytes, by relative path."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}

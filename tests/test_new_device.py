@@ -1,0 +1,214 @@
+"""new-device: golden output, regeneration, safe writes and bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import GOLDENS, Result, tree
+
+CASES = {
+    "zephyr_driver": ["new-device", "woofles", "--platform", "zephyr", "--zephyr-driver",
+                      "-o", "out"],
+    "cmsis_posix": ["new-device", "uart_accel", "--platform", "cmsis", "--platform", "posix",
+                    "-o", "out"],
+    "cmsis_spi_rtos2": ["new-device", "ethos-u", "--platform", "cmsis", "--cmsis-driver", "spi",
+                        "--rtos", "cmsis-rtos2", "-o", "out"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_golden(case: str, cli: Callable[..., Result], tmp_path: Path,
+                update_goldens: bool) -> None:
+    r = cli(*CASES[case], cwd=tmp_path)
+    assert r.code == 0, r.err
+    got = tree(tmp_path / "out")
+    golden = GOLDENS / case
+    if update_goldens:
+        shutil.rmtree(golden, ignore_errors=True)
+        for rel, data in got.items():
+            (golden / rel).parent.mkdir(parents=True, exist_ok=True)
+            (golden / rel).write_bytes(data)
+    want = tree(golden)
+    assert sorted(got) == sorted(want), "file list differs (refresh with --update-goldens)"
+    for rel in want:
+        assert got[rel] == want[rel], f"{rel} differs from its golden (--update-goldens)"
+
+
+def test_the_issue_example_shares_one_folder(cli: Callable[..., Result],
+                                             tmp_path: Path) -> None:
+    assert cli("new-device", "woofles", "--platform", "zephyr", "-o", "out/",
+               cwd=tmp_path).code == 0
+    assert cli("new-device", "uart_accel", "--platform", "cmsis", "--platform", "posix",
+               "-o", "out/", cwd=tmp_path).code == 0
+    out = tmp_path / "out"
+    for rel in ["include/tvm/device/woofles.h", "include/tvm/device/woofles/zephyr.h",
+                "src/device/woofles/zephyr.c", "include/tvm/device/uart_accel/cmsis.h",
+                "src/device/uart_accel/posix.c", "zephyr/module.yml", "Kconfig",
+                "CMakeLists.txt", "include/tvm/device/status.h"]:
+        assert (out / rel).is_file(), rel
+    cmake = (out / "CMakeLists.txt").read_text()
+    assert "src/device/woofles/zephyr.c" in cmake and "src/device/uart_accel/posix.c" in cmake
+    manifest = json.loads((out / ".tvmdev.json").read_text())
+    assert sorted(manifest["devices"]) == ["uart_accel", "woofles"]
+    header = (out / "include/tvm/device/uart_accel.h").read_text()
+    assert "typedef struct tvm_device_uart_accel tvm_device_uart_accel_t;" in header
+    for fn in ("Activate", "Open", "Close", "Deactivate"):
+        assert f"int32_t TVMDeviceUartAccel{fn}(tvm_device_uart_accel_t *tvm_dev);" in header
+    assert "#if TVM_DEVICE_API_VERSION != 1" in header and "#error" in header
+
+
+def test_regeneration_is_byte_identical_and_touches_nothing(cli: Callable[..., Result],
+                                                            tmp_path: Path) -> None:
+    args = CASES["cmsis_posix"]
+    cli(*args, cwd=tmp_path)
+    before = tree(tmp_path / "out")
+    mtimes = {p: p.stat().st_mtime_ns for p in (tmp_path / "out").rglob("*") if p.is_file()}
+    for p in mtimes:
+        os.utime(p, ns=(1, 1))
+    r = cli(*args, cwd=tmp_path)
+    assert r.code == 0
+    assert all(line.startswith("unchanged") for line in r.out.splitlines()), r.out
+    assert tree(tmp_path / "out") == before
+    assert all(p.stat().st_mtime_ns == 1 for p in mtimes), "a file was rewritten"
+
+
+def test_adding_a_platform_keeps_the_first(cli: Callable[..., Result], tmp_path: Path) -> None:
+    cli("new-device", "woofles", "--platform", "posix", "-o", "out", cwd=tmp_path)
+    cli("new-device", "woofles", "--platform", "cmsis", "-o", "out", cwd=tmp_path)
+    out = tmp_path / "out"
+    assert (out / "src/device/woofles/posix.c").is_file()
+    assert (out / "src/device/woofles/cmsis.c").is_file()
+    assert json.loads((out / ".tvmdev.json").read_text())["devices"]["woofles"][
+        "platforms"] == ["posix", "cmsis"]
+
+
+def test_edited_scaffold_is_kept(cli: Callable[..., Result], tmp_path: Path) -> None:
+    cli(*CASES["cmsis_posix"], cwd=tmp_path)
+    src = tmp_path / "out/src/device/uart_accel/posix.c"
+    mine = src.read_text() + "/* my accelerator code */\n"
+    src.write_text(mine)
+    r = cli(*CASES["cmsis_posix"], cwd=tmp_path)
+    assert r.code == 0
+    assert "kept (yours)  src/device/uart_accel/posix.c" in r.out
+    assert src.read_text() == mine
+    # Still detected as edited on the next run, too.
+    r = cli(*CASES["cmsis_posix"], cwd=tmp_path)
+    assert "kept (yours)  src/device/uart_accel/posix.c" in r.out
+
+
+def test_edited_owned_file_stops_the_run(cli: Callable[..., Result], tmp_path: Path) -> None:
+    cli("new-device", "woofles", "--platform", "posix", "-o", "out", cwd=tmp_path)
+    hdr = tmp_path / "out/include/tvm/device/woofles/posix.h"
+    hdr.write_text(hdr.read_text() + "/* edit */\n")
+    before = tree(tmp_path / "out")
+    # A change that would rewrite other files too: nothing at all may be written.
+    r = cli("new-device", "woofles", "--platform", "posix", "--platform", "cmsis", "-o", "out",
+            cwd=tmp_path)
+    assert r.code == 1
+    assert r.err.splitlines()[0] == (
+        f"tvmdev: out/include/tvm/device/woofles/posix.h: include/tvm/device/woofles/posix.h "
+        "was edited since tvmdev generated it; not overwriting")
+    assert "--force" in r.err and "Traceback" not in r.err
+    assert tree(tmp_path / "out") == before
+
+    r = cli("new-device", "woofles", "--platform", "posix", "-o", "out", "--force",
+            cwd=tmp_path)
+    assert r.code == 0
+    assert "/* edit */" not in hdr.read_text()
+    assert "/* edit */" in (hdr.parent / "posix.h.orig").read_text()
+
+
+def test_dry_run_writes_nothing(cli: Callable[..., Result], tmp_path: Path) -> None:
+    r = cli("new-device", "woofles", "--platform", "zephyr", "-o", "out", "--dry-run",
+            cwd=tmp_path)
+    assert r.code == 0
+    assert "create  src/device/woofles/zephyr.c" in r.out
+    assert not (tmp_path / "out").exists()
+
+
+def test_force_and_dry_run_do_not_change_banners(cli: Callable[..., Result],
+                                                 tmp_path: Path) -> None:
+    cli("new-device", "woofles", "--platform", "posix", "-o", "out", cwd=tmp_path)
+    before = tree(tmp_path / "out")
+    cli("new-device", "woofles", "--platform", "posix", "-o", "out", "--force", cwd=tmp_path)
+    assert tree(tmp_path / "out") == before
+
+
+BAD = [
+    (["new-device", "int", "--platform", "posix", "-o", "out"],
+     "tvmdev: device name 'int' is a C keyword"),
+    (["new-device", "_Bool", "--platform", "posix", "-o", "out"],
+     "tvmdev: device name '_Bool' is reserved for the C implementation"),
+    (["new-device", "2fast", "--platform", "posix", "-o", "out"],
+     "tvmdev: device name '2fast' starts with a digit"),
+    (["new-device", "__x", "--platform", "posix", "-o", "out"],
+     "tvmdev: device name '__x' is reserved for the C implementation"),
+    (["new-device", "woofles", "--platform", "freertos", "-o", "out"],
+     "tvmdev: unknown platform 'freertos'"),
+    (["new-device", "woofles", "--platform", "posix", "--platform", "posix", "-o", "out"],
+     "tvmdev: --platform posix is given twice"),
+    (["new-device", "woofles", "--platform", "posix", "--rtos", "cmsis-rtos2", "-o", "out"],
+     "tvmdev: --rtos applies to platform cmsis, which is not selected"),
+    (["new-device", "woofles", "--platform", "posix", "-o", "afile"],
+     "tvmdev: afile: the output path is a file, not a folder"),
+]
+
+
+@pytest.mark.parametrize("args,message", BAD, ids=[" ".join(a[1:4]) for a, _ in BAD])
+def test_bad_input(args: list[str], message: str, cli: Callable[..., Result],
+                   tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("not a folder\n")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out/keep.txt").write_text("mine\n")
+    before = tree(tmp_path)
+    r = cli(*args, cwd=tmp_path)
+    assert r.code == 1
+    assert r.err.splitlines()[0] == message
+    assert "Traceback" not in r.err
+    assert tree(tmp_path) == before
+
+
+def test_unknown_platform_lists_the_known_ones(cli: Callable[..., Result],
+                                               tmp_path: Path) -> None:
+    r = cli("new-device", "woofles", "--platform", "freertos", cwd=tmp_path)
+    assert r.err.splitlines()[1] == "  hint: known platforms: cmsis, posix, zephyr"
+
+
+def test_names_that_collide_once_sanitised(cli: Callable[..., Result], tmp_path: Path) -> None:
+    assert cli("new-device", "ethos-u", "--platform", "posix", "-o", "out",
+               cwd=tmp_path).code == 0
+    before = tree(tmp_path / "out")
+    r = cli("new-device", "ethos_u", "--platform", "posix", "-o", "out", cwd=tmp_path)
+    assert r.code == 1
+    assert r.err.splitlines()[0] == (
+        "tvmdev: out: device 'ethos_u' collides with 'ethos-u', already in this folder, "
+        "once converted to C (both are ethos_u)")
+    r = cli("new-device", "npu1", "--platform", "posix", "-o", "out", cwd=tmp_path)
+    assert r.code == 0
+    r = cli("new-device", "npu_1", "--platform", "posix", "-o", "out", cwd=tmp_path)
+    assert r.code == 1
+    assert "collides with 'npu1' once converted to C (both give function name Npu1)" in r.err
+    assert "ethos_u" in json.loads((tmp_path / "out/.tvmdev.json").read_text())["devices"]
+    assert tree(tmp_path / "out")["include/tvm/device/ethos_u.h"] == before[
+        "include/tvm/device/ethos_u.h"]
+
+
+def test_usage_errors_exit_2(cli: Callable[..., Result], tmp_path: Path) -> None:
+    assert cli("new-device", "woofles", cwd=tmp_path).code == 2
+    assert cli("new-device", "woofles", "--platfor", "posix", cwd=tmp_path).code == 2
+    assert cli("frobnicate", cwd=tmp_path).code == 2
+
+
+def test_list_platforms(cli: Callable[..., Result]) -> None:
+    r = cli("list", "platforms")
+    assert r.code == 0
+    names = [line.split()[0] for line in r.out.splitlines()]
+    assert names == ["cmsis", "posix", "zephyr"]
+    r = cli("list", "platforms", "--json")
+    assert [p["name"] for p in json.loads(r.out)] == names

@@ -1,0 +1,37 @@
+"""templates/, platforms/ and boards/ ship inside the wheel: install it into a fresh
+virtual environment and generate a device from an empty folder elsewhere."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO, run_ok
+
+
+def test_wheel_installs_and_generates(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    run_ok([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist),
+            str(REPO)], timeout=600)
+    wheel = next(dist.glob("tvmdev-*.whl"))
+    venv = tmp_path / "venv"
+    # System site-packages provide the dependencies (no network needed); tvmdev itself
+    # comes only from the wheel, which is checked below.
+    run_ok([sys.executable, "-m", "venv", "--system-site-packages", str(venv)])
+    py = venv / "bin/python"
+    run_ok([str(py), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
+            str(wheel)], timeout=600)
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
+    where = run_ok([str(py), "-c", "import tvmdev.resources as r; print(r.data_root())"],
+                   cwd=empty).stdout.strip()
+    assert where.startswith(str(venv)), f"tvmdev was not imported from the wheel: {where}"
+    proc = subprocess.run([str(venv / "bin/tvmdev"), "new-device", "woofles", "--platform",
+                           "zephyr", "--platform", "cmsis", "-o", "out"], cwd=empty,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert (empty / "out/src/device/woofles/zephyr.c").is_file()
+    assert (empty / "out/include/tvm/device/woofles/cmsis.h").is_file()
+    listing = run_ok([str(venv / "bin/tvmdev"), "list", "platforms"], cwd=empty).stdout
+    assert "zephyr" in listing and "posix" in listing
