@@ -14,9 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from pycparser import c_ast, c_parser
-
 from conftest import REPO, Result, need_tool, run_ok
+from pycparser import c_ast, c_parser
 
 WARN = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 CMSIS_INC = REPO / "platforms/cmsis/include"

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from conftest import GOLDENS, Result, tree
 
 CASES = {
@@ -112,7 +111,7 @@ def test_edited_owned_file_stops_the_run(cli: Callable[..., Result], tmp_path: P
             cwd=tmp_path)
     assert r.code == 1
     assert r.err.splitlines()[0] == (
-        f"tvmdev: out/include/tvm/device/woofles/posix.h: include/tvm/device/woofles/posix.h "
+        "tvmdev: out/include/tvm/device/woofles/posix.h: include/tvm/device/woofles/posix.h "
         "was edited since tvmdev generated it; not overwriting")
     assert "--force" in r.err and "Traceback" not in r.err
     assert tree(tmp_path / "out") == before

@@ -100,7 +100,8 @@ def project_files(specs: list[DeviceSpec]) -> list[OutFile]:
                        statuses=status.STATUSES)]
     used = [p for p in platforms.all_platforms().values()
             if any(p.name in s.platforms for s in specs)]
-    zephyr_frags, standalone_frags = [], []
+    zephyr_frags: list[str] = []
+    standalone_frags: list[str] = []
     for plat in used:
         devs = [device_context(s) for s in specs if plat.name in s.platforms]
         frag = render(f"{plat.name}/templates/cmake.j2", devices=devs).rstrip("\n")

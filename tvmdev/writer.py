@@ -189,15 +189,13 @@ def _commit(out_dir: Path, items: list[tuple[Path, bytes]]) -> None:
             for d in reversed(missing):
                 d.mkdir()
                 created_dirs.append(d)
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                                       dir=target.parent)
+            fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                                            dir=target.parent)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
-            if target.exists():
-                os.chmod(tmp, target.stat().st_mode & 0o7777)
-            else:
-                os.chmod(tmp, 0o644)
-            staged.append((Path(tmp), target))
+            mode = target.stat().st_mode & 0o7777 if target.exists() else 0o644
+            os.chmod(tmp_name, mode)
+            staged.append((Path(tmp_name), target))
     except OSError as exc:
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
