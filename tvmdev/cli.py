@@ -69,7 +69,13 @@ def cmd_new_device(args: argparse.Namespace) -> int:
                               "which is not selected",
                               hint=f"add --platform {declared[0]} or drop {opt.flag}")
         options[oname] = value
-    ops = tuple(o for o in (args.ops or "gemm,matmul").split(",") if o)
+    from .ops import OPS
+    ops = tuple(o for o in (args.ops if args.ops is not None else "gemm,matmul").split(",") if o)
+    for o in ops:
+        if o not in OPS:
+            raise TvmdevError(f"--ops: unknown op '{o}'", hint="known ops: " + ", ".join(OPS))
+    if len(set(ops)) != len(ops):
+        raise TvmdevError("--ops names an op twice")
     spec = DeviceSpec(name=name, platforms=tuple(chosen), options=tuple(sorted(options.items())),
                       ops=ops, command=recorded_command(args.argv), given=args.name)
     out_dir = Path(args.output)
@@ -79,6 +85,89 @@ def cmd_new_device(args: argparse.Namespace) -> int:
     report = writer.write(out_dir, files, devicegen.manifest_for(specs), force=args.force,
                           dry_run=args.dry_run)
     _print_report(report.lines(), args.dry_run)
+    return 0
+
+
+# --- aot and run ---------------------------------------------------------------------
+
+def _device_libraries(device_dir: Path | None, kinds: tuple[str, ...]) -> list[Any]:
+    from .registry import load_library
+    libs = []
+    if device_dir is not None:
+        for kind in kinds:
+            lib = device_dir / f"kernels/{kind}.yaml"
+            if lib.is_file():
+                libs.append(load_library(lib, "device", kind, kind, device_dir / "include"))
+    return libs
+
+
+def cmd_aot(args: argparse.Namespace) -> int:
+    from . import aot, model, writer
+    from .registry import build_registry
+    from .resources import templates_dir
+
+    m = model.load(Path(args.model))
+    device_dir = Path(args.device_dir) if args.device_dir else None
+    registry = build_registry([Path(k) for k in args.kernels or []],
+                              _device_libraries(device_dir, m.kinds))
+    gen = aot.generate(m, registry, args.schedule, command=recorded_command(args.argv))
+    portable = templates_dir() / "kernels/portable"
+    copies = [(s, f"kernels/portable/{s.name}") for s in gen.sources()
+              if s.parent == portable.resolve()]
+    extra = [portable / "tvmk_portable.h"] + sorted(portable.glob("*.h"))
+    copies += [(h, f"kernels/portable/{h.name}") for h in dict.fromkeys(extra)]
+    files = list(gen.files) + writer.copy_files(Path(args.output), copies)
+    out_dir = Path(args.output)
+    manifest = {"tool": "tvmdev", "model": m.name, "command": recorded_command(args.argv)}
+    report = writer.write(out_dir, files, manifest, force=args.force, dry_run=args.dry_run)
+    _print_report(report.lines(), args.dry_run)
+    mem = gen.memory
+    print(f"arena: {mem.arena_size} bytes (lower bound {mem.lower_bound}, "
+          f"ratio {mem.ratio:.3f}); kernels: {', '.join(k.name for k in gen.kernels)}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from . import boards, model, runner
+
+    m = model.load(Path(args.model))
+    board = boards.get(args.board)
+    if board.platform != "posix":
+        from . import firmware
+        return firmware.cmd_run(args, m, board)
+    build_dir = Path(args.build_dir or f"tvmdev-build/{m.name}-{board.name}")
+    inputs = runner.load_inputs(m, Path(args.inputs) if args.inputs else None)
+    prep = runner.prepare(m, board, build_dir, args.schedule,
+                          Path(args.device_dir) if args.device_dir else None,
+                          [Path(k) for k in args.kernels or []])
+    runner.build(prep)
+    result = runner.execute(prep, inputs, fault=args.fail, threads=args.threads,
+                            iterations=args.iterations)
+    return _finish(args, m, result)
+
+
+def _finish(args: argparse.Namespace, m: Any, result: Any) -> int:
+    from . import runner
+    from .status import describe
+
+    print(f"model {m.name} on {args.board} ({args.schedule} schedule)")
+    for line in runner.report(result):
+        print(line)
+    if args.save_outputs:
+        for p in runner.save_outputs(result, m, Path(args.save_outputs)):
+            print(f"saved {p}")
+    problems = []
+    if result.status != 0:
+        problems.append(f"the model returned {describe(result.status)}")
+    elif result.mismatches():
+        problems.append("outputs differ from the reference: " + ", ".join(result.mismatches()))
+    if result.balanced():
+        problems.append("device calls do not balance: " + ", ".join(result.balanced()))
+    if problems:
+        for p in problems:
+            print(f"FAIL: {p}")
+        return 1
+    print("PASS")
     return 0
 
 
@@ -99,10 +188,33 @@ def cmd_list(args: argparse.Namespace) -> int:
             extra = f"  [{flags}]" if flags else ""
             print(f"{p.name:<{width}}  {p.description}{extra}")
         return 0
+    if args.what == "boards":
+        from . import boards
+        all_b = boards.all_boards()
+        if args.json:
+            print(json.dumps([{"name": b.name, "description": b.description,
+                               "platform": b.platform, "cpu": b.cpu,
+                               "aliases": list(b.aliases)} for b in all_b.values()], indent=2))
+            return 0
+        width = max(len(n) for n in all_b)
+        for b in all_b.values():
+            alias = f" (also: {', '.join(b.aliases)})" if b.aliases else ""
+            print(f"{b.name:<{width}}  {b.platform:<6}  {b.description}{alias}")
+        return 0
     raise UsageError(f"cannot list '{args.what}'")
 
 
 # --- parser --------------------------------------------------------------------------
+
+def _model_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--schedule", choices=["eager", "lazy"], default="eager",
+                   help="device activation: all up front (eager) or around each device's "
+                        "first and last operator (lazy)")
+    p.add_argument("--device-dir", metavar="DIR",
+                   help="a folder made by new-device: its device code and kernels are used")
+    p.add_argument("--kernels", action="append", metavar="FILE",
+                   help="a user kernel library YAML (repeatable; takes precedence)")
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -139,9 +251,41 @@ def build_parser() -> argparse.ArgumentParser:
                             default=None, help=f"{opt.help} (default: {opt.default})")
     nd.set_defaults(handler=cmd_new_device)
 
+    ao = sub.add_parser(
+        "aot", allow_abbrev=False, help="generate the AOT executor of a model",
+        description="Generate tvmgen_<model>.h/.c (the executor), its plan metadata and the "
+                    "selected portable kernels.",
+        epilog="example: tvmdev aot examples/mlp/mlp.yaml -o out/mlp --schedule lazy")
+    ao.add_argument("model", help="the model description (YAML or JSON)")
+    ao.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder")
+    _model_options(ao)
+    ao.add_argument("--force", action="store_true", help="overwrite files you edited")
+    ao.add_argument("--dry-run", action="store_true", help="list what would be written")
+    ao.set_defaults(handler=cmd_aot)
+
+    rn = sub.add_parser(
+        "run", allow_abbrev=False, help="build a model for a board, run it, check it",
+        description="Generate the device code and the executor, build them for the board, "
+                    "run the model and compare every output with a numpy reference.",
+        epilog="example: tvmdev run examples/mlp/mlp.yaml --board host")
+    rn.add_argument("model", help="the model description (YAML or JSON)")
+    rn.add_argument("--board", default="host", help="the board (tvmdev list boards)")
+    rn.add_argument("--inputs", metavar="DIR", help="read DIR/<input>.npy (default: seeded "
+                    "random inputs)")
+    rn.add_argument("--save-outputs", metavar="DIR", help="save DIR/<output>.npy")
+    rn.add_argument("--build-dir", metavar="DIR",
+                    help="build folder (default: tvmdev-build/<model>-<board>)")
+    _model_options(rn)
+    rn.add_argument("--fail", metavar="FN:N:CODE",
+                    help="simulated devices: make the Nth call of FN (activate, open, "
+                         "operator, close, deactivate) return CODE")
+    rn.add_argument("--threads", type=int, default=1, help="run in THREADS threads at once")
+    rn.add_argument("--iterations", type=int, default=1, help="runs per thread")
+    rn.set_defaults(handler=cmd_run)
+
     ls = sub.add_parser("list", allow_abbrev=False, help="list platforms, boards or kernels",
                         epilog="example: tvmdev list platforms")
-    ls.add_argument("what", choices=["platforms"])
+    ls.add_argument("what", choices=["platforms", "boards"])
     ls.add_argument("--json", action="store_true", help="machine-readable output")
     ls.set_defaults(handler=cmd_list)
     return parser

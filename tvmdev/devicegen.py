@@ -14,6 +14,7 @@ from typing import Any
 from . import __version__, platforms, status
 from .devices import DeviceSpec, check_collisions
 from .errors import TvmdevError
+from .ops import OPS, kernel_params, kernel_prototype
 from .render import banner, render
 from .writer import OutFile, read_manifest
 
@@ -75,11 +76,39 @@ def _rendered(template: str, path: str, kind: str, command: str, **ctx: Any) -> 
     return OutFile(path, text, kind)
 
 
-def device_files(spec: DeviceSpec) -> list[OutFile]:
-    """The files of one device kind: its generic header and each platform's files."""
+def kernel_contexts(spec: DeviceSpec) -> list[dict[str, Any]]:
+    """The kernels a device kind claims (``--ops``): names, prototypes and arguments."""
+    out = []
+    for opname in spec.ops:
+        opdef = OPS[opname]
+        name = f"{spec.name}_{opname}_f32"
+        args = [n for _, n in kernel_params(opdef)]
+        out.append({
+            "op": opname, "name": name, "portable": f"tvmk_{opname}_f32",
+            "prototype": kernel_prototype(opdef, name), "args": ", ".join(args),
+            "arg_meta": "{" + ", ".join(f"{a}: [T0]" for a in (*opdef.inputs,
+                                                               *opdef.outputs)) + "}",
+        })
+    return out
+
+
+def device_files(spec: DeviceSpec, sim: bool = False) -> list[OutFile]:
+    """The files of one device kind: its generic header, its kernel library and each
+    platform's files. ``sim`` renders tvmdev's simulated accelerator instead of the
+    scaffolds (``tvmdev run`` without ``--device-dir``); every file is then owned."""
     dev = device_context(spec)
     files = [_rendered("device.h.j2", f"include/tvm/device/{spec.name}.h", "owned",
                        spec.command, dev=dev)]
+    kernels = kernel_contexts(spec)
+    scaffold = "owned" if sim else "scaffold"
+    if kernels:
+        files.append(_rendered("device_kernels.h.j2", f"include/tvm/kernels/{spec.name}.h",
+                               "owned", spec.command, dev=dev, kernels=kernels))
+        files.append(_rendered("device_kernels.yaml.j2", f"kernels/{spec.name}.yaml",
+                               "owned", spec.command, dev=dev, kernels=kernels))
+        for k in kernels:
+            files.append(_rendered("device_kernel.c.j2", f"src/kernels/{spec.name}/{k['op']}.c",
+                                   scaffold, spec.command, dev=dev, k=k, sim=sim))
     fmt = {"name": spec.name, "dashed": dev["dashed"]}
     for plat in spec.platform_objs():
         plat_ctx = platform_context(plat, spec)
@@ -87,8 +116,9 @@ def device_files(spec: DeviceSpec) -> list[OutFile]:
             if rule.when and not dev["opts"].get(rule.when):
                 continue
             path = rule.path.format(**fmt)
-            files.append(_rendered(rule.template, path, rule.kind, spec.command,
-                                   dev=dev, plat=plat_ctx, opts=dev["opts"]))
+            files.append(_rendered(rule.template, path,
+                                   "owned" if sim else rule.kind, spec.command,
+                                   dev=dev, plat=plat_ctx, opts=dev["opts"], sim=sim))
     return files
 
 

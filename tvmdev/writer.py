@@ -207,3 +207,24 @@ def _commit(out_dir: Path, items: list[tuple[Path, bytes]]) -> None:
         raise TvmdevError(f"cannot write: {exc.strerror}", str(exc.filename or out_dir)) from None
     for tmp, target in staged:
         os.replace(tmp, target)
+
+
+def sync(out_dir: Path, files: list[OutFile]) -> list[str]:
+    """Write files into a folder tvmdev owns entirely (a build folder): each file that is
+    missing or differs is replaced atomically; nothing else is checked or recorded.
+    Returns the paths written."""
+    check_out_dir(out_dir)
+    items = []
+    for f in files:
+        target = out_dir / f.path
+        data = f.content.encode("utf-8")
+        if not target.is_file() or target.read_bytes() != data:
+            items.append((target, data))
+    if items:
+        _commit(out_dir, items)
+    return [str(t.relative_to(out_dir)) for t, _ in items]
+
+
+def copy_files(out_dir: Path, sources: list[tuple[Path, str]]) -> list[OutFile]:
+    """OutFiles for static files shipped with tvmdev: (source path, path in out_dir)."""
+    return [OutFile(dest, src.read_text(encoding="utf-8"), "owned") for src, dest in sources]

@@ -1,0 +1,146 @@
+/*
+ * tvmdev's simulated accelerator runtime (see tvmdev_sim.h).
+ */
+#include "tvmdev_sim.h"
+
+#include <stddef.h>
+
+#ifdef TVMDEV_SIM_PTHREAD
+#include <pthread.h>
+static pthread_mutex_t sim_lock = PTHREAD_MUTEX_INITIALIZER;
+#define SIM_LOCK() (void)pthread_mutex_lock(&sim_lock)
+#define SIM_UNLOCK() (void)pthread_mutex_unlock(&sim_lock)
+#else
+#define SIM_LOCK() ((void)0)
+#define SIM_UNLOCK() ((void)0)
+#endif
+
+const char *const tvmdev_sim_fn_names[TVMDEV_SIM_FN_COUNT] = {
+    "activate", "open", "operator", "close", "deactivate",
+};
+
+static uint32_t global_calls[TVMDEV_SIM_FN_COUNT];
+static int fail_fn = -1;
+static uint32_t fail_nth;
+static int32_t fail_code;
+
+void tvmdev_sim_fail_at(enum tvmdev_sim_fn fn, uint32_t nth, int32_t code)
+{
+    SIM_LOCK();
+    fail_fn = (int)fn;
+    fail_nth = nth;
+    fail_code = code;
+    SIM_UNLOCK();
+}
+
+static int parse_int(const char **s, long *out)
+{
+    long sign = 1, value = 0;
+    int digits = 0;
+
+    if (**s == '-') {
+        sign = -1;
+        (*s)++;
+    }
+    while (**s >= '0' && **s <= '9') {
+        value = value * 10 + (**s - '0');
+        (*s)++;
+        digits++;
+    }
+    *out = sign * value;
+    return digits > 0 ? 0 : -1;
+}
+
+int tvmdev_sim_parse_fault(const char *spec)
+{
+    int fn;
+    long nth, code;
+
+    for (fn = 0; fn < TVMDEV_SIM_FN_COUNT; fn++) {
+        const char *name = tvmdev_sim_fn_names[fn];
+        const char *s = spec;
+
+        while (*name != '\0' && *s == *name) {
+            name++;
+            s++;
+        }
+        if (*name == '\0' && *s == ':') {
+            s++;
+            if (parse_int(&s, &nth) != 0 || *s != ':' || nth < 1) {
+                return -1;
+            }
+            s++;
+            if (parse_int(&s, &code) != 0 || *s != '\0') {
+                return -1;
+            }
+            tvmdev_sim_fail_at((enum tvmdev_sim_fn)fn, (uint32_t)nth, (int32_t)code);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int32_t tvmdev_sim_enter(struct tvmdev_sim_instance *inst, enum tvmdev_sim_fn fn)
+{
+    int32_t status = TVM_DEVICE_OK;
+
+    SIM_LOCK();
+    global_calls[fn]++;
+    if ((int)fn == fail_fn && global_calls[fn] == fail_nth) {
+        status = fail_code;
+    } else if (inst == NULL) {
+        status = TVM_DEVICE_ERR_INVALID;
+    } else if (fn == TVMDEV_SIM_OPERATOR) {
+        if (inst->open_now <= 0) {
+            inst->violations++; /* an operator ran on a device that is not open */
+            status = TVM_DEVICE_ERR_NOT_READY;
+        } else {
+            inst->inside++;
+            if (inst->inside > inst->max_inside) {
+                inst->max_inside = inst->inside;
+            }
+        }
+    }
+    SIM_UNLOCK();
+    return status;
+}
+
+void tvmdev_sim_leave(struct tvmdev_sim_instance *inst, enum tvmdev_sim_fn fn, int32_t status)
+{
+    if (inst == NULL) {
+        return;
+    }
+    SIM_LOCK();
+    if (fn == TVMDEV_SIM_OPERATOR) {
+        inst->inside--;
+    }
+    if (status == TVM_DEVICE_OK) {
+        inst->calls[fn]++;
+        switch (fn) {
+        case TVMDEV_SIM_ACTIVATE:
+            inst->active_now++;
+            break;
+        case TVMDEV_SIM_DEACTIVATE:
+            if (inst->active_now <= 0) {
+                inst->violations++;
+            }
+            inst->active_now--;
+            break;
+        case TVMDEV_SIM_OPEN:
+            inst->open_now++;
+            if (inst->open_now > 1) {
+                inst->violations++; /* two holders at once */
+            }
+            break;
+        case TVMDEV_SIM_CLOSE:
+            if (inst->open_now <= 0) {
+                inst->violations++;
+            }
+            inst->open_now--;
+            break;
+        default:
+            break;
+        }
+    }
+    SIM_UNLOCK();
+}

@@ -1,0 +1,215 @@
+"""The AOT executor: ``tvmgen_<model>.h/.c`` and the plan metadata, from a model.
+
+Python computes every name, offset and initializer; the templates only lay them out.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import __version__, status
+from .model import Model, Operator
+from .ops import OPS, numel
+from .plan import MemoryPlan, Step, plan_memory, schedule
+from .registry import Kernel, Registry, resolve
+from .render import banner, render
+from .writer import OutFile
+
+CTYPE = {"float32": "float"}
+
+
+@dataclass(frozen=True)
+class Generated:
+    """Everything the executor generation decided, for builders and listings."""
+
+    model: Model
+    schedule_kind: str
+    steps: tuple[Step, ...]
+    memory: MemoryPlan
+    chains: dict[int, tuple[Kernel, ...]]
+    files: tuple[OutFile, ...]
+
+    @property
+    def kernels(self) -> list[Kernel]:
+        """The selected kernels (each once): what selective build compiles."""
+        seen: dict[str, Kernel] = {}
+        for chain in self.chains.values():
+            for k in chain:
+                seen.setdefault(k.name, k)
+        return list(seen.values())
+
+    def sources(self) -> list[Path]:
+        return sorted({s for k in self.kernels for s in k.sources})
+
+    def include_dirs(self) -> list[Path]:
+        return sorted({k.include_dir for k in self.kernels})
+
+
+def c_float(v: float) -> str:
+    """A float32 as a C literal that round-trips exactly."""
+    s = "%.9g" % v
+    if not any(c in s for c in ".e"):
+        s += ".0"
+    return s + "f"
+
+
+def c_array(values: np.ndarray, per_line: int = 8, indent: str = "    ") -> str:
+    flat = [c_float(v) for v in values.ravel().tolist()]
+    lines = [", ".join(flat[i:i + per_line]) for i in range(0, len(flat), per_line)]
+    return (",\n").join(indent + line for line in lines)
+
+
+def _init_value(v: Any) -> str:
+    if isinstance(v, float):
+        return c_float(v)
+    if isinstance(v, (list, tuple)):
+        return "{" + ", ".join(str(x) for x in v) + "}"
+    return str(v)
+
+
+def _tensor_expr(model: Model, name: str | None, prefix: str) -> str:
+    if name is None:
+        return "NULL"
+    t = model.tensors[name]
+    if t.role == "input":
+        return f"inputs->{t.cname}"
+    if t.role == "output":
+        return f"outputs->{t.cname}"
+    if t.role == "constant":
+        return f"{prefix}_const_{t.cname}"
+    return f"t_{t.cname}"
+
+
+def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], prefix: str
+                ) -> dict[str, Any]:
+    opdef = OPS[op.op]
+    shapes = [model.tensors[t].shape if t is not None else None for t in op.inputs]
+    out = model.tensors[op.outputs[0]]
+    params = opdef.params(shapes, out.shape, op.attr_dict)
+    args = [_tensor_expr(model, t, prefix) for t in op.inputs]
+    args += ["NULL"] * (len(opdef.inputs) - len(op.inputs))
+    args += [_tensor_expr(model, t, prefix) for t in op.outputs]
+    params_name = f"{prefix}_params_{op.cname}"
+    dev = model.device(op.device) if op.device else None
+    handle = f"devices->{dev.name}" if dev else "NULL"
+    call_args = ", ".join([*args, f"&{params_name}", handle])
+    return {
+        "index": op.index,
+        "name": op.name,
+        "cname": op.cname,
+        "op": op.op,
+        "device": dev.name if dev else None,
+        "kind_camel": _camel(dev.kind) if dev else None,
+        "params_struct": opdef.params_struct,
+        "params_name": params_name,
+        "params": [(k, _init_value(v)) for k, v in params.items()],
+        "calls": [f"{k.name}({call_args})" for k in chain],
+        "kernels": [k.name for k in chain],
+        "out_expr": _tensor_expr(model, op.outputs[0], prefix),
+        "out_bytes": out.nbytes,
+        "out_shape": list(out.shape),
+    }
+
+
+def _camel(kind: str) -> str:
+    from .naming import camel
+    return camel(kind)
+
+
+def generate(model: Model, registry: Registry, schedule_kind: str = "eager",
+             command: str = "tvmdev aot") -> Generated:
+    """Plan and render the executor of ``model``."""
+    steps = schedule(model, schedule_kind)
+    memory = plan_memory(model)
+    chains = resolve(model, registry)
+    prefix = f"tvmgen_{model.name}"
+    macro = prefix.upper()
+    ops = {op.index: _op_context(model, op, chains[op.index], prefix) for op in model.operators}
+
+    def tensor_ctx(name: str) -> dict[str, Any]:
+        t = model.tensors[name]
+        return {"name": t.name, "cname": t.cname, "ctype": CTYPE[t.dtype],
+                "shape": list(t.shape), "bytes": t.nbytes, "macro": t.cname.upper()}
+
+    used_devices = [d for d in model.devices
+                    if any(op.device == d.name for op in model.operators)]
+    headers: list[str] = []
+    for k in (k for chain in chains.values() for k in chain):
+        if k.header not in headers:
+            headers.append(k.header)
+    intermediates = [
+        {"cname": model.tensors[t].cname, "offset": off, "shape": list(model.tensors[t].shape),
+         "ctype": CTYPE[model.tensors[t].dtype]}
+        for t, off in memory.offsets.items()]
+    ctx = {
+        "model": model.name,
+        "prefix": prefix,
+        "macro": macro,
+        "api_version": status.API_VERSION,
+        "inputs": [tensor_ctx(n) for n in model.inputs],
+        "outputs": [tensor_ctx(n) for n in model.outputs],
+        "devices": [{"name": d.name, "kind": d.kind, "camel": _camel(d.kind),
+                     "type": f"tvm_device_{d.kind}_t"} for d in model.devices],
+        "used_devices": [{"name": d.name, "camel": _camel(d.kind)} for d in used_devices],
+        "kinds": list(model.kinds),
+        "constants": [{"cname": model.tensors[n].cname, "count": int(v.size),
+                       "shape": list(v.shape), "data": c_array(v)}
+                      for n, v in model.constants.items()],
+        "ops": [ops[i] for i in sorted(ops)],
+        "steps": [{"action": s.action, "device": s.device,
+                   "camel": _camel(model.device(s.device).kind) if s.device else None,
+                   "op": ops[s.op] if s.op is not None else None} for s in steps],
+        "workspace_size": memory.arena_size,
+        "alignment": memory.alignment,
+        "intermediates": intermediates,
+        "kernel_headers": headers,
+        "schedule": schedule_kind,
+    }
+    files = [
+        OutFile(f"{prefix}.h", render("executor.h.j2", banner=banner("c", command, "owned"),
+                                      **ctx), "owned"),
+        OutFile(f"{prefix}.c", render("executor.c.j2", banner=banner("c", command, "owned"),
+                                      **ctx), "owned"),
+    ]
+    gen = Generated(model, schedule_kind, steps, memory, chains, tuple(files))
+    files.append(OutFile(f"{prefix}_plan.json", plan_json(gen) + "\n", "owned"))
+    return Generated(model, schedule_kind, steps, memory, chains, tuple(files))
+
+
+def plan_json(gen: Generated) -> str:
+    """The metadata written beside the sources: what was decided, for people and tools."""
+    m = gen.model
+    mem = gen.memory
+    doc = {
+        "generator": f"tvmdev {__version__}",
+        "model": m.name,
+        "schedule": gen.schedule_kind,
+        "devices": [{"name": d.name, "kind": d.kind} for d in m.devices],
+        "steps": [{"action": s.action, "device": s.device,
+                   "operator": m.operators[s.op].name if s.op is not None else None}
+                  for s in gen.steps],
+        "operators": [{"name": op.name, "op": op.op, "device": op.device,
+                       "kernels": [k.name for k in gen.chains[op.index]],
+                       "inputs": list(op.inputs), "outputs": list(op.outputs)}
+                      for op in m.operators],
+        "tensors": {name: {"shape": list(t.shape), "dtype": t.dtype, "role": t.role,
+                           "bytes": t.nbytes,
+                           **({"offset": mem.offsets[name]} if name in mem.offsets else {})}
+                    for name, t in m.tensors.items()},
+        "arena": {"size": mem.arena_size, "lower_bound": mem.lower_bound,
+                  "alignment": mem.alignment,
+                  "ratio": round(mem.ratio, 4),
+                  "in_place": [list(p) for p in mem.inplace]},
+        "kernels": [{"name": k.name, "op": k.op, "library": k.library,
+                     "header": k.header} for k in gen.kernels],
+    }
+    return json.dumps(doc, indent=2)
+
+
+def total_elements(model: Model, name: str) -> int:
+    return numel(model.tensors[name].shape)

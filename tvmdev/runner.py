@@ -1,0 +1,330 @@
+"""Build a model's firmware for a board, run it, and compare with the numpy reference.
+
+The host board compiles the generated executor, device code and selected kernels with
+gcc into one program and runs it. Device kinds not taken from ``--device-dir`` are
+rendered as tvmdev's simulated accelerator, which counts every device call and can
+inject a failure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import aot, devicegen, reference, writer
+from .boards import Board
+from .devices import DeviceSpec
+from .errors import TvmdevError
+from .model import Model
+from .ops import OPS
+from .registry import Library, build_registry, load_library
+from .render import banner, render
+from .resources import templates_dir
+
+ATOL = 1e-5
+RTOL = 1e-4
+SIM_COMMAND = "tvmdev run (simulated accelerator)"
+
+
+@dataclass
+class Prepared:
+    model: Model
+    board: Board
+    build_dir: Path
+    gen: aot.Generated
+    sources: list[Path]
+    include_dirs: list[Path]
+    sim_kinds: list[str]
+    exe: Path
+
+
+@dataclass
+class OpReport:
+    index: int
+    name: str
+    op: str
+    device: str | None
+    kernel: str
+    shape: list[int]
+    max_abs: float | None
+    max_rel: float | None
+
+
+@dataclass
+class RunResult:
+    status: int
+    status_name: str
+    outputs: dict[str, np.ndarray]
+    reference: dict[str, np.ndarray]
+    devices: dict[str, dict[str, int]] = field(default_factory=dict)
+    ops: list[OpReport] = field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int = 0
+
+    def errors(self, name: str) -> tuple[float, float]:
+        got = self.outputs[name].astype(np.float64)
+        ref = self.reference[name].astype(np.float64)
+        diff = np.abs(got - ref)
+        rel = diff / np.maximum(np.abs(ref), np.finfo(np.float32).tiny)
+        return float(diff.max(initial=0.0)), float(rel.max(initial=0.0))
+
+    def mismatches(self) -> list[str]:
+        bad = []
+        for name, got in self.outputs.items():
+            ref = self.reference[name]
+            if got.shape != ref.shape or not np.all(
+                    np.abs(got.astype(np.float64) - ref) <= ATOL + RTOL * np.abs(ref)):
+                bad.append(name)
+        return bad
+
+    def balanced(self) -> list[str]:
+        """Devices whose Open/Close or Activate/Deactivate do not balance."""
+        bad = []
+        for name, c in self.devices.items():
+            if (c["open"] != c["close"] or c["activate"] != c["deactivate"]
+                    or c["open_now"] != 0 or c["active_now"] != 0 or c["violations"] != 0):
+                bad.append(name)
+        return bad
+
+
+def _ops_on_kind(model: Model, kind: str) -> tuple[str, ...]:
+    used = {op.op for op in model.operators
+            if op.device is not None and model.device(op.device).kind == kind}
+    return tuple(o for o in OPS if o in used)
+
+
+def _device_dir_spec(device_dir: Path, kind: str, platform: str) -> bool:
+    manifest = writer.read_manifest(device_dir)
+    entry = (manifest.get("devices") or {}).get(kind)
+    if entry is None:
+        return False
+    if platform not in entry.get("platforms", []):
+        raise TvmdevError(f"device kind '{kind}' in {device_dir} has no {platform} "
+                          "implementation", str(device_dir),
+                          hint=f"tvmdev new-device {kind} --platform {platform} -o {device_dir}")
+    return True
+
+
+def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager",
+            device_dir: Path | None = None, kernel_files: list[Path] | None = None) -> Prepared:
+    """Generate everything a build needs into ``build_dir``."""
+    build_dir = build_dir.resolve()
+    dev_out = build_dir / "devices"
+    sim_kinds, user_kinds = [], []
+    for kind in model.kinds:
+        if device_dir is not None and _device_dir_spec(device_dir, kind, board.platform):
+            user_kinds.append(kind)
+        else:
+            sim_kinds.append(kind)
+    device_libs: list[Library] = []
+    sources: list[Path] = []
+    include_dirs = [build_dir / "model"]
+    if sim_kinds:
+        specs = [DeviceSpec(k, (board.platform,), ops=_ops_on_kind(model, k),
+                            command=SIM_COMMAND, given=k) for k in sim_kinds]
+        files = [f for f in devicegen.project_files(specs)
+                 if f.path.startswith("include/")]
+        for spec in specs:
+            files += devicegen.device_files(spec, sim=True)
+        writer.sync(dev_out, files)
+        include_dirs += [dev_out / "include", templates_dir() / "sim"]
+        sources.append(templates_dir() / "sim/tvmdev_sim.c")
+        for spec in specs:
+            sources.append(dev_out / f"src/device/{spec.name}/{board.platform}.c")
+            lib = dev_out / f"kernels/{spec.name}.yaml"
+            if lib.is_file():
+                device_libs.append(load_library(lib, "device", spec.name, spec.name,
+                                                dev_out / "include"))
+    for kind in user_kinds:
+        assert device_dir is not None
+        include_dirs.append(device_dir.resolve() / "include")
+        sources.append(device_dir.resolve() / f"src/device/{kind}/{board.platform}.c")
+        lib = device_dir / f"kernels/{kind}.yaml"
+        if lib.is_file():
+            device_libs.append(load_library(lib, "device", kind, kind, device_dir / "include"))
+    registry = build_registry(list(kernel_files or []), device_libs)
+    gen = aot.generate(model, registry, schedule, command=f"tvmdev run {model.path}")
+    writer.sync(build_dir / "model", list(gen.files))
+    prefix = f"tvmgen_{model.name}"
+    main_ctx = {
+        "model": model.name, "prefix": prefix, "macro": prefix.upper(),
+        "kinds": list(model.kinds), "sim": bool(sim_kinds) and not user_kinds,
+        "inputs": [{"name": n, "cname": model.tensors[n].cname,
+                    "count": int(np.prod(model.tensors[n].shape))} for n in model.inputs],
+        "outputs": [{"name": n, "cname": model.tensors[n].cname,
+                     "count": int(np.prod(model.tensors[n].shape))} for n in model.outputs],
+        "devices": [{"name": d.name, "type": f"tvm_device_{d.kind}_t",
+                     "camel": devicegen.device_context(DeviceSpec(d.kind, ())).get("camel")}
+                    for d in model.devices],
+    }
+    main = render("host/main.c.j2", banner=banner("c", f"tvmdev run {model.path}", "owned"),
+                  **main_ctx)
+    writer.sync(build_dir, [writer.OutFile("main.c", main, "owned")])
+    sources = [build_dir / "main.c", build_dir / "model" / f"{prefix}.c", *sources,
+               *gen.sources()]
+    include_dirs += gen.include_dirs()
+    return Prepared(model, board, build_dir, gen, sources, _dedupe(include_dirs), sim_kinds,
+                    build_dir / model.name)
+
+
+def _dedupe(paths: list[Path]) -> list[Path]:
+    return list(dict.fromkeys(paths))
+
+
+def build(prep: Prepared) -> Path:
+    """Compile the host program; reuses the previous binary when nothing changed."""
+    b = prep.board
+    macro = f"TVMGEN_{prep.model.name.upper()}"
+    cmd = [b.cc, *b.cflags, *(f"-D{d}" for d in b.defines),
+           f"-D{macro}_TRACE_HOOK=tvmdev_host_trace",
+           *(f"-I{d}" for d in prep.include_dirs), *(str(s) for s in prep.sources),
+           "-o", str(prep.exe), *b.ldflags]
+    digest = hashlib.sha256(" ".join(cmd).encode())
+    for src in prep.sources:
+        digest.update(src.read_bytes())
+    for inc in prep.include_dirs:
+        for h in sorted(inc.rglob("*.h")):
+            digest.update(h.read_bytes())
+    stamp = prep.build_dir / ".build-stamp"
+    if prep.exe.is_file() and stamp.is_file() and stamp.read_text() == digest.hexdigest():
+        return prep.exe
+    (prep.build_dir / "build.cmd").write_text(" ".join(cmd) + "\n")
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise TvmdevError(f"the build failed ({b.cc} exited {proc.returncode}):\n"
+                          + proc.stderr.strip(), str(prep.build_dir),
+                          hint="the full command is in build.cmd in the build folder")
+    stamp.write_text(digest.hexdigest())
+    return prep.exe
+
+
+def _parse(stdout: str) -> tuple[int, str, dict[str, dict[str, int]]]:
+    status, name = None, ""
+    devices: dict[str, dict[str, int]] = {}
+    for line in stdout.splitlines():
+        parts = line.split()
+        if parts[:2] == ["tvmdev:", "status"] and len(parts) >= 3:
+            status, name = int(parts[2]), (parts[3] if len(parts) > 3 else "")
+        elif parts[:2] == ["tvmdev:", "device"] and len(parts) >= 3:
+            devices[parts[2]] = {k: int(v) for k, v in (p.split("=") for p in parts[3:])}
+    if status is None:
+        raise TvmdevError("the program printed no status line", hint=stdout[-2000:] or None)
+    return status, name, devices
+
+
+def execute(prep: Prepared, inputs: dict[str, np.ndarray], fault: str | None = None,
+            threads: int = 1, iterations: int = 1, trace: bool = True) -> RunResult:
+    """Run the built program on ``inputs`` and compare with the reference."""
+    model = prep.model
+    run_dir = prep.build_dir / "run"
+    in_dir, out_dir, trace_dir = run_dir / "in", run_dir / "out", run_dir / "trace"
+    for d in (in_dir, out_dir, trace_dir):
+        d.mkdir(parents=True, exist_ok=True)
+        for f in d.glob("*.bin"):
+            f.unlink()
+    for name in model.inputs:
+        arr = np.ascontiguousarray(inputs[name], dtype=np.float32)
+        arr.tofile(in_dir / f"{model.tensors[name].cname}.bin")
+    env = dict(os.environ)
+    env.pop("TVMDEV_SIM_FAIL", None)
+    if fault:
+        env["TVMDEV_SIM_FAIL"] = fault
+    if trace:
+        env["TVMDEV_TRACE_DIR"] = str(trace_dir)
+    argv = [str(prep.exe), str(in_dir), str(out_dir)]
+    if threads > 1 or iterations > 1:
+        argv += [str(threads), str(iterations)]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env,
+                              timeout=float(prep.board.run.get("timeout", 120)))
+    except subprocess.TimeoutExpired:
+        raise TvmdevError("the program did not finish in time", str(prep.exe)) from None
+    if proc.returncode not in (0, 1):
+        raise TvmdevError(f"the program exited {proc.returncode}: "
+                          f"{(proc.stderr or proc.stdout).strip()}", str(prep.exe))
+    status, status_name, devices = _parse(proc.stdout)
+    ref = reference.evaluate(model, inputs)
+    outputs = {}
+    for name in model.outputs:
+        path = out_dir / f"{model.tensors[name].cname}.bin"
+        outputs[name] = np.fromfile(path, dtype=np.float32).reshape(model.tensors[name].shape)
+    result = RunResult(status, status_name, outputs, {k: ref[k] for k in model.outputs},
+                       devices, stdout=proc.stdout, stderr=proc.stderr,
+                       exit_code=proc.returncode)
+    for op in model.operators:
+        kernel = prep.gen.chains[op.index][0].name
+        t = model.tensors[op.outputs[0]]
+        tr = trace_dir / f"{op.index}.bin"
+        max_abs = max_rel = None
+        if tr.is_file():
+            got = np.fromfile(tr, dtype=np.float32).astype(np.float64)
+            want = ref[op.outputs[0]].astype(np.float64).ravel()
+            if got.size == want.size:
+                diff = np.abs(got - want)
+                max_abs = float(diff.max(initial=0.0))
+                max_rel = float((diff / np.maximum(np.abs(want), 1e-30)).max(initial=0.0))
+        result.ops.append(OpReport(op.index, op.name, op.op, op.device, kernel,
+                                   list(t.shape), max_abs, max_rel))
+    return result
+
+
+def load_inputs(model: Model, inputs_dir: Path | None, seed: int = 0) -> dict[str, np.ndarray]:
+    """``DIR/<input>.npy`` for each input when a folder is given, else seeded random."""
+    if inputs_dir is None:
+        return reference.random_inputs(model, seed)
+    out = {}
+    for name in model.inputs:
+        path = inputs_dir / f"{name}.npy"
+        if not path.is_file():
+            raise TvmdevError(f"no input file for '{name}'", str(path),
+                              hint=f"save it with numpy.save('{path}', array)")
+        arr = np.load(path, allow_pickle=False)
+        want = model.tensors[name].shape
+        if tuple(arr.shape) != want:
+            raise TvmdevError(f"input '{name}' has shape {list(arr.shape)}, the model wants "
+                              f"{list(want)}", str(path))
+        out[name] = arr.astype(np.float32)
+    return out
+
+
+def report(result: RunResult) -> list[str]:
+    """The per-operator table, output errors and device balance, as lines."""
+    rows = [("#", "operator", "op", "device", "kernel", "shape", "max abs err", "max rel err")]
+    for r in result.ops:
+        rows.append((str(r.index), r.name, r.op, r.device or "-", r.kernel, str(r.shape),
+                     "-" if r.max_abs is None else f"{r.max_abs:.3g}",
+                     "-" if r.max_rel is None else f"{r.max_rel:.3g}"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+             for row in rows]
+    lines.append("")
+    for name in result.outputs:
+        a, r = result.errors(name)
+        ok = name not in result.mismatches()
+        lines.append(f"output {name} {list(result.outputs[name].shape)}: max abs err {a:.3g}, "
+                     f"max rel err {r:.3g}: {'within' if ok else 'OUTSIDE'} tolerance "
+                     f"(atol {ATOL:g}, rtol {RTOL:g})")
+    for name, c in result.devices.items():
+        ok = name not in result.balanced()
+        lines.append(f"device {name}: activate {c['activate']} / deactivate {c['deactivate']}, "
+                     f"open {c['open']} / close {c['close']}, operators {c['operator']}: "
+                     f"{'balanced' if ok else 'NOT BALANCED'}")
+    return lines
+
+
+def save_outputs(result: RunResult, model: Model, folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, arr in result.outputs.items():
+        path = folder / f"{name}.npy"
+        np.save(path, arr)
+        paths.append(path)
+    (folder / "status.json").write_text(json.dumps({"status": result.status}) + "\n")
+    return paths
