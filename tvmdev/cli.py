@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import shlex
 import sys
@@ -292,6 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # A short-lived batch process: the cyclic garbage collector only costs time here
+    # (it scans the large model graphs over and over while they are built).
+    gc.disable()
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)

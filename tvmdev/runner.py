@@ -178,11 +178,11 @@ def _dedupe(paths: list[Path]) -> list[Path]:
     return list(dict.fromkeys(paths))
 
 
-def build(prep: Prepared) -> Path:
+def build(prep: Prepared, extra_cflags: tuple[str, ...] = ()) -> Path:
     """Compile the host program; reuses the previous binary when nothing changed."""
     b = prep.board
     macro = f"TVMGEN_{prep.model.name.upper()}"
-    cmd = [b.cc, *b.cflags, *(f"-D{d}" for d in b.defines),
+    cmd = [b.cc, *b.cflags, *extra_cflags, *(f"-D{d}" for d in b.defines),
            f"-D{macro}_TRACE_HOOK=tvmdev_host_trace",
            *(f"-I{d}" for d in prep.include_dirs), *(str(s) for s in prep.sources),
            "-o", str(prep.exe), *b.ldflags]

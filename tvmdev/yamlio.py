@@ -42,11 +42,15 @@ class LineList(list[Any]):
         return Where(self.file, self.line)
 
 
-def _make_loader(file: str) -> type[yaml.SafeLoader]:
-    class Loader(yaml.SafeLoader):
+# libyaml's parser when PyYAML was built with it: the same nodes and marks, much faster.
+_BASE: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _make_loader(file: str) -> Any:
+    class Loader(_BASE):  # type: ignore[misc]
         pass
 
-    def construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> LineDict:
+    def construct_mapping(loader: Any, node: yaml.MappingNode) -> LineDict:
         loader.flatten_mapping(node)
         result = LineDict()
         result.file = file
@@ -67,7 +71,7 @@ def _make_loader(file: str) -> type[yaml.SafeLoader]:
             result[skey] = loader.construct_object(value_node, deep=True)
         return result
 
-    def construct_sequence(loader: yaml.SafeLoader, node: yaml.SequenceNode) -> LineList:
+    def construct_sequence(loader: Any, node: yaml.SequenceNode) -> LineList:
         result = LineList(loader.construct_object(child, deep=True) for child in node.value)
         result.file = file
         result.line = node.start_mark.line + 1

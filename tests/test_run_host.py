@@ -1,0 +1,138 @@
+"""tvmdev run on the host: the examples against the numpy reference, fault injection at
+every device call site, two threads on shared devices under ThreadSanitizer, and a
+user's own device implementation.
+
+Tolerance: float32 outputs must satisfy |c - r| <= 1e-5 + 1e-4 * |r| against the float64
+numpy reference rounded to float32 (runner.ATOL, runner.RTOL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tvmdev import boards, model as model_mod, runner
+from tvmdev.plan import schedule
+
+from conftest import REPO, Result, need_tool
+
+EXAMPLES = sorted((REPO / "examples").glob("*/*.yaml"))
+IDS = [p.parent.name for p in EXAMPLES]
+CODES = {"activate": -11, "open": -12, "operator": -13, "close": -14, "deactivate": -15}
+
+
+def _prepare(path: Path, sched: str, build: Path, extra: tuple[str, ...] = ()
+             ) -> runner.Prepared:
+    need_tool("gcc")
+    m = model_mod.load(path)
+    prep = runner.prepare(m, boards.get("host"), build, sched)
+    runner.build(prep, extra)
+    return prep
+
+
+@pytest.mark.parametrize("sched", ["eager", "lazy"])
+@pytest.mark.parametrize("path", EXAMPLES, ids=IDS)
+def test_example_matches_reference(path: Path, sched: str, cli: Callable[..., Result],
+                                   tmp_path: Path) -> None:
+    need_tool("gcc")
+    r = cli("run", str(path), "--schedule", sched, "--build-dir", str(tmp_path / "b"),
+            "--save-outputs", str(tmp_path / "outs"))
+    assert r.code == 0, r.out + r.err
+    assert r.out.rstrip().endswith("PASS")
+    m = model_mod.load(path)
+    ref = runner.reference.evaluate(m, runner.reference.random_inputs(m))
+    for name in m.outputs:
+        got = np.load(tmp_path / "outs" / f"{name}.npy")
+        np.testing.assert_allclose(got, ref[name], rtol=runner.RTOL, atol=runner.ATOL)
+        assert np.abs(got).sum() > 0  # not a zero output that happens to pass
+
+
+@pytest.mark.parametrize("sched", ["eager", "lazy"])
+@pytest.mark.parametrize("path", EXAMPLES, ids=IDS)
+def test_fault_at_every_call_site(path: Path, sched: str, tmp_path: Path) -> None:
+    prep = _prepare(path, sched, tmp_path / "b")
+    m = prep.model
+    steps = schedule(m, sched)
+    device_ops = sum(1 for op in m.operators if op.device is not None)
+    sites = {"activate": sum(s.action == "activate" for s in steps), "open": device_ops,
+             "operator": device_ops, "close": device_ops,
+             "deactivate": sum(s.action == "deactivate" for s in steps)}
+    assert all(sites.values())
+    inputs = runner.reference.random_inputs(m)
+    injected = 0
+    for fn, count in sites.items():
+        for nth in range(1, count + 1):
+            res = runner.execute(prep, inputs, fault=f"{fn}:{nth}:{CODES[fn]}", trace=False)
+            assert res.status == CODES[fn], f"{fn}:{nth}: status {res.status}"
+            assert res.balanced() == [], f"{fn}:{nth}: {res.devices}"
+            for name, c in res.devices.items():
+                # Every successful Open got exactly one Close, every Activate one Deactivate.
+                assert c["open"] == c["close"] and c["activate"] == c["deactivate"], name
+            injected += 1
+        # One past the last call site: no failure, the right result.
+        res = runner.execute(prep, inputs, fault=f"{fn}:{count + 1}:{CODES[fn]}", trace=False)
+        assert res.status == 0 and not res.mismatches() and not res.balanced()
+    assert injected == sum(sites.values())
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=IDS)
+def test_two_threads_share_devices_under_tsan(path: Path, tmp_path: Path) -> None:
+    prep = _prepare(path, "lazy", tmp_path / "b", ("-fsanitize=thread", "-g"))
+    res = runner.execute(prep, runner.reference.random_inputs(prep.model), threads=2,
+                         iterations=25, trace=False)
+    assert "ThreadSanitizer" not in res.stderr, res.stderr
+    assert res.status == 0 and not res.mismatches()
+    device_ops = {d.name: sum(op.device == d.name for op in prep.model.operators)
+                  for d in prep.model.devices}
+    for name, c in res.devices.items():
+        assert c["operator"] == 2 * 25 * device_ops[name]
+        assert c["max_inside"] == 1, "two threads ran operators on one device at once"
+    assert res.balanced() == []
+
+
+def test_inputs_from_npy(cli: Callable[..., Result], tmp_path: Path) -> None:
+    need_tool("gcc")
+    path = REPO / "examples/mlp/mlp.yaml"
+    m = model_mod.load(path)
+    x = np.linspace(-1, 1, 64, dtype=np.float32).reshape(1, 64)
+    (tmp_path / "in").mkdir()
+    np.save(tmp_path / "in/x.npy", x)
+    r = cli("run", str(path), "--inputs", str(tmp_path / "in"), "--save-outputs",
+            str(tmp_path / "out"), "--build-dir", str(tmp_path / "b"))
+    assert r.code == 0, r.out + r.err
+    ref = runner.reference.evaluate(m, {"x": x})["y"]
+    np.testing.assert_allclose(np.load(tmp_path / "out/y.npy"), ref, rtol=1e-4, atol=1e-5)
+    # A wrong input shape is bad input.
+    np.save(tmp_path / "in/x.npy", np.zeros((2, 64), np.float32))
+    r = cli("run", str(path), "--inputs", str(tmp_path / "in"), "--build-dir",
+            str(tmp_path / "b"))
+    assert r.code == 1
+    assert "input 'x' has shape [2, 64], the model wants [1, 64]" in r.err
+
+
+def test_user_device_implementation_is_used(cli: Callable[..., Result], tmp_path: Path) -> None:
+    need_tool("gcc")
+    assert cli("new-device", "woofles", "--platform", "posix", "-o", str(tmp_path / "dev"),
+               ).code == 0
+    path = REPO / "examples/mlp/mlp.yaml"
+    gemm = tmp_path / "dev/src/kernels/woofles/gemm.c"
+    text = gemm.read_text()
+    # 1. The accelerator declines every call: the portable kernel serves, output right.
+    gemm.write_text(text.replace("    return tvmk_gemm_f32(A, B, C, Y, params, resource_handle);",
+                                 "    (void)A; (void)B; (void)C; (void)Y; (void)params;\n"
+                                 "    (void)resource_handle;\n"
+                                 "    return TVM_DEVICE_DECLINED;"))
+    r = cli("run", str(path), "--device-dir", str(tmp_path / "dev"), "--build-dir",
+            str(tmp_path / "b"))
+    assert r.code == 0, r.out + r.err
+    # 2. A broken accelerator kernel: the run must catch the wrong output.
+    gemm.write_text(text.replace("    return tvmk_gemm_f32(A, B, C, Y, params, resource_handle);",
+                                 "    int32_t s = tvmk_gemm_f32(A, B, C, Y, params, "
+                                 "resource_handle);\n    Y[0] += 1.0f;\n    return s;"))
+    r = cli("run", str(path), "--device-dir", str(tmp_path / "dev"), "--build-dir",
+            str(tmp_path / "b"))
+    assert r.code == 1
+    assert "FAIL: outputs differ from the reference: y" in r.out
