@@ -6,11 +6,10 @@ import random
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from tvmdev import model as model_mod
 from tvmdev.plan import plan_memory, schedule
-
-from conftest import REPO
 
 EXAMPLES = sorted((REPO / "examples").glob("*/*.yaml"))
 

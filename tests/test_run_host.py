@@ -13,11 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from tvmdev import boards, model as model_mod, runner
-from tvmdev.plan import schedule
-
 from conftest import REPO, Result, need_tool
+
+from tvmdev import boards, runner
+from tvmdev import model as model_mod
+from tvmdev.plan import schedule
 
 EXAMPLES = sorted((REPO / "examples").glob("*/*.yaml"))
 IDS = [p.parent.name for p in EXAMPLES]

@@ -52,7 +52,7 @@ class Generated:
 
 def c_float(v: float) -> str:
     """A float32 as a C literal that round-trips exactly."""
-    s = "%.9g" % v
+    s = f"{v:.9g}"
     if not any(c in s for c in ".e"):
         s += ".0"
     return s + "f"

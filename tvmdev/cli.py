@@ -117,8 +117,8 @@ def cmd_aot(args: argparse.Namespace) -> int:
               if s.parent == portable.resolve()]
     extra = [portable / "tvmk_portable.h"] + sorted(portable.glob("*.h"))
     copies += [(h, f"kernels/portable/{h.name}") for h in dict.fromkeys(extra)]
-    files = list(gen.files) + writer.copy_files(Path(args.output), copies)
     out_dir = Path(args.output)
+    files = list(gen.files) + writer.copy_files(out_dir, copies)
     manifest = {"tool": "tvmdev", "model": m.name, "command": recorded_command(args.argv)}
     report = writer.write(out_dir, files, manifest, force=args.force, dry_run=args.dry_run)
     _print_report(report.lines(), args.dry_run)
@@ -134,8 +134,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     m = model.load(Path(args.model))
     board = boards.get(args.board)
     if board.platform != "posix":
-        from . import firmware
-        return firmware.cmd_run(args, m, board)
+        raise TvmdevError(f"board {board.name} (platform {board.platform}) cannot run yet")
     build_dir = Path(args.build_dir or f"tvmdev-build/{m.name}-{board.name}")
     inputs = runner.load_inputs(m, Path(args.inputs) if args.inputs else None)
     prep = runner.prepare(m, board, build_dir, args.schedule,
@@ -165,8 +164,8 @@ def _finish(args: argparse.Namespace, m: Any, result: Any) -> int:
     if result.balanced():
         problems.append("device calls do not balance: " + ", ".join(result.balanced()))
     if problems:
-        for p in problems:
-            print(f"FAIL: {p}")
+        for problem in problems:
+            print(f"FAIL: {problem}")
         return 1
     print("PASS")
     return 0

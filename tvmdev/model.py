@@ -256,7 +256,7 @@ def load(path: Path) -> Model:
         tensors[cname_] = Tensor(cname_, shape, dtype, "constant", c, w)
 
     ops_node = top["operators"]
-    if not isinstance(ops_node, list):
+    if not isinstance(ops_node, yamlio.LineList):
         raise _err("operators must be a list", top.where("operators"))
     if not ops_node:
         raise _err("the model has no operators", top.where("operators"),

@@ -24,19 +24,19 @@ def _gemm(x: list[np.ndarray | None], a: dict[str, Any]) -> np.ndarray:
     y = a["alpha"] * (A @ B)
     if C is not None:
         y = y + a["beta"] * C
-    return y
+    return np.asarray(y)
 
 
 def _matmul(x: list[np.ndarray | None], a: dict[str, Any]) -> np.ndarray:
     assert x[0] is not None and x[1] is not None
-    return np.matmul(x[0], x[1])
+    return np.asarray(np.matmul(x[0], x[1]))
 
 
 def _softmax(x: list[np.ndarray | None], a: dict[str, Any]) -> np.ndarray:
     v = x[0]
     assert v is not None
     e = np.exp(v - v.max(axis=a["axis"], keepdims=True))
-    return e / e.sum(axis=a["axis"], keepdims=True)
+    return np.asarray(e / e.sum(axis=a["axis"], keepdims=True))
 
 
 def _reshape(x: list[np.ndarray | None], a: dict[str, Any]) -> np.ndarray:
@@ -81,7 +81,8 @@ def _conv2d(x: list[np.ndarray | None], a: dict[str, Any], out_shape: tuple[int,
     m, cg, kh, kw = W.shape
     xp = _pad_nchw(X, a["pads"], 0.0)
     oh, ow = out_shape[2], out_shape[3]
-    win = _windows(xp, kh, kw, *a["strides"], *a["dilations"], oh, ow)
+    (sh, sw), (dh, dw) = a["strides"], a["dilations"]
+    win = _windows(xp, kh, kw, sh, sw, dh, dw, oh, ow)
     outs = []
     mg = m // g
     for gi in range(g):
@@ -100,8 +101,9 @@ def _maxpool2d(x: list[np.ndarray | None], a: dict[str, Any], out_shape: tuple[i
     assert X is not None
     kh, kw = a["kernel_shape"]
     xp = _pad_nchw(X, a["pads"], np.nan)
-    win = _windows(xp, kh, kw, *a["strides"], *a["dilations"], out_shape[2], out_shape[3])
-    return np.nanmax(win, axis=(4, 5))
+    (sh, sw), (dh, dw) = a["strides"], a["dilations"]
+    win = _windows(xp, kh, kw, sh, sw, dh, dw, out_shape[2], out_shape[3])
+    return np.asarray(np.nanmax(win, axis=(4, 5)))
 
 
 def _avgpool2d(x: list[np.ndarray | None], a: dict[str, Any], out_shape: tuple[int, ...]
@@ -113,25 +115,32 @@ def _avgpool2d(x: list[np.ndarray | None], a: dict[str, Any], out_shape: tuple[i
     # Values: zero in the padding, NaN past it. Counts: which positions are counted.
     xp = _pad_nchw(X, a["pads"], 0.0)
     inside = _pad_nchw(np.ones_like(X), a["pads"], 1.0 if a["count_include_pad"] else 0.0)
-    win = _windows(xp, kh, kw, *a["strides"], 1, 1, oh, ow)
-    cnt = _windows(inside, kh, kw, *a["strides"], 1, 1, oh, ow)
+    sh, sw = a["strides"]
+    win = _windows(xp, kh, kw, sh, sw, 1, 1, oh, ow)
+    cnt = _windows(inside, kh, kw, sh, sw, 1, 1, oh, ow)
     total = np.nansum(win, axis=(4, 5))
     count = np.nansum(cnt, axis=(4, 5))
-    return total / count
+    return np.asarray(total / count)
+
+
+def _arg(x: list[np.ndarray | None], i: int) -> np.ndarray:
+    v = x[i]
+    assert v is not None
+    return v
 
 
 _SIMPLE: dict[str, Callable[[list[np.ndarray | None], dict[str, Any]], np.ndarray]] = {
     "gemm": _gemm,
     "matmul": _matmul,
-    "add": lambda x, a: np.add(x[0], x[1]),
-    "mul": lambda x, a: np.multiply(x[0], x[1]),
-    "relu": lambda x, a: np.maximum(x[0], 0.0),
-    "sigmoid": lambda x, a: 1.0 / (1.0 + np.exp(-np.asarray(x[0]))),
-    "tanh": lambda x, a: np.tanh(x[0]),
+    "add": lambda x, a: np.add(_arg(x, 0), _arg(x, 1)),
+    "mul": lambda x, a: np.multiply(_arg(x, 0), _arg(x, 1)),
+    "relu": lambda x, a: np.maximum(_arg(x, 0), 0.0),
+    "sigmoid": lambda x, a: 1.0 / (1.0 + np.exp(-_arg(x, 0))),
+    "tanh": lambda x, a: np.tanh(_arg(x, 0)),
     "softmax": _softmax,
     "reshape": _reshape,
     "flatten": _flatten,
-    "transpose": lambda x, a: np.transpose(x[0], a["perm"]),
+    "transpose": lambda x, a: np.transpose(_arg(x, 0), a["perm"]),
 }
 _WINDOWED = {"conv2d": _conv2d, "maxpool2d": _maxpool2d, "avgpool2d": _avgpool2d}
 

@@ -306,10 +306,11 @@ def report(result: RunResult) -> list[str]:
              for row in rows]
     lines.append("")
     for name in result.outputs:
-        a, r = result.errors(name)
+        err_abs, err_rel = result.errors(name)
         ok = name not in result.mismatches()
-        lines.append(f"output {name} {list(result.outputs[name].shape)}: max abs err {a:.3g}, "
-                     f"max rel err {r:.3g}: {'within' if ok else 'OUTSIDE'} tolerance "
+        lines.append(f"output {name} {list(result.outputs[name].shape)}: max abs err "
+                     f"{err_abs:.3g}, max rel err {err_rel:.3g}: "
+                     f"{'within' if ok else 'OUTSIDE'} tolerance "
                      f"(atol {ATOL:g}, rtol {RTOL:g})")
     for name, c in result.devices.items():
         ok = name not in result.balanced()
