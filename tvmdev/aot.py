@@ -14,7 +14,7 @@ import numpy as np
 
 from . import __version__, status
 from .model import Model, Operator
-from .ops import OPS, numel
+from .ops import OPS, kernel_params, numel
 from .plan import MemoryPlan, Step, plan_memory, schedule
 from .registry import Kernel, Registry, resolve
 from .render import banner, render
@@ -109,13 +109,19 @@ def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], prefix: s
     shapes = [model.tensors[t].shape if t is not None else None for t in op.inputs]
     out = model.tensors[op.outputs[0]]
     params = opdef.params(shapes, out.shape, op.attr_dict)
-    args = [_tensor_expr(model, t, prefix) for t in op.inputs]
-    args += ["NULL"] * (len(opdef.inputs) - len(op.inputs))
-    args += [_tensor_expr(model, t, prefix) for t in op.outputs]
     params_name = f"{prefix}_params_{op.cname}"
     dev = model.device(op.device) if op.device else None
-    handle = f"devices->{dev.name}" if dev else "NULL"
-    call_args = ", ".join([*args, f"&{params_name}", handle])
+    exprs = dict(zip(opdef.inputs, [_tensor_expr(model, t, prefix) for t in op.inputs]
+                     + ["NULL"] * (len(opdef.inputs) - len(op.inputs)), strict=True))
+    exprs.update(zip(opdef.outputs, [_tensor_expr(model, t, prefix) for t in op.outputs],
+                     strict=True))
+    exprs["params"] = f"&{params_name}"
+    exprs["resource_handle"] = f"devices->{dev.name}" if dev else "NULL"
+    default_order = [n for _, n in kernel_params(opdef)]
+
+    def call(k: Kernel) -> str:
+        return f"{k.name}({', '.join(exprs[a] for a in (k.args or default_order))})"
+
     return {
         "index": op.index,
         "name": op.name,
@@ -126,7 +132,7 @@ def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], prefix: s
         "params_struct": opdef.params_struct,
         "params_name": params_name,
         "params": [(k, _init_value(v)) for k, v in params.items()],
-        "calls": [f"{k.name}({call_args})" for k in chain],
+        "calls": [call(k) for k in chain],
         "kernels": [k.name for k in chain],
         "out_expr": _tensor_expr(model, op.outputs[0], prefix),
         "out_bytes": out.nbytes,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import shlex
 import sys
 from collections.abc import Callable, Sequence
@@ -171,6 +172,35 @@ def _finish(args: argparse.Namespace, m: Any, result: Any) -> int:
     return 0
 
 
+# --- inspect -------------------------------------------------------------------------
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from . import elf
+
+    report = elf.inspect(Path(args.elf), Path(args.model) if args.model else None)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        for line in elf.format_report(report):
+            print(line)
+    return 0 if report.ok else 1
+
+
+# --- check ---------------------------------------------------------------------------
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from . import cparse
+
+    problems = cparse.check_folder(Path(args.folder))
+    for p in problems:
+        print(f"{args.folder.rstrip('/')}/{p}")
+    if problems:
+        print(f"{len(problems)} problem{'s' if len(problems) != 1 else ''}")
+        return 1
+    print("ok: every device and kernel function matches the generated API")
+    return 0
+
+
 # --- list ----------------------------------------------------------------------------
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -188,6 +218,8 @@ def cmd_list(args: argparse.Namespace) -> int:
             extra = f"  [{flags}]" if flags else ""
             print(f"{p.name:<{width}}  {p.description}{extra}")
         return 0
+    if args.what == "kernels":
+        return _list_kernels(args)
     if args.what == "boards":
         from . import boards
         all_b = boards.all_boards()
@@ -202,6 +234,47 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(f"{b.name:<{width}}  {b.platform:<6}  {b.description}{alias}")
         return 0
     raise UsageError(f"cannot list '{args.what}'")
+
+
+def _list_kernels(args: argparse.Namespace) -> int:
+    """The merged kernel table: for each op, every kernel in the order it is tried."""
+    from . import boards
+    from .ops import OPS
+    from .registry import build_registry
+
+    user = [Path(k) for k in args.kernels or []]
+    if args.board:
+        board = boards.get(args.board)
+        user = [board.folder / k for k in board.kernels] + user
+    device_dir = Path(args.device_dir) if args.device_dir else None
+    kinds = tuple((writer_manifest_kinds(device_dir)) if device_dir else ())
+    registry = build_registry(user, _device_libraries(device_dir, kinds))
+    rows = []
+    for lib in (*registry.user, *registry.device, registry.portable):
+        for k in lib.kernels:
+            meta = ("any" if k.arg_meta is None else
+                    " ".join(f"{a}:{'|'.join(d)}" for a, d in k.arg_meta))
+            scope = f"on {lib.kind} devices" if lib.kind else "everywhere"
+            rows.append({"op": k.op, "kernel": k.name, "level": lib.level,
+                         "library": lib.name, "scope": scope, "dtypes": meta,
+                         "header": k.header})
+    order = {o: i for i, o in enumerate(OPS)}
+    level = {"user": 0, "device": 1, "portable": 2}
+    rows.sort(key=lambda r: (order[r["op"]], level[r["level"]]))
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    cols = ["op", "kernel", "level", "scope", "dtypes", "header"]
+    widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in cols}
+    print("  ".join(c.ljust(widths[c]) for c in cols).rstrip())
+    for r in rows:
+        print("  ".join(str(r[c]).ljust(widths[c]) for c in cols).rstrip())
+    return 0
+
+
+def writer_manifest_kinds(device_dir: Path) -> list[str]:
+    from . import writer
+    return sorted((writer.read_manifest(device_dir).get("devices") or {}))
 
 
 # --- parser --------------------------------------------------------------------------
@@ -283,10 +356,37 @@ def build_parser() -> argparse.ArgumentParser:
     rn.add_argument("--iterations", type=int, default=1, help="runs per thread")
     rn.set_defaults(handler=cmd_run)
 
+    ins = sub.add_parser(
+        "inspect", allow_abbrev=False, help="check a firmware ELF: device API, kernels, heap",
+        description="Check that every device function of the model's device kinds is "
+                    "defined, that exactly the selected kernels are linked and that nothing "
+                    "pulls in the heap; show the footprint by component.",
+        epilog="example: tvmdev inspect tvmdev-build/mlp-host/mlp --model "
+               "tvmdev-build/mlp-host")
+    ins.add_argument("elf", help="the firmware or host program (ELF)")
+    ins.add_argument("--model", metavar="DIR",
+                     help="the folder tvmdev aot wrote (or a tvmdev run build folder)")
+    ins.add_argument("--json", action="store_true", help="machine-readable output")
+    ins.set_defaults(handler=cmd_inspect)
+
+    ck = sub.add_parser(
+        "check", allow_abbrev=False, help="check your device code against the generated API",
+        description="Parse the device and kernel sources of a new-device folder and report "
+                    "every function whose signature no longer matches the generated headers "
+                    "or the kernel registry, and every missing device function.",
+        epilog="example: tvmdev check out/")
+    ck.add_argument("folder", help="a folder made by tvmdev new-device")
+    ck.set_defaults(handler=cmd_check)
+
     ls = sub.add_parser("list", allow_abbrev=False, help="list platforms, boards or kernels",
                         epilog="example: tvmdev list platforms")
-    ls.add_argument("what", choices=["platforms", "boards"])
+    ls.add_argument("what", choices=["platforms", "boards", "kernels"])
     ls.add_argument("--json", action="store_true", help="machine-readable output")
+    ls.add_argument("--board", help="kernels: include the board's kernel libraries")
+    ls.add_argument("--device-dir", metavar="DIR",
+                    help="kernels: include the device kinds' libraries of a new-device folder")
+    ls.add_argument("--kernels", action="append", metavar="FILE",
+                    help="kernels: include a user library (repeatable)")
     ls.set_defaults(handler=cmd_list)
     return parser
 
@@ -296,7 +396,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # (it scans the large model graphs over and over while they are built).
     gc.disable()
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except TvmdevError as exc:  # a broken platform.yaml of the installation
+        print(f"tvmdev: {exc}", file=sys.stderr)
+        return 1
     args = parser.parse_args(argv)
     args.argv = argv
     if not getattr(args, "handler", None):
@@ -319,6 +423,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (| head): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -72,6 +72,9 @@ class Platform:
     options: tuple[PlatformOption, ...]
     cmake_context: str  # "zephyr" (a Zephyr module) or "standalone" (a CMake project)
     cmake_default: bool  # built by default in a standalone CMake project
+    check_compiler: str  # the preprocessor `tvmdev check` prefers
+    check_include: tuple[Path, ...]  # include folders for `tvmdev check`
+    check_defines: tuple[str, ...]  # macros for `tvmdev check` ({macro}: TVM_DEVICE_<NAME>)
     folder: Path
 
     def option(self, name: str) -> PlatformOption:
@@ -82,7 +85,7 @@ class Platform:
 
 
 _PLATFORM_KEYS = {"name", "description", "handle", "includes", "files", "project_files",
-                  "options", "cmake", "board_support"}
+                  "options", "cmake", "check"}
 
 
 def _need(node: Any, key: str, typ: type, ctx: yamlio.LineDict) -> Any:
@@ -146,6 +149,10 @@ def _load(folder: Path) -> Platform:
         options=tuple(options),
         cmake_context=str(cmake.get("context", "standalone")),
         cmake_default=bool(cmake.get("default", False)),
+        check_compiler=str((doc.get("check") or {}).get("compiler", "gcc")),
+        check_include=tuple(folder / str(p) for p in (doc.get("check") or {}).get("include",
+                                                                                  [])),
+        check_defines=tuple(str(d) for d in (doc.get("check") or {}).get("defines", [])),
         folder=folder,
     )
 

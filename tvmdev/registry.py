@@ -11,8 +11,10 @@ A library is a list of entries::
           kernel_name: tvmk_gemm_f32
           sources: [gemm.c]            # relative to the YAML; compiled only when selected
 
-Calling convention (every kernel): the op's inputs in ONNX order (absent optional ones as
-NULL), its outputs, ``const struct <params> *``, ``void *resource_handle``.
+Calling convention: by default the op's inputs in ONNX order (absent optional ones as
+NULL), its outputs, ``const struct <params> *params``, ``void *resource_handle``. A kernel
+may list its own order with ``args: [Y, A, B, C, params, resource_handle]`` (every name
+exactly once).
 
 Libraries merge with precedence user > device kind > portable. For each operator the
 resolver builds a chain of every kernel that matches the op and its tensors' dtypes, in
@@ -28,11 +30,11 @@ from pathlib import Path
 from . import naming, yamlio
 from .errors import TvmdevError, Where
 from .model import Model, Operator
-from .ops import DTYPES, OPS
+from .ops import DTYPES, OPS, kernel_params
 from .resources import templates_dir
 
 ENTRY_KEYS = ("op", "header", "type_alias", "kernels")
-KERNEL_KEYS = ("arg_meta", "kernel_name", "sources")
+KERNEL_KEYS = ("arg_meta", "kernel_name", "sources", "args")
 LEVELS = ("user", "device", "portable")
 
 
@@ -49,6 +51,7 @@ class Kernel:
     library: str  # a name for listings: "portable", "woofles", or the YAML's path
     level: str  # "user", "device" or "portable"
     where: Where
+    args: tuple[str, ...] = ()  # the calling order; empty: the default order
 
     def matches(self, dtypes: dict[str, str]) -> bool:
         if self.arg_meta is None:
@@ -168,8 +171,16 @@ def load_library(path: Path, level: str, name: str | None = None,
                                       yamlio.where_of(item, "sources"),
                                       hint=f"paths are relative to {path.parent}")
                 src_paths.append(p)
+            order: tuple[str, ...] = ()
+            if "args" in item:
+                want = [n for _, n in kernel_params(OPS[op])]
+                given = item["args"]
+                if not isinstance(given, list) or sorted(map(str, given)) != sorted(want):
+                    raise TvmdevError(f"args of {kname} must name each of "
+                                      f"{', '.join(want)} once", yamlio.where_of(item, "args"))
+                order = tuple(map(str, given))
             kernels.append(Kernel(op, kname, meta, header, inc,
-                                  tuple(src_paths), name or file, level, kw))
+                                  tuple(src_paths), name or file, level, kw, order))
     return Library(name or file, level, kind, path, tuple(kernels))
 
 

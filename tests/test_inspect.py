@@ -1,0 +1,94 @@
+"""tvmdev inspect on ELFs the tests build: a host program (x86-64) and Cortex-M ones."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import REPO, Result, need_tool, run_ok
+
+MLP = REPO / "examples/mlp/mlp.yaml"
+
+HEAPY = """\
+#include <stdlib.h>
+#include <stdint.h>
+int32_t TVMDeviceWooflesInit(void *d, void *h) { (void)d; (void)h; return 0; }
+int32_t TVMDeviceWooflesActivate(void *d) { (void)d; return 0; }
+int32_t TVMDeviceWooflesOpen(void *d) { (void)d; return 0; }
+int32_t TVMDeviceWooflesClose(void *d) { (void)d; return 0; }
+int32_t TVMDeviceWooflesDeactivate(void *d) { (void)d; return 0; }
+float *grab_scratch(int n) { return (float *)malloc((size_t)n * sizeof(float)); }
+int main(int argc, char **argv) { (void)argv; float *p = grab_scratch(argc); free(p); return 0; }
+"""
+
+
+def test_host_program_is_clean(cli: Callable[..., Result], tmp_path: Path) -> None:
+    need_tool("gcc")
+    build = tmp_path / "b"
+    assert cli("run", str(MLP), "--build-dir", str(build)).code == 0
+    r = cli("inspect", str(build / "mlp"), "--model", str(build), "--json")
+    assert r.code == 0, r.out
+    rep = json.loads(r.out)
+    assert rep["machine"] == "EM_X86_64"
+    assert rep["device_api"]["woofles"] == dict.fromkeys(
+        ["Init", "Activate", "Open", "Close", "Deactivate", "Destroy"], "defined")
+    assert rep["kernels"]["present"] == sorted(rep["kernels"]["expected"]) == [
+        "tvmk_gemm_f32", "tvmk_relu_f32", "tvmk_softmax_f32", "woofles_gemm_f32"]
+    assert rep["heap"] == []
+    fp = rep["footprint"]
+    assert fp["constants"]["rodata"] == (64 * 32 + 32 + 32 * 10) * 4
+    assert fp["kernels"]["text"] > 0 and fp["device layer"]["text"] > 0
+    assert fp["executor"]["bss"] >= 16  # the workspace
+    r = cli("inspect", str(build / "mlp"), "--model", str(build))
+    assert "device API woofles: all six functions defined" in r.out
+    assert "component" in r.out and "constants" in r.out
+
+
+def _heapy(tmp: Path, cc: str, flags: list[str]) -> Path:
+    (tmp / "heapy.c").write_text(HEAPY)
+    exe = tmp / "heapy.elf"
+    run_ok([cc, *flags, "-O1", "-fno-inline", str(tmp / "heapy.c"), "-o", str(exe)])
+    return exe
+
+
+def test_heap_and_missing_device_function_host(cli: Callable[..., Result],
+                                               tmp_path: Path) -> None:
+    exe = _heapy(tmp_path, need_tool("gcc"), [])
+    plan = tmp_path / "plan"
+    plan.mkdir()
+    (plan / "tvmgen_x_plan.json").write_text(json.dumps(
+        {"model": "x", "devices": [{"name": "npu0", "kind": "woofles"}], "kernels": []}))
+    r = cli("inspect", str(exe), "--model", str(plan))
+    assert r.code == 1
+    assert "device API woofles: MISSING Destroy (missing)" in r.out
+    assert "HEAP: malloc is linked in, called from: grab_scratch" in r.out
+    assert "HEAP: free is linked in, called from: main" in r.out
+
+
+def test_heap_in_cortex_m_firmware(cli: Callable[..., Result], tmp_path: Path) -> None:
+    arm = need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
+    exe = _heapy(tmp_path, arm, ["-mcpu=cortex-m3", "-mthumb", "--specs=nosys.specs"])
+    r = cli("inspect", str(exe), "--json")
+    assert r.code == 1
+    rep = json.loads(r.out)
+    assert rep["machine"] == "EM_ARM"
+    heap = {h["symbol"]: h["callers"] for h in rep["heap"]}
+    assert any(c.startswith("grab_scratch") for c in heap["malloc"]), heap
+    assert "_sbrk" in heap or "_sbrk_r" in heap  # newlib's malloc grows the heap
+
+
+def test_not_an_elf_and_truncated(cli: Callable[..., Result], tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello\n")
+    r = cli("inspect", str(tmp_path / "notes.txt"))
+    assert r.code == 1
+    assert r.err.splitlines()[0] == f"tvmdev: {tmp_path / 'notes.txt'}: not an ELF file"
+    exe = _heapy(tmp_path, need_tool("gcc"), [])
+    cut = tmp_path / "cut.elf"
+    cut.write_bytes(exe.read_bytes()[:200])
+    r = cli("inspect", str(cut))
+    assert r.code == 1
+    assert r.err.startswith(f"tvmdev: {cut}: truncated or corrupt ELF (200 bytes)")
+    assert "Traceback" not in r.err
+    r = cli("inspect", str(tmp_path / "nope.elf"))
+    assert r.code == 1 and "cannot open" in r.err

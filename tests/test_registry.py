@@ -1,0 +1,177 @@
+"""The kernel registry: ExecuTorch-style YAML, precedence, resolution, run-time fallback."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tvmdev import model as model_mod
+from tvmdev.errors import TvmdevError
+from tvmdev.registry import build_registry, load_library, resolve
+
+from conftest import REPO, Result, need_tool, tree
+
+MLP = REPO / "examples/mlp/mlp.yaml"
+
+USER_LIB = """\
+- op: gemm
+  header: my_kernels.h
+  type_alias:
+    T0: [float32]
+  kernels:
+    - arg_meta: {A: [T0], B: [T0], Y: [T0]}
+      kernel_name: my_gemm_nobias
+      sources: [my_gemm.c]
+      args: [Y, A, B, C, params, resource_handle]
+    - arg_meta: null
+      kernel_name: my_gemm_any
+      sources: [my_gemm.c]
+"""
+
+# A user gemm that serves only calls with K % 8 == 0 (declining the rest, like a kernel
+# with a tile constraint) and otherwise computes through the portable kernel; it counts
+# its calls so the test can see which kernel served.
+USER_C = """\
+#include "my_kernels.h"
+int my_gemm_calls;
+int32_t my_gemm_nobias(float *Y, const float *A, const float *B, const float *C,
+                       const struct tvmk_gemm_params *params, void *resource_handle)
+{
+    if (params->K % 8 != 0) {
+        return TVM_DEVICE_DECLINED;
+    }
+    my_gemm_calls++;
+    return tvmk_gemm_f32(A, B, C, Y, params, resource_handle);
+}
+int32_t my_gemm_any(const float *A, const float *B, const float *C, float *Y,
+                    const struct tvmk_gemm_params *params, void *resource_handle)
+{
+    (void)A; (void)B; (void)C; (void)Y; (void)params; (void)resource_handle;
+    return TVM_DEVICE_DECLINED;
+}
+"""
+
+USER_H = """\
+#include "tvmk_portable.h"
+int32_t my_gemm_nobias(float *Y, const float *A, const float *B, const float *C,
+                       const struct tvmk_gemm_params *params, void *resource_handle);
+int32_t my_gemm_any(const float *A, const float *B, const float *C, float *Y,
+                    const struct tvmk_gemm_params *params, void *resource_handle);
+"""
+
+
+def _user_lib(tmp: Path) -> Path:
+    (tmp / "my_kernels.yaml").write_text(USER_LIB)
+    (tmp / "my_gemm.c").write_text(USER_C)
+    (tmp / "my_kernels.h").write_text(USER_H)
+    return tmp / "my_kernels.yaml"
+
+
+def test_precedence_user_then_device_then_portable(cli: Callable[..., Result],
+                                                   tmp_path: Path) -> None:
+    cli("new-device", "woofles", "--platform", "posix", "-o", str(tmp_path / "dev"))
+    dev_lib = load_library(tmp_path / "dev/kernels/woofles.yaml", "device", "woofles",
+                           "woofles", tmp_path / "dev/include")
+    reg = build_registry([_user_lib(tmp_path)], [dev_lib])
+    m = model_mod.load(MLP)
+    chains = {m.operators[i].name: [k.name for k in c] for i, c in resolve(m, reg).items()}
+    # fc1 has a bias (C): the user's specific kernel does not match, its catch-all does.
+    assert chains["fc1"] == ["my_gemm_any", "woofles_gemm_f32", "tvmk_gemm_f32"]
+    assert chains["fc2"] == ["my_gemm_nobias", "my_gemm_any", "woofles_gemm_f32",
+                             "tvmk_gemm_f32"]
+    assert chains["act1"] == ["tvmk_relu_f32"]
+
+
+def test_runtime_fallback_gives_the_same_result(cli: Callable[..., Result],
+                                                tmp_path: Path) -> None:
+    need_tool("gcc")
+    lib = _user_lib(tmp_path)
+    r = cli("run", str(MLP), "--kernels", str(lib), "--build-dir", str(tmp_path / "b"))
+    assert r.code == 0, r.out + r.err
+    src = (tmp_path / "b/model/tvmgen_mlp.c").read_text()
+    # fc2 (K = 32) is served by my_gemm_nobias, called with its own argument order.
+    assert "ret = my_gemm_nobias(t_h2, t_a1, tvmgen_mlp_const_w2.values, NULL," in src
+    assert "if (ret == TVM_DEVICE_DECLINED) {\n        ret = my_gemm_any(" in src
+    # A model whose gemm has K = 12: my_gemm_nobias declines, the chain still matches.
+    text = MLP.read_text().replace("[32, 10]", "[12, 10]").replace("[64, 32]", "[64, 12]")
+    text = text.replace("shape: [32], dtype: float32, values: [", "shape: [12], dtype: "
+                        "float32, values: [").replace("w1.npy", str(MLP.parent / "w1.npy"))
+    vals = ", ".join(["0.1"] * 12)
+    import re
+    text = re.sub(r"values: \[[^\]]*\]", f"values: [{vals}]", text)
+    text = text.replace(f"npy: {MLP.parent / 'w1.npy'}",
+                        "random: {seed: 3, low: -1, high: 1}")
+    (tmp_path / "k12.yaml").write_text(text)
+    r = cli("run", str(tmp_path / "k12.yaml"), "--kernels", str(lib), "--build-dir",
+            str(tmp_path / "b12"))
+    assert r.code == 0, r.out + r.err
+
+
+def test_missing_kernel_lists_what_exists(tmp_path: Path) -> None:
+    lib = tmp_path / "only.yaml"
+    lib.write_text("- op: gemm\n  header: h.h\n  kernels:\n"
+                   "    - {arg_meta: {A: [float32]}, kernel_name: special_gemm}\n")
+    reg = build_registry([lib], [])
+    reg = type(reg)(reg.user, reg.device, type(reg.portable)(
+        "portable", "portable", None, reg.portable.path,
+        tuple(k for k in reg.portable.kernels if k.op != "gemm")))
+    with pytest.raises(TvmdevError) as exc:
+        resolve(model_mod.load(MLP), reg)
+    assert exc.value.message == ("no kernel for operator 'fc1' (gemm with A=float32, "
+                                 "B=float32, C=float32, Y=float32)")
+    assert exc.value.hint == "kernels for gemm: special_gemm (" + str(lib) + ": A=float32)"
+
+
+BAD_LIBS = [
+    ("- op: gemm\n  header: h.h\n  kernels:\n    - {arg_meta: null, kernel_name: g, "
+     "inline: true}\n", "lib.yaml:4: unknown key 'inline'"),
+    ("- op: gemm\n  header: h.h\n  flavour: fast\n  kernels:\n"
+     "    - {arg_meta: null, kernel_name: g}\n", "lib.yaml:3: unknown key 'flavour'"),
+    ("- op: gemm\n  header: h.h\n  kernels:\n    - arg_meta: {A: [T1]}\n"
+     "      kernel_name: g\n", "lib.yaml:4: type alias 'T1' is used but not defined"),
+    ("- op: gemm\n  header: h.h\n  kernels:\n    - {arg_meta: null, kernel_name: 2fast}\n",
+     "lib.yaml:4: kernel_name '2fast' starts with a digit"),
+    ("- op: gemm\n  header: h.h\n  kernels:\n    - {arg_meta: null, kernel_name: my-gemm}\n",
+     "lib.yaml:4: kernel_name 'my-gemm' is not a valid C identifier"),
+    ("- op: gemm\n  header: h.h\n  header: g.h\n  kernels: []\n",
+     "lib.yaml:3: duplicate key 'header' (first defined at line 2)"),
+    ("- op: gemm\n  header: h.h\n  kernels:\n    - {arg_meta: null, kernel_name: a}\n"
+     "- op: gemm\n  header: h.h\n  kernels:\n    - {arg_meta: null, kernel_name: b}\n",
+     "lib.yaml:5: op 'gemm' has two entries (the first at line 1)"),
+    ("- op: gelu\n  header: h.h\n  kernels:\n    - {arg_meta: null, kernel_name: g}\n",
+     "lib.yaml:1: unknown op 'gelu'"),
+    ("- op: gemm\n  header: h.h\n  kernels:\n    - {arg_meta: {Z: [float32]}, "
+     "kernel_name: g}\n", "lib.yaml:4: 'Z' is not an argument of gemm"),
+]
+
+
+@pytest.mark.parametrize("text,message", BAD_LIBS, ids=[m.split(": ", 1)[1] for _, m in BAD_LIBS])
+def test_bad_library(text: str, message: str, cli: Callable[..., Result],
+                     tmp_path: Path) -> None:
+    (tmp_path / "lib.yaml").write_text(text)
+    (tmp_path / "out").mkdir()
+    before = tree(tmp_path)
+    r = cli("aot", str(MLP), "-o", "out", "--kernels", "lib.yaml", cwd=tmp_path)
+    assert r.code == 1
+    assert r.err.splitlines()[0] == f"tvmdev: {message}"
+    assert "Traceback" not in r.err
+    assert tree(tmp_path) == before
+
+
+def test_list_kernels_merged_table(cli: Callable[..., Result], tmp_path: Path) -> None:
+    cli("new-device", "woofles", "--platform", "posix", "-o", str(tmp_path / "dev"))
+    lib = _user_lib(tmp_path)
+    r = cli("list", "kernels", "--device-dir", str(tmp_path / "dev"), "--kernels", str(lib),
+            "--json")
+    assert r.code == 0, r.err
+    rows = json.loads(r.out)
+    gemm = [(x["kernel"], x["level"]) for x in rows if x["op"] == "gemm"]
+    assert gemm == [("my_gemm_nobias", "user"), ("my_gemm_any", "user"),
+                    ("woofles_gemm_f32", "device"), ("tvmk_gemm_f32", "portable")]
+    r = cli("list", "kernels")
+    assert r.out.splitlines()[0].split() == ["op", "kernel", "level", "scope", "dtypes",
+                                             "header"]
+    assert len(r.out.splitlines()) == 1 + 14
