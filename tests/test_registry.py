@@ -7,12 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import REPO, Result, need_tool, tree
 
 from tvmdev import model as model_mod
 from tvmdev.errors import TvmdevError
 from tvmdev.registry import build_registry, load_library, resolve
-
-from conftest import REPO, Result, need_tool, tree
 
 MLP = REPO / "examples/mlp/mlp.yaml"
 

@@ -274,7 +274,7 @@ def _list_kernels(args: argparse.Namespace) -> int:
 
 def writer_manifest_kinds(device_dir: Path) -> list[str]:
     from . import writer
-    return sorted((writer.read_manifest(device_dir).get("devices") or {}))
+    return sorted(writer.read_manifest(device_dir).get("devices") or {})
 
 
 # --- parser --------------------------------------------------------------------------

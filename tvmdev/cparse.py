@@ -16,7 +16,6 @@ from pathlib import Path
 from pycparser import c_ast, c_generator, c_parser
 from pycparser.c_parser import ParseError
 
-
 from . import platforms, writer
 from .devices import DeviceSpec
 from .errors import TvmdevError
@@ -52,7 +51,7 @@ def _strip_names(node: c_ast.Node) -> c_ast.Node:
     import copy
     node = copy.deepcopy(node)
 
-    class V(c_ast.NodeVisitor):
+    class V(c_ast.NodeVisitor):  # type: ignore[misc]
         def visit_TypeDecl(self, n: c_ast.TypeDecl) -> None:
             n.declname = None
             self.generic_visit(n)

@@ -167,7 +167,7 @@ class Elf:
         addrs = {s.value & ~1 for s in self.find(name) if s.defined and s.value}
         for sec in self.sections:
             if sec.name in (".rela.plt", ".rel.plt") and hasattr(sec, "iter_relocations"):
-                dynsym = self.elf.get_section(sec["sh_link"])
+                dynsym: Any = self.elf.get_section(sec["sh_link"])
                 plt = self.elf.get_section_by_name(".plt.sec") or self.elf.get_section_by_name(
                     ".plt")
                 if plt is None:
