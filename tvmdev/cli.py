@@ -134,16 +134,19 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     m = model.load(Path(args.model))
     board = boards.get(args.board)
-    if board.platform != "posix":
-        raise TvmdevError(f"board {board.name} (platform {board.platform}) cannot run yet")
     build_dir = Path(args.build_dir or f"tvmdev-build/{m.name}-{board.name}")
     inputs = runner.load_inputs(m, Path(args.inputs) if args.inputs else None)
+    runner.check_tools(board)
     prep = runner.prepare(m, board, build_dir, args.schedule,
                           Path(args.device_dir) if args.device_dir else None,
-                          [Path(k) for k in args.kernels or []])
-    runner.build(prep)
-    result = runner.execute(prep, inputs, fault=args.fail, threads=args.threads,
-                            iterations=args.iterations)
+                          [Path(k) for k in args.kernels or []], inputs)
+    native = board.run.get("method") == "native"
+    if not native and (args.threads > 1 or args.iterations > 1):
+        raise TvmdevError(f"--threads and --iterations run on the host only, not on "
+                          f"{board.name}")
+    runner.build(prep, fault=None if native else args.fail)
+    result = runner.execute(prep, inputs, fault=args.fail if native else None,
+                            threads=args.threads, iterations=args.iterations)
     return _finish(args, m, result)
 
 

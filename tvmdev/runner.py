@@ -25,7 +25,7 @@ from .model import Model
 from .ops import OPS
 from .registry import Library, build_registry, load_library
 from .render import banner, render
-from .resources import templates_dir
+from .resources import platforms_dir, templates_dir
 
 ATOL = 1e-5
 RTOL = 1e-4
@@ -42,6 +42,13 @@ class Prepared:
     include_dirs: list[Path]
     sim_kinds: list[str]
     exe: Path
+    defines: list[str] = field(default_factory=list)
+    link_flags: list[str] = field(default_factory=list)
+    inputs: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def harness(self) -> str:
+        return str(self.board.support.get("harness", "host"))
 
 
 @dataclass
@@ -113,8 +120,10 @@ def _device_dir_spec(device_dir: Path, kind: str, platform: str) -> bool:
 
 
 def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager",
-            device_dir: Path | None = None, kernel_files: list[Path] | None = None) -> Prepared:
-    """Generate everything a build needs into ``build_dir``."""
+            device_dir: Path | None = None, kernel_files: list[Path] | None = None,
+            inputs: dict[str, np.ndarray] | None = None) -> Prepared:
+    """Generate everything a build needs into ``build_dir``. Firmware harnesses compile
+    ``inputs`` in (default: the seeded random inputs)."""
     build_dir = build_dir.resolve()
     dev_out = build_dir / "devices"
     sim_kinds, user_kinds = [], []
@@ -149,55 +158,113 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
         lib = device_dir / f"kernels/{kind}.yaml"
         if lib.is_file():
             device_libs.append(load_library(lib, "device", kind, kind, device_dir / "include"))
-    registry = build_registry(list(kernel_files or []), device_libs)
+    board_libs = [board.folder / k for k in board.kernels]
+    registry = build_registry([*board_libs, *(kernel_files or [])], device_libs)
     gen = aot.generate(model, registry, schedule, command=f"tvmdev run {model.path}")
     writer.sync(build_dir / "model", list(gen.files))
     prefix = f"tvmgen_{model.name}"
+    prep = Prepared(model, board, build_dir, gen, [], [], sim_kinds, build_dir / model.name)
+    if inputs is None:
+        inputs = reference.random_inputs(model)
+    prep.inputs = inputs
     main_ctx = {
         "model": model.name, "prefix": prefix, "macro": prefix.upper(),
         "kinds": list(model.kinds), "sim": bool(sim_kinds) and not user_kinds,
-        "inputs": [{"name": n, "cname": model.tensors[n].cname,
-                    "count": int(np.prod(model.tensors[n].shape))} for n in model.inputs],
+        "board": board.name,
+        "inputs": [{"name": n, "cname": model.tensors[n].cname, "shape": list(
+            model.tensors[n].shape), "count": int(np.prod(model.tensors[n].shape)),
+            "data": aot.c_bits(inputs[n]) if prep.harness == "firmware" else ""}
+            for n in model.inputs],
         "outputs": [{"name": n, "cname": model.tensors[n].cname,
                      "count": int(np.prod(model.tensors[n].shape))} for n in model.outputs],
         "devices": [{"name": d.name, "type": f"tvm_device_{d.kind}_t",
-                     "camel": devicegen.device_context(DeviceSpec(d.kind, ())).get("camel")}
+                     "camel": devicegen.device_context(DeviceSpec(d.kind, ()))["camel"]}
                     for d in model.devices],
     }
-    main = render("host/main.c.j2", banner=banner("c", f"tvmdev run {model.path}", "owned"),
-                  **main_ctx)
-    writer.sync(build_dir, [writer.OutFile("main.c", main, "owned")])
-    sources = [build_dir / "main.c", build_dir / "model" / f"{prefix}.c", *sources,
-               *gen.sources()]
-    include_dirs += gen.include_dirs()
-    return Prepared(model, board, build_dir, gen, sources, _dedupe(include_dirs), sim_kinds,
-                    build_dir / model.name)
+    files = []
+    support_sources: list[Path] = []
+    if prep.harness == "firmware":
+        sup = board.support
+        accel = list(sup.get("accelerator_uarts") or [])
+        if not accel:
+            raise TvmdevError(f"board {board.name} names no accelerator_uarts",
+                              str(board.folder / f"{board.name}.yaml"))
+        for i, dev in enumerate(main_ctx["devices"]):
+            dev["uart"] = accel[i % len(accel)]
+        main_ctx["console_uart"] = sup.get("console_uart", 0)
+        main_ctx["uarts"] = sorted({main_ctx["console_uart"], *(d["uart"] for d in
+                                                                 main_ctx["devices"])})
+        mem = board.memory
+        files.append(writer.OutFile("link.ld", render(
+            "firmware/link.ld.j2", banner=banner("c", f"tvmdev run --board {board.name}",
+                                                 "owned"),
+            board=board.name, code_origin=hex(mem["code"]["origin"]),
+            code_length=hex(mem["code"]["length"]), ram_origin=hex(mem["ram"]["origin"]),
+            ram_length=hex(mem["ram"]["length"]), stack_size=hex(mem.get("stack", 0x4000))),
+            "owned"))
+        support_sources = [board.folder / s for s in sup.get("sources") or []]
+        include_dirs += [board.folder / i for i in sup.get("include") or []]
+        include_dirs.append(platforms_dir() / "cmsis/include")
+        prep.defines = [f"{k}={v}" for k, v in (sup.get("defines") or {}).items()]
+        prep.link_flags = [f"-T{build_dir / 'link.ld'}",
+                           f"-Wl,-Map={build_dir / (model.name + '.map')}"]
+        prep.exe = build_dir / f"{model.name}.elf"
+    template = f"{prep.harness}/main.c.j2"
+    files.append(writer.OutFile("main.c", render(
+        template, banner=banner("c", f"tvmdev run {model.path}", "owned"), **main_ctx),
+        "owned"))
+    writer.sync(build_dir, files)
+    prep.sources = [build_dir / "main.c", build_dir / "model" / f"{prefix}.c", *sources,
+                    *support_sources, *gen.sources()]
+    prep.include_dirs = _dedupe(include_dirs + gen.include_dirs())
+    return prep
+
+
+def check_tools(board: Board) -> None:
+    """The board's compiler and emulator are installed, else one clear error."""
+    import shutil
+
+    for tool in board.toolchain_tools:
+        if shutil.which(tool) is None:
+            raise TvmdevError(f"{tool} is not installed (needed for board {board.name})",
+                              hint="on Debian: apt-get install gcc-arm-none-eabi "
+                                   "libnewlib-arm-none-eabi qemu-system-arm")
 
 
 def _dedupe(paths: list[Path]) -> list[Path]:
     return list(dict.fromkeys(paths))
 
 
-def build(prep: Prepared, extra_cflags: tuple[str, ...] = ()) -> Path:
-    """Compile the host program; reuses the previous binary when nothing changed."""
+def build(prep: Prepared, extra_cflags: tuple[str, ...] = (), fault: str | None = None
+          ) -> Path:
+    """Compile the program or firmware; reuses the previous binary when nothing changed.
+    ``fault`` is compiled into firmware (which has no environment to read it from)."""
     b = prep.board
     macro = f"TVMGEN_{prep.model.name.upper()}"
-    cmd = [b.cc, *b.cflags, *extra_cflags, *(f"-D{d}" for d in b.defines),
-           f"-D{macro}_TRACE_HOOK=tvmdev_host_trace",
+    defines = [*b.defines, *prep.defines]
+    if prep.harness == "host":
+        defines.append(f"{macro}_TRACE_HOOK=tvmdev_host_trace")
+    elif fault:
+        defines.append(f'TVMDEV_SIM_FAIL="{fault}"')
+    cmd = [b.cc, *b.cflags, *extra_cflags, *(f"-D{d}" for d in defines),
            *(f"-I{d}" for d in prep.include_dirs), *(str(s) for s in prep.sources),
-           "-o", str(prep.exe), *b.ldflags]
+           *prep.link_flags, "-o", str(prep.exe), *b.ldflags]
     digest = hashlib.sha256(" ".join(cmd).encode())
     for src in prep.sources:
         digest.update(src.read_bytes())
     for inc in prep.include_dirs:
         for h in sorted(inc.rglob("*.h")):
             digest.update(h.read_bytes())
+    for extra in prep.link_flags:
+        if extra.startswith("-T"):
+            digest.update(Path(extra[2:]).read_bytes())
     stamp = prep.build_dir / ".build-stamp"
     if prep.exe.is_file() and stamp.is_file() and stamp.read_text() == digest.hexdigest():
         return prep.exe
     (prep.build_dir / "build.cmd").write_text(" ".join(cmd) + "\n")
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
+        stamp.unlink(missing_ok=True)
         raise TvmdevError(f"the build failed ({b.cc} exited {proc.returncode}):\n"
                           + proc.stderr.strip(), str(prep.build_dir),
                           hint="the full command is in build.cmd in the build folder")
@@ -205,23 +272,30 @@ def build(prep: Prepared, extra_cflags: tuple[str, ...] = ()) -> Path:
     return prep.exe
 
 
-def _parse(stdout: str) -> tuple[int, str, dict[str, dict[str, int]]]:
+def _parse(stdout: str) -> tuple[int, str, dict[str, dict[str, int]], dict[str, list[int]]]:
+    """The status line, device counters and (firmware) output data a harness printed."""
     status, name = None, ""
     devices: dict[str, dict[str, int]] = {}
+    data: dict[str, list[int]] = {}
+    current: list[int] | None = None
     for line in stdout.splitlines():
         parts = line.split()
         if parts[:2] == ["tvmdev:", "status"] and len(parts) >= 3:
             status, name = int(parts[2]), (parts[3] if len(parts) > 3 else "")
         elif parts[:2] == ["tvmdev:", "device"] and len(parts) >= 3:
             devices[parts[2]] = {k: int(v) for k, v in (p.split("=") for p in parts[3:])}
+        elif parts[:2] == ["tvmdev:", "output"] and len(parts) == 4:
+            current = data.setdefault(parts[2], [])
+        elif parts[:2] == ["tvmdev:", "data"] and current is not None:
+            current.extend(int(w, 16) for w in parts[2:])
     if status is None:
         raise TvmdevError("the program printed no status line", hint=stdout[-2000:] or None)
-    return status, name, devices
+    return status, name, devices, data
 
 
-def execute(prep: Prepared, inputs: dict[str, np.ndarray], fault: str | None = None,
-            threads: int = 1, iterations: int = 1, trace: bool = True) -> RunResult:
-    """Run the built program on ``inputs`` and compare with the reference."""
+def _run_native(prep: Prepared, inputs: dict[str, np.ndarray], fault: str | None,
+                threads: int, iterations: int, trace: bool
+                ) -> tuple[subprocess.CompletedProcess[str], dict[str, np.ndarray], Path]:
     model = prep.model
     run_dir = prep.build_dir / "run"
     in_dir, out_dir, trace_dir = run_dir / "in", run_dir / "out", run_dir / "trace"
@@ -241,29 +315,72 @@ def execute(prep: Prepared, inputs: dict[str, np.ndarray], fault: str | None = N
     argv = [str(prep.exe), str(in_dir), str(out_dir)]
     if threads > 1 or iterations > 1:
         argv += [str(threads), str(iterations)]
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, env=env,
-                              timeout=float(prep.board.run.get("timeout", 120)))
-    except subprocess.TimeoutExpired:
-        raise TvmdevError("the program did not finish in time", str(prep.exe)) from None
+    proc = _run(prep, argv, env)
     if proc.returncode not in (0, 1):
         raise TvmdevError(f"the program exited {proc.returncode}: "
                           f"{(proc.stderr or proc.stdout).strip()}", str(prep.exe))
-    status, status_name, devices = _parse(proc.stdout)
-    ref = reference.evaluate(model, inputs)
     outputs = {}
-    for name in model.outputs:
-        path = out_dir / f"{model.tensors[name].cname}.bin"
-        outputs[name] = np.fromfile(path, dtype=np.float32).reshape(model.tensors[name].shape)
+    if proc.returncode in (0, 1):
+        for name in model.outputs:
+            path = out_dir / f"{model.tensors[name].cname}.bin"
+            outputs[name] = np.fromfile(path, dtype=np.float32).reshape(
+                model.tensors[name].shape)
+    return proc, outputs, trace_dir
+
+
+def _run(prep: Prepared, argv: list[str], env: dict[str, str] | None = None
+         ) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, env=env,
+                              timeout=float(prep.board.run.get("timeout", 120)))
+    except subprocess.TimeoutExpired:
+        raise TvmdevError(f"the program did not finish in {prep.board.run.get('timeout', 120)} s",
+                          str(prep.exe)) from None
+
+
+def qemu_command(prep: Prepared) -> list[str]:
+    run = prep.board.run
+    return [str(run["qemu"]), *map(str, run.get("args") or []), "-kernel", str(prep.exe)]
+
+
+def execute(prep: Prepared, inputs: dict[str, np.ndarray] | None = None,
+            fault: str | None = None, threads: int = 1, iterations: int = 1,
+            trace: bool = True) -> RunResult:
+    """Run the built program (or firmware, under QEMU) and compare with the reference."""
+    model = prep.model
+    if inputs is None:
+        inputs = prep.inputs
+    trace_dir: Path | None = None
+    if prep.board.run.get("method") == "native":
+        proc, outputs, trace_dir = _run_native(prep, inputs, fault, threads, iterations,
+                                               trace)
+        status, status_name, devices, _ = _parse(proc.stdout)
+    else:
+        if inputs is not prep.inputs:
+            raise TvmdevError("firmware runs on the inputs it was built with")
+        proc = _run(prep, qemu_command(prep))
+        status, status_name, devices, data = _parse(proc.stdout)
+        if "tvmdev: end" not in proc.stdout:
+            raise TvmdevError(f"the firmware stopped early (exit {proc.returncode})",
+                              str(prep.exe), hint=(proc.stdout + proc.stderr)[-1500:])
+        outputs = {}
+        for name in model.outputs:
+            t = model.tensors[name]
+            words = np.array(data.get(t.cname, []), dtype=np.uint32)
+            if words.size != int(np.prod(t.shape)):
+                raise TvmdevError(f"the firmware printed {words.size} values for output "
+                                  f"'{name}'", str(prep.exe))
+            outputs[name] = words.view(np.float32).reshape(t.shape)
+    ref = reference.evaluate(model, inputs)
     result = RunResult(status, status_name, outputs, {k: ref[k] for k in model.outputs},
                        devices, stdout=proc.stdout, stderr=proc.stderr,
                        exit_code=proc.returncode)
     for op in model.operators:
         kernel = prep.gen.chains[op.index][0].name
         t = model.tensors[op.outputs[0]]
-        tr = trace_dir / f"{op.index}.bin"
         max_abs = max_rel = None
-        if tr.is_file():
+        tr = trace_dir / f"{op.index}.bin" if trace_dir is not None else None
+        if tr is not None and tr.is_file():
             got = np.fromfile(tr, dtype=np.float32).astype(np.float64)
             want = ref[op.outputs[0]].astype(np.float64).ravel()
             if got.size == want.size:
@@ -305,13 +422,15 @@ def report(result: RunResult) -> list[str]:
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
              for row in rows]
     lines.append("")
-    for name in result.outputs:
+    for name in result.outputs if result.status == 0 else ():
         err_abs, err_rel = result.errors(name)
         ok = name not in result.mismatches()
         lines.append(f"output {name} {list(result.outputs[name].shape)}: max abs err "
                      f"{err_abs:.3g}, max rel err {err_rel:.3g}: "
                      f"{'within' if ok else 'OUTSIDE'} tolerance "
                      f"(atol {ATOL:g}, rtol {RTOL:g})")
+    if result.status != 0:
+        lines.append("outputs: not compared (the run failed)")
     for name, c in result.devices.items():
         ok = name not in result.balanced()
         lines.append(f"device {name}: activate {c['activate']} / deactivate {c['deactivate']}, "

@@ -19,10 +19,47 @@ const char *const tvmdev_sim_fn_names[TVMDEV_SIM_FN_COUNT] = {
     "activate", "open", "operator", "close", "deactivate",
 };
 
+#define MAX_INSTANCES 16
+
+static struct {
+    const void *dev;
+    struct tvmdev_sim_instance *inst;
+} attached[MAX_INSTANCES];
 static uint32_t global_calls[TVMDEV_SIM_FN_COUNT];
 static int fail_fn = -1;
 static uint32_t fail_nth;
 static int32_t fail_code;
+
+void tvmdev_sim_attach(const void *tvm_dev, struct tvmdev_sim_instance *inst)
+{
+    int i;
+
+    SIM_LOCK();
+    for (i = 0; i < MAX_INSTANCES; i++) {
+        if (attached[i].dev == NULL || attached[i].dev == tvm_dev) {
+            attached[i].dev = tvm_dev;
+            attached[i].inst = inst;
+            break;
+        }
+    }
+    SIM_UNLOCK();
+}
+
+struct tvmdev_sim_instance *tvmdev_sim_of(const void *tvm_dev)
+{
+    struct tvmdev_sim_instance *inst = NULL;
+    int i;
+
+    SIM_LOCK();
+    for (i = 0; i < MAX_INSTANCES && attached[i].dev != NULL; i++) {
+        if (attached[i].dev == tvm_dev) {
+            inst = attached[i].inst;
+            break;
+        }
+    }
+    SIM_UNLOCK();
+    return inst;
+}
 
 void tvmdev_sim_fail_at(enum tvmdev_sim_fn fn, uint32_t nth, int32_t code)
 {

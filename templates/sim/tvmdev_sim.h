@@ -25,7 +25,7 @@ enum tvmdev_sim_fn {
     TVMDEV_SIM_FN_COUNT
 };
 
-/* One simulated device instance; pass it as the Init context. */
+/* The counters of one simulated device instance. */
 struct tvmdev_sim_instance {
     const char *name;
     uint32_t calls[TVMDEV_SIM_FN_COUNT]; /* successful calls */
@@ -35,6 +35,12 @@ struct tvmdev_sim_instance {
     int32_t max_inside;                  /* ... and at most */
     uint32_t violations;                 /* protocol errors seen */
 };
+
+/* Attach the counters inst to the device instance tvm_dev (before its Init). */
+void tvmdev_sim_attach(const void *tvm_dev, struct tvmdev_sim_instance *inst);
+
+/* The counters attached to tvm_dev, or NULL. */
+struct tvmdev_sim_instance *tvmdev_sim_of(const void *tvm_dev);
 
 /* Make the nth call (1-based, counted over all instances) of fn fail with code. */
 void tvmdev_sim_fail_at(enum tvmdev_sim_fn fn, uint32_t nth, int32_t code);

@@ -1,0 +1,74 @@
+/*
+ * Startup for tvmdev's bare-metal Cortex-M boards: the vector table, the reset handler
+ * (copy .data, zero .bss, enable the FPU and MVE where the board has them, run main)
+ * and fault handlers that report over semihosting. main's return value becomes the
+ * semihosting exit status, so QEMU exits with it.
+ */
+#include <stdint.h>
+
+#include "semihosting.h"
+
+/* Exit statuses of the firmware itself (the model's run returns small negative codes,
+ * mapped by main to 0..); these stand apart. */
+#define TVMDEV_EXIT_FAULT 0xFA
+
+extern uint32_t __data_load__, __data_start__, __data_end__;
+extern uint32_t __bss_start__, __bss_end__;
+extern uint32_t __stack_top__;
+
+int main(void);
+void Reset_Handler(void);
+void Fault_Handler(void);
+void Default_Handler(void);
+
+void Reset_Handler(void)
+{
+    uint32_t *src = &__data_load__;
+    uint32_t *dst;
+
+    for (dst = &__data_start__; dst < &__data_end__;) {
+        *dst++ = *src++;
+    }
+    for (dst = &__bss_start__; dst < &__bss_end__;) {
+        *dst++ = 0U;
+    }
+#ifdef TVMDEV_ENABLE_FPU
+    /* CPACR: full access to CP10 and CP11, which covers the FPU and MVE (Helium). */
+    *(volatile uint32_t *)0xE000ED88U |= (0xFU << 20);
+    __asm__ volatile("dsb\n\tisb" ::: "memory");
+#endif
+    tvmdev_semihosting_exit(main());
+}
+
+void Fault_Handler(void)
+{
+    tvmdev_semihosting_write0("tvmdev: fault\n");
+    tvmdev_semihosting_exit(TVMDEV_EXIT_FAULT);
+}
+
+void Default_Handler(void)
+{
+    tvmdev_semihosting_write0("tvmdev: unexpected interrupt\n");
+    tvmdev_semihosting_exit(TVMDEV_EXIT_FAULT);
+}
+
+typedef void (*vector_t)(void);
+
+/* The initial stack pointer, then the system handlers. The firmware enables no
+ * interrupt, so the table stops there. */
+__attribute__((section(".vectors"), used)) static const vector_t vectors[16] = {
+    (vector_t)(uintptr_t)&__stack_top__,
+    Reset_Handler,
+    Fault_Handler, /* NMI */
+    Fault_Handler, /* HardFault */
+    Fault_Handler, /* MemManage */
+    Fault_Handler, /* BusFault */
+    Fault_Handler, /* UsageFault */
+    Fault_Handler, /* SecureFault (Armv8-M) */
+    0, 0, 0,
+    Default_Handler, /* SVCall */
+    Default_Handler, /* DebugMonitor */
+    0,
+    Default_Handler, /* PendSV */
+    Default_Handler, /* SysTick */
+};
