@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from tvmdev import boards, elf, model as model_mod, runner
-
 from conftest import REPO, Result, need_tool
+
+from tvmdev import boards, elf, runner
+from tvmdev import model as model_mod
 
 EXAMPLES = sorted((REPO / "examples").glob("*/*.yaml"))
 IDS = [p.parent.name for p in EXAMPLES]

@@ -14,6 +14,7 @@ import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -167,7 +168,11 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
     if inputs is None:
         inputs = reference.random_inputs(model)
     prep.inputs = inputs
-    main_ctx = {
+    devices_ctx: list[dict[str, Any]] = [
+        {"name": d.name, "type": f"tvm_device_{d.kind}_t",
+         "camel": devicegen.device_context(DeviceSpec(d.kind, ()))["camel"]}
+        for d in model.devices]
+    main_ctx: dict[str, Any] = {
         "model": model.name, "prefix": prefix, "macro": prefix.upper(),
         "kinds": list(model.kinds), "sim": bool(sim_kinds) and not user_kinds,
         "board": board.name,
@@ -177,9 +182,7 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
             for n in model.inputs],
         "outputs": [{"name": n, "cname": model.tensors[n].cname,
                      "count": int(np.prod(model.tensors[n].shape))} for n in model.outputs],
-        "devices": [{"name": d.name, "type": f"tvm_device_{d.kind}_t",
-                     "camel": devicegen.device_context(DeviceSpec(d.kind, ()))["camel"]}
-                    for d in model.devices],
+        "devices": devices_ctx,
     }
     files = []
     support_sources: list[Path] = []
@@ -189,11 +192,11 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
         if not accel:
             raise TvmdevError(f"board {board.name} names no accelerator_uarts",
                               str(board.folder / f"{board.name}.yaml"))
-        for i, dev in enumerate(main_ctx["devices"]):
+        for i, dev in enumerate(devices_ctx):
             dev["uart"] = accel[i % len(accel)]
-        main_ctx["console_uart"] = sup.get("console_uart", 0)
-        main_ctx["uarts"] = sorted({main_ctx["console_uart"], *(d["uart"] for d in
-                                                                 main_ctx["devices"])})
+        console = int(sup.get("console_uart", 0))
+        main_ctx["console_uart"] = console
+        main_ctx["uarts"] = sorted({console, *(int(d["uart"]) for d in devices_ctx)})
         mem = board.memory
         files.append(writer.OutFile("link.ld", render(
             "firmware/link.ld.j2", banner=banner("c", f"tvmdev run --board {board.name}",
