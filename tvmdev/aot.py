@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__, status
+from .errors import TvmdevError
 from .model import Model, Operator
 from .ops import OPS, kernel_params, numel
 from .plan import MemoryPlan, Step, plan_memory, schedule
@@ -160,8 +161,32 @@ def generate(model: Model, registry: Registry, schedule_kind: str = "eager",
         return {"name": t.name, "cname": t.cname, "ctype": CTYPE[t.dtype],
                 "shape": list(t.shape), "bytes": t.nbytes, "macro": t.cname.upper()}
 
-    used_devices = [d for d in model.devices
-                    if any(op.device == d.name for op in model.operators)]
+    # Devices in activation order; bit i of an "active" mask is the i-th of them. The
+    # schedule is static, so every failure site knows exactly which devices are active.
+    activation = [s.device for s in steps if s.action == "activate"]
+    if len(activation) > 32:
+        raise TvmdevError(f"the model uses {len(activation)} devices; at most 32 are "
+                          "supported", model.path)
+    bit = {name: 1 << i for i, name in enumerate(activation)}
+    used_devices = [model.device(name) for name in activation if name is not None]
+    step_ctx = []
+    active = 0
+    for s in steps:
+        ctx_s: dict[str, Any] = {
+            "action": s.action, "device": s.device,
+            "camel": _camel(model.device(s.device).kind) if s.device else None,
+            "op": ops[s.op] if s.op is not None else None}
+        if s.action == "activate":
+            ctx_s["unwind"] = f"0x{active:x}U"  # failed: not active
+            active |= bit[s.device or ""]
+        elif s.action == "deactivate":
+            active &= ~bit[s.device or ""]
+            ctx_s["unwind"] = f"0x{active:x}U"  # called once, even when it fails
+        else:
+            ctx_s["unwind"] = f"0x{active:x}U"
+            if s.device is not None:
+                ctx_s["op"] = {**ctx_s["op"], "bit": f"0x{bit[s.device]:x}U"}
+        step_ctx.append(ctx_s)
     headers: list[str] = []
     for k in (k for chain in chains.values() for k in chain):
         if k.header not in headers:
@@ -179,16 +204,15 @@ def generate(model: Model, registry: Registry, schedule_kind: str = "eager",
         "outputs": [tensor_ctx(n) for n in model.outputs],
         "devices": [{"name": d.name, "kind": d.kind, "camel": _camel(d.kind),
                      "type": f"tvm_device_{d.kind}_t"} for d in model.devices],
-        "used_devices": [{"name": d.name, "camel": _camel(d.kind)} for d in used_devices],
+        "used_devices": [{"name": d.name, "camel": _camel(d.kind), "bit": f"0x{bit[d.name]:x}U"}
+                         for d in used_devices],
         "kinds": list(model.kinds),
         "constants": [{"cname": model.tensors[n].cname, "count": int(v.size),
                        "shape": list(v.shape), "bits": v.size > DECIMAL_LIMIT,
                        "data": c_bits(v) if v.size > DECIMAL_LIMIT else c_array(v)}
                       for n, v in model.constants.items()],
         "ops": [ops[i] for i in sorted(ops)],
-        "steps": [{"action": s.action, "device": s.device,
-                   "camel": _camel(model.device(s.device).kind) if s.device else None,
-                   "op": ops[s.op] if s.op is not None else None} for s in steps],
+        "steps": step_ctx,
         "workspace_size": memory.arena_size,
         "alignment": memory.alignment,
         "intermediates": intermediates,
