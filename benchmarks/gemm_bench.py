@@ -31,7 +31,7 @@ static double now(void) {
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 int main(int argc, char **argv) {
-    struct tvmk_gemm_params p = {SIZE, SIZE, SIZE, 0, 0, 1.0f, 0.0f, 0, 0};
+    struct tvmk_gemm_params p = {SIZE, SIZE, SIZE, 0, 0, 1.0f, 0.0f, 0, 0, 0};
     int i, reps = atoi(argv[1]);
     double best = 1e30, t;
     unsigned s = 1;

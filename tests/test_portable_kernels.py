@@ -282,7 +282,8 @@ def test_gemm(build: Build, tuning: str) -> None:
             ("11", (1, 1), 0, 0, 1), ("MN", (m, n), n, 1, 1), ("MN-inplace", (m, n), n, 1, 2)]
         for label, cshape, sm, sn, mode in variants:
             alpha, beta = (1.0, 0.0) if label == "none" and ta == tb == 0 else (0.75, -1.5)
-            params = i32(m, n, k, ta, tb) + struct.pack("<ff", alpha, beta) + i32(sm, sn)
+            params = (i32(m, n, k, ta, tb) + struct.pack("<ff", alpha, beta)
+                      + i32(sm, sn, 0))
             expect = alpha * prod
             arrays = [a, b]
             out = nan_out(m * n)
@@ -307,7 +308,7 @@ def test_matmul_batch_broadcast(build: Build) -> None:
         a = rand(m, k) if a_bcast else rand(batch, m, k)
         b = rand(k, n) if b_bcast else rand(batch, k, n)
         expect = np.broadcast_to(a.astype(np.float64) @ b.astype(np.float64), (batch, m, n))
-        params = i32(batch, m, n, k, 0 if a_bcast else m * k, 0 if b_bcast else k * n)
+        params = i32(batch, m, n, k, 0 if a_bcast else m * k, 0 if b_bcast else k * n, 0)
         cases.append(Case(params, [a, b], nan_out(batch * m * n), 0, expect,
                           f"matmul {batch}x{m}x{n}x{k} a_bcast={a_bcast} b_bcast={b_bcast}"))
     check(build, "matmul", code, cases)
@@ -587,8 +588,8 @@ def test_null_arguments_are_invalid(build: Build) -> None:
     ]
     code = (
         "static const float x[4] = {0};\n"
-        "struct tvmk_gemm_params gp = {1, 1, 1, 0, 0, 1.0f, 0.0f, 0, 0};\n"
-        "struct tvmk_matmul_params mp = {1, 1, 1, 1, 1, 1};\n"
+        "struct tvmk_gemm_params gp = {1, 1, 1, 0, 0, 1.0f, 0.0f, 0, 0, 0};\n"
+        "struct tvmk_matmul_params mp = {1, 1, 1, 1, 1, 1, 0};\n"
         "struct tvmk_binary_params bp;\n"
         "struct tvmk_unary_params up = {1};\n"
         "struct tvmk_softmax_params sp = {1, 1, 1};\n"

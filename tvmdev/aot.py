@@ -109,7 +109,11 @@ def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], prefix: s
     opdef = OPS[op.op]
     shapes = [model.tensors[t].shape if t is not None else None for t in op.inputs]
     out = model.tensors[op.outputs[0]]
-    params = opdef.params(shapes, out.shape, op.attr_dict)
+    attrs = dict(op.attr_dict)
+    # Facts about the operands the kernels may use (an accelerator packs constants once).
+    attrs["_b_constant"] = int(len(op.inputs) > 1 and op.inputs[1] is not None
+                               and model.tensors[op.inputs[1]].role == "constant")
+    params = opdef.params(shapes, out.shape, attrs)
     params_name = f"{prefix}_params_{op.cname}"
     dev = model.device(op.device) if op.device else None
     exprs = dict(zip(opdef.inputs, [_tensor_expr(model, t, prefix) for t in op.inputs]

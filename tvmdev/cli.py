@@ -54,7 +54,11 @@ def cmd_new_device(args: argparse.Namespace) -> int:
         if p in chosen:
             raise TvmdevError(f"--platform {p} is given twice",
                               hint="name each platform once")
-        platforms.get(p)
+        plat = platforms.get(p)
+        if plat.builtin_kind and plat.builtin_kind != name:
+            raise TvmdevError(f"platform {p} implements the built-in device kind "
+                              f"'{plat.builtin_kind}', not '{name}'",
+                              hint=f"tvmdev new-device {plat.builtin_kind} --platform {p}")
         chosen.append(p)
     if not chosen:
         raise UsageError("new-device needs at least one --platform (see: tvmdev list platforms)")

@@ -16,6 +16,7 @@ from .devices import DeviceSpec, check_collisions
 from .errors import TvmdevError
 from .ops import OPS, kernel_params, kernel_prototype
 from .render import banner, render
+from .resources import platforms_dir, templates_dir
 from .writer import OutFile, read_manifest
 
 _STYLE_BY_SUFFIX = {".h": "c", ".c": "c", ".m": "objc", ".metal": "c", ".txt": "hash",
@@ -92,6 +93,15 @@ def kernel_contexts(spec: DeviceSpec) -> list[dict[str, Any]]:
     return out
 
 
+def _shipped(name: str) -> str:
+    """A file tvmdev ships, by its template-style name (under templates/ or platforms/)."""
+    for root in (templates_dir(), platforms_dir()):
+        path = root / name
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    raise AssertionError(f"internal error: no shipped file {name}")
+
+
 def device_files(spec: DeviceSpec, sim: bool = False) -> list[OutFile]:
     """The files of one device kind: its generic header, its kernel library and each
     platform's files. ``sim`` renders tvmdev's simulated accelerator instead of the
@@ -99,7 +109,8 @@ def device_files(spec: DeviceSpec, sim: bool = False) -> list[OutFile]:
     dev = device_context(spec)
     files = [_rendered("device.h.j2", f"include/tvm/device/{spec.name}.h", "owned",
                        spec.command, dev=dev)]
-    kernels = kernel_contexts(spec)
+    builtin = any(p.builtin_kind for p in spec.platform_objs())
+    kernels = [] if builtin else kernel_contexts(spec)  # a built-in kind ships its own
     scaffold = "owned" if sim else "scaffold"
     if kernels:
         files.append(_rendered("device_kernels.h.j2", f"include/tvm/kernels/{spec.name}.h",
@@ -116,6 +127,9 @@ def device_files(spec: DeviceSpec, sim: bool = False) -> list[OutFile]:
             if rule.when and not dev["opts"].get(rule.when):
                 continue
             path = rule.path.format(**fmt)
+            if rule.copy:
+                files.append(OutFile(path, _shipped(rule.template), rule.kind))
+                continue
             files.append(_rendered(rule.template, path,
                                    "owned" if sim else rule.kind, spec.command,
                                    dev=dev, plat=plat_ctx, opts=dev["opts"], sim=sim))
@@ -134,7 +148,8 @@ def project_files(specs: list[DeviceSpec]) -> list[OutFile]:
     standalone_frags: list[str] = []
     for plat in used:
         devs = [device_context(s) for s in specs if plat.name in s.platforms]
-        frag = render(f"{plat.name}/templates/cmake.j2", devices=devs).rstrip("\n")
+        frag = render(f"{plat.name}/templates/cmake.j2", devices=devs,
+                      external=plat.external).rstrip("\n")
         (zephyr_frags if plat.cmake_context == "zephyr" else standalone_frags).append(frag)
         for rule in plat.project_files:
             files.append(_rendered(rule.template, rule.path, rule.kind, command, devices=devs,

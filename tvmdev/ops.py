@@ -115,7 +115,8 @@ def _gemm_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]
         c_m, c_n = _broadcast_to(shapes[2], (m, n), "C")
     return {"M": m, "N": n, "K": k, "trans_a": int(attrs["transA"]),
             "trans_b": int(attrs["transB"]), "alpha": float(attrs["alpha"]),
-            "beta": float(attrs["beta"]), "c_stride_m": c_m, "c_stride_n": c_n}
+            "beta": float(attrs["beta"]), "c_stride_m": c_m, "c_stride_n": c_n,
+            "b_constant": int(attrs.get("_b_constant", 0))}
 
 
 def _matmul_parts(shapes: list[Shape | None]) -> tuple[Shape, int, int, int, int, int, int]:
@@ -162,7 +163,7 @@ def _matmul_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]
                    ) -> dict[str, Any]:
     _, batch, m, n, k, a_stride, b_stride = _matmul_parts(shapes)
     return {"batch": batch, "M": m, "N": n, "K": k, "a_batch_stride": a_stride,
-            "b_batch_stride": b_stride}
+            "b_batch_stride": b_stride, "b_constant": int(attrs.get("_b_constant", 0))}
 
 
 # --- elementwise ----------------------------------------------------------------------

@@ -55,6 +55,7 @@ class FileRule:
     path: str
     kind: str
     when: str | None  # the name of a flag option that must be set, if any
+    copy: bool = False  # copied as it is (a source file tvmdev ships), not rendered
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ class Platform:
     check_compiler: str  # the preprocessor `tvmdev check` prefers
     check_include: tuple[Path, ...]  # include folders for `tvmdev check`
     check_defines: tuple[str, ...]  # macros for `tvmdev check` ({macro}: TVM_DEVICE_<NAME>)
+    builtin_kind: str | None  # the device kind this platform implements itself, if any
+    external: dict[str, Any]  # a third-party source tree the build can use (env, sources)
     folder: Path
 
     def option(self, name: str) -> PlatformOption:
@@ -85,7 +88,7 @@ class Platform:
 
 
 _PLATFORM_KEYS = {"name", "description", "handle", "includes", "files", "project_files",
-                  "options", "cmake", "check"}
+                  "options", "cmake", "check", "builtin_kind", "external"}
 
 
 def _need(node: Any, key: str, typ: type, ctx: yamlio.LineDict) -> Any:
@@ -107,7 +110,7 @@ def _file_rules(node: Any, where_node: Any, key: str) -> tuple[FileRule, ...]:
             raise TvmdevError(f"file kind must be one of {', '.join(FILE_KINDS)}",
                               yamlio.where_of(item, "kind"))
         rules.append(FileRule(str(item["template"]), str(item["path"]), str(item["kind"]),
-                              item.get("when")))
+                              item.get("when"), bool(item.get("copy", False))))
     return tuple(rules)
 
 
@@ -153,6 +156,8 @@ def _load(folder: Path) -> Platform:
         check_include=tuple(folder / str(p) for p in (doc.get("check") or {}).get("include",
                                                                                   [])),
         check_defines=tuple(str(d) for d in (doc.get("check") or {}).get("defines", [])),
+        builtin_kind=doc.get("builtin_kind"),
+        external=dict(doc.get("external") or {}),
         folder=folder,
     )
 

@@ -30,6 +30,7 @@ int32_t tvmk_matmul_f32(const float *A, const float *B, float *Y,
     g.beta = 0.0f;
     g.c_stride_m = 0;
     g.c_stride_n = 0;
+    g.b_constant = params->b_constant;
     for (b = 0; b < params->batch; ++b) {
         const int32_t status = tvmk_gemm_f32(
             A + (size_t)b * (size_t)params->a_batch_stride,

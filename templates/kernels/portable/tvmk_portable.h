@@ -30,12 +30,14 @@ extern "C" {
 
 /* Y = alpha * op(A) @ op(B) + beta * C; op() transposes when trans_a / trans_b is set.
  * A is M x K (K x M when trans_a), B is K x N (N x K when trans_b), Y is M x N.
- * C (optional) is read at C[m * c_stride_m + n * c_stride_n]: strides of 0 broadcast. */
+ * C (optional) is read at C[m * c_stride_m + n * c_stride_n]: strides of 0 broadcast.
+ * b_constant is set when B is a model constant, so an accelerator may pack it once. */
 struct tvmk_gemm_params {
     int32_t M, N, K;
     int32_t trans_a, trans_b;
     float alpha, beta;
     int32_t c_stride_m, c_stride_n;
+    int32_t b_constant;
 };
 
 /* Batched Y[b] = A[b] @ B[b] with A[b] M x K, B[b] K x N, Y[b] M x N, b < batch.
@@ -43,6 +45,7 @@ struct tvmk_gemm_params {
 struct tvmk_matmul_params {
     int32_t batch, M, N, K;
     int32_t a_batch_stride, b_batch_stride;
+    int32_t b_constant;
 };
 
 /* Elementwise C = A op B with numpy broadcasting. The output has ndim dims of the given

@@ -1,0 +1,88 @@
+/*
+ * The float32 micro-kernel families and their dispatch by CPU feature: SME2 mopa, else
+ * SME mopa, else NEON. With TVMDEV_KAI_REAL the tables point at KleidiAI (built from a
+ * KleidiAI source tree); otherwise at tvmdev's reference micro-kernels.
+ */
+#include <stddef.h>
+
+#include "tvmdev_kai.h"
+
+#ifdef TVMDEV_KAI_REAL
+#include "kai/ukernels/matmul/matmul_clamp_f32_f32_f32p/kai_matmul_clamp_f32_f32_f32p8x1biasf32_6x8x4_neon_mla.h"
+#include "kai/ukernels/matmul/matmul_clamp_f32_f32p_f32p/kai_matmul_clamp_f32_f32p2vlx1_f32p2vlx1b_2vlx2vl_sme_mopa.h"
+#include "kai/ukernels/matmul/matmul_clamp_f32_f32p_f32p/kai_matmul_clamp_f32_f32p2vlx1_f32p2vlx1biasf32_sme2_mopa.h"
+#include "kai/ukernels/matmul/pack/kai_lhs_pack_f32p2vlx1_f32_sme.h"
+#include "kai/ukernels/matmul/pack/kai_rhs_pack_kxn_f32p2vlx1biasf32_f32_f32_sme.h"
+#include "kai/ukernels/matmul/pack/kai_rhs_pack_kxn_f32p8x1biasf32_f32_f32_neon.h"
+#include "kai/ukernels/matmul/pack/kai_rhs_pack_nxk_f32p2vlx1biasf32_f32_f32_sme.h"
+
+#define SME_FAMILY(tag, kernel, feature)                                                   \
+    static const struct tvmdev_kai_f32_ukernel tag = {                                     \
+        "kleidiai:" #kernel,                                                               \
+        feature,                                                                           \
+        kai_get_m_step_##kernel,                                                           \
+        kai_get_n_step_##kernel,                                                           \
+        kai_get_mr_##kernel,                                                               \
+        kai_get_nr_##kernel,                                                               \
+        kai_get_kr_##kernel,                                                               \
+        kai_get_sr_##kernel,                                                               \
+        kai_get_lhs_packed_offset_##kernel,                                                \
+        kai_get_rhs_packed_offset_##kernel,                                                \
+        kai_run_##kernel,                                                                  \
+        NULL,                                                                              \
+        kai_get_lhs_packed_size_lhs_pack_f32p2vlx1_f32_sme,                                \
+        kai_run_lhs_pack_f32p2vlx1_f32_sme,                                                \
+        kai_get_rhs_packed_size_rhs_pack_kxn_f32p2vlx1biasf32_f32_f32_sme,                 \
+        kai_run_rhs_pack_kxn_f32p2vlx1biasf32_f32_f32_sme,                                 \
+        kai_get_rhs_packed_size_rhs_pack_nxk_f32p2vlx1biasf32_f32_f32_sme,                 \
+        kai_run_rhs_pack_nxk_f32p2vlx1biasf32_f32_f32_sme,                                 \
+    }
+
+SME_FAMILY(sme2, matmul_clamp_f32_f32p2vlx1_f32p2vlx1biasf32_sme2_mopa, TVMDEV_KAI_SME2);
+SME_FAMILY(sme, matmul_clamp_f32_f32p2vlx1_f32p2vlx1b_2vlx2vl_sme_mopa, TVMDEV_KAI_SME);
+
+static const struct tvmdev_kai_f32_ukernel neon = {
+    "kleidiai:matmul_clamp_f32_f32_f32p8x1biasf32_6x8x4_neon_mla",
+    TVMDEV_KAI_NEON,
+    kai_get_m_step_matmul_clamp_f32_f32_f32p8x1biasf32_6x8x4_neon_mla,
+    kai_get_n_step_matmul_clamp_f32_f32_f32p8x1biasf32_6x8x4_neon_mla,
+    NULL,
+    kai_get_nr_matmul_clamp_f32_f32_f32p8x1biasf32_6x8x4_neon_mla,
+    kai_get_kr_matmul_clamp_f32_f32_f32p8x1biasf32_6x8x4_neon_mla,
+    kai_get_sr_matmul_clamp_f32_f32_f32p8x1biasf32_6x8x4_neon_mla,
+    NULL,
+    kai_get_rhs_packed_offset_matmul_clamp_f32_f32_f32p8x1biasf32_6x8x4_neon_mla,
+    NULL,
+    kai_run_matmul_clamp_f32_f32_f32p8x1biasf32_6x8x4_neon_mla,
+    NULL,
+    NULL,
+    kai_get_rhs_packed_size_rhs_pack_kxn_f32p8x1biasf32_f32_f32_neon,
+    kai_run_rhs_pack_kxn_f32p8x1biasf32_f32_f32_neon,
+    NULL,
+    NULL,
+};
+#else
+#include "tvmdev_kai_reference.h"
+
+#define sme2 tvmdev_kai_reference_sme2
+#define sme tvmdev_kai_reference_sme
+#define neon tvmdev_kai_reference_neon
+#endif
+
+const struct tvmdev_kai_f32_ukernel *const tvmdev_kai_f32_ukernels[] = {&sme2, &sme, &neon};
+const size_t tvmdev_kai_f32_ukernel_count =
+    sizeof(tvmdev_kai_f32_ukernels) / sizeof(tvmdev_kai_f32_ukernels[0]);
+
+const struct tvmdev_kai_f32_ukernel *tvmdev_kai_select_f32(uint32_t features)
+{
+    size_t i;
+
+    for (i = 0; i < tvmdev_kai_f32_ukernel_count; i++) {
+        const struct tvmdev_kai_f32_ukernel *uk = tvmdev_kai_f32_ukernels[i];
+
+        if ((features & uk->features) == uk->features) {
+            return uk;
+        }
+    }
+    return NULL;
+}

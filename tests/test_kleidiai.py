@@ -1,0 +1,190 @@
+"""The KleidiAI integration: dispatch by CPU feature, tiling, packing offsets, alpha/beta
+writeback, constant packing and fallback.
+
+Without a KleidiAI tree these run against tvmdev's reference micro-kernels
+(platforms/kleidiai/src/tvmdev_kai_reference.c: KleidiAI's interface, naive bodies), on
+the host and under qemu-aarch64. With KLEIDIAI_SOURCE_DIR set, the same cases also run
+against the real micro-kernels under qemu-aarch64: f32 NEON (-cpu cortex-a53 and with
+SME masked off), SME (-cpu max; QEMU 7.2 has SME but not SME2). Y is compared with numpy
+in float64: |y - r| <= 1e-4 + 1e-4 |r|.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import REPO, Result, need_tool, run_ok
+
+from tvmdev import external, platforms
+
+NEON, DOTPROD, I8MM, SME, SME2 = 1, 2, 4, 8, 16
+DECLINED = -7
+SRC = REPO / "platforms/kleidiai/src"
+KLEIDIAI = os.environ.get("KLEIDIAI_SOURCE_DIR")
+
+
+def build(cli: Callable[..., Result], tmp: Path, cc: str, real: Path | None = None) -> Path:
+    dev = tmp / "dev"
+    if not dev.exists():
+        assert cli("new-device", "kleidiai", "--platform", "kleidiai", "-o", str(dev)).code == 0
+    flags = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{dev}/include",
+             f"-I{dev}/src/kleidiai"]
+    objects: list[str] = []
+    if real is not None:
+        plat = platforms.get("kleidiai")
+        flags += [f"-I{real}", "-DTVMDEV_KAI_REAL"]
+        objects = [str(o) for o in external.compile_objects(cc, ["-O2"], plat, real,
+                                                            tmp / "kai-obj")]
+    exe = tmp / f"kai_test_{Path(cc).name}{'_real' if real else ''}"
+    run_ok([cc, *flags, str(REPO / "tests/c/kai_gemm_test.c"),
+            str(dev / "src/device/kleidiai/kleidiai.c"),
+            *map(str, sorted((dev / "src/kleidiai").glob("*.c"))), *objects,
+            "-lpthread", *(["-static"] if "aarch64" in cc else []), "-o", str(exe)])
+    return exe
+
+
+def case(rng: np.random.Generator, m: int, n: int, k: int, *, trans_b: int = 0,
+         const: int = 1, alpha: float = 1.0, beta: float = 0.0, c_kind: int = 0,
+         threads: int = 1, features: int = NEON, force: int = 1, arena: int = 4 << 20,
+         calls: int = 1) -> dict:
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    b = rng.uniform(-1, 1, (n, k) if trans_b else (k, n)).astype(np.float32)
+    c = rng.uniform(-1, 1, {0: (0,), 1: (n,), 2: (m, 1), 3: (m, n)}[c_kind]).astype(np.float32)
+    ref = alpha * (a.astype(np.float64) @ (b.T if trans_b else b).astype(np.float64))
+    if c_kind:
+        ref = ref + beta * c.astype(np.float64).reshape({1: (1, n), 2: (m, 1), 3: (m, n)}[c_kind])
+    head = [m, n, k, trans_b, const, alpha, beta, c_kind, threads, features, force, arena, calls]
+    return {"head": head, "data": [a, b, c], "ref": ref, "m": m, "n": n}
+
+
+def run_cases(exe: Path, cases: list[dict], tmp: Path, prefix: list[str]) -> list[tuple]:
+    lines = [str(len(cases))]
+    for cs in cases:
+        lines.append(" ".join(str(x) for x in cs["head"]))
+        for arr in cs["data"]:
+            lines.append(" ".join(f"{v:.9g}" for v in arr.ravel()))
+    (tmp / "cases.txt").write_text("\n".join(lines) + "\n")
+    proc = subprocess.run([*prefix, str(exe), str(tmp / "cases.txt"), str(tmp / "out.txt")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    words = (tmp / "out.txt").read_text().split("\n")
+    results, i = [], 0
+    for cs in cases:
+        status, name, calls, declined, packs, tiles = words[i].split()
+        y = np.array([float(v) for v in words[i + 1:i + 1 + cs["m"] * cs["n"]]])
+        i += 1 + cs["m"] * cs["n"]
+        results.append((int(status), name, int(calls), int(declined), int(packs), int(tiles),
+                        y.reshape(cs["m"], cs["n"])))
+    return results
+
+
+SHAPES = [(1, 1, 1), (1, 37, 19), (23, 1, 8), (6, 8, 4), (13, 21, 7), (33, 17, 64),
+          (64, 48, 32), (7, 100, 3)]
+
+
+def integration_cases(rng: np.random.Generator, families: dict[str, int]) -> list[tuple]:
+    """(case, expected family or None for declined, expected packs)."""
+    out = []
+    for fam, feat in families.items():
+        for m, n, k in SHAPES:
+            out.append((case(rng, m, n, k, features=feat), fam, 1))
+        # Ragged tiles over three threads; a non-constant B is packed per call.
+        out.append((case(rng, 29, 31, 9, threads=3, features=feat, const=0, calls=2), fam, 0))
+        # alpha/beta writeback with every shape of C, and the fused-bias path.
+        for c_kind in (1, 2, 3):
+            out.append((case(rng, 9, 19, 11, alpha=0.5, beta=2.0, c_kind=c_kind,
+                             features=feat), fam, 1))
+        out.append((case(rng, 9, 19, 11, alpha=1.0, beta=1.0, c_kind=1, features=feat),
+                    fam, 1))
+        # A constant is packed once, whatever the number of calls.
+        out.append((case(rng, 5, 12, 6, features=feat, calls=3), fam, 1))
+        # transB: served for a constant by families with nxk packing, else declined.
+        served = fam != "neon"
+        out.append((case(rng, 7, 13, 5, trans_b=1, features=feat), fam if served else None,
+                    1 if served else 0))
+        out.append((case(rng, 7, 13, 5, trans_b=1, const=0, features=feat), None, 0))
+        # An arena too small for the packed weights: declined.
+        out.append((case(rng, 16, 64, 64, arena=1024, features=feat), None, 0))
+    out.append((case(rng, 4, 4, 4, features=0), None, 0))  # no usable family
+    return out
+
+
+def check(results: list[tuple], cases: list[tuple], names: dict[str, str]) -> None:
+    for (status, name, calls, declined, packs, tiles, y), (cs, fam, want_packs) in zip(
+            results, cases, strict=True):
+        label = f"case {cs['head']}"
+        if fam is None:
+            assert status == DECLINED and declined >= 1 and calls == 0, label
+            continue
+        assert status == 0, f"{label}: status {status}"
+        assert name == names[fam], f"{label}: ran {name}"
+        assert packs == want_packs, f"{label}: packed {packs} times"
+        np.testing.assert_allclose(y, cs["ref"], rtol=1e-4, atol=1e-4, err_msg=label)
+
+
+REF_NAMES = {"sme2": "reference:sme2_mopa", "sme": "reference:sme_mopa",
+             "neon": "reference:neon_mla"}
+FAMILIES = {"sme2": SME2 | SME | NEON, "sme": SME | NEON, "neon": NEON | DOTPROD | I8MM}
+
+
+def test_integration_with_reference_ukernels_on_host(cli: Callable[..., Result],
+                                                     tmp_path: Path) -> None:
+    exe = build(cli, tmp_path, need_tool("gcc"))
+    cases = integration_cases(np.random.default_rng(1), FAMILIES)
+    check(run_cases(exe, [c for c, _, _ in cases], tmp_path, []), cases, REF_NAMES)
+
+
+def test_integration_with_reference_ukernels_on_aarch64(cli: Callable[..., Result],
+                                                        tmp_path: Path) -> None:
+    cc = need_tool("aarch64-linux-gnu-gcc", "apt-get install gcc-aarch64-linux-gnu")
+    qemu = need_tool("qemu-aarch64", "apt-get install qemu-user")
+    exe = build(cli, tmp_path, cc)
+    cases = integration_cases(np.random.default_rng(2), FAMILIES)
+    check(run_cases(exe, [c for c, _, _ in cases], tmp_path, [qemu, "-cpu", "max"]), cases,
+          REF_NAMES)
+
+
+def test_feature_detection_under_qemu(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """Init reads getauxval: -cpu max reports SME (reference kernels stand in), a
+    Cortex-A53 only NEON."""
+    cc = need_tool("aarch64-linux-gnu-gcc", "apt-get install gcc-aarch64-linux-gnu")
+    qemu = need_tool("qemu-aarch64", "apt-get install qemu-user")
+    exe = build(cli, tmp_path, cc)
+    rng = np.random.default_rng(3)
+    everything = NEON | DOTPROD | I8MM | SME | SME2
+    cases = [case(rng, 9, 9, 9, features=everything, force=0)]
+    (res_max,) = run_cases(exe, cases, tmp_path, [qemu, "-cpu", "max"])
+    (res_a53,) = run_cases(exe, cases, tmp_path, [qemu, "-cpu", "cortex-a53"])
+    assert res_max[1] == "reference:sme_mopa"  # QEMU 7.2: SME, no SME2
+    assert res_a53[1] == "reference:neon_mla"
+    for res in (res_max, res_a53):
+        np.testing.assert_allclose(res[6], cases[0]["ref"], rtol=1e-4, atol=1e-4)
+
+
+REAL_NAMES = {"sme": "kleidiai:matmul_clamp_f32_f32p2vlx1_f32p2vlx1b_2vlx2vl_sme_mopa",
+              "neon": "kleidiai:matmul_clamp_f32_f32_f32p8x1biasf32_6x8x4_neon_mla"}
+
+
+@pytest.mark.skipif(not KLEIDIAI, reason="KLEIDIAI_SOURCE_DIR is not set: the real KleidiAI "
+                    "micro-kernels cannot be built (the reference ones are tested above)")
+@pytest.mark.parametrize("cpu,family,features", [
+    ("max", "sme", NEON | SME),                 # SME mopa (QEMU 7.2 has no SME2)
+    ("max", "neon", NEON | DOTPROD | I8MM),      # SME masked off: NEON f32
+    ("cortex-a53", "neon", NEON | DOTPROD | I8MM | SME | SME2),  # the CPU lacks them
+])
+def test_integration_with_real_kleidiai(cpu: str, family: str, features: int,
+                                        cli: Callable[..., Result], tmp_path: Path) -> None:
+    cc = need_tool("aarch64-linux-gnu-gcc", "apt-get install gcc-aarch64-linux-gnu")
+    qemu = need_tool("qemu-aarch64", "apt-get install qemu-user")
+    exe = build(cli, tmp_path, cc, Path(str(KLEIDIAI)))
+    cases = [(c, fam, p) for c, fam, p in integration_cases(
+        np.random.default_rng(4), {family: features}) if c["head"][9] != 0]
+    for c, _, _ in cases:
+        c["head"][10] = 0  # not forced: the CPU's features, limited to these
+    check(run_cases(exe, [c for c, _, _ in cases], tmp_path, [qemu, "-cpu", cpu]), cases,
+          REAL_NAMES)
