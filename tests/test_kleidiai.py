@@ -124,6 +124,7 @@ def check(results: list[tuple], cases: list[tuple], names: dict[str, str]) -> No
         assert status == 0, f"{label}: status {status}"
         assert name == names[fam], f"{label}: ran {name}"
         assert packs == want_packs, f"{label}: packed {packs} times"
+        assert tiles >= calls >= 1, f"{label}: {tiles} tiles in {calls} calls"
         np.testing.assert_allclose(y, cs["ref"], rtol=1e-4, atol=1e-4, err_msg=label)
 
 
