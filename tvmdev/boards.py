@@ -30,6 +30,7 @@ class Board:
     kernels: tuple[str, ...]
     memory: dict[str, Any]
     support: dict[str, Any]
+    offload: dict[str, Any]
     folder: Path
     raw: dict[str, Any] = field(compare=False, default_factory=dict)
 
@@ -61,7 +62,8 @@ def _load(path: Path) -> Board:
         cflags=tuple(tc.get("cflags") or ()), defines=tuple(tc.get("defines") or ()),
         ldflags=tuple(tc.get("ldflags") or ()), run=dict(doc["run"]),
         kernels=tuple(doc.get("kernels") or ()), memory=dict(doc.get("memory") or {}),
-        support=dict(doc.get("support") or {}), folder=path.parent, raw=dict(doc))
+        support=dict(doc.get("support") or {}), offload=dict(doc.get("offload") or {}),
+        folder=path.parent, raw=dict(doc))
 
 
 @cache

@@ -143,7 +143,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     runner.check_tools(board)
     prep = runner.prepare(m, board, build_dir, args.schedule,
                           Path(args.device_dir) if args.device_dir else None,
-                          [Path(k) for k in args.kernels or []], inputs)
+                          [Path(k) for k in args.kernels or []], inputs,
+                          {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None)
+    if args.cpu:
+        if board.run.get("method") != "qemu-user":
+            raise TvmdevError(f"--cpu picks the CPU qemu-user emulates; board {board.name} "
+                              "does not run under qemu-user")
+        prep.cpu = args.cpu
     native = board.run.get("method") == "native"
     if not native and (args.threads > 1 or args.iterations > 1):
         raise TvmdevError(f"--threads and --iterations run on the host only, not on "
@@ -359,6 +365,11 @@ def build_parser() -> argparse.ArgumentParser:
     rn.add_argument("--fail", metavar="FN:N:CODE",
                     help="simulated devices: make the Nth call of FN (activate, open, "
                          "operator, close, deactivate) return CODE")
+    rn.add_argument("--cpu", help="qemu-user boards: the CPU to emulate (for example "
+                    "cortex-a53, which lacks dotprod, i8mm and SME)")
+    rn.add_argument("--kleidiai", metavar="PATH",
+                    help="a KleidiAI source tree (default: $KLEIDIAI_SOURCE_DIR; without one, "
+                         "tvmdev's reference micro-kernels stand in)")
     rn.add_argument("--threads", type=int, default=1, help="run in THREADS threads at once")
     rn.add_argument("--iterations", type=int, default=1, help="runs per thread")
     rn.set_defaults(handler=cmd_run)

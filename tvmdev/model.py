@@ -6,7 +6,7 @@ inferred here, in operator order, and checked against the declared outputs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -359,3 +359,18 @@ def load(path: Path) -> Model:
     return Model(name=name, path=file, devices=tuple(devices), inputs=tuple(in_node),
                  outputs=tuple(out_node), constants=constants, operators=tuple(operators),
                  tensors=tensors)
+
+
+def with_offload(model: Model, device: str, kind: str, ops: tuple[str, ...]) -> Model:
+    """The model with the operators in ``ops`` that no device runs bound to a new device
+    instance ``device`` of ``kind`` (a board's offload: gemm to KleidiAI on Arm hosts).
+    Unchanged when no operator qualifies."""
+    picked = [op for op in model.operators if op.device is None and op.op in ops]
+    if not picked:
+        return model
+    name = device
+    while any(d.name == name for d in model.devices):
+        name += "_"
+    new_ops = tuple(replace(op, device=name) if op in picked else op for op in model.operators)
+    dev = Device(name, kind, Where(model.path))
+    return replace(model, devices=(*model.devices, dev), operators=new_ops)

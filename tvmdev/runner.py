@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from . import aot, devicegen, reference, writer
+from . import aot, devicegen, external, platforms, reference, writer
 from .boards import Board
 from .devices import DeviceSpec
 from .errors import TvmdevError
-from .model import Model
+from .model import Model, with_offload
 from .ops import OPS
 from .registry import Library, build_registry, load_library
 from .render import banner, render
@@ -45,7 +45,9 @@ class Prepared:
     exe: Path
     defines: list[str] = field(default_factory=list)
     link_flags: list[str] = field(default_factory=list)
+    external: list[tuple[platforms.Platform, Path]] = field(default_factory=list)
     inputs: dict[str, np.ndarray] = field(default_factory=dict)
+    cpu: str | None = None  # the CPU a qemu-user board emulates, when not the board's
 
     @property
     def harness(self) -> str:
@@ -122,36 +124,59 @@ def _device_dir_spec(device_dir: Path, kind: str, platform: str) -> bool:
 
 def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager",
             device_dir: Path | None = None, kernel_files: list[Path] | None = None,
-            inputs: dict[str, np.ndarray] | None = None) -> Prepared:
+            inputs: dict[str, np.ndarray] | None = None,
+            external_dirs: dict[str, Path] | None = None) -> Prepared:
     """Generate everything a build needs into ``build_dir``. Firmware harnesses compile
-    ``inputs`` in (default: the seeded random inputs)."""
+    ``inputs`` in (default: the seeded random inputs). The board's offload binds its
+    operators to a device of the offload kind; built-in kinds (kleidiai) use their own
+    implementation, built against their external tree when there is one
+    (``external_dirs`` by platform, else the platform's environment variable)."""
     build_dir = build_dir.resolve()
     dev_out = build_dir / "devices"
-    sim_kinds, user_kinds = [], []
+    off = board.offload
+    if off:
+        model = with_offload(model, str(off["device"]), str(off["kind"]),
+                             tuple(off.get("ops") or ()))
+    builtin = {p.builtin_kind: p for p in platforms.all_platforms().values() if p.builtin_kind}
+    sim_kinds, user_kinds, builtin_kinds = [], [], []
+    kind_platform: dict[str, str] = {}
     for kind in model.kinds:
-        if device_dir is not None and _device_dir_spec(device_dir, kind, board.platform):
+        if kind in builtin:
+            builtin_kinds.append(kind)
+            kind_platform[kind] = builtin[kind].name
+        elif device_dir is not None and _device_dir_spec(device_dir, kind, board.platform):
             user_kinds.append(kind)
+            kind_platform[kind] = board.platform
         else:
             sim_kinds.append(kind)
+            kind_platform[kind] = board.platform
     device_libs: list[Library] = []
     sources: list[Path] = []
     include_dirs = [build_dir / "model"]
-    if sim_kinds:
-        specs = [DeviceSpec(k, (board.platform,), ops=_ops_on_kind(model, k),
-                            command=SIM_COMMAND, given=k) for k in sim_kinds]
-        files = [f for f in devicegen.project_files(specs)
-                 if f.path.startswith("include/")]
+    external_trees: list[tuple[platforms.Platform, Path]] = []
+    specs = [DeviceSpec(k, (kind_platform[k],), ops=_ops_on_kind(model, k),
+                        command=SIM_COMMAND, given=k) for k in (*sim_kinds, *builtin_kinds)]
+    # The shared headers (status.h) always, then each generated kind's files.
+    files = [f for f in devicegen.project_files(specs) if f.path.startswith("include/")]
+    for spec in specs:
+        files += devicegen.device_files(spec, sim=spec.name in sim_kinds)
+    writer.sync(dev_out, files)
+    include_dirs.append(dev_out / "include")
+    if specs:
+        if sim_kinds:
+            include_dirs.append(templates_dir() / "sim")
+            sources.append(templates_dir() / "sim/tvmdev_sim.c")
         for spec in specs:
-            files += devicegen.device_files(spec, sim=True)
-        writer.sync(dev_out, files)
-        include_dirs += [dev_out / "include", templates_dir() / "sim"]
-        sources.append(templates_dir() / "sim/tvmdev_sim.c")
-        for spec in specs:
-            sources.append(dev_out / f"src/device/{spec.name}/{board.platform}.c")
+            plat_name = kind_platform[spec.name]
+            sources.append(dev_out / f"src/device/{spec.name}/{plat_name}.c")
             lib = dev_out / f"kernels/{spec.name}.yaml"
             if lib.is_file():
                 device_libs.append(load_library(lib, "device", spec.name, spec.name,
                                                 dev_out / "include"))
+            plat = platforms.get(plat_name)
+            root = external.tree(plat, external_dirs.get(plat.name) if external_dirs else None)
+            if root is not None:
+                external_trees.append((plat, root))
     for kind in user_kinds:
         assert device_dir is not None
         include_dirs.append(device_dir.resolve() / "include")
@@ -165,16 +190,21 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
     writer.sync(build_dir / "model", list(gen.files))
     prefix = f"tvmgen_{model.name}"
     prep = Prepared(model, board, build_dir, gen, [], [], sim_kinds, build_dir / model.name)
+    prep.external = external_trees
+    for plat, root in external_trees:
+        prep.defines += list(plat.external.get("defines") or [])
+        include_dirs += [root / i for i in plat.external.get("include", ["."])]
     if inputs is None:
         inputs = reference.random_inputs(model)
     prep.inputs = inputs
     devices_ctx: list[dict[str, Any]] = [
-        {"name": d.name, "type": f"tvm_device_{d.kind}_t",
+        {"name": d.name, "type": f"tvm_device_{d.kind}_t", "sim": d.kind in sim_kinds,
          "camel": devicegen.device_context(DeviceSpec(d.kind, ()))["camel"]}
         for d in model.devices]
     main_ctx: dict[str, Any] = {
         "model": model.name, "prefix": prefix, "macro": prefix.upper(),
-        "kinds": list(model.kinds), "sim": bool(sim_kinds) and not user_kinds,
+        "kinds": [{"kind": k, "platform": kind_platform[k]} for k in model.kinds],
+        "sim": bool(sim_kinds),
         "board": board.name,
         "inputs": [{"name": n, "cname": model.tensors[n].cname, "shape": list(
             model.tensors[n].shape), "count": int(np.prod(model.tensors[n].shape)),
@@ -249,9 +279,13 @@ def build(prep: Prepared, extra_cflags: tuple[str, ...] = (), fault: str | None 
         defines.append(f"{macro}_TRACE_HOOK=tvmdev_host_trace")
     elif fault:
         defines.append(f'TVMDEV_SIM_FAIL="{fault}"')
+    objects: list[Path] = []
+    for plat, root in prep.external:
+        objects += external.compile_objects(b.cc, ["-O2"], plat, root,
+                                            prep.build_dir / f"{plat.name}-objects")
     cmd = [b.cc, *b.cflags, *extra_cflags, *(f"-D{d}" for d in defines),
            *(f"-I{d}" for d in prep.include_dirs), *(str(s) for s in prep.sources),
-           *prep.link_flags, "-o", str(prep.exe), *b.ldflags]
+           *(str(o) for o in objects), *prep.link_flags, "-o", str(prep.exe), *b.ldflags]
     digest = hashlib.sha256(" ".join(cmd).encode())
     for src in prep.sources:
         digest.update(src.read_bytes())
@@ -315,7 +349,7 @@ def _run_native(prep: Prepared, inputs: dict[str, np.ndarray], fault: str | None
         env["TVMDEV_SIM_FAIL"] = fault
     if trace:
         env["TVMDEV_TRACE_DIR"] = str(trace_dir)
-    argv = [str(prep.exe), str(in_dir), str(out_dir)]
+    argv = [*user_mode_prefix(prep), str(prep.exe), str(in_dir), str(out_dir)]
     if threads > 1 or iterations > 1:
         argv += [str(threads), str(iterations)]
     proc = _run(prep, argv, env)
@@ -341,6 +375,15 @@ def _run(prep: Prepared, argv: list[str], env: dict[str, str] | None = None
                           str(prep.exe)) from None
 
 
+def user_mode_prefix(prep: Prepared, cpu: str | None = None) -> list[str]:
+    """The emulator a qemu-user board runs programs under (empty for native boards)."""
+    run = prep.board.run
+    if run.get("method") != "qemu-user":
+        return []
+    return [str(run["qemu"]), "-cpu", cpu or prep.cpu or str(run.get("cpu", "max")),
+            *map(str, run.get("args") or [])]
+
+
 def qemu_command(prep: Prepared) -> list[str]:
     run = prep.board.run
     return [str(run["qemu"]), *map(str, run.get("args") or []), "-kernel", str(prep.exe)]
@@ -354,7 +397,7 @@ def execute(prep: Prepared, inputs: dict[str, np.ndarray] | None = None,
     if inputs is None:
         inputs = prep.inputs
     trace_dir: Path | None = None
-    if prep.board.run.get("method") == "native":
+    if prep.board.run.get("method") in ("native", "qemu-user"):
         proc, outputs, trace_dir = _run_native(prep, inputs, fault, threads, iterations,
                                                trace)
         status, status_name, devices, _ = _parse(proc.stdout)
