@@ -169,8 +169,9 @@ def test_list_kernels_merged_table(cli: Callable[..., Result], tmp_path: Path) -
     rows = json.loads(r.out)
     gemm = [(x["kernel"], x["level"]) for x in rows if x["op"] == "gemm"]
     assert gemm == [("my_gemm_nobias", "user"), ("my_gemm_any", "user"),
-                    ("woofles_gemm_f32", "device"), ("tvmk_gemm_f32", "portable")]
+                    ("woofles_gemm_f32", "device"), ("tvmk_gemm_f32", "portable"),
+                    ("tvmk_gemm_q4c32_f32", "portable")]
     r = cli("list", "kernels")
     assert r.out.splitlines()[0].split() == ["op", "kernel", "level", "scope", "dtypes",
                                              "header"]
-    assert len(r.out.splitlines()) == 1 + 14
+    assert len(r.out.splitlines()) == 1 + 15  # 14 ops, gemm twice (float32, int4 weights)

@@ -82,6 +82,14 @@ def c_bits(values: np.ndarray, per_line: int = 8, indent: str = "    ") -> str:
     return ",\n".join(lines)
 
 
+def c_ints(values: np.ndarray, per_line: int, indent: str = "    ") -> str:
+    """Unsigned integers as hex literals, ``per_line`` to a line."""
+    width = values.dtype.itemsize * 2
+    words = [f"0x{v:0{width}x}" for v in values.tolist()]
+    return ",\n".join(indent + ", ".join(words[i:i + per_line])
+                       for i in range(0, len(words), per_line))
+
+
 def _init_value(v: Any) -> str:
     if isinstance(v, float):
         return c_float(v)
@@ -99,6 +107,8 @@ def _tensor_expr(model: Model, name: str | None, prefix: str) -> str:
     if t.role == "output":
         return f"outputs->{t.cname}"
     if t.role == "constant":
+        if t.dtype == "q4c32":
+            return f"&{prefix}_const_{t.cname}"
         suffix = ".values" if numel(t.shape) > DECIMAL_LIMIT else ""
         return f"{prefix}_const_{t.cname}{suffix}"
     return f"t_{t.cname}"
@@ -214,7 +224,12 @@ def generate(model: Model, registry: Registry, schedule_kind: str = "eager",
         "constants": [{"cname": model.tensors[n].cname, "count": int(v.size),
                        "shape": list(v.shape), "bits": v.size > DECIMAL_LIMIT,
                        "data": c_bits(v) if v.size > DECIMAL_LIMIT else c_array(v)}
-                      for n, v in model.constants.items()],
+                      for n, v in model.constants.items() if n not in model.quantized],
+        "quantized": [{"cname": model.tensors[n].cname, "shape": list(model.tensors[n].shape),
+                       "n": q.n, "k": q.k, "block": q.block, "nbytes": int(q.data.size),
+                       "nscales": int(q.scales.size), "data": c_ints(q.data.ravel(), 16),
+                       "scales": c_ints(q.scales.ravel(), 12)}
+                      for n, q in model.quantized.items()],
         "ops": [ops[i] for i in sorted(ops)],
         "steps": step_ctx,
         "workspace_size": memory.arena_size,

@@ -6,7 +6,7 @@ inferred here, in operator order, and checked against the declared outputs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +16,15 @@ from . import naming, yamlio
 from .devices import device_name
 from .errors import TvmdevError, Where
 from .ops import DTYPES, OPS, Shape, ShapeError, check_attrs, numel
+from .quant import Q4Weight, quantize
 
 MODEL_KEYS = ("name", "devices", "inputs", "outputs", "constants", "operators")
 OP_KEYS = ("name", "op", "inputs", "outputs", "attrs", "device")
 TENSOR_KEYS = ("shape", "dtype")
 CONST_SOURCES = ("npy", "values", "random")
+QUANT_KEYS = ("bits", "block")
 RANDOM_KEYS = ("seed", "low", "high")
-DTYPE_SIZE = {"float32": 4}
+DTYPE_SIZE = {"float32": 4, "q4c32": 4}  # q4c32: constants only, sized as their floats
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,9 @@ class Model:
     constants: dict[str, np.ndarray]
     operators: tuple[Operator, ...]
     tensors: dict[str, Tensor]
+    # Constants quantised to 4 bits: the quantised form (constants[] holds the dequantised
+    # values, which the reference uses).
+    quantized: dict[str, Q4Weight] = field(default_factory=dict)
 
     def device(self, name: str) -> Device:
         return next(d for d in self.devices if d.name == name)
@@ -143,7 +148,7 @@ def _cname(name: str, what: str, where: Where, taken: dict[str, str]) -> str:
 
 def _constant(name: str, node: yamlio.LineDict, base: Path) -> tuple[Shape, str, np.ndarray]:
     where = node.where()
-    _keys(node, TENSOR_KEYS + CONST_SOURCES, f"constant '{name}'")
+    _keys(node, TENSOR_KEYS + CONST_SOURCES + ("quantize",), f"constant '{name}'")
     for key in TENSOR_KEYS:
         if key not in node:
             raise _err(f"constant '{name}' needs '{key}'", where)
@@ -246,8 +251,22 @@ def load(path: Path) -> Model:
                                            tnode.where("dtype")), role, cname, w)
 
     constants: dict[str, np.ndarray] = {}
+    to_quantize: dict[str, tuple[int, Where]] = {}
     const_node = _mapping(top.get("constants") or {}, "constants", top.where("constants"))
     for cname_, cnode in const_node.items():
+        if isinstance(cnode, yamlio.LineDict) and "quantize" in cnode:
+            qn = _mapping(cnode["quantize"], f"quantize of constant '{cname_}'",
+                          cnode.where("quantize"))
+            _keys(qn, QUANT_KEYS, f"quantize of constant '{cname_}'")
+            if qn.get("bits") != 4:
+                raise _err(f"constant '{cname_}': only 4-bit quantisation is supported",
+                           qn.where("bits"), hint="quantize: {bits: 4, block: 32}")
+            block = qn.get("block")
+            if not isinstance(block, int) or isinstance(block, bool) or block <= 0 or \
+                    block % 32:
+                raise _err(f"constant '{cname_}': block must be a positive multiple of 32",
+                           qn.where("block") if "block" in qn else qn.where())
+            to_quantize[cname_] = (block, qn.where())
         w = const_node.where(cname_)
         c = _cname(cname_, "constant", w, taken)
         shape, dtype, data = _constant(cname_, _mapping(cnode, f"constant '{cname_}'", w),
@@ -356,9 +375,29 @@ def load(path: Path) -> Model:
     for t in out_node:
         if t not in written:
             raise _err(f"output '{t}' is never written by an operator", out_node.where(t))
+    quantized: dict[str, Q4Weight] = {}
+    for cname_, (block, qwhere) in to_quantize.items():
+        uses = [(op, j) for op in operators for j, t in enumerate(op.inputs) if t == cname_]
+        if not uses or any(op.op != "gemm" or j != 1 for op, j in uses):
+            raise _err(f"constant '{cname_}': a 4-bit constant must be the B of gemm "
+                       "operators only", qwhere)
+        trans = {op.attr_dict["transB"] for op, _ in uses}
+        if len(trans) != 1:
+            raise _err(f"constant '{cname_}': used with and without transB", qwhere)
+        weights = constants[cname_]
+        w_nk = weights if trans.pop() else weights.T  # N x K
+        if w_nk.shape[1] % block:
+            raise _err(f"constant '{cname_}': K = {w_nk.shape[1]} is not a multiple of the "
+                       f"block ({block})", qwhere)
+        q = quantize(w_nk, block)
+        deq = q.dequantize()
+        constants[cname_] = deq if w_nk is weights else np.ascontiguousarray(deq.T)
+        constants[cname_].setflags(write=False)
+        quantized[cname_] = q
+        tensors[cname_] = replace(tensors[cname_], dtype="q4c32")
     return Model(name=name, path=file, devices=tuple(devices), inputs=tuple(in_node),
                  outputs=tuple(out_node), constants=constants, operators=tuple(operators),
-                 tensors=tensors)
+                 tensors=tensors, quantized=quantized)
 
 
 def with_offload(model: Model, device: str, kind: str, ops: tuple[str, ...]) -> Model:

@@ -443,6 +443,10 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
 OPTIONAL_NO_DEFAULT = {("conv2d", "kernel_shape"), ("transpose", "perm")}
 
 DTYPES = ("float32",)
+# Dtypes a kernel library may name beyond those a model declares: q4c32 is a float32
+# constant quantised to 4 bits in blocks (tvmdev/quant.py).
+KERNEL_DTYPES = ("float32", "q4c32")
+CTYPES = {"float32": "float", "q4c32": "struct tvmk_q4c32"}
 
 
 def check_attrs(op: OpDef, given: dict[str, Any]) -> dict[str, Any]:
@@ -482,9 +486,10 @@ def check_attrs(op: OpDef, given: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def kernel_params(op: OpDef) -> list[tuple[str, str]]:
+def kernel_params(op: OpDef, dtypes: dict[str, str] | None = None) -> list[tuple[str, str]]:
     """(C type, name) of every parameter of a kernel for ``op``, in calling order."""
-    params = [("const float *", a) for a in op.inputs]
+    dtypes = dtypes or {}
+    params = [(f"const {CTYPES[dtypes.get(a, 'float32')]} *", a) for a in op.inputs]
     params += [("float *", a) for a in op.outputs]
     params += [(f"const struct {op.params_struct} *", "params"), ("void *", "resource_handle")]
     return params

@@ -30,7 +30,7 @@ from pathlib import Path
 from . import naming, yamlio
 from .errors import TvmdevError, Where
 from .model import Model, Operator
-from .ops import DTYPES, OPS, kernel_params
+from .ops import KERNEL_DTYPES, OPS, kernel_params
 from .resources import templates_dir
 
 ENTRY_KEYS = ("op", "header", "type_alias", "kernels")
@@ -108,10 +108,10 @@ def load_library(path: Path, level: str, name: str | None = None,
                 raise TvmdevError(f"type_alias {alias} must be a list of dtypes",
                                   yamlio.where_of(entry["type_alias"], alias))
             for t in types:
-                if t not in DTYPES:
+                if t not in KERNEL_DTYPES:
                     raise TvmdevError(f"unknown dtype {t!r} in type_alias {alias}",
                                       yamlio.where_of(entry["type_alias"], alias),
-                                      hint="dtypes: " + ", ".join(DTYPES))
+                                      hint="dtypes: " + ", ".join(KERNEL_DTYPES))
             aliases[str(alias)] = tuple(types)
         items = entry.get("kernels")
         if not isinstance(items, list) or not items:
@@ -152,7 +152,7 @@ def load_library(path: Path, level: str, name: str | None = None,
                     for a in alias_list:
                         if a in aliases:
                             allowed.extend(aliases[a])
-                        elif a in DTYPES:
+                        elif a in KERNEL_DTYPES:
                             allowed.append(a)
                         else:
                             raise TvmdevError(f"type alias '{a}' is used but not defined",

@@ -68,6 +68,37 @@ struct tvmdev_kai_f32_ukernel {
                          void *rhs_packed, size_t extra_bytes, const void *params);
 };
 
+/* One int4 family: activations quantised to int8 per row (qai8dxp) times 4-bit
+ * block-quantised weights (qsi4c32p), in KleidiAI's interface; scales are bfloat16. */
+struct tvmdev_kai_q4_ukernel {
+    const char *name;
+    uint32_t features;
+    size_t (*get_m_step)(void);
+    size_t (*get_n_step)(void);
+    size_t (*get_mr)(void);
+    size_t (*get_nr)(void);
+    size_t (*get_kr)(void);
+    size_t (*get_sr)(void);
+    size_t (*get_lhs_packed_offset)(size_t m_idx, size_t k);
+    size_t (*get_rhs_packed_offset)(size_t n_idx, size_t k, size_t bl);
+    void (*run)(size_t m, size_t n, size_t k, size_t bl, const void *lhs_packed,
+                const void *rhs_packed, float *dst, size_t dst_stride_row, size_t dst_stride_col,
+                float clamp_min, float clamp_max);
+    size_t (*lhs_packed_size)(size_t m, size_t k, size_t mr, size_t kr, size_t sr);
+    void (*lhs_pack)(size_t m, size_t k, size_t mr, size_t kr, size_t sr, size_t m_idx_start,
+                     const float *lhs, size_t lhs_stride, void *lhs_packed);
+    size_t (*rhs_packed_size)(size_t n, size_t k, size_t nr, size_t kr, size_t sr, size_t bl);
+    /* rhs: n rows of k 4-bit values; scales: bfloat16, scale_stride bytes per row. */
+    void (*rhs_pack)(size_t n, size_t k, size_t nr, size_t kr, size_t sr, size_t bl,
+                     const uint8_t *rhs, size_t rhs_stride, const float *bias,
+                     const uint16_t *scales, size_t scale_stride, void *rhs_packed);
+};
+
+/* The int4 families, best first: i8mm, then dotprod. */
+extern const struct tvmdev_kai_q4_ukernel *const tvmdev_kai_q4_ukernels[];
+extern const size_t tvmdev_kai_q4_ukernel_count;
+const struct tvmdev_kai_q4_ukernel *tvmdev_kai_select_q4(uint32_t features);
+
 /* The families, best first: SME2 mopa, SME mopa, NEON f32. */
 extern const struct tvmdev_kai_f32_ukernel *const tvmdev_kai_f32_ukernels[];
 extern const size_t tvmdev_kai_f32_ukernel_count;
@@ -101,7 +132,7 @@ struct tvmdev_kai_config {
 struct tvmdev_kai_slot {
     const void *rhs;
     const void *bias;
-    const struct tvmdev_kai_f32_ukernel *ukernel;
+    const void *ukernel; /* a tvmdev_kai_f32_ukernel or tvmdev_kai_q4_ukernel */
     uint32_t n, k, transposed;
     size_t offset; /* in the arena */
     size_t size;

@@ -11,6 +11,9 @@
  *   through the thread-pool hook; each tile is computed into a per-thread scratch and
  *   written back: a memcpy when alpha = 1 and no C term is left, else
  *   Y = alpha * tile + beta * C.
+ * - A 4-bit block-quantised B (struct tvmk_q4c32) runs on the qai8dxp x qsi4c32p
+ *   families (i8mm first, else dotprod): the LHS is quantised to int8 per row as it is
+ *   packed, the RHS packed once with its bfloat16 block scales.
  */
 #include <float.h>
 #include <stddef.h>
@@ -22,8 +25,14 @@
 
 #define ALIGN 64U
 
+struct job;
+typedef void (*compute_fn)(const struct job *j, size_t m0, size_t n0, size_t mb, size_t nb,
+                           float *tile);
+
 struct job {
-    const struct tvmdev_kai_f32_ukernel *uk;
+    const void *uk;            /* the family: f32 or q4 */
+    compute_fn compute;        /* one tile into the scratch */
+    size_t bl;                 /* q4: the block length */
     const float *A;
     const uint8_t *lhs_packed; /* NULL: plain LHS */
     const uint8_t *rhs_packed;
@@ -73,32 +82,6 @@ static void write_back(const struct job *j, const float *tile, size_t m0, size_t
     }
 }
 
-static void run_tiles(void *arg, uint32_t thread)
-{
-    const struct job *j = (const struct job *)arg;
-    const struct tvmdev_kai_f32_ukernel *uk = j->uk;
-    const size_t K = (size_t)j->p->K;
-    float *tile = j->scratch + (size_t)thread * j->m_step * j->n_step;
-    size_t t;
-
-    for (t = thread; t < j->m_tiles * j->n_tiles; t += j->threads) {
-        const size_t m0 = (t / j->n_tiles) * j->m_step;
-        const size_t n0 = (t % j->n_tiles) * j->n_step;
-        const size_t mb = (size_t)j->p->M - m0 < j->m_step ? (size_t)j->p->M - m0 : j->m_step;
-        const size_t nb = (size_t)j->p->N - n0 < j->n_step ? (size_t)j->p->N - n0 : j->n_step;
-        const void *rhs = j->rhs_packed + uk->get_rhs_packed_offset(n0, K);
-
-        if (j->lhs_packed != NULL) {
-            uk->run_packed_lhs(mb, nb, K, j->lhs_packed + uk->get_lhs_packed_offset(m0, K), rhs,
-                               tile, nb * sizeof(float), sizeof(float), -FLT_MAX, FLT_MAX);
-        } else {
-            uk->run_plain_lhs(mb, nb, K, j->A + m0 * K, K * sizeof(float), rhs, tile,
-                              nb * sizeof(float), sizeof(float), -FLT_MAX, FLT_MAX);
-        }
-        write_back(j, tile, m0, n0, mb, nb);
-    }
-}
-
 /* Bytes of the arena above the packed constants; NULL when they do not fit. */
 static uint8_t *scratch_alloc(tvm_device_kleidiai_t *dev, size_t *cursor, size_t bytes)
 {
@@ -109,6 +92,93 @@ static uint8_t *scratch_alloc(tvm_device_kleidiai_t *dev, size_t *cursor, size_t
     }
     *cursor = at + bytes;
     return dev->arena + at;
+}
+
+static int32_t decline(tvm_device_kleidiai_t *dev)
+{
+    if (dev != NULL) {
+        dev->stats.declined++;
+    }
+    return TVM_DEVICE_DECLINED;
+}
+
+static void compute_f32(const struct job *j, size_t m0, size_t n0, size_t mb, size_t nb,
+                        float *tile)
+{
+    const struct tvmdev_kai_f32_ukernel *uk = (const struct tvmdev_kai_f32_ukernel *)j->uk;
+    const size_t K = (size_t)j->p->K;
+    const void *rhs = j->rhs_packed + uk->get_rhs_packed_offset(n0, K);
+
+    if (j->lhs_packed != NULL) {
+        uk->run_packed_lhs(mb, nb, K, j->lhs_packed + uk->get_lhs_packed_offset(m0, K), rhs, tile,
+                           nb * sizeof(float), sizeof(float), -FLT_MAX, FLT_MAX);
+    } else {
+        uk->run_plain_lhs(mb, nb, K, j->A + m0 * K, K * sizeof(float), rhs, tile,
+                          nb * sizeof(float), sizeof(float), -FLT_MAX, FLT_MAX);
+    }
+}
+
+static void compute_q4(const struct job *j, size_t m0, size_t n0, size_t mb, size_t nb,
+                       float *tile)
+{
+    const struct tvmdev_kai_q4_ukernel *uk = (const struct tvmdev_kai_q4_ukernel *)j->uk;
+    const size_t K = (size_t)j->p->K;
+
+    uk->run(mb, nb, K, j->bl, j->lhs_packed + uk->get_lhs_packed_offset(m0, K),
+            j->rhs_packed + uk->get_rhs_packed_offset(n0, K, j->bl), tile, nb * sizeof(float),
+            sizeof(float), -FLT_MAX, FLT_MAX);
+}
+
+static void run_tiles(void *arg, uint32_t thread)
+{
+    const struct job *j = (const struct job *)arg;
+    float *tile = j->scratch + (size_t)thread * j->m_step * j->n_step;
+    size_t t;
+
+    for (t = thread; t < j->m_tiles * j->n_tiles; t += j->threads) {
+        const size_t m0 = (t / j->n_tiles) * j->m_step;
+        const size_t n0 = (t % j->n_tiles) * j->n_step;
+        const size_t mb = (size_t)j->p->M - m0 < j->m_step ? (size_t)j->p->M - m0 : j->m_step;
+        const size_t nb = (size_t)j->p->N - n0 < j->n_step ? (size_t)j->p->N - n0 : j->n_step;
+
+        j->compute(j, m0, n0, mb, nb, tile);
+        write_back(j, tile, m0, n0, mb, nb);
+    }
+}
+
+/* Spreads the tiles over the device's threads; the job's steps and buffers are set. */
+static int32_t run_job(tvm_device_kleidiai_t *dev, struct job *j, size_t *cursor,
+                       const char *name)
+{
+    j->m_tiles = ((size_t)j->p->M + j->m_step - 1U) / j->m_step;
+    j->n_tiles = ((size_t)j->p->N + j->n_step - 1U) / j->n_step;
+    j->threads = dev->threads;
+    j->scratch = (float *)(void *)scratch_alloc(dev, cursor, (size_t)j->threads * j->m_step *
+                                                                 j->n_step * sizeof(float));
+    if (j->scratch == NULL) {
+        return decline(dev);
+    }
+    if (j->threads > 1U) {
+        dev->parallel(dev->parallel_ctx, j->threads, run_tiles, j);
+    } else {
+        run_tiles(j, 0);
+    }
+    dev->stats.calls++;
+    dev->stats.tiles += (uint32_t)(j->m_tiles * j->n_tiles);
+    dev->stats.last_ukernel = name;
+    return TVM_DEVICE_OK;
+}
+
+/* The C term of the writeback, or the bias to pack with B (a row vector added as it is). */
+static const float *split_c(struct job *j, const float *C, const struct tvmk_gemm_params *p)
+{
+    j->C = (C != NULL && p->beta != 0.0f) ? C : NULL;
+    if (j->C != NULL && p->alpha == 1.0f && p->beta == 1.0f && p->c_stride_m == 0 &&
+        p->c_stride_n == 1) {
+        j->C = NULL;
+        return C;
+    }
+    return NULL;
 }
 
 /*
@@ -180,23 +250,15 @@ static const uint8_t *packed_rhs(tvm_device_kleidiai_t *dev, size_t *cursor,
     return dst;
 }
 
-static int32_t decline(tvm_device_kleidiai_t *dev)
-{
-    if (dev != NULL) {
-        dev->stats.declined++;
-    }
-    return TVM_DEVICE_DECLINED;
-}
-
 int32_t tvmdev_kai_gemm_f32(const float *A, const float *B, const float *C, float *Y,
                             const struct tvmk_gemm_params *params, void *resource_handle)
 {
     tvm_device_kleidiai_t *dev = (tvm_device_kleidiai_t *)resource_handle;
     const struct tvmdev_kai_f32_ukernel *uk;
     const struct tvmk_gemm_params *p = params;
-    const float *bias = NULL;
+    const float *bias;
     struct job j;
-    size_t cursor, M, N, K;
+    size_t cursor;
 
     if (dev == NULL || !dev->initialized || p == NULL || A == NULL || B == NULL || Y == NULL) {
         return decline(dev);
@@ -209,31 +271,22 @@ int32_t tvmdev_kai_gemm_f32(const float *A, const float *B, const float *C, floa
     if (uk == NULL || (p->trans_b != 0 && uk->rhs_pack_nxk == NULL)) {
         return decline(dev);
     }
-    M = (size_t)p->M;
-    N = (size_t)p->N;
-    K = (size_t)p->K;
     memset(&j, 0, sizeof(j));
-    j.C = (C != NULL && p->beta != 0.0f) ? C : NULL;
-    if (j.C != NULL && p->alpha == 1.0f && p->beta == 1.0f && p->c_stride_m == 0 &&
-        p->c_stride_n == 1) {
-        bias = C; /* a row vector: packed with B as its bias */
-        j.C = NULL;
-    }
+    bias = split_c(&j, C, p);
     j.rhs_packed = packed_rhs(dev, &cursor, uk, B, bias, p);
     if (j.rhs_packed == NULL) {
         return decline(dev); /* the arena is too small */
     }
     j.uk = uk;
+    j.compute = compute_f32;
     j.A = A;
     j.Y = Y;
     j.p = p;
     j.m_step = uk->get_m_step();
     j.n_step = uk->get_n_step();
-    j.m_tiles = (M + j.m_step - 1U) / j.m_step;
-    j.n_tiles = (N + j.n_step - 1U) / j.n_step;
-    j.threads = dev->threads;
     if (uk->get_mr != NULL) {
         const size_t mr = uk->get_mr(), kr = uk->get_kr(), sr = uk->get_sr();
+        const size_t M = (size_t)p->M, K = (size_t)p->K;
         uint8_t *lhs = scratch_alloc(dev, &cursor, uk->lhs_packed_size(M, K, mr, kr, sr));
 
         if (lhs == NULL) {
@@ -242,21 +295,94 @@ int32_t tvmdev_kai_gemm_f32(const float *A, const float *B, const float *C, floa
         uk->lhs_pack(M, K, mr, kr, sr, 0, A, K * sizeof(float), lhs);
         j.lhs_packed = lhs;
     }
-    j.scratch = (float *)(void *)scratch_alloc(dev, &cursor,
-                                               (size_t)j.threads * j.m_step * j.n_step *
-                                                   sizeof(float));
-    if (j.scratch == NULL) {
+    return run_job(dev, &j, &cursor, uk->name);
+}
+
+int32_t tvmdev_kai_gemm_q4c32_f32(const float *A, const struct tvmk_q4c32 *B, const float *C,
+                                  float *Y, const struct tvmk_gemm_params *params,
+                                  void *resource_handle)
+{
+    tvm_device_kleidiai_t *dev = (tvm_device_kleidiai_t *)resource_handle;
+    const struct tvmdev_kai_q4_ukernel *uk;
+    const struct tvmk_gemm_params *p = params;
+    const float *bias;
+    struct job j;
+    size_t cursor, M, N, K, bl, mr, nr, kr, sr, size;
+    uint8_t *dst, *lhs;
+    uint32_t i;
+
+    if (dev == NULL || !dev->initialized || p == NULL || A == NULL || B == NULL || Y == NULL) {
         return decline(dev);
     }
-    if (j.threads > 1U) {
-        dev->parallel(dev->parallel_ctx, j.threads, run_tiles, &j);
-    } else {
-        run_tiles(&j, 0);
+    if (p->M <= 0 || p->N <= 0 || p->K <= 0 || p->trans_a != 0 || B->n != p->N ||
+        B->k != p->K || B->block <= 0 || B->block % 32 != 0 || p->K % B->block != 0) {
+        return decline(dev);
     }
-    dev->stats.calls++;
-    dev->stats.tiles += (uint32_t)(j.m_tiles * j.n_tiles);
-    dev->stats.last_ukernel = uk->name;
-    return TVM_DEVICE_OK;
+    uk = tvmdev_kai_select_q4(dev->features);
+    if (uk == NULL) {
+        return decline(dev); /* neither i8mm nor dotprod */
+    }
+    M = (size_t)p->M;
+    N = (size_t)p->N;
+    K = (size_t)p->K;
+    bl = (size_t)B->block;
+    mr = uk->get_mr();
+    nr = uk->get_nr();
+    kr = uk->get_kr();
+    sr = uk->get_sr();
+    memset(&j, 0, sizeof(j));
+    bias = split_c(&j, C, p);
+    /* The packed weights: found among the slots, or packed once above them. */
+    j.rhs_packed = NULL;
+    for (i = 0; i < dev->n_slots; i++) {
+        const struct tvmdev_kai_slot *s = &dev->slots[i];
+
+        if (s->rhs == B->data && s->bias == bias && s->ukernel == uk && s->n == N && s->k == K) {
+            j.rhs_packed = dev->arena + s->offset;
+        }
+    }
+    cursor = dev->arena_used;
+    if (j.rhs_packed == NULL) {
+        struct tvmdev_kai_slot *s;
+
+        if (dev->n_slots == TVMDEV_KAI_MAX_PACKED) {
+            return decline(dev);
+        }
+        size = uk->rhs_packed_size(N, K, nr, kr, sr, bl);
+        dst = scratch_alloc(dev, &cursor, size);
+        if (dst == NULL) {
+            return decline(dev);
+        }
+        uk->rhs_pack(N, K, nr, kr, sr, bl, B->data, K / 2U, bias, B->scales,
+                     (K / bl) * sizeof(uint16_t), dst);
+        s = &dev->slots[dev->n_slots++];
+        s->rhs = B->data;
+        s->bias = bias;
+        s->ukernel = uk;
+        s->n = (uint32_t)N;
+        s->k = (uint32_t)K;
+        s->transposed = 1U;
+        s->offset = (size_t)(dst - dev->arena);
+        s->size = size;
+        dev->arena_used = s->offset + size;
+        dev->stats.packs++;
+        j.rhs_packed = dst;
+    }
+    lhs = scratch_alloc(dev, &cursor, uk->lhs_packed_size(M, K, mr, kr, sr));
+    if (lhs == NULL) {
+        return decline(dev);
+    }
+    uk->lhs_pack(M, K, mr, kr, sr, 0, A, K * sizeof(float), lhs);
+    j.lhs_packed = lhs;
+    j.uk = uk;
+    j.compute = compute_q4;
+    j.bl = bl;
+    j.A = A;
+    j.Y = Y;
+    j.p = p;
+    j.m_step = uk->get_m_step();
+    j.n_step = uk->get_n_step();
+    return run_job(dev, &j, &cursor, uk->name);
 }
 
 int32_t tvmdev_kai_matmul_f32(const float *A, const float *B, float *Y,

@@ -15,6 +15,9 @@ extern "C" {
 
 int32_t tvmdev_kai_gemm_f32(const float *A, const float *B, const float *C, float *Y,
                             const struct tvmk_gemm_params *params, void *resource_handle);
+int32_t tvmdev_kai_gemm_q4c32_f32(const float *A, const struct tvmk_q4c32 *B, const float *C,
+                                  float *Y, const struct tvmk_gemm_params *params,
+                                  void *resource_handle);
 int32_t tvmdev_kai_matmul_f32(const float *A, const float *B, float *Y,
                               const struct tvmk_matmul_params *params, void *resource_handle);
 

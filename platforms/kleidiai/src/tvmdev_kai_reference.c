@@ -184,3 +184,97 @@ const struct tvmdev_kai_f32_ukernel tvmdev_kai_reference_neon = {
     NULL, neon_rhs_packed_offset, NULL, neon_run_plain, NULL, NULL, neon_rhs_packed_size,
     neon_pack_kxn, NULL, NULL,
 };
+
+/*
+ * int4 families. The reference "quantising" LHS pack keeps the floats (in mr-row blocks),
+ * and the RHS pack dequantises the 4-bit rows into the float layout above, so the
+ * reference result is the float product with the dequantised weights.
+ */
+static float bf16_to_f32(uint16_t bits)
+{
+    union {
+        uint32_t u;
+        float f;
+    } v;
+
+    v.u = (uint32_t)bits << 16;
+    return v.f;
+}
+
+static void q4_lhs_pack(size_t m, size_t k, size_t mr, size_t kr, size_t sr, size_t m_idx_start,
+                        const float *lhs, size_t lhs_stride, void *lhs_packed)
+{
+    lhs_pack(m, k, mr, kr, sr, m_idx_start, lhs, lhs_stride, lhs_packed);
+}
+
+static void q4_rhs_pack(size_t n, size_t k, size_t nr, size_t kr, size_t sr, size_t bl,
+                        const uint8_t *rhs, size_t rhs_stride, const float *bias,
+                        const uint16_t *scales, size_t scale_stride, void *rhs_packed)
+{
+    float *dst = (float *)rhs_packed;
+    size_t blocks = (n + nr - 1U) / nr, blk, c, kk;
+
+    (void)kr;
+    (void)sr;
+    for (blk = 0; blk < blocks; blk++) {
+        float *out = dst + blk * nr * (k + 1U);
+
+        for (c = 0; c < nr; c++) {
+            const size_t col = blk * nr + c;
+
+            out[c] = (col < n && bias != NULL) ? bias[col] : 0.0f;
+            for (kk = 0; kk < k; kk++) {
+                float v = 0.0f;
+
+                if (col < n) {
+                    const uint8_t byte = rhs[col * rhs_stride + kk / 2U];
+                    const int q = (int)((kk & 1U) ? (byte >> 4) : (byte & 0x0FU)) - 8;
+                    const uint16_t *row_scales =
+                        (const uint16_t *)(const void *)((const uint8_t *)scales +
+                                                         col * scale_stride);
+
+                    v = (float)q * bf16_to_f32(row_scales[kk / bl]);
+                }
+                out[nr + kk * nr + c] = v;
+            }
+        }
+    }
+}
+
+#define Q4_REFERENCE(tag, name, feature, M_STEP, N_STEP, MR, NR)                           \
+    static size_t tag##_m_step(void) { return M_STEP; }                                    \
+    static size_t tag##_n_step(void) { return N_STEP; }                                    \
+    static size_t tag##_mr(void) { return MR; }                                            \
+    static size_t tag##_nr(void) { return NR; }                                            \
+    static size_t tag##_lhs_packed_offset(size_t m_idx, size_t k)                          \
+    {                                                                                      \
+        return (m_idx / MR) * MR * k * sizeof(float);                                      \
+    }                                                                                      \
+    static size_t tag##_rhs_packed_offset(size_t n_idx, size_t k, size_t bl)               \
+    {                                                                                      \
+        (void)bl;                                                                          \
+        return (n_idx / NR) * NR * (k + 1U) * sizeof(float);                               \
+    }                                                                                      \
+    static size_t tag##_rhs_packed_size(size_t n, size_t k, size_t nr, size_t kr,          \
+                                        size_t sr, size_t bl)                              \
+    {                                                                                      \
+        (void)nr, (void)kr, (void)sr;                                                      \
+        return tag##_rhs_packed_offset(n + NR - 1U, k, bl);                                \
+    }                                                                                      \
+    static void tag##_run(size_t m, size_t n, size_t k, size_t bl, const void *lhs_packed, \
+                          const void *rhs_packed, float *dst, size_t dst_stride_row,       \
+                          size_t dst_stride_col, float lo, float hi)                       \
+    {                                                                                      \
+        (void)bl;                                                                          \
+        run(m, n, k, (const float *)lhs_packed, MR, NULL, 0, (const float *)rhs_packed,    \
+            NR, dst, dst_stride_row, dst_stride_col, lo, hi);                              \
+    }                                                                                      \
+    const struct tvmdev_kai_q4_ukernel tvmdev_kai_reference_##tag = {                      \
+        name, feature, tag##_m_step, tag##_n_step, tag##_mr, tag##_nr, one, one,           \
+        tag##_lhs_packed_offset, tag##_rhs_packed_offset, tag##_run, lhs_packed_size,      \
+        q4_lhs_pack, tag##_rhs_packed_size, q4_rhs_pack,                                   \
+    };
+
+/* The geometries of the i8mm (16 x 4 tiles, mr 4) and dotprod (1 x 4, mr 1) kernels. */
+Q4_REFERENCE(q4_i8mm, "reference:q4_i8mm", TVMDEV_KAI_I8MM, 16, 4, 4, 4)
+Q4_REFERENCE(q4_dotprod, "reference:q4_dotprod", TVMDEV_KAI_DOTPROD, 1, 4, 1, 4)

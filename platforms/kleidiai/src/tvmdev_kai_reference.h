@@ -12,5 +12,7 @@
 extern const struct tvmdev_kai_f32_ukernel tvmdev_kai_reference_sme2;
 extern const struct tvmdev_kai_f32_ukernel tvmdev_kai_reference_sme;
 extern const struct tvmdev_kai_f32_ukernel tvmdev_kai_reference_neon;
+extern const struct tvmdev_kai_q4_ukernel tvmdev_kai_reference_q4_i8mm;
+extern const struct tvmdev_kai_q4_ukernel tvmdev_kai_reference_q4_dotprod;
 
 #endif /* TVMDEV_KAI_REFERENCE_H_ */

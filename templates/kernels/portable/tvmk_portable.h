@@ -40,6 +40,16 @@ struct tvmk_gemm_params {
     int32_t b_constant;
 };
 
+/* A float32 weight quantised to 4 bits in blocks (tvmdev/quant.py): N rows of K values,
+ * value k of row n in data[n * K / 2 + k / 2] (even k in the low nibble) as q + 8, and
+ * the bfloat16 scale of its block in scales[n * (K / block) + k / block]; the value is
+ * (q - 8) * scale. A gemm's B of this kind is stored N x K whatever transB says. */
+struct tvmk_q4c32 {
+    int32_t n, k, block;
+    const uint8_t *data;
+    const uint16_t *scales;
+};
+
 /* Batched Y[b] = A[b] @ B[b] with A[b] M x K, B[b] K x N, Y[b] M x N, b < batch.
  * A[b] starts at b * a_batch_stride elements (0 broadcasts one matrix), likewise B. */
 struct tvmk_matmul_params {
@@ -103,6 +113,8 @@ struct tvmk_pool2d_params {
 
 int32_t tvmk_gemm_f32(const float *A, const float *B, const float *C, float *Y,
                       const struct tvmk_gemm_params *params, void *resource_handle);
+int32_t tvmk_gemm_q4c32_f32(const float *A, const struct tvmk_q4c32 *B, const float *C, float *Y,
+                            const struct tvmk_gemm_params *params, void *resource_handle);
 int32_t tvmk_matmul_f32(const float *A, const float *B, float *Y,
                         const struct tvmk_matmul_params *params, void *resource_handle);
 int32_t tvmk_add_f32(const float *A, const float *B, float *C,
