@@ -38,8 +38,10 @@ class Board:
     def toolchain_tools(self) -> list[str]:
         """Programs a build and run on this board need."""
         tools = [self.cc]
-        if self.run.get("method") in ("qemu-system", "qemu-user"):
+        if "qemu" in self.run:
             tools.append(str(self.run["qemu"]))
+        if self.run.get("method") == "west":
+            tools.append("west")
         return tools
 
 

@@ -77,6 +77,7 @@ class Platform:
     check_include: tuple[Path, ...]  # include folders for `tvmdev check`
     check_defines: tuple[str, ...]  # macros for `tvmdev check` ({macro}: TVM_DEVICE_<NAME>)
     builtin_kind: str | None  # the device kind this platform implements itself, if any
+    simulator: bool  # its templates can render tvmdev's simulated accelerator
     external: dict[str, Any]  # a third-party source tree the build can use (env, sources)
     folder: Path
 
@@ -88,7 +89,7 @@ class Platform:
 
 
 _PLATFORM_KEYS = {"name", "description", "handle", "includes", "files", "project_files",
-                  "options", "cmake", "check", "builtin_kind", "external"}
+                  "options", "cmake", "check", "builtin_kind", "external", "simulator"}
 
 
 def _need(node: Any, key: str, typ: type, ctx: yamlio.LineDict) -> Any:
@@ -157,6 +158,7 @@ def _load(folder: Path) -> Platform:
                                                                                   [])),
         check_defines=tuple(str(d) for d in (doc.get("check") or {}).get("defines", [])),
         builtin_kind=doc.get("builtin_kind"),
+        simulator=bool(doc.get("simulator", False)),
         external=dict(doc.get("external") or {}),
         folder=folder,
     )

@@ -31,3 +31,7 @@ def platforms_dir() -> Path:
 
 def boards_dir() -> Path:
     return data_root() / "boards"
+
+
+def zephyr_app_dir() -> Path:
+    return data_root() / "zephyr_app"

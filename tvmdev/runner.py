@@ -26,7 +26,7 @@ from .model import Model, with_offload
 from .ops import OPS
 from .registry import Library, build_registry, load_library
 from .render import banner, render
-from .resources import platforms_dir, templates_dir
+from .resources import platforms_dir, templates_dir, zephyr_app_dir
 
 ATOL = 1e-5
 RTOL = 1e-4
@@ -166,10 +166,19 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
     sources: list[Path] = []
     include_dirs = [build_dir / "model"]
     external_trees: list[tuple[platforms.Platform, Path]] = []
-    specs = [DeviceSpec(k, (kind_platform[k],), ops=_ops_on_kind(model, k),
-                        command=SIM_COMMAND, given=k) for k in (*sim_kinds, *builtin_kinds)]
-    # The shared headers (status.h) always, then each generated kind's files.
-    files = [f for f in devicegen.project_files(specs) if f.path.startswith("include/")]
+    board_plat = platforms.get(board.platform)
+    if not board_plat.simulator:
+        # No simulator on this platform: its own implementation stands in (on Zephyr,
+        # with the skeleton driver the devicetree nodes bind to).
+        sim_kinds = []
+    options = tuple((o.name, True) for o in board_plat.options if o.kind == "flag")
+    specs = [DeviceSpec(k, (kind_platform[k],), options=options if kind_platform[k] ==
+                        board.platform else (), ops=_ops_on_kind(model, k),
+                        command=SIM_COMMAND, given=k)
+             for k in model.kinds if k not in user_kinds]
+    # The shared files (status.h, and a Zephyr module's), then each generated kind's.
+    files = [f for f in devicegen.project_files(specs)
+             if f.path.startswith("include/") or board.support.get("harness") == "zephyr"]
     for spec in specs:
         files += devicegen.device_files(spec, sim=spec.name in sim_kinds)
     writer.sync(dev_out, files)
@@ -180,7 +189,8 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
             sources.append(templates_dir() / "sim/tvmdev_sim.c")
         for spec in specs:
             plat_name = kind_platform[spec.name]
-            sources.append(dev_out / f"src/device/{spec.name}/{plat_name}.c")
+            if board.support.get("harness") != "zephyr":  # Zephyr builds its module itself
+                sources.append(dev_out / f"src/device/{spec.name}/{plat_name}.c")
             lib = dev_out / f"kernels/{spec.name}.yaml"
             if lib.is_file():
                 device_libs.append(load_library(lib, "device", spec.name, spec.name,
@@ -220,7 +230,7 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
         "board": board.name,
         "inputs": [{"name": n, "cname": model.tensors[n].cname, "shape": list(
             model.tensors[n].shape), "count": int(np.prod(model.tensors[n].shape)),
-            "data": aot.c_bits(inputs[n]) if prep.harness == "firmware" else ""}
+            "data": aot.c_bits(inputs[n]) if prep.harness != "host" else ""}
             for n in model.inputs],
         "outputs": [{"name": n, "cname": model.tensors[n].cname,
                      "count": int(np.prod(model.tensors[n].shape))} for n in model.outputs],
@@ -254,6 +264,9 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
         prep.link_flags = [f"-T{build_dir / 'link.ld'}",
                            f"-Wl,-Map={build_dir / (model.name + '.map')}"]
         prep.exe = build_dir / f"{model.name}.elf"
+    if prep.harness == "zephyr":
+        _prepare_zephyr(prep, main_ctx, dev_out, include_dirs, gen)
+        return prep
     template = f"{prep.harness}/main.c.j2"
     files.append(writer.OutFile("main.c", render(
         template, banner=banner("c", f"tvmdev run {model.path}", "owned"), **main_ctx),
@@ -263,6 +276,78 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
                     *support_sources, *gen.sources()]
     prep.include_dirs = _dedupe(include_dirs + gen.include_dirs())
     return prep
+
+
+def _prepare_zephyr(prep: Prepared, ctx: dict[str, Any], dev_out: Path,
+                    include_dirs: list[Path], gen: aot.Generated) -> None:
+    """The model's side of zephyr_app: glue, sources list, devicetree overlay and Kconfig."""
+    model, board, build_dir = prep.model, prep.board, prep.build_dir
+    ref = reference.evaluate(model, prep.inputs)
+    command = f"tvmdev run {model.path} --board {board.name}"
+    for t in ctx["outputs"]:
+        t["expect"] = aot.c_bits(ref[t["name"]])
+    for d, dev in zip(ctx["devices"], model.devices, strict=True):
+        d["kind"] = dev.kind
+        d["dashed"] = dev.kind.replace("_", "-")
+    atol, rtol = (Q_ATOL_SCALE, Q_RTOL) if model.quantized else (ATOL, RTOL)
+    if model.quantized:  # scaled by the largest reference output, as on the host
+        atol *= max(float(np.abs(ref[n]).max(initial=0.0)) for n in model.outputs)
+    model_dir = build_dir / "model"
+    app_sources = [model_dir / f"tvmgen_{model.name}.c", model_dir / "tvmdev_app.c",
+                   *gen.sources()]
+    files = [
+        writer.OutFile("model/tvmdev_app.h", render("zephyr/tvmdev_app.h.j2",
+                                                    banner=banner("c", command, "owned"),
+                                                    **ctx), "owned"),
+        writer.OutFile("model/tvmdev_app.c", render(
+            "zephyr/tvmdev_app.c.j2", banner=banner("c", command, "owned"),
+            atol=f"{atol:.9g}", rtol=f"{rtol:.9g}", **ctx), "owned"),
+        writer.OutFile("model/tvmdev_model.cmake", render(
+            "zephyr/tvmdev_model.cmake.j2", banner=banner("hash", command, "owned"),
+            model=model.name, sources=[str(p) for p in app_sources],
+            includes=[str(p) for p in include_dirs + gen.include_dirs()]), "owned"),
+        writer.OutFile("app.overlay", render(
+            "zephyr/overlay.dts.j2", banner_text=f"Generated by {command}", model=model.name,
+            devices=ctx["devices"]), "owned"),
+        writer.OutFile("tvmdev.conf", "".join(
+            f"CONFIG_TVM_DEVICE_{k['kind'].upper()}=y\n" for k in ctx["kinds"]), "owned"),
+    ]
+    writer.sync(build_dir, files)
+    run = board.run
+    prep.exe = build_dir / "zephyr" / str(run.get("exe") or run.get("elf"))
+
+
+def west_build(prep: Prepared) -> Path:
+    """Build zephyr_app for the model with west (needs ZEPHYR_BASE)."""
+    import shutil
+
+    if not os.environ.get("ZEPHYR_BASE"):
+        raise TvmdevError(f"ZEPHYR_BASE is not set (board {prep.board.name} builds with "
+                          "Zephyr)", hint="point ZEPHYR_BASE at a Zephyr tree (3.4 or newer)")
+    west = shutil.which("west")
+    if west is None:
+        raise TvmdevError("west is not installed", hint="pip install west")
+    b, build_dir = prep.board, prep.build_dir
+    env = dict(os.environ)
+    env.update({k: str(v) for k, v in (b.support.get("env") or {}).items()})
+    env.setdefault("ZEPHYR_TOOLCHAIN_VARIANT", "host")
+    extra = [str(build_dir / "devices")] if (build_dir / "devices/zephyr/module.yml").is_file() \
+        else []
+    if env.get("ZEPHYR_EXTRA_MODULES"):
+        extra.insert(0, env["ZEPHYR_EXTRA_MODULES"])
+    cmd = [west, "build", "-b", str(b.support["zephyr_board"]), "-d",
+           str(build_dir / "zephyr"), "-p", "auto", str(zephyr_app_dir()), "--",
+           f"-DZEPHYR_EXTRA_MODULES={';'.join(extra)}",
+           f"-DTVMDEV_MODEL_DIR={build_dir / 'model'}",
+           f"-DDTC_OVERLAY_FILE={build_dir / 'app.overlay'}",
+           f"-DOVERLAY_CONFIG={build_dir / 'tvmdev.conf'}"]
+    (build_dir / "build.cmd").write_text(" ".join(cmd) + "\n")
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
+        raise TvmdevError(f"the Zephyr build failed (west exited {proc.returncode}):\n{tail}",
+                          str(build_dir), hint="the full command is in build.cmd")
+    return prep.exe
 
 
 def check_tools(board: Board) -> None:
@@ -285,6 +370,8 @@ def build(prep: Prepared, extra_cflags: tuple[str, ...] = (), fault: str | None 
     """Compile the program or firmware; reuses the previous binary when nothing changed.
     ``fault`` is compiled into firmware (which has no environment to read it from)."""
     b = prep.board
+    if b.run.get("method") == "west":
+        return west_build(prep)
     macro = f"TVMGEN_{prep.model.name.upper()}"
     defines = [*b.defines, *prep.defines]
     if prep.harness == "host":
@@ -416,7 +503,8 @@ def execute(prep: Prepared, inputs: dict[str, np.ndarray] | None = None,
     else:
         if inputs is not prep.inputs:
             raise TvmdevError("firmware runs on the inputs it was built with")
-        proc = _run(prep, qemu_command(prep))
+        native_exe = prep.board.run.get("method") == "west" and "qemu" not in prep.board.run
+        proc = _run(prep, [str(prep.exe)] if native_exe else qemu_command(prep))
         status, status_name, devices, data = _parse(proc.stdout)
         if "tvmdev: end" not in proc.stdout:
             raise TvmdevError(f"the firmware stopped early (exit {proc.returncode})",
