@@ -1,0 +1,94 @@
+"""Zephyr: the generated module built for real in zephyr_app, the examples on
+native_sim_64 and qemu_cortex_m3 against the numpy reference, the ztest suite under
+twister, and `west tvmdev`. These need a Zephyr tree (ZEPHYR_BASE), which no package
+registry provides: without one they skip, saying so."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import REPO, Result, need_tool, run_ok
+
+ZEPHYR_BASE = os.environ.get("ZEPHYR_BASE")
+needs_zephyr = pytest.mark.skipif(
+    not ZEPHYR_BASE, reason="ZEPHYR_BASE is not set: the Zephyr tests need a Zephyr tree "
+    "(3.4 or newer; see the README)")
+
+
+@needs_zephyr
+@pytest.mark.parametrize("board", ["native_sim/native/64", "qemu_cortex_m3"])
+@pytest.mark.parametrize("example", ["mlp", "cnn", "decoder"])
+def test_example_on_zephyr(example: str, board: str, cli: Callable[..., Result],
+                           tmp_path: Path) -> None:
+    need_tool("west", "pip install west")
+    if board == "qemu_cortex_m3":
+        need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
+        need_tool("qemu-system-arm", "apt-get install qemu-system-arm")
+    r = cli("run", str(REPO / f"examples/{example}/{example}.yaml"), "--board", board,
+            "--schedule", "lazy", "--build-dir", str(tmp_path / "b"))
+    assert r.code == 0, r.out + r.err
+    assert r.out.rstrip().endswith("PASS")
+    overlay = (tmp_path / "b/app.overlay").read_text()
+    if example != "decoder":
+        assert 'compatible = "tvmdev,woofles";' in overlay
+
+
+@needs_zephyr
+def test_ztest_suite_under_twister(cli: Callable[..., Result], tmp_path: Path) -> None:
+    need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
+    need_tool("qemu-system-arm", "apt-get install qemu-system-arm")
+    assert cli("new-device", "woofles", "--platform", "zephyr", "--zephyr-driver", "-o",
+               str(tmp_path / "dev")).code == 0
+    env = dict(os.environ, ZEPHYR_EXTRA_MODULES=str(tmp_path / "dev"),
+               ZEPHYR_TOOLCHAIN_VARIANT=os.environ.get("ZEPHYR_TOOLCHAIN_VARIANT", "gnuarmemb"),
+               GNUARMEMB_TOOLCHAIN_PATH=os.environ.get("GNUARMEMB_TOOLCHAIN_PATH", "/usr"))
+    proc = subprocess.run([sys.executable, f"{ZEPHYR_BASE}/scripts/twister", "-T",
+                           str(REPO / "zephyr_app/tests"), "-p", "native_sim_64", "-p",
+                           "qemu_cortex_m3", "--inline-logs", "-O", str(tmp_path / "tw")],
+                          capture_output=True, text=True, env=env, timeout=900)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-4000:]
+    assert "2 of 2 test configurations passed" in out
+    assert "6 test cases were executed" in out
+
+
+def test_west_tvmdev_extension(tmp_path: Path) -> None:
+    west = need_tool("west", "pip install west")
+    # A west workspace whose manifest repository provides tvmdev's extension command.
+    manifest = tmp_path / "ws/manifest"
+    manifest.mkdir(parents=True)
+    (manifest / "west.yml").write_text("manifest:\n  self:\n    west-commands: "
+                                       "west-commands.yml\n")
+    shutil.copy(REPO / "west-commands.yml", manifest / "west-commands.yml")
+    (manifest / "tvmdev").mkdir()
+    (manifest / "tvmdev/west_commands.py").write_text(
+        "from tvmdev.west_commands import TvmdevCommand  # noqa: F401\n")
+    # ZEPHYR_BASE would make west look for the workspace of that Zephyr tree instead.
+    env = {k: v for k, v in os.environ.items() if k != "ZEPHYR_BASE"}
+    run_ok([west, "init", "-l", str(manifest)], cwd=tmp_path / "ws", env=env)
+    out = run_ok([west, "tvmdev", "list", "boards"], cwd=tmp_path / "ws", env=env).stdout
+    assert "native_sim_64" in out and "mps2_an385" in out
+    out = run_ok([west, "tvmdev", "new-device", "woofles", "--platform", "zephyr", "-o",
+                  str(tmp_path / "dev")], cwd=tmp_path / "ws", env=env).stdout
+    assert "create  src/device/woofles/zephyr.c" in out
+    proc = subprocess.run([west, "tvmdev", "new-device", "int", "--platform", "zephyr"],
+                          cwd=tmp_path / "ws", capture_output=True, text=True, env=env)
+    assert proc.returncode == 1
+    assert "tvmdev: device name 'int' is a C keyword" in proc.stderr
+
+
+def test_zephyr_board_without_zephyr_base(cli: Callable[..., Result], tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    need_tool("west", "pip install west")
+    monkeypatch.delenv("ZEPHYR_BASE", raising=False)
+    r = cli("run", str(REPO / "examples/mlp/mlp.yaml"), "--board", "native_sim_64",
+            "--build-dir", str(tmp_path / "b"))
+    assert r.code == 1
+    assert r.err.splitlines()[0] == ("tvmdev: ZEPHYR_BASE is not set (board native_sim_64 "
+                                     "builds with Zephyr)")
