@@ -18,6 +18,7 @@ CASES = {
                     "-o", "out"],
     "cmsis_spi_rtos2": ["new-device", "ethos-u", "--platform", "cmsis", "--cmsis-driver", "spi",
                         "--rtos", "cmsis-rtos2", "-o", "out"],
+    "metal/device": ["new-device", "gpu", "--platform", "metal", "-o", "out"],
 }
 
 
@@ -211,6 +212,6 @@ def test_list_platforms(cli: Callable[..., Result]) -> None:
     assert r.code == 0
     names = [line.split()[0] for line in r.out.splitlines()]
     assert names == sorted(names)
-    assert {"cmsis", "kleidiai", "posix", "zephyr"} <= set(names)
+    assert {"cmsis", "kleidiai", "metal", "posix", "zephyr"} <= set(names)
     r = cli("list", "platforms", "--json")
     assert [p["name"] for p in json.loads(r.out)] == names

@@ -7,9 +7,9 @@ the result is written exactly once, for ragged shapes too.
 
 The model follows the index arithmetic of the kernels: which threadgroups the host
 dispatches (the grid), which block of the result each threadgroup and simdgroup owns,
-and how a tensor slice maps to memory (Metal orders a tensor's extents innermost
-first). A write is a block of tensor coordinates; its elements are memory offsets of the
-row-major result.
+and where a tensor slice lands in memory (Metal orders a tensor's extents innermost
+first). A write is the block of the result whose values one threadgroup (or simdgroup)
+computes, with the memory offsets it stores them at.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def crossover_m(board: Board) -> int | None:
     if offload is None:
         return None
     gemm = offload.get("gemm") if isinstance(offload, dict) else None
-    if gemm is None or "metal_crossover_m" not in gemm:
+    if not isinstance(gemm, dict) or "metal_crossover_m" not in gemm:
         return None
     value = gemm["metal_crossover_m"]
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -228,7 +228,7 @@ class Coverage:
 
 def coverage(m: int, n: int, writes: list[Write]) -> Coverage:
     """Count the writes of every element of a row-major m x n D."""
-    counts = np.zeros(m * n, dtype=np.int64)
+    stored: list[np.ndarray] = []
     outside = misplaced = 0
     for w in writes:
         r = np.arange(w.rows.start, w.rows.stop, dtype=np.int64)[:, None]
@@ -237,7 +237,9 @@ def coverage(m: int, n: int, writes: list[Write]) -> Coverage:
         exists = ((r < m) & (c < n)).ravel()
         outside += int(exists.size - np.count_nonzero(exists))
         misplaced += int(np.count_nonzero(exists & (offsets != (r * n + c).ravel())))
-        counts[offsets[(offsets >= 0) & (offsets < m * n)]] += 1
+        stored.append(offsets[(offsets >= 0) & (offsets < m * n)])
+    counts = np.bincount(np.concatenate(stored) if stored else np.zeros(0, dtype=np.int64),
+                         minlength=m * n)
     missing = np.flatnonzero(counts == 0)
     repeated = np.flatnonzero(counts > 1)
 

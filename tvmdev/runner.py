@@ -146,7 +146,7 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
     build_dir = build_dir.resolve()
     dev_out = build_dir / "devices"
     off = board.offload
-    if off:
+    if off.get("device") and off.get("kind"):
         model = with_offload(model, str(off["device"]), str(off["kind"]),
                              tuple(off.get("ops") or ()))
     builtin = {p.builtin_kind: p for p in platforms.all_platforms().values() if p.builtin_kind}
@@ -353,7 +353,12 @@ def west_build(prep: Prepared) -> Path:
 def check_tools(board: Board) -> None:
     """The board's compiler and emulator are installed, else one clear error."""
     import shutil
+    import sys
 
+    if board.run.get("requires") == "macos" and sys.platform != "darwin":
+        raise TvmdevError(f"board {board.name} runs on macOS only",
+                          hint="its Metal code is built and run by the macOS workflow "
+                               "(.github/workflows/macos.yml)")
     for tool in board.toolchain_tools:
         if shutil.which(tool) is None:
             raise TvmdevError(f"{tool} is not installed (needed for board {board.name})",
