@@ -6,7 +6,7 @@ writes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .model import Model
@@ -137,7 +137,14 @@ def plan_memory(model: Model, inplace: bool = True) -> MemoryPlan:
                 end[owner[t]] = max(end[owner[t]], op.index)
     roots = list(members)
     sizes = {r: _aligned(max(tensors[t].nbytes for t in members[r])) for r in roots}
-    offsets_by_root = _greedy_by_size(roots, sizes, start, end)
+    # Two placement orders; the smaller arena wins: largest first (ties: earliest), and
+    # longest-lived first among equal sizes, which packs long skip connections better.
+    candidates = [
+        _greedy(roots, sizes, start, end, lambda r: (-sizes[r], start[r], r)),
+        _greedy(roots, sizes, start, end, lambda r: (-sizes[r], start[r] - end[r], r)),
+    ]
+    offsets_by_root = min(candidates, key=lambda o: max(
+        (o[r] + sizes[r] for r in roots), default=0))
     buffers = tuple(Buffer(tuple(members[r]), sizes[r], start[r], end[r], offsets_by_root[r])
                     for r in roots)
     offsets = {t: offsets_by_root[owner[t]] for t in owner}
@@ -159,9 +166,10 @@ def lower_bound(buffers: Sequence[Buffer]) -> int:
     return best
 
 
-def _greedy_by_size(roots: list[str], sizes: dict[str, int], start: dict[str, int],
-                    end: dict[str, int]) -> dict[str, int]:
-    order = sorted(roots, key=lambda r: (-sizes[r], start[r], r))
+def _greedy(roots: list[str], sizes: dict[str, int], start: dict[str, int],
+            end: dict[str, int], key: Callable[[str], tuple[int, int, str]]) -> dict[str, int]:
+    """Place buffers in ``key`` order, each at the lowest offset free for its lifetime."""
+    order = sorted(roots, key=key)
     live_at: dict[int, list[str]] = {}
     offsets: dict[str, int] = {}
     for r in order:
