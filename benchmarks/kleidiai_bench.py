@@ -104,7 +104,7 @@ int main(int argc, char **argv)
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=15)
     args = ap.parse_args()
     plat = platforms.get("kleidiai")
     root = external.tree(plat)
