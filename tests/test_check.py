@@ -73,3 +73,11 @@ def test_check_needs_a_device_folder(cli: Callable[..., Result], tmp_path: Path)
     r = cli("check", str(tmp_path))
     assert r.code == 1
     assert "no devices here" in r.err
+
+
+def test_builtin_kleidiai_folder_passes(cli: Callable[..., Result], tmp_path: Path) -> None:
+    need_tool("gcc")
+    assert cli("new-device", "kleidiai", "--platform", "kleidiai", "-o",
+               str(tmp_path / "kai")).code == 0
+    r = cli("check", str(tmp_path / "kai"))
+    assert r.code == 0, r.out + r.err
