@@ -306,7 +306,9 @@ def inspect(path: Path, model_dir: Path | None = None, kinds: list[str] | None =
                 fn: ("defined" if f"TVMDevice{camel}{fn}" in defined else
                      "referenced only" if f"TVMDevice{camel}{fn}" in referenced else "missing")
                 for fn in DEVICE_FUNCTIONS}
-        kernel_like = sorted(n for n in defined if _looks_like_kernel(n, kinds or []))
+        expected = set(kernels or [])
+        kernel_like = sorted(n for n in defined
+                             if n in expected or _looks_like_kernel(n, kinds or []))
         report.kernels_present = kernel_like
         report.kernels_expected = sorted(kernels or [])
         for name in HEAP_SYMBOLS:
@@ -363,7 +365,9 @@ def format_report(r: Report) -> list[str]:
         lines.append("kernels: " + (", ".join(r.kernels_present) or "none found"))
     if r.heap:
         for h in r.heap:
-            who = ", ".join(h.callers) if h.callers else "no direct caller found"
+            shown = h.callers[:8]
+            more = f" (+{len(h.callers) - 8} more; --json lists all)" if len(h.callers) > 8 else ""
+            who = ", ".join(shown) + more if h.callers else "no direct caller found"
             lines.append(f"HEAP: {h.symbol} is linked in, called from: {who}")
     else:
         lines.append("heap: none (no malloc, calloc, realloc, free, _sbrk or operator new)")
