@@ -638,3 +638,24 @@ def test_macos_workflow_builds_and_runs_the_metal_path() -> None:
               "xcrun -sdk macosx metallib", "-DTVMDEV_PLATFORMS=metal",
               "tests/c/metal_smoke.c", "build/metal/smoke",
               "tvmdev run examples/mlp/mlp.yaml --board apple_m5_max")
+
+
+def test_apple_board_generates_the_metal_build(tmp_path: Path) -> None:
+    """What tvmdev run builds on macOS for apple_m5_max (the build itself runs only there):
+    the devices' Objective-C implementations, and gemm operators on no device offloaded to
+    a Metal device whose chain is the Metal GEMM, then the kind's kernel, then portable."""
+    from tvmdev import boards, model, runner
+
+    m = model.load(REPO / "examples/decoder/decoder.yaml")
+    prep = runner.prepare(m, boards.get("apple_m5_max"), tmp_path / "b", "eager")
+    rel = [str(p.relative_to(tmp_path / "b")) for p in prep.sources
+           if str(p).startswith(str(tmp_path))]
+    assert "devices/src/device/metal/metal.m" in rel
+    assert "devices/kernels/metal/tvmk_metal_gemm.m" in rel
+    chains = {op.name: [k.name for k in prep.gen.chains[op.index]]
+              for op in prep.model.operators if op.op == "gemm"}
+    assert chains["down"] == ["tvmk_metal_gemm_f32", "metal_gemm_f32", "tvmk_gemm_f32"]
+    assert chains["up"] == ["tvmk_gemm_q4c32_f32"]  # no Metal int4 kernel: portable
+    assert all(op.device == "gpu" for op in prep.model.operators if op.op == "gemm")
+    config = (tmp_path / "b/devices/kernels/metal/tvmk_metal_config.h").read_text()
+    assert "400" in config

@@ -78,6 +78,7 @@ class Platform:
     check_defines: tuple[str, ...]  # macros for `tvmdev check` ({macro}: TVM_DEVICE_<NAME>)
     builtin_kind: str | None  # the device kind this platform implements itself, if any
     simulator: bool  # its templates can render tvmdev's simulated accelerator
+    kernel_library: dict[str, str]  # a kernel library for one kind: {kind, generator}
     external: dict[str, Any]  # a third-party source tree the build can use (env, sources)
     folder: Path
 
@@ -89,7 +90,8 @@ class Platform:
 
 
 _PLATFORM_KEYS = {"name", "description", "handle", "includes", "files", "project_files",
-                  "options", "cmake", "check", "builtin_kind", "external", "simulator"}
+                  "options", "cmake", "check", "builtin_kind", "external", "simulator",
+                  "kernel_library"}
 
 
 def _need(node: Any, key: str, typ: type, ctx: yamlio.LineDict) -> Any:
@@ -159,6 +161,7 @@ def _load(folder: Path) -> Platform:
         check_defines=tuple(str(d) for d in (doc.get("check") or {}).get("defines", [])),
         builtin_kind=doc.get("builtin_kind"),
         simulator=bool(doc.get("simulator", False)),
+        kernel_library=dict(doc.get("kernel_library") or {}),
         external=dict(doc.get("external") or {}),
         folder=folder,
     )
@@ -182,3 +185,11 @@ def get(name: str) -> Platform:
         raise TvmdevError(f"unknown platform '{name}'",
                           hint="known platforms: " + ", ".join(platforms))
     return platforms[name]
+
+
+def device_source(plat: Platform, name: str) -> str:
+    """The path of a device's implementation for ``plat`` (src/device/<name>/...)."""
+    for rule in plat.files:
+        if rule.path.startswith("src/device/"):
+            return rule.path.format(name=name, dashed=name.replace("_", "-"))
+    raise AssertionError(f"internal error: platform {plat.name} has no device source")

@@ -190,7 +190,8 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
         for spec in specs:
             plat_name = kind_platform[spec.name]
             if board.support.get("harness") != "zephyr":  # Zephyr builds its module itself
-                sources.append(dev_out / f"src/device/{spec.name}/{plat_name}.c")
+                sources.append(dev_out / platforms.device_source(platforms.get(plat_name),
+                                                                 spec.name))
             lib = dev_out / f"kernels/{spec.name}.yaml"
             if lib.is_file():
                 device_libs.append(load_library(lib, "device", spec.name, spec.name,
@@ -199,10 +200,22 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
             root = external.tree(plat, external_dirs.get(plat.name) if external_dirs else None)
             if root is not None:
                 external_trees.append((plat, root))
+    # A platform's own kernel library for one kind (Metal's GEMM for kind "metal").
+    lib_spec = board_plat.kernel_library
+    if lib_spec and lib_spec["kind"] in model.kinds:
+        import importlib
+
+        generator = importlib.import_module(f"tvmdev.{lib_spec['generator']}")
+        lib_dir = f"kernels/{lib_spec['kind']}/"
+        writer.sync(dev_out, generator.library_files(board, prefix=lib_dir))
+        device_libs.insert(0, load_library(dev_out / lib_dir / "kernels.yaml", "device",
+                                           lib_spec["kind"], lib_spec["kind"],
+                                           dev_out / lib_dir))
+        include_dirs.append(dev_out / lib_dir)
     for kind in user_kinds:
         assert device_dir is not None
         include_dirs.append(device_dir.resolve() / "include")
-        sources.append(device_dir.resolve() / f"src/device/{kind}/{board.platform}.c")
+        sources.append(device_dir.resolve() / platforms.device_source(board_plat, kind))
         lib = device_dir / f"kernels/{kind}.yaml"
         if lib.is_file():
             device_libs.append(load_library(lib, "device", kind, kind, device_dir / "include"))
