@@ -15,6 +15,7 @@ import numpy as np
 from . import __version__, status
 from .errors import TvmdevError
 from .model import Model, Operator
+from .naming import camel
 from .ops import OPS, kernel_params, numel
 from .plan import MemoryPlan, Step, plan_memory, schedule
 from .registry import Kernel, Registry, resolve
@@ -143,7 +144,7 @@ def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], prefix: s
         "cname": op.cname,
         "op": op.op,
         "device": dev.name if dev else None,
-        "kind_camel": _camel(dev.kind) if dev else None,
+        "kind_camel": camel(dev.kind) if dev else None,
         "params_struct": opdef.params_struct,
         "params_name": params_name,
         "params": [(k, _init_value(v)) for k, v in params.items()],
@@ -153,11 +154,6 @@ def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], prefix: s
         "out_bytes": out.nbytes,
         "out_shape": list(out.shape),
     }
-
-
-def _camel(kind: str) -> str:
-    from .naming import camel
-    return camel(kind)
 
 
 def generate(model: Model, registry: Registry, schedule_kind: str = "eager",
@@ -188,7 +184,7 @@ def generate(model: Model, registry: Registry, schedule_kind: str = "eager",
     for s in steps:
         ctx_s: dict[str, Any] = {
             "action": s.action, "device": s.device,
-            "camel": _camel(model.device(s.device).kind) if s.device else None,
+            "camel": camel(model.device(s.device).kind) if s.device else None,
             "op": ops[s.op] if s.op is not None else None}
         if s.action == "activate":
             ctx_s["unwind"] = f"0x{active:x}U"  # failed: not active
@@ -216,9 +212,9 @@ def generate(model: Model, registry: Registry, schedule_kind: str = "eager",
         "api_version": status.API_VERSION,
         "inputs": [tensor_ctx(n) for n in model.inputs],
         "outputs": [tensor_ctx(n) for n in model.outputs],
-        "devices": [{"name": d.name, "kind": d.kind, "camel": _camel(d.kind),
+        "devices": [{"name": d.name, "kind": d.kind, "camel": camel(d.kind),
                      "type": f"tvm_device_{d.kind}_t"} for d in model.devices],
-        "used_devices": [{"name": d.name, "camel": _camel(d.kind), "bit": f"0x{bit[d.name]:x}U"}
+        "used_devices": [{"name": d.name, "camel": camel(d.kind), "bit": f"0x{bit[d.name]:x}U"}
                          for d in used_devices],
         "kinds": list(model.kinds),
         "constants": [{"cname": model.tensors[n].cname, "count": int(v.size),
@@ -302,7 +298,3 @@ def _json_lines(doc: dict[str, Any]) -> str:
             out.append(f"  {json.dumps(key)}: {json.dumps(value)}{comma}")
     out.append("}")
     return "\n".join(out)
-
-
-def total_elements(model: Model, name: str) -> int:
-    return numel(model.tensors[name].shape)

@@ -96,26 +96,15 @@ def cmd_new_device(args: argparse.Namespace) -> int:
 
 # --- aot and run ---------------------------------------------------------------------
 
-def _device_libraries(device_dir: Path | None, kinds: tuple[str, ...]) -> list[Any]:
-    from .registry import load_library
-    libs = []
-    if device_dir is not None:
-        for kind in kinds:
-            lib = device_dir / f"kernels/{kind}.yaml"
-            if lib.is_file():
-                libs.append(load_library(lib, "device", kind, kind, device_dir / "include"))
-    return libs
-
-
 def cmd_aot(args: argparse.Namespace) -> int:
     from . import aot, model, writer
-    from .registry import build_registry
+    from .registry import build_registry, device_dir_libraries
     from .resources import templates_dir
 
     m = model.load(Path(args.model))
     device_dir = Path(args.device_dir) if args.device_dir else None
     registry = build_registry([Path(k) for k in args.kernels or []],
-                              _device_libraries(device_dir, m.kinds))
+                              device_dir_libraries(device_dir, m.kinds) if device_dir else [])
     gen = aot.generate(m, registry, args.schedule, command=recorded_command(args.argv))
     portable = templates_dir() / "kernels/portable"
     copies = [(s, f"kernels/portable/{s.name}") for s in gen.sources()
@@ -123,7 +112,7 @@ def cmd_aot(args: argparse.Namespace) -> int:
     extra = [portable / "tvmk_portable.h"] + sorted(portable.glob("*.h"))
     copies += [(h, f"kernels/portable/{h.name}") for h in dict.fromkeys(extra)]
     out_dir = Path(args.output)
-    files = list(gen.files) + writer.copy_files(out_dir, copies)
+    files = list(gen.files) + writer.copy_files(copies)
     manifest = {"tool": "tvmdev", "model": m.name, "command": recorded_command(args.argv)}
     report = writer.write(out_dir, files, manifest, force=args.force, dry_run=args.dry_run)
     _print_report(report.lines(), args.dry_run)
@@ -253,15 +242,15 @@ def _list_kernels(args: argparse.Namespace) -> int:
     """The merged kernel table: for each op, every kernel in the order it is tried."""
     from . import boards
     from .ops import OPS
-    from .registry import build_registry
+    from .registry import build_registry, device_dir_libraries
 
     user = [Path(k) for k in args.kernels or []]
     if args.board:
         board = boards.get(args.board)
         user = [board.folder / k for k in board.kernels] + user
     device_dir = Path(args.device_dir) if args.device_dir else None
-    kinds = tuple((writer_manifest_kinds(device_dir)) if device_dir else ())
-    registry = build_registry(user, _device_libraries(device_dir, kinds))
+    registry = build_registry(user, device_dir_libraries(device_dir, _manifest_kinds(device_dir))
+                              if device_dir else [])
     rows = []
     for lib in (*registry.user, *registry.device, registry.portable):
         for k in lib.kernels:
@@ -285,7 +274,7 @@ def _list_kernels(args: argparse.Namespace) -> int:
     return 0
 
 
-def writer_manifest_kinds(device_dir: Path) -> list[str]:
+def _manifest_kinds(device_dir: Path) -> list[str]:
     from . import writer
     return sorted(writer.read_manifest(device_dir).get("devices") or {})
 

@@ -15,6 +15,7 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
 from .errors import TvmdevError
+from .naming import camel
 
 HEAP_SYMBOLS = ("malloc", "calloc", "realloc", "free", "_sbrk", "_sbrk_r", "_malloc_r",
                 "_calloc_r", "_realloc_r", "_free_r", "_Znwm", "_Znwj", "_Znam", "_Znaj",
@@ -57,7 +58,7 @@ class Report:
 
     @property
     def missing_device_functions(self) -> list[str]:
-        return [f"TVMDevice{_camel(k)}{fn}" for k, fns in self.device_kinds.items()
+        return [f"TVMDevice{camel(k)}{fn}" for k, fns in self.device_kinds.items()
                 for fn, state in fns.items() if state != "defined"]
 
     @property
@@ -85,11 +86,6 @@ class Report:
             "heap": [{"symbol": h.symbol, "callers": h.callers} for h in self.heap],
             "footprint": self.footprint, "ok": self.ok,
         }
-
-
-def _camel(kind: str) -> str:
-    from .naming import camel
-    return camel(kind)
 
 
 def _section_kind(name: str, flags: int, sh_type: str) -> str | None:
@@ -301,10 +297,10 @@ def inspect(path: Path, model_dir: Path | None = None, kinds: list[str] | None =
         defined = {s.name for s in elf.symbols if s.defined and s.kind == "STT_FUNC"}
         referenced = {s.name for s in elf.symbols}
         for kind in kinds or []:
-            camel = _camel(kind)
+            prefix = f"TVMDevice{camel(kind)}"
             report.device_kinds[kind] = {
-                fn: ("defined" if f"TVMDevice{camel}{fn}" in defined else
-                     "referenced only" if f"TVMDevice{camel}{fn}" in referenced else "missing")
+                fn: ("defined" if f"{prefix}{fn}" in defined else
+                     "referenced only" if f"{prefix}{fn}" in referenced else "missing")
                 for fn in DEVICE_FUNCTIONS}
         expected = set(kernels or [])
         kernel_like = sorted(n for n in defined

@@ -215,6 +215,17 @@ class Registry:
         return [k for lib in (*self.user, *self.device, self.portable) for k in lib.kernels]
 
 
+def device_dir_libraries(device_dir: Path, kinds: tuple[str, ...] | list[str]
+                         ) -> list[Library]:
+    """The kernel libraries (kernels/<kind>.yaml) of a new-device folder for ``kinds``."""
+    libs = []
+    for kind in kinds:
+        path = device_dir / f"kernels/{kind}.yaml"
+        if path.is_file():
+            libs.append(load_library(path, "device", kind, kind, device_dir / "include"))
+    return libs
+
+
 def build_registry(user_files: list[Path], device_libs: list[Library]) -> Registry:
     users = tuple(load_library(Path(p), "user") for p in user_files)
     return Registry(users, tuple(device_libs), portable_library())

@@ -24,7 +24,7 @@ from .devices import DeviceSpec
 from .errors import TvmdevError
 from .model import Model, with_offload
 from .ops import OPS
-from .registry import Library, build_registry, load_library
+from .registry import Library, build_registry, device_dir_libraries, load_library
 from .render import banner, render
 from .resources import platforms_dir, templates_dir, zephyr_app_dir
 
@@ -150,11 +150,10 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
         model = with_offload(model, str(off["device"]), str(off["kind"]),
                              tuple(off.get("ops") or ()))
     builtin = {p.builtin_kind: p for p in platforms.all_platforms().values() if p.builtin_kind}
-    sim_kinds, user_kinds, builtin_kinds = [], [], []
+    sim_kinds, user_kinds = [], []
     kind_platform: dict[str, str] = {}
     for kind in model.kinds:
         if kind in builtin:
-            builtin_kinds.append(kind)
             kind_platform[kind] = builtin[kind].name
         elif device_dir is not None and _device_dir_spec(device_dir, kind, board.platform):
             user_kinds.append(kind)
@@ -212,13 +211,11 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
                                            lib_spec["kind"], lib_spec["kind"],
                                            dev_out / lib_dir))
         include_dirs.append(dev_out / lib_dir)
-    for kind in user_kinds:
-        assert device_dir is not None
+    if device_dir is not None and user_kinds:
         include_dirs.append(device_dir.resolve() / "include")
-        sources.append(device_dir.resolve() / platforms.device_source(board_plat, kind))
-        lib = device_dir / f"kernels/{kind}.yaml"
-        if lib.is_file():
-            device_libs.append(load_library(lib, "device", kind, kind, device_dir / "include"))
+        sources += [device_dir.resolve() / platforms.device_source(board_plat, kind)
+                    for kind in user_kinds]
+        device_libs += device_dir_libraries(device_dir, user_kinds)
     board_libs = [board.folder / k for k in board.kernels]
     registry = build_registry([*board_libs, *(kernel_files or [])], device_libs)
     gen = aot.generate(model, registry, schedule, command=f"tvmdev run {model.path}")

@@ -225,6 +225,6 @@ def sync(out_dir: Path, files: list[OutFile]) -> list[str]:
     return [str(t.relative_to(out_dir)) for t, _ in items]
 
 
-def copy_files(out_dir: Path, sources: list[tuple[Path, str]]) -> list[OutFile]:
-    """OutFiles for static files shipped with tvmdev: (source path, path in out_dir)."""
+def copy_files(sources: list[tuple[Path, str]]) -> list[OutFile]:
+    """OutFiles for static files shipped with tvmdev: (source path, path to write)."""
     return [OutFile(dest, src.read_text(encoding="utf-8"), "owned") for src, dest in sources]

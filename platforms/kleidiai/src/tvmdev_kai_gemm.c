@@ -181,6 +181,43 @@ static const float *split_c(struct job *j, const float *C, const struct tvmk_gem
     return NULL;
 }
 
+/* The packed form of a constant (rhs) the device already keeps for this layout, or NULL. */
+static const uint8_t *find_slot(const tvm_device_kleidiai_t *dev, const void *rhs,
+                                const float *bias, const void *uk, size_t n, size_t k,
+                                uint32_t transposed)
+{
+    uint32_t i;
+
+    for (i = 0; i < dev->n_slots; i++) {
+        const struct tvmdev_kai_slot *s = &dev->slots[i];
+
+        if (s->rhs == rhs && s->bias == bias && s->ukernel == uk && s->n == n && s->k == k &&
+            s->transposed == transposed) {
+            return dev->arena + s->offset;
+        }
+    }
+    return NULL;
+}
+
+/* Keeps packed (size bytes, just above the other kept constants) until Destroy. */
+static void keep_slot(tvm_device_kleidiai_t *dev, const void *rhs, const float *bias,
+                      const void *uk, size_t n, size_t k, uint32_t transposed,
+                      const uint8_t *packed, size_t size)
+{
+    struct tvmdev_kai_slot *s = &dev->slots[dev->n_slots++];
+
+    s->rhs = rhs;
+    s->bias = bias;
+    s->ukernel = uk;
+    s->n = (uint32_t)n;
+    s->k = (uint32_t)k;
+    s->transposed = transposed;
+    s->offset = (size_t)(packed - dev->arena);
+    s->size = size;
+    dev->arena_used = s->offset + size;
+    dev->stats.packs++;
+}
+
 /*
  * The packed B of this call. A constant is looked up among the packed slots, or packed
  * now just above them (and kept); any other B is packed into this call's scratch. The
@@ -197,17 +234,13 @@ static const uint8_t *packed_rhs(tvm_device_kleidiai_t *dev, size_t *cursor,
     const size_t size = transposed ? uk->rhs_packed_size_nxk(N, K) : uk->rhs_packed_size_kxn(N, K);
     const void *use_bias = bias;
     uint8_t *dst;
-    uint32_t i;
 
     *cursor = dev->arena_used;
     if (p->b_constant) {
-        for (i = 0; i < dev->n_slots; i++) {
-            const struct tvmdev_kai_slot *s = &dev->slots[i];
+        const uint8_t *kept = find_slot(dev, B, bias, uk, N, K, (uint32_t)transposed);
 
-            if (s->rhs == B && s->bias == bias && s->ukernel == uk && s->n == N && s->k == K &&
-                s->transposed == (uint32_t)transposed) {
-                return dev->arena + s->offset;
-            }
+        if (kept != NULL) {
+            return kept;
         }
         if (dev->n_slots == TVMDEV_KAI_MAX_PACKED) {
             return NULL;
@@ -234,18 +267,7 @@ static const uint8_t *packed_rhs(tvm_device_kleidiai_t *dev, size_t *cursor,
                          use_bias, NULL, dst, 0, NULL);
     }
     if (p->b_constant) {
-        struct tvmdev_kai_slot *s = &dev->slots[dev->n_slots++];
-
-        s->rhs = B;
-        s->bias = bias;
-        s->ukernel = uk;
-        s->n = (uint32_t)N;
-        s->k = (uint32_t)K;
-        s->transposed = (uint32_t)transposed;
-        s->offset = (size_t)(dst - dev->arena);
-        s->size = size;
-        dev->arena_used = s->offset + size;
-        dev->stats.packs++;
+        keep_slot(dev, B, bias, uk, N, K, (uint32_t)transposed, dst, size);
     }
     return dst;
 }
@@ -309,7 +331,6 @@ int32_t tvmdev_kai_gemm_q4c32_f32(const float *A, const struct tvmk_q4c32 *B, co
     struct job j;
     size_t cursor, M, N, K, bl, mr, nr, kr, sr, size;
     uint8_t *dst, *lhs;
-    uint32_t i;
 
     if (dev == NULL || !dev->initialized || p == NULL || A == NULL || B == NULL || Y == NULL) {
         return decline(dev);
@@ -332,19 +353,10 @@ int32_t tvmdev_kai_gemm_q4c32_f32(const float *A, const struct tvmk_q4c32 *B, co
     sr = uk->get_sr();
     memset(&j, 0, sizeof(j));
     bias = split_c(&j, C, p);
-    /* The packed weights: found among the slots, or packed once above them. */
-    j.rhs_packed = NULL;
-    for (i = 0; i < dev->n_slots; i++) {
-        const struct tvmdev_kai_slot *s = &dev->slots[i];
-
-        if (s->rhs == B->data && s->bias == bias && s->ukernel == uk && s->n == N && s->k == K) {
-            j.rhs_packed = dev->arena + s->offset;
-        }
-    }
+    /* The packed weights: kept from an earlier call, or packed once above the others. */
+    j.rhs_packed = find_slot(dev, B->data, bias, uk, N, K, 1U);
     cursor = dev->arena_used;
     if (j.rhs_packed == NULL) {
-        struct tvmdev_kai_slot *s;
-
         if (dev->n_slots == TVMDEV_KAI_MAX_PACKED) {
             return decline(dev);
         }
@@ -355,17 +367,7 @@ int32_t tvmdev_kai_gemm_q4c32_f32(const float *A, const struct tvmk_q4c32 *B, co
         }
         uk->rhs_pack(N, K, nr, kr, sr, bl, B->data, K / 2U, bias, B->scales,
                      (K / bl) * sizeof(uint16_t), dst);
-        s = &dev->slots[dev->n_slots++];
-        s->rhs = B->data;
-        s->bias = bias;
-        s->ukernel = uk;
-        s->n = (uint32_t)N;
-        s->k = (uint32_t)K;
-        s->transposed = 1U;
-        s->offset = (size_t)(dst - dev->arena);
-        s->size = size;
-        dev->arena_used = s->offset + size;
-        dev->stats.packs++;
+        keep_slot(dev, B->data, bias, uk, N, K, 1U, dst, size);
         j.rhs_packed = dst;
     }
     lhs = scratch_alloc(dev, &cursor, uk->lhs_packed_size(M, K, mr, kr, sr));
