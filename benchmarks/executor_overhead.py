@@ -23,9 +23,9 @@ from pathlib import Path
 import unicorn
 import unicorn.arm_const as arm
 from elftools.elf.elffile import ELFFile
+from tvmdev.registry import build_registry
 
 from tvmdev import aot, model
-from tvmdev.registry import build_registry
 
 CFLAGS = ["-mcpu=cortex-m3", "-mthumb", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror",
           "-ffreestanding", "-ffunction-sections"]
@@ -137,7 +137,7 @@ def build(tmp: Path, n_ops: int) -> tuple[Path, str]:
     (tmp / "link.ld").write_text(LINK)
     elf = out / "fw.elf"
     subprocess.run(["arm-none-eabi-gcc", *CFLAGS, "-nostdlib", f"-I{out}",
-                    f"-I{dev / 'include'}", f"-I{ROOT / 'templates/kernels/portable'}",
+                    f"-I{dev / 'include'}", f"-I{ROOT / 'runtime/kernels/portable'}",
                     str(out / f"{prefix}.c"), str(out / "tvm_style.c"), str(tmp / "stubs.c"),
                     "-T", str(tmp / "link.ld"), "-Wl,--entry=0", "-o", str(elf)], check=True)
     return elf, prefix

@@ -2,7 +2,7 @@
 
     python benchmarks/gemm_bench.py [--size 512] [--repeat 20]
 
-Builds templates/kernels/portable/gemm.c with -O3 -march=native into a small timing
+Builds runtime/kernels/portable/gemm.c with -O3 -march=native into a small timing
 program, times an NxNxN float32 gemm (alpha 1, beta 0), then times numpy's matmul with
 OpenBLAS limited to one thread, in the same run. First bar 0.25; aim 0.5.
 """
@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PORTABLE = ROOT / "templates/kernels/portable"
+PORTABLE = ROOT / "runtime/kernels/portable"
 
 HARNESS = r"""
 #define _POSIX_C_SOURCE 200809L

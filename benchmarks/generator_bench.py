@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _graphs import write_graph  # noqa: E402
+from tvmdev.registry import build_registry  # noqa: E402
 
 from tvmdev import aot, model  # noqa: E402
-from tvmdev.registry import build_registry  # noqa: E402
 
 
 def timed(path: Path, repeat: int) -> tuple[float, float, int]:

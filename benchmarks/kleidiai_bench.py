@@ -115,7 +115,7 @@ def main() -> int:
                         str(tmp / "dev")], check=True, capture_output=True)
         (tmp / "bench.c").write_text(PROGRAM)
         flags = ["-O2", "-std=c99", f"-I{tmp / 'dev/include'}", f"-I{tmp / 'dev/src/kleidiai'}",
-                 f"-I{ROOT / 'templates/kernels/portable'}"]
+                 f"-I{ROOT / 'runtime/kernels/portable'}"]
         objects: list[str] = []
         if root is not None:
             flags += [f"-I{root}", "-DTVMDEV_KAI_REAL"]
@@ -125,7 +125,7 @@ def main() -> int:
             print("KLEIDIAI_SOURCE_DIR is not set: timing tvmdev's REFERENCE micro-kernels")
         sources = [str(tmp / "bench.c"), str(tmp / "dev/src/device/kleidiai/kleidiai.c"),
                    *map(str, sorted((tmp / "dev/src/kleidiai").glob("*.c"))),
-                   str(ROOT / "templates/kernels/portable/gemm.c")]
+                   str(ROOT / "runtime/kernels/portable/gemm.c")]
         subprocess.run([cc, *flags, *sources, *objects, "-static", "-pthread", "-lm", "-o",
                         str(tmp / "bench")], check=True)
         print(f"qemu-aarch64, best of {args.repeat}, seconds (a rough proxy for instructions)")

@@ -83,7 +83,7 @@ def test_cmsis_device(driver: str, rtos: str, cli: Callable[..., Result],
 
 def _parse_zephyr(path: Path, include: Path) -> c_ast.FileAST:
     gcc = need_tool("gcc")
-    pre = run_ok([gcc, "-E", "-P", "-nostdinc", f"-I{REPO}/templates/fake_libc",
+    pre = run_ok([gcc, "-E", "-P", "-nostdinc", f"-I{REPO}/runtime/fake_libc",
                   f"-I{REPO}/platforms/zephyr/fake_include", f"-I{include}",
                   "-DCONFIG_TVM_DEVICE_WOOFLES_OPEN_TIMEOUT_MS=-1",
                   "-DCONFIG_TVM_DEVICE_WOOFLES_LOG_LEVEL=3",

@@ -4,7 +4,7 @@ use, device API completeness and selective build, and fault injection in Cortex-
 firmware.
 
 Tolerance: float32 outputs must satisfy |c - r| <= 1e-5 + 1e-4 * |r| against the float64
-numpy reference rounded to float32 (runner.ATOL, runner.RTOL), as on the host.
+numpy reference rounded to float32 (ATOL, RTOL), as on the host.
 """
 
 from __future__ import annotations
@@ -16,8 +16,12 @@ import numpy as np
 import pytest
 from conftest import REPO, Result, need_tool
 
-from tvmdev import boards, elf, runner
-from tvmdev import model as model_mod
+from tvmdev.inspect import elf
+from tvmdev.load.board import board_by_name
+from tvmdev.load.model import load_model
+from tvmdev.model import reference
+from tvmdev.run.compare import ATOL, RTOL
+from tvmdev.run.job import execute, prepare
 
 EXAMPLES = sorted((REPO / "examples").glob("*/*.yaml"))
 IDS = [p.parent.name for p in EXAMPLES]
@@ -39,11 +43,11 @@ def test_example_runs_on_board(path: Path, board: str, cli: Callable[..., Result
             str(build), "--save-outputs", str(tmp_path / "outs"))
     assert r.code == 0, r.out + r.err
     assert r.out.rstrip().endswith("PASS")
-    m = model_mod.load(path)
-    ref = runner.reference.evaluate(m, runner.reference.random_inputs(m))
+    m = load_model(path)
+    ref = reference.evaluate(m, reference.random_inputs(m))
     for name in m.outputs:
         got = np.load(tmp_path / "outs" / f"{name}.npy")
-        np.testing.assert_allclose(got, ref[name], rtol=runner.RTOL, atol=runner.ATOL)
+        np.testing.assert_allclose(got, ref[name], rtol=RTOL, atol=ATOL)
     # The firmware: no heap, all six device functions, exactly the selected kernels.
     report = elf.inspect(build / f"{m.name}.elf", build)
     assert report.machine == "EM_ARM"
@@ -60,11 +64,11 @@ FAULTS = {"activate": (1, -21), "open": (2, -22), "operator": (2, -23), "close":
 @pytest.mark.parametrize("fn", sorted(FAULTS))
 def test_fault_injection_on_cortex_m3(fn: str, tmp_path: Path) -> None:
     _tools()
-    m = model_mod.load(REPO / "examples/mlp/mlp.yaml")
-    prep = runner.prepare(m, boards.get("mps2_an385"), tmp_path / "b", "eager")
+    m = load_model(REPO / "examples/mlp/mlp.yaml")
+    prep = prepare(m, board_by_name("mps2_an385"), tmp_path / "b", "eager")
     nth, code = FAULTS[fn]
-    runner.build(prep, fault=f"{fn}:{nth}:{code}")
-    res = runner.execute(prep)
+    prep.backend.build(prep, fault=f"{fn}:{nth}:{code}")
+    res = execute(prep)
     assert res.status == code
     assert res.balanced() == [], res.devices
     for name, c in res.devices.items():

@@ -2,7 +2,7 @@
 writeback, constant packing and fallback.
 
 Without a KleidiAI tree these run against tvmdev's reference micro-kernels
-(platforms/kleidiai/src/tvmdev_kai_reference.c: KleidiAI's interface, naive bodies), on
+(runtime/kleidiai/tvmdev_kai_reference.c: KleidiAI's interface, naive bodies), on
 the host and under qemu-aarch64. With KLEIDIAI_SOURCE_DIR set, the same cases also run
 against the real micro-kernels under qemu-aarch64: f32 NEON (-cpu cortex-a53 and with
 SME masked off), SME (-cpu max; QEMU 7.2 has SME but not SME2), and int4 with i8mm and
@@ -22,12 +22,13 @@ import numpy as np
 import pytest
 from conftest import REPO, Result, need_tool, run_ok
 
-from tvmdev import external, platforms
-from tvmdev.quant import quantize
+from tvmdev.load.platform import platform_by_name
+from tvmdev.model.quant import quantize
+from tvmdev.run import external
 
 NEON, DOTPROD, I8MM, SME, SME2 = 1, 2, 4, 8, 16
 DECLINED = -7
-SRC = REPO / "platforms/kleidiai/src"
+SRC = REPO / "runtime/kleidiai"
 KLEIDIAI = os.environ.get("KLEIDIAI_SOURCE_DIR")
 
 
@@ -39,7 +40,7 @@ def build(cli: Callable[..., Result], tmp: Path, cc: str, real: Path | None = No
              f"-I{dev}/src/kleidiai"]
     objects: list[str] = []
     if real is not None:
-        plat = platforms.get("kleidiai")
+        plat = platform_by_name("kleidiai")
         flags += [f"-I{real}", "-DTVMDEV_KAI_REAL"]
         objects = [str(o) for o in external.compile_objects(cc, ["-O2"], plat, real,
                                                             tmp / "kai-obj")]

@@ -9,24 +9,27 @@ Building and running the Objective-C and the MSL is the macOS workflow's job
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import metal_tiling as tiling
 import pytest
 import yaml
-from conftest import GOLDENS, REPO, Result, need_tool, run_ok, tree
+from conftest import GOLDENS, REPO, Result, need_tool, run_ok
 
-from tvmdev import boards, metal, metalgen, yamlio
 from tvmdev.errors import TvmdevError
-from tvmdev.metal import GemmKernel
-from tvmdev.registry import build_registry, load_library
+from tvmdev.load.board import board_by_name, load_board
+from tvmdev.load.library import load_library
+from tvmdev.plan import metal
+from tvmdev.plan.kernels import build_registry
+from tvmdev.plan.metal import GemmKernel
+from tvmdev.render import metal as metalgen
 
-LIBRARY = REPO / "templates/metal"
-PORTABLE = REPO / "templates/kernels/portable"
+LIBRARY = REPO / "runtime/metal"
+PORTABLE = REPO / "runtime/kernels/portable"
 WARN = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
 
@@ -87,8 +90,8 @@ def _in_order(text: str, *needles: str) -> None:
 
 def _status_include(tmp: Path) -> Path:
     """An include folder holding tvm/device/status.h."""
-    from tvmdev import status
-    from tvmdev.render import banner, render
+    from tvmdev.model import status
+    from tvmdev.render.engine import banner, render
 
     include = tmp / "include"
     (include / "tvm/device").mkdir(parents=True)
@@ -419,20 +422,21 @@ def test_host_code_computes_the_same_grids(rules_program: Path) -> None:
 
 
 def test_crossover_comes_from_the_board(tmp_path: Path) -> None:
-    board = boards.get("apple_m5_max")
-    assert board.platform == "metal" and board.cc == "clang"
-    assert board.run == {"method": "native", "requires": "macos", "timeout": 120}
+    board = board_by_name("apple_m5_max")
+    assert board.platform == "metal" and board.toolchain.cc == "clang"
+    assert (board.run.method, board.run.requires, board.run.timeout) == ("native", "macos", 120)
     assert metal.crossover_m(board) == 400
-    assert metal.crossover_m(boards.get("host")) is None
+    assert metal.crossover_m(board_by_name("host")) is None
     text = _read(REPO / "boards/apple_m5_max.yaml")
     for m, ratio in ((64, "0.26x"), (256, "0.74x"), (512, "1.16x"), (1024, "1.61x")):
         assert re.search(rf"M = +{m}: {re.escape(ratio)}", text), m
     bad = tmp_path / "bad.yaml"
-    bad.write_text("offload:\n  gemm:\n    metal_crossover_m: -3\n")
-    raw = yamlio.load(bad)
+    bad.write_text(text.replace("metal_crossover_m: 400", "metal_crossover_m: -3"))
+    line = bad.read_text().splitlines().index("    metal_crossover_m: -3") + 1
     with pytest.raises(TvmdevError) as err:
-        metal.crossover_m(dataclasses.replace(board, raw=raw))
-    assert str(err.value) == f"{bad}:3: metal_crossover_m must be a positive integer"
+        load_board(bad)
+    assert str(err.value) == (f"{bad}:{line}: offload.gemm.metal_crossover_m: -3 is less than "
+                              "the minimum of 1")
 
 
 # --- the tiling model ----------------------------------------------------------------
@@ -443,8 +447,8 @@ SHAPES = [(1, 1), (1, 7), (1, 2048), (7, 1), (2048, 1), (5, 3), (33, 17), (63, 6
 
 @pytest.mark.parametrize("m,n", SHAPES)
 def test_every_element_is_written_once(m: int, n: int) -> None:
-    for writes in (metal.simdgroup_matrix_writes(m, n), metal.matmul2d_writes(m, n)):
-        cov = metal.coverage(m, n, writes)
+    for writes in (tiling.simdgroup_matrix_writes(m, n), tiling.matmul2d_writes(m, n)):
+        cov = tiling.coverage(m, n, writes)
         assert cov.exact, cov
 
 
@@ -471,7 +475,7 @@ def test_model_constants_are_the_kernels() -> None:
 
 
 def test_model_enumerates_each_writer() -> None:
-    writes = metal.simdgroup_matrix_writes(33, 17)
+    writes = tiling.simdgroup_matrix_writes(33, 17)
     assert len(writes) == 1 * 2 * 4  # one threadgroup along N, two along M, 4 simdgroups
     first = writes[0]
     assert (first.threadgroup, first.simdgroup) == ((0, 0), 0)
@@ -480,7 +484,7 @@ def test_model_enumerates_each_writer() -> None:
     assert set(corner.elements()) == {(32, c) for c in range(16)}
     assert not list(next(w for w in writes if w.threadgroup == (0, 1)
                          and w.simdgroup == 3).elements())
-    decode = metal.matmul2d_writes(1, 100)
+    decode = tiling.matmul2d_writes(1, 100)
     assert [w.threadgroup for w in decode] == [(0, 0), (1, 0), (2, 0), (3, 0)]
     assert set(decode[3].elements()) == {(0, c) for c in range(96, 100)}
 
@@ -489,19 +493,19 @@ def test_model_enumerates_each_writer() -> None:
 def test_model_detects_wrong_grids(m: int, n: int) -> None:
     # Rounding the grid down leaves the ragged edge unwritten.
     floor = (n // 32, m // 32)
-    cov = metal.coverage(m, n, metal.simdgroup_matrix_writes(m, n, grid=floor))
+    cov = tiling.coverage(m, n, tiling.simdgroup_matrix_writes(m, n, grid=floor))
     assert cov.missing > 0 and not cov.exact
     # The grid of the other kernel's tiles misses rows of this one's.
     if m > 32:
         wrong = metal.gemm_grid(GemmKernel.MATMUL2D, m, n)
-        assert metal.coverage(m, n, metal.simdgroup_matrix_writes(m, n, grid=wrong)).missing
+        assert tiling.coverage(m, n, tiling.simdgroup_matrix_writes(m, n, grid=wrong)).missing
     # Swapping the grid's axes misses the longer side.
     grid = metal.gemm_grid(GemmKernel.MATMUL2D, m, n)
-    cov = metal.coverage(m, n, metal.matmul2d_writes(m, n, grid=(grid[1], grid[0])))
+    cov = tiling.coverage(m, n, tiling.matmul2d_writes(m, n, grid=(grid[1], grid[0])))
     assert grid[0] == grid[1] or cov.missing > 0
     # A dispatch encoded twice writes every element twice.
-    twice = metal.matmul2d_writes(m, n) * 2
-    assert metal.coverage(m, n, twice).repeated == m * n
+    twice = tiling.matmul2d_writes(m, n) * 2
+    assert tiling.coverage(m, n, twice).repeated == m * n
 
 
 @pytest.mark.parametrize("m,n", [(33, 17), (5, 3), (100, 70), (64, 64)])
@@ -509,43 +513,36 @@ def test_model_detects_the_documented_bugs(m: int, n: int) -> None:
     # simdgroup_store straight to D: whole 8 x 8 fragments past the edges.
     # Aligned shapes hide it, as a single-tile test would.
     unchecked = metal.SimdgroupTiling(bounds_checked=False)
-    cov = metal.coverage(m, n, metal.simdgroup_matrix_writes(m, n, unchecked))
+    cov = tiling.coverage(m, n, tiling.simdgroup_matrix_writes(m, n, unchecked))
     assert cov.exact == (m % 32 == 0 and n % 32 == 0)
     if n % 32:
         assert cov.outside > 0 and cov.repeated > 0  # a ragged row spills into the next
     # Tensor extents read the NumPy way round: elements land at other elements' places.
     numpy_way = metal.Matmul2dTiling(extents_innermost_first=False)
-    cov = metal.coverage(m, n, metal.matmul2d_writes(m, n, numpy_way))
+    cov = tiling.coverage(m, n, tiling.matmul2d_writes(m, n, numpy_way))
     assert cov.misplaced > 0 and not cov.exact
 
 
 # --- the kernel library --------------------------------------------------------------
 
-def test_kernel_library_golden(update_goldens: bool) -> None:
-    files = metalgen.library_files(boards.get("apple_m5_max"))
-    got = {f.path: f.content.encode("utf-8") for f in files}
-    assert got == {f.path: f.content.encode("utf-8")
-                   for f in metalgen.library_files(boards.get("apple_m5_max"))}
-    golden = GOLDENS / "metal/kernels"
+def test_kernel_library_config_golden(update_goldens: bool) -> None:
+    """The one rendered file of the library (the board's crossover and the embedded MSL)
+    against its golden; the other files are runtime/metal's, copied as they are."""
+    files = {f.path: f.content for f in metalgen.library_files(board_by_name("apple_m5_max"))}
+    assert sorted(files) == sorted([*metalgen.COPIED, "tvmk_metal_config.h"])
+    golden = GOLDENS / "metal/tvmk_metal_config.h"
     if update_goldens:
-        shutil.rmtree(golden, ignore_errors=True)
-        for rel, data in got.items():
-            (golden / rel).parent.mkdir(parents=True, exist_ok=True)
-            (golden / rel).write_bytes(data)
-    want = tree(golden)
-    assert sorted(got) == sorted(want), "file list differs (refresh with --update-goldens)"
-    for rel in want:
-        assert got[rel] == want[rel], f"{rel} differs from its golden (--update-goldens)"
-    for name in metalgen.COPIED:
-        assert got[name] == (LIBRARY / name).read_bytes(), name
-    assert b"#define TVMK_METAL_CROSSOVER_M 400\n" in got["tvmk_metal_config.h"]
-    host = metalgen.library_files(boards.get("host"))[-1].content
+        golden.write_text(files["tvmk_metal_config.h"], encoding="utf-8")
+    assert files["tvmk_metal_config.h"] == golden.read_text(encoding="utf-8"), \
+        "tvmk_metal_config.h differs from its golden (refresh with --update-goldens)"
+    assert "#define TVMK_METAL_CROSSOVER_M 400\n" in files["tvmk_metal_config.h"]
+    host = metalgen.library_files(board_by_name("host"))[-1].content
     assert "#define TVMK_METAL_CROSSOVER_M TVMK_METAL_NO_CROSSOVER\n" in host
 
 
 def test_embedded_msl_is_the_kernels_byte_for_byte(tmp_path: Path) -> None:
     gcc = need_tool("gcc")
-    for f in metalgen.library_files(boards.get("apple_m5_max")):
+    for f in metalgen.library_files(board_by_name("apple_m5_max")):
         (tmp_path / f.path).write_text(f.content, encoding="utf-8")
     main = tmp_path / "dump.c"
     main.write_text('#include <stdio.h>\n#include "tvmk_metal_config.h"\n\n'
@@ -612,14 +609,21 @@ def test_cmake_builds_metal_only_on_apple(cli: Callable[..., Result], tmp_path: 
 
 def test_check_reads_the_c_but_not_the_objective_c(cli: Callable[..., Result],
                                                    tmp_path: Path) -> None:
-    """tvmdev check parses C: it checks a metal folder's kernels and reports the
-    device implementation as missing, since that one is Objective-C (metal.m)."""
+    """tvmdev check parses C: it checks a metal folder's kernels, finds the device
+    implementation (metal.m) without parsing its Objective-C, and reports it only when
+    it is missing; a broken kernel is still found."""
     need_tool("gcc")
     out = _device(cli, tmp_path)
     r = cli("check", str(out))
+    assert r.code == 0, r.out
+    (out / "src/device/gpu/metal.m").unlink()
+    kernel = out / "src/kernels/gpu/gemm.c"
+    kernel.write_text(kernel.read_text().replace("const float *A", "float *A", 1))
+    r = cli("check", str(out))
     assert r.code == 1
-    assert r.out.splitlines() == [
-        f"{out}/src/device/gpu/metal.c: missing (the device implementation)", "1 problem"]
+    assert r.out.splitlines()[0] == (f"{out}/src/device/gpu/metal.m: missing (the device "
+                                     "implementation)")
+    assert "gpu_gemm_f32 is int32_t (float *" in r.out
 
 
 # --- the macOS workflow --------------------------------------------------------------
@@ -630,11 +634,11 @@ def test_macos_workflow_builds_and_runs_the_metal_path() -> None:
     assert job["runs-on"] == "macos-latest"
     script = "\n".join(str(step.get("run", "")) for step in job["steps"])
     _in_order(script, "pip install -e", "tvmdev new-device metal --platform metal",
-              "metalgen.library_files", 'objc="-fno-objc-arc',
+              "library_files(board_by_name(\"apple_m5_max\"))", 'objc="-fno-objc-arc',
               "xcrun clang $objc $inc -c build/metal/src/device/metal/metal.m",
               "xcrun clang $objc $inc -c build/metal/kernels/metal/tvmk_metal_gemm.m",
-              "xcrun -sdk macosx metal -std=metal3.0 -c templates/metal/gemm_simdgroup.metal",
-              "xcrun -sdk macosx metal -std=metal4.0 -c templates/metal/gemm_matmul2d.metal",
+              "xcrun -sdk macosx metal -std=metal3.0 -c runtime/metal/gemm_simdgroup.metal",
+              "xcrun -sdk macosx metal -std=metal4.0 -c runtime/metal/gemm_matmul2d.metal",
               "xcrun -sdk macosx metallib", "-DTVMDEV_PLATFORMS=metal",
               "tests/c/metal_smoke.c", "build/metal/smoke",
               "tvmdev run examples/mlp/mlp.yaml --board apple_m5_max")
@@ -644,10 +648,11 @@ def test_apple_board_generates_the_metal_build(tmp_path: Path) -> None:
     """What tvmdev run builds on macOS for apple_m5_max (the build itself runs only there):
     the devices' Objective-C implementations, and gemm operators on no device offloaded to
     a Metal device whose chain is the Metal GEMM, then the kind's kernel, then portable."""
-    from tvmdev import boards, model, runner
+    from tvmdev.load.model import load_model
+    from tvmdev.run.job import prepare
 
-    m = model.load(REPO / "examples/decoder/decoder.yaml")
-    prep = runner.prepare(m, boards.get("apple_m5_max"), tmp_path / "b", "eager")
+    m = load_model(REPO / "examples/decoder/decoder.yaml")
+    prep = prepare(m, board_by_name("apple_m5_max"), tmp_path / "b", "eager")
     rel = [str(p.relative_to(tmp_path / "b")) for p in prep.sources
            if str(p).startswith(str(tmp_path))]
     assert "devices/src/device/metal/metal.m" in rel

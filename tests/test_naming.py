@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from tvmdev.devices import device_name
 from tvmdev.errors import TvmdevError
+from tvmdev.model.device import device_name
 from tvmdev.naming import camel
 
 

@@ -8,13 +8,15 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from tvmdev import model as model_mod
-from tvmdev.plan import plan_memory, schedule
+from tvmdev.load.model import load_model
+from tvmdev.model.graph import Model
+from tvmdev.plan.memory import plan_memory
+from tvmdev.plan.schedule import schedule
 
 EXAMPLES = sorted((REPO / "examples").glob("*/*.yaml"))
 
 
-def random_model(tmp: Path, n_ops: int, seed: int) -> model_mod.Model:
+def random_model(tmp: Path, n_ops: int, seed: int) -> Model:
     """A random chain-with-skips graph of elementwise and gemm operators."""
     rng = random.Random(seed)
     widths = [rng.choice([8, 16, 32, 64, 128]) for _ in range(n_ops + 1)]
@@ -42,10 +44,10 @@ def random_model(tmp: Path, n_ops: int, seed: int) -> model_mod.Model:
         lines[-1] = "constants: {}"
     path = tmp / f"rnd{seed}.yaml"
     path.write_text("\n".join(lines + ["operators:"] + ops) + "\n")
-    return model_mod.load(path)
+    return load_model(path)
 
 
-def check_plan(m: model_mod.Model) -> None:
+def check_plan(m: Model) -> None:
     plan = plan_memory(m)
     # Buffers alive at the same operator never share bytes.
     bufs = plan.buffers
@@ -73,7 +75,7 @@ def test_random_graphs_plan_safely(seed: int, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.parent.name for p in EXAMPLES])
 def test_examples_plan_safely(path: Path) -> None:
-    m = model_mod.load(path)
+    m = load_model(path)
     check_plan(m)
 
 
@@ -87,7 +89,7 @@ def test_chain_shares_memory_and_goes_in_place(tmp_path: Path) -> None:
 
 
 def test_schedules(tmp_path: Path) -> None:
-    m = model_mod.load(REPO / "examples/cnn/cnn.yaml")
+    m = load_model(REPO / "examples/cnn/cnn.yaml")
     eager = [(s.action, s.device, s.op) for s in schedule(m, "eager")]
     assert eager[:2] == [("activate", "npu0", None), ("activate", "npu1", None)]
     assert eager[-2:] == [("deactivate", "npu1", None), ("deactivate", "npu0", None)]

@@ -1,4 +1,4 @@
-"""The portable C99 kernel library (templates/kernels/portable) against numpy.
+"""The portable C99 kernel library (runtime/kernels/portable) against numpy.
 
 Every kernel source is compiled once with the strict flags the library promises to
 build with; each test then compiles one small C driver that reads its cases (params
@@ -26,7 +26,7 @@ from conftest import REPO, need_tool, run_ok
 
 from tvmdev.cli import main
 
-PORTABLE = REPO / "templates" / "kernels" / "portable"
+PORTABLE = REPO / "runtime" / "kernels" / "portable"
 KERNEL_SOURCES = ["gemm.c", "matmul.c", "add.c", "mul.c", "relu.c", "sigmoid.c", "tanh.c",
                   "softmax.c", "reshape.c", "flatten.c", "transpose.c", "conv2d.c",
                   "maxpool2d.c", "avgpool2d.c"]

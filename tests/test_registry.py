@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from conftest import REPO, Result, need_tool, tree
 
-from tvmdev import model as model_mod
 from tvmdev.errors import TvmdevError
-from tvmdev.registry import build_registry, load_library, resolve
+from tvmdev.load.library import load_library
+from tvmdev.load.model import load_model
+from tvmdev.plan.kernels import build_registry, resolve
 
 MLP = REPO / "examples/mlp/mlp.yaml"
 
@@ -75,7 +76,7 @@ def test_precedence_user_then_device_then_portable(cli: Callable[..., Result],
     dev_lib = load_library(tmp_path / "dev/kernels/woofles.yaml", "device", "woofles",
                            "woofles", tmp_path / "dev/include")
     reg = build_registry([_user_lib(tmp_path)], [dev_lib])
-    m = model_mod.load(MLP)
+    m = load_model(MLP)
     chains = {m.operators[i].name: [k.name for k in c] for i, c in resolve(m, reg).items()}
     # fc1 has a bias (C): the user's specific kernel does not match, its catch-all does.
     assert chains["fc1"] == ["my_gemm_any", "woofles_gemm_f32", "tvmk_gemm_f32"]
@@ -118,7 +119,7 @@ def test_missing_kernel_lists_what_exists(tmp_path: Path) -> None:
         "portable", "portable", None, reg.portable.path,
         tuple(k for k in reg.portable.kernels if k.op != "gemm")))
     with pytest.raises(TvmdevError) as exc:
-        resolve(model_mod.load(MLP), reg)
+        resolve(load_model(MLP), reg)
     assert exc.value.message == ("no kernel for operator 'fc1' (gemm with A=float32, "
                                  "B=float32, C=float32, Y=float32)")
     assert exc.value.hint == "kernels for gemm: special_gemm (" + str(lib) + ": A=float32)"

@@ -3,7 +3,7 @@ every device call site, two threads on shared devices under ThreadSanitizer, and
 user's own device implementation.
 
 Tolerance: float32 outputs must satisfy |c - r| <= 1e-5 + 1e-4 * |r| against the float64
-numpy reference rounded to float32 (runner.ATOL, runner.RTOL).
+numpy reference rounded to float32 (ATOL, RTOL).
 """
 
 from __future__ import annotations
@@ -15,22 +15,26 @@ import numpy as np
 import pytest
 from conftest import REPO, Result, need_tool
 
-from tvmdev import boards, runner
-from tvmdev import model as model_mod
-from tvmdev.plan import schedule
+from tvmdev.load.board import board_by_name
+from tvmdev.load.model import load_model
+from tvmdev.model import reference
+from tvmdev.plan.schedule import schedule
+from tvmdev.run.backend import Job, RunOptions
+from tvmdev.run.compare import ATOL, RTOL
+from tvmdev.run.job import execute, prepare
 
 EXAMPLES = sorted((REPO / "examples").glob("*/*.yaml"))
 IDS = [p.parent.name for p in EXAMPLES]
-WITH_DEVICES = [p for p in EXAMPLES if model_mod.load(p).devices]
+WITH_DEVICES = [p for p in EXAMPLES if load_model(p).devices]
 CODES = {"activate": -11, "open": -12, "operator": -13, "close": -14, "deactivate": -15}
 
 
 def _prepare(path: Path, sched: str, build: Path, extra: tuple[str, ...] = ()
-             ) -> runner.Prepared:
+             ) -> Job:
     need_tool("gcc")
-    m = model_mod.load(path)
-    prep = runner.prepare(m, boards.get("host"), build, sched)
-    runner.build(prep, extra)
+    m = load_model(path)
+    prep = prepare(m, board_by_name("host"), build, sched)
+    prep.backend.build(prep, extra_cflags=extra)
     return prep
 
 
@@ -43,11 +47,11 @@ def test_example_matches_reference(path: Path, sched: str, cli: Callable[..., Re
             "--save-outputs", str(tmp_path / "outs"))
     assert r.code == 0, r.out + r.err
     assert r.out.rstrip().endswith("PASS")
-    m = model_mod.load(path)
-    ref = runner.reference.evaluate(m, runner.reference.random_inputs(m))
+    m = load_model(path)
+    ref = reference.evaluate(m, reference.random_inputs(m))
     for name in m.outputs:
         got = np.load(tmp_path / "outs" / f"{name}.npy")
-        np.testing.assert_allclose(got, ref[name], rtol=runner.RTOL, atol=runner.ATOL)
+        np.testing.assert_allclose(got, ref[name], rtol=RTOL, atol=ATOL)
         assert np.abs(got).sum() > 0  # not a zero output that happens to pass
 
 
@@ -62,11 +66,11 @@ def test_fault_at_every_call_site(path: Path, sched: str, tmp_path: Path) -> Non
              "operator": device_ops, "close": device_ops,
              "deactivate": sum(s.action == "deactivate" for s in steps)}
     assert all(sites.values())
-    inputs = runner.reference.random_inputs(m)
+    inputs = reference.random_inputs(m)
     injected = 0
     for fn, count in sites.items():
         for nth in range(1, count + 1):
-            res = runner.execute(prep, inputs, fault=f"{fn}:{nth}:{CODES[fn]}", trace=False)
+            res = execute(prep, inputs, RunOptions(fault=f"{fn}:{nth}:{CODES[fn]}", trace=False))
             assert res.status == CODES[fn], f"{fn}:{nth}: status {res.status}"
             assert res.balanced() == [], f"{fn}:{nth}: {res.devices}"
             for name, c in res.devices.items():
@@ -74,7 +78,8 @@ def test_fault_at_every_call_site(path: Path, sched: str, tmp_path: Path) -> Non
                 assert c["open"] == c["close"] and c["activate"] == c["deactivate"], name
             injected += 1
         # One past the last call site: no failure, the right result.
-        res = runner.execute(prep, inputs, fault=f"{fn}:{count + 1}:{CODES[fn]}", trace=False)
+        res = execute(prep, inputs, RunOptions(fault=f"{fn}:{count + 1}:{CODES[fn]}",
+                                              trace=False))
         assert res.status == 0 and not res.mismatches() and not res.balanced()
     assert injected == sum(sites.values())
 
@@ -82,8 +87,8 @@ def test_fault_at_every_call_site(path: Path, sched: str, tmp_path: Path) -> Non
 @pytest.mark.parametrize("path", EXAMPLES, ids=IDS)
 def test_two_threads_share_devices_under_tsan(path: Path, tmp_path: Path) -> None:
     prep = _prepare(path, "lazy", tmp_path / "b", ("-fsanitize=thread", "-g"))
-    res = runner.execute(prep, runner.reference.random_inputs(prep.model), threads=2,
-                         iterations=25, trace=False)
+    res = execute(prep, reference.random_inputs(prep.model),
+                  RunOptions(threads=2, iterations=25, trace=False))
     assert "ThreadSanitizer" not in res.stderr, res.stderr
     assert res.status == 0 and not res.mismatches()
     device_ops = {d.name: sum(op.device == d.name for op in prep.model.operators)
@@ -97,14 +102,14 @@ def test_two_threads_share_devices_under_tsan(path: Path, tmp_path: Path) -> Non
 def test_inputs_from_npy(cli: Callable[..., Result], tmp_path: Path) -> None:
     need_tool("gcc")
     path = REPO / "examples/mlp/mlp.yaml"
-    m = model_mod.load(path)
+    m = load_model(path)
     x = np.linspace(-1, 1, 64, dtype=np.float32).reshape(1, 64)
     (tmp_path / "in").mkdir()
     np.save(tmp_path / "in/x.npy", x)
     r = cli("run", str(path), "--inputs", str(tmp_path / "in"), "--save-outputs",
             str(tmp_path / "out"), "--build-dir", str(tmp_path / "b"))
     assert r.code == 0, r.out + r.err
-    ref = runner.reference.evaluate(m, {"x": x})["y"]
+    ref = reference.evaluate(m, {"x": x})["y"]
     np.testing.assert_allclose(np.load(tmp_path / "out/y.npy"), ref, rtol=1e-4, atol=1e-5)
     # A wrong input shape is bad input.
     np.save(tmp_path / "in/x.npy", np.zeros((2, 64), np.float32))

@@ -66,9 +66,9 @@ def test_west_tvmdev_extension(tmp_path: Path) -> None:
     (manifest / "west.yml").write_text("manifest:\n  self:\n    west-commands: "
                                        "west-commands.yml\n")
     shutil.copy(REPO / "west-commands.yml", manifest / "west-commands.yml")
-    (manifest / "tvmdev").mkdir()
-    (manifest / "tvmdev/west_commands.py").write_text(
-        "from tvmdev.west_commands import TvmdevCommand  # noqa: F401\n")
+    (manifest / "tvmdev/cli").mkdir(parents=True)
+    (manifest / "tvmdev/cli/west.py").write_text(
+        "from tvmdev.cli.west import TvmdevCommand  # noqa: F401\n")
     # ZEPHYR_BASE would make west look for the workspace of that Zephyr tree instead.
     env = {k: v for k, v in os.environ.items() if k != "ZEPHYR_BASE"}
     run_ok([west, "init", "-l", str(manifest)], cwd=tmp_path / "ws", env=env)

@@ -35,3 +35,8 @@ def boards_dir() -> Path:
 
 def zephyr_app_dir() -> Path:
     return data_root() / "zephyr_app"
+
+
+def runtime_dir() -> Path:
+    """tvmdev's shipped C sources (kernels, simulator, board support), not templates."""
+    return data_root() / "runtime"

@@ -1,0 +1,201 @@
+"""The command handlers: each wires loaders, planners, renderers, the writer and the run
+backends together for one subcommand, and prints what happened."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import TvmdevError, UsageError
+from ..inspect.check import check_folder
+from ..inspect.elf import format_report
+from ..inspect.elf import inspect as inspect_elf
+from ..load.board import board_by_name
+from ..load.model import load_model
+from ..load.platform import PlatformOption, all_platforms, platform_by_name
+from ..model.device import DeviceSpec, device_name
+from ..model.graph import Model
+from ..model.ops import OPS
+from ..model.status import describe
+from ..plan.kernels import build_registry, device_dir_libraries
+from ..render.device import folder_specs, manifest_for
+from ..render.device import generate as device_folder_files
+from ..render.executor import generate
+from ..resources import runtime_dir
+from ..run.backend import RunOptions, backend_for
+from ..run.compare import RunResult, load_inputs, report, save_outputs
+from ..run.job import execute, prepare
+from ..write.files import check_out_dir, copy_files, write
+
+# Flags that change how a command runs, not what it generates: kept out of banners so
+# that `--force` or `--dry-run` never changes a generated file's bytes.
+_NOT_RECORDED = {"--force", "--dry-run", "--debug"}
+
+
+def recorded_command(argv: Sequence[str]) -> str:
+    """The command line as written into banners: ``tvmdev new-device woofles ...``."""
+    return "tvmdev " + shlex.join(a for a in argv if a not in _NOT_RECORDED)
+
+
+def _print_report(lines: list[str], dry_run: bool) -> None:
+    if dry_run:
+        print("dry run: nothing written; would:")
+    for line in lines:
+        print(("  " if dry_run else "") + line)
+
+
+# --- new-device ----------------------------------------------------------------------
+
+def platform_option_flags() -> dict[str, PlatformOption]:
+    """Every platform's options, by name (each becomes a new-device flag)."""
+    flags: dict[str, PlatformOption] = {}
+    for plat in all_platforms().values():
+        for opt in plat.options:
+            flags.setdefault(opt.name, opt)
+    return flags
+
+
+def cmd_new_device(args: argparse.Namespace) -> int:
+
+    name = device_name(args.name)
+    chosen: list[str] = []
+    for p in args.platform or []:
+        if p in chosen:
+            raise TvmdevError(f"--platform {p} is given twice",
+                              hint="name each platform once")
+        plat = platform_by_name(p)
+        if plat.builtin_kind and plat.builtin_kind != name:
+            raise TvmdevError(f"platform {p} implements the built-in device kind "
+                              f"'{plat.builtin_kind}', not '{name}'",
+                              hint=f"tvmdev new-device {plat.builtin_kind} --platform {p}")
+        chosen.append(p)
+    if not chosen:
+        raise UsageError("new-device needs at least one --platform (see: tvmdev list platforms)")
+    options: dict[str, Any] = {}
+    for oname, opt in platform_option_flags().items():
+        value = getattr(args, oname)
+        if value is None:
+            continue
+        owners = [p for p in chosen if oname in {o.name for o in platform_by_name(p).options}]
+        if not owners:
+            declared = [p.name for p in all_platforms().values()
+                        if oname in {o.name for o in p.options}]
+            raise TvmdevError(f"{opt.flag} applies to platform {', '.join(declared)}, "
+                              "which is not selected",
+                              hint=f"add --platform {declared[0]} or drop {opt.flag}")
+        options[oname] = value
+    ops = tuple(o for o in (args.ops if args.ops is not None else "gemm,matmul").split(",") if o)
+    for o in ops:
+        if o not in OPS:
+            raise TvmdevError(f"--ops: unknown op '{o}'", hint="known ops: " + ", ".join(OPS))
+    if len(set(ops)) != len(ops):
+        raise TvmdevError("--ops names an op twice")
+    spec = DeviceSpec(name=name, platforms=tuple(chosen), options=tuple(sorted(options.items())),
+                      ops=ops, command=recorded_command(args.argv), given=args.name)
+    out_dir = Path(args.output)
+    check_out_dir(out_dir)
+    specs = folder_specs(out_dir, spec)
+    report = write(out_dir, device_folder_files(specs), manifest_for(specs), force=args.force,
+                   dry_run=args.dry_run)
+    _print_report(report.lines(), args.dry_run)
+    return 0
+
+
+# --- aot and run ---------------------------------------------------------------------
+
+def cmd_aot(args: argparse.Namespace) -> int:
+    m = load_model(Path(args.model))
+    device_dir = Path(args.device_dir) if args.device_dir else None
+    registry = build_registry([Path(k) for k in args.kernels or []],
+                              device_dir_libraries(device_dir, m.kinds) if device_dir else [])
+    gen = generate(m, registry, args.schedule, command=recorded_command(args.argv))
+    portable = runtime_dir() / "kernels/portable"
+    copies = [(s, f"kernels/portable/{s.name}") for s in gen.sources()
+              if s.parent == portable.resolve()]
+    extra = [portable / "tvmk_portable.h"] + sorted(portable.glob("*.h"))
+    copies += [(h, f"kernels/portable/{h.name}") for h in dict.fromkeys(extra)]
+    out_dir = Path(args.output)
+    files = list(gen.files) + copy_files(copies)
+    manifest = {"tool": "tvmdev", "model": m.name, "command": recorded_command(args.argv)}
+    report = write(out_dir, files, manifest, force=args.force, dry_run=args.dry_run)
+    _print_report(report.lines(), args.dry_run)
+    mem = gen.memory
+    print(f"arena: {mem.arena_size} bytes (lower bound {mem.lower_bound}, "
+          f"ratio {mem.ratio:.3f}); kernels: {', '.join(k.name for k in gen.kernels)}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    m = load_model(Path(args.model))
+    board = board_by_name(args.board)
+    backend = backend_for(board)
+    if args.cpu and not backend.emulates_cpu:
+        raise TvmdevError(f"--cpu picks the CPU an emulator runs; board {board.name} "
+                          f"does not run under qemu-user")
+    if not backend.supports_threads and (args.threads > 1 or args.iterations > 1):
+        raise TvmdevError(f"--threads and --iterations run on the host only, not on "
+                          f"{board.name}")
+    inputs = load_inputs(m, Path(args.inputs) if args.inputs else None)
+    backend.check_host()
+    build_dir = Path(args.build_dir or f"tvmdev-build/{m.name}-{board.name}")
+    job = prepare(m, board, build_dir, args.schedule,
+                  Path(args.device_dir) if args.device_dir else None,
+                  [Path(k) for k in args.kernels or []], inputs,
+                  {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None)
+    at_run_time = backend.fault_at_run_time
+    backend.build(job, fault=None if at_run_time else args.fail)
+    result = execute(job, inputs, RunOptions(fault=args.fail if at_run_time else None,
+                                             threads=args.threads,
+                                             iterations=args.iterations, cpu=args.cpu))
+    return _finish(args, m, result)
+
+
+def _finish(args: argparse.Namespace, m: Model, result: RunResult) -> int:
+    print(f"model {m.name} on {args.board} ({args.schedule} schedule)")
+    for line in report(result):
+        print(line)
+    if args.save_outputs:
+        for p in save_outputs(result, Path(args.save_outputs)):
+            print(f"saved {p}")
+    problems = []
+    if result.status != 0:
+        problems.append(f"the model returned {describe(result.status)}")
+    elif result.mismatches():
+        problems.append("outputs differ from the reference: " + ", ".join(result.mismatches()))
+    if result.balanced():
+        problems.append("device calls do not balance: " + ", ".join(result.balanced()))
+    if problems:
+        for problem in problems:
+            print(f"FAIL: {problem}")
+        return 1
+    print("PASS")
+    return 0
+
+
+# --- inspect -------------------------------------------------------------------------
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    found = inspect_elf(Path(args.elf), Path(args.model) if args.model else None)
+    if args.json:
+        print(json.dumps(found.to_json(), indent=2))
+    else:
+        for line in format_report(found):
+            print(line)
+    return 0 if found.ok else 1
+
+
+# --- check ---------------------------------------------------------------------------
+
+def cmd_check(args: argparse.Namespace) -> int:
+    problems = check_folder(Path(args.folder))
+    for p in problems:
+        print(f"{args.folder.rstrip('/')}/{p}")
+    if problems:
+        print(f"{len(problems)} problem{'s' if len(problems) != 1 else ''}")
+        return 1
+    print("ok: every device and kernel function matches the generated API")
+    return 0

@@ -1,0 +1,90 @@
+"""``tvmdev list``: platforms, boards and the merged kernel table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..errors import UsageError
+from ..load.board import all_boards, board_by_name
+from ..load.platform import all_platforms
+from ..model.ops import OPS
+from ..plan.kernels import build_registry, device_dir_libraries
+from ..write.files import read_manifest
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    if args.what == "platforms":
+        plats = all_platforms()
+        if args.json:
+            print(json.dumps([{"name": p.name, "description": p.description,
+                               "handle": p.handle_type,
+                               "options": [o.flag for o in p.options]}
+                              for p in plats.values()], indent=2))
+            return 0
+        width = max(len(n) for n in plats)
+        for p in plats.values():
+            flags = " ".join(o.flag for o in p.options)
+            extra = f"  [{flags}]" if flags else ""
+            print(f"{p.name:<{width}}  {p.description}{extra}")
+        return 0
+    if args.what == "kernels":
+        return _list_kernels(args)
+    if args.what == "boards":
+        return _list_boards(args)
+    raise UsageError(f"cannot list '{args.what}'")
+
+
+def _list_kernels(args: argparse.Namespace) -> int:
+    """The merged kernel table: for each op, every kernel in the order it is tried."""
+
+    user = [Path(k) for k in args.kernels or []]
+    if args.board:
+        board = board_by_name(args.board)
+        user = [*board.kernels, *user]
+    device_dir = Path(args.device_dir) if args.device_dir else None
+    registry = build_registry(user, device_dir_libraries(device_dir, _manifest_kinds(device_dir))
+                              if device_dir else [])
+    rows = []
+    for lib in (*registry.user, *registry.device, registry.portable):
+        for k in lib.kernels:
+            meta = ("any" if k.arg_meta is None else
+                    " ".join(f"{a}:{'|'.join(d)}" for a, d in k.arg_meta))
+            scope = f"on {lib.kind} devices" if lib.kind else "everywhere"
+            rows.append({"op": k.op, "kernel": k.name, "level": lib.level,
+                         "library": lib.name, "scope": scope, "dtypes": meta,
+                         "header": k.header})
+    order = {o: i for i, o in enumerate(OPS)}
+    level = {"user": 0, "device": 1, "portable": 2}
+    rows.sort(key=lambda r: (order[r["op"]], level[r["level"]]))
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    cols = ["op", "kernel", "level", "scope", "dtypes", "header"]
+    widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in cols}
+    print("  ".join(c.ljust(widths[c]) for c in cols).rstrip())
+    for r in rows:
+        print("  ".join(str(r[c]).ljust(widths[c]) for c in cols).rstrip())
+    return 0
+
+
+def _manifest_kinds(device_dir: Path) -> list[str]:
+    return sorted(read_manifest(device_dir).get("devices") or {})
+
+
+def _list_boards(args: argparse.Namespace) -> int:
+    """Every board, with where it came from (built-in, a TVMDEV_BOARD_PATH folder)."""
+    boards = all_boards()
+    if args.json:
+        print(json.dumps([{"name": b.name, "description": b.description,
+                           "platform": b.platform, "cpu": b.cpu, "method": b.run.method,
+                           "aliases": list(b.aliases), "origin": b.origin,
+                           "path": str(b.path)} for b in boards.values()], indent=2))
+        return 0
+    width = max(len(n) for n in boards)
+    for b in boards.values():
+        alias = f" (also: {', '.join(b.aliases)})" if b.aliases else ""
+        origin = "" if b.origin == "built-in" else f" [from {b.path}]"
+        print(f"{b.name:<{width}}  {b.platform:<8}  {b.description}{alias}{origin}")
+    return 0

@@ -1,0 +1,229 @@
+"""The command line: the parser, and ``main``, which turns errors into exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import re
+import sys
+from collections.abc import Callable, Sequence
+
+from .. import __version__
+from ..errors import TvmdevError, UsageError
+from .commands import (
+    cmd_aot,
+    cmd_check,
+    cmd_inspect,
+    cmd_new_device,
+    cmd_run,
+    platform_option_flags,
+)
+from .listing import cmd_list
+
+Handler = Callable[[argparse.Namespace], int]
+FAIL_FUNCTIONS = ("activate", "open", "operator", "close", "deactivate")
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 1 <= value <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"{value} is not between 1 and 1000000")
+    return value
+
+
+def fail_spec(text: str) -> str:
+    """An argparse type: ``FN:N:CODE``, a simulated device failure."""
+    m = re.fullmatch(r"([a-z]+):([0-9]+):(-?[0-9]+)", text)
+    if (not m or m.group(1) not in FAIL_FUNCTIONS or int(m.group(2)) < 1
+            or not -(2**31) <= int(m.group(3)) < 2**31 or int(m.group(3)) == 0):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not FN:N:CODE (FN one of {', '.join(FAIL_FUNCTIONS)}; N >= 1; "
+            "CODE a non-zero int32, for example open:2:-5)")
+    return text
+
+
+# --- parser --------------------------------------------------------------------------
+
+def _model_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--schedule", choices=["eager", "lazy"], default="eager",
+                   help="device activation: all up front (eager) or around each device's "
+                        "first and last operator (lazy)")
+    p.add_argument("--device-dir", metavar="DIR",
+                   help="a folder made by new-device: its device code and kernels are used")
+    p.add_argument("--kernels", action="append", metavar="FILE",
+                   help="a user kernel library YAML (repeatable; takes precedence)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tvmdev", allow_abbrev=False,
+        description="Generate TVM's C Device API and AOT executors for accelerators, "
+                    "then build and run them.",
+        epilog="example: tvmdev new-device woofles --platform zephyr -o out/")
+    parser.add_argument("--version", action="version", version=f"tvmdev {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    # --debug is also accepted after the subcommand (tvmdev run --debug ...).
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    nd = sub.add_parser(
+        "new-device", allow_abbrev=False, parents=[common],
+        help="generate the C Device API of an accelerator",
+        description="Generate the C Device API (struct tvm_device_<name>_t and "
+                    "TVMDevice<Name>Init/Activate/Open/Close/Deactivate/Destroy) for one or "
+                    "more platforms.",
+        epilog="example: tvmdev new-device uart_accel --platform cmsis --platform posix -o out/")
+    nd.add_argument("name", help="the accelerator's name, lower snake_case (woofles, ethos_u)")
+    nd.add_argument("--platform", "-p", action="append", metavar="PLATFORM",
+                    help="a platform to generate for; repeatable (tvmdev list platforms)")
+    nd.add_argument("-o", "--output", default=".", metavar="DIR",
+                    help="output folder (default: the current folder)")
+    nd.add_argument("--ops", metavar="OP,OP",
+                    help="operators the device's kernel library claims (default: gemm,matmul)")
+    nd.add_argument("--force", action="store_true",
+                    help="overwrite files you edited (your version is saved as .orig)")
+    nd.add_argument("--dry-run", action="store_true", help="list what would be written")
+    for oname, opt in platform_option_flags().items():
+        if opt.kind == "flag":
+            nd.add_argument(opt.flag, dest=oname, action="store_const", const=True,
+                            default=None, help=opt.help)
+        else:
+            nd.add_argument(opt.flag, dest=oname, choices=[c.value for c in opt.choices],
+                            default=None, help=f"{opt.help} (default: {opt.default})")
+    nd.set_defaults(handler=cmd_new_device)
+
+    ao = sub.add_parser(
+        "aot", allow_abbrev=False, parents=[common],
+        help="generate the AOT executor of a model",
+        description="Generate tvmgen_<model>.h/.c (the executor), its plan metadata and the "
+                    "selected portable kernels.",
+        epilog="example: tvmdev aot examples/mlp/mlp.yaml -o out/mlp --schedule lazy")
+    ao.add_argument("model", help="the model description (YAML or JSON)")
+    ao.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder")
+    _model_options(ao)
+    ao.add_argument("--force", action="store_true", help="overwrite files you edited")
+    ao.add_argument("--dry-run", action="store_true", help="list what would be written")
+    ao.set_defaults(handler=cmd_aot)
+
+    rn = sub.add_parser(
+        "run", allow_abbrev=False, parents=[common],
+        help="build a model for a board, run it, check it",
+        description="Generate the device code and the executor, build them for the board, "
+                    "run the model and compare every output with a numpy reference.",
+        epilog="example: tvmdev run examples/mlp/mlp.yaml --board host")
+    rn.add_argument("model", help="the model description (YAML or JSON)")
+    rn.add_argument("--board", default="host",
+                    help="a board name (tvmdev list boards) or a board file")
+    rn.add_argument("--inputs", metavar="DIR", help="read DIR/<input>.npy (default: seeded "
+                    "random inputs)")
+    rn.add_argument("--save-outputs", metavar="DIR", help="save DIR/<output>.npy")
+    rn.add_argument("--build-dir", metavar="DIR",
+                    help="build folder (default: tvmdev-build/<model>-<board>)")
+    _model_options(rn)
+    rn.add_argument("--fail", metavar="FN:N:CODE", type=fail_spec,
+                    help="simulated devices: make the Nth call of FN (activate, open, "
+                         "operator, close, deactivate) return CODE")
+    rn.add_argument("--cpu", help="qemu-user boards: the CPU to emulate (for example "
+                    "cortex-a53, which lacks dotprod, i8mm and SME)")
+    rn.add_argument("--kleidiai", metavar="PATH",
+                    help="a KleidiAI source tree (default: $KLEIDIAI_SOURCE_DIR; without one, "
+                         "tvmdev's reference micro-kernels stand in)")
+    rn.add_argument("--threads", type=positive_int, default=1,
+                    help="run in THREADS threads at once")
+    rn.add_argument("--iterations", type=positive_int, default=1, help="runs per thread")
+    rn.set_defaults(handler=cmd_run)
+
+    ins = sub.add_parser(
+        "inspect", allow_abbrev=False, parents=[common],
+        help="check a firmware ELF: device API, kernels, heap",
+        description="Check that every device function of the model's device kinds is "
+                    "defined, that exactly the selected kernels are linked and that nothing "
+                    "pulls in the heap; show the footprint by component.",
+        epilog="example: tvmdev inspect tvmdev-build/mlp-host/mlp --model "
+               "tvmdev-build/mlp-host")
+    ins.add_argument("elf", help="the firmware or host program (ELF)")
+    ins.add_argument("--model", metavar="DIR",
+                     help="the folder tvmdev aot wrote (or a tvmdev run build folder)")
+    ins.add_argument("--json", action="store_true", help="machine-readable output")
+    ins.set_defaults(handler=cmd_inspect)
+
+    ck = sub.add_parser(
+        "check", allow_abbrev=False, parents=[common],
+        help="check your device code against the generated API",
+        description="Parse the device and kernel sources of a new-device folder and report "
+                    "every function whose signature no longer matches the generated headers "
+                    "or the kernel registry, and every missing device function.",
+        epilog="example: tvmdev check out/")
+    ck.add_argument("folder", help="a folder made by tvmdev new-device")
+    ck.set_defaults(handler=cmd_check)
+
+    ls = sub.add_parser(
+        "list", allow_abbrev=False, parents=[common],
+        help="list platforms, boards or kernels",
+                        epilog="example: tvmdev list platforms")
+    ls.add_argument("what", choices=["platforms", "boards", "kernels"])
+    ls.add_argument("--json", action="store_true", help="machine-readable output")
+    ls.add_argument("--board", help="kernels: include the board's kernel libraries")
+    ls.add_argument("--device-dir", metavar="DIR",
+                    help="kernels: include the device kinds' libraries of a new-device folder")
+    ls.add_argument("--kernels", action="append", metavar="FILE",
+                    help="kernels: include a user library (repeatable)")
+    ls.set_defaults(handler=cmd_list)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # The cyclic garbage collector only costs time here (it scans the large model graphs
+    # over and over while they are built); it is back on when main returns.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _main(argv)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _main(argv: list[str]) -> int:
+    try:
+        parser = build_parser()
+    except TvmdevError as exc:  # a broken platform.yaml of the installation
+        print(f"tvmdev: {exc}", file=sys.stderr)
+        return 1
+    args = parser.parse_args(argv)
+    args.argv = argv
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        handler: Handler = args.handler
+        return handler(args)
+    except TvmdevError as exc:
+        if args.debug:
+            raise
+        print(f"tvmdev: {exc}", file=sys.stderr)
+        if exc.hint:
+            print(f"  hint: {exc.hint}", file=sys.stderr)
+        return 1
+    except UsageError as exc:
+        if args.debug:
+            raise
+        print(f"tvmdev: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # the reader went away (| head): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""Boards: one YAML file per board, checked by ``schemas/board.json`` and loaded into
+typed dataclasses.
+
+Boards come from tvmdev's own ``boards/`` folder, from the folders listed in
+``TVMDEV_BOARD_PATH`` (``:``-separated; they take precedence), or from a path given
+directly (``--board my_boards/evk.yaml``). Paths inside a board file are relative to
+that file; ``${runtime}`` stands for tvmdev's shipped C sources (``runtime/``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ..errors import TvmdevError, Where
+from ..resources import boards_dir, runtime_dir
+from . import yamlio
+from .schema import validate
+
+BOARD_PATH_ENV = "TVMDEV_BOARD_PATH"
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    cc: str
+    cflags: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()
+    ldflags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Region:
+    origin: int
+    length: int
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A microcontroller's memory map, for the linker script and the fit check."""
+
+    code: Region
+    ram: Region
+    stack: int = 0x4000
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """How programs run on the board: ``method`` names the run backend."""
+
+    method: str
+    timeout: float = 120.0
+    requires: str | None = None  # a host OS the board needs ("macos")
+    qemu: str | None = None
+    args: tuple[str, ...] = ()
+    cpu: str | None = None  # the CPU qemu-user emulates by default
+    exe: str | None = None  # west: the program a native Zephyr build makes
+    elf: str | None = None  # west: the image QEMU runs
+
+
+@dataclass(frozen=True)
+class Support:
+    """Board support compiled into firmware: sources, includes and their macros."""
+
+    sources: tuple[Path, ...] = ()
+    include: tuple[Path, ...] = ()
+    defines: tuple[tuple[str, str], ...] = ()
+    console_uart: int = 0
+    accelerator_uarts: tuple[int, ...] = ()
+    zephyr_board: str | None = None
+    env: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Offload:
+    """Operators no device runs that go to a device of ``kind`` named ``device``."""
+
+    device: str
+    kind: str
+    ops: tuple[str, ...]
+    metal_crossover_m: int | None = None
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str
+    description: str
+    platform: str
+    cpu: str
+    toolchain: Toolchain
+    run: RunSpec
+    path: Path  # the board file
+    origin: str  # "built-in", a TVMDEV_BOARD_PATH folder, or "path"
+    aliases: tuple[str, ...] = ()
+    memory: Memory | None = None
+    support: Support = field(default_factory=Support)
+    kernels: tuple[Path, ...] = ()
+    offload: Offload | None = None
+
+    @property
+    def where(self) -> Where:
+        return Where(str(self.path))
+
+    @property
+    def tools(self) -> list[str]:
+        """Programs a build and run on this board need."""
+        tools = [self.toolchain.cc]
+        if self.run.qemu:
+            tools.append(self.run.qemu)
+        if self.run.method == "west":
+            tools.append("west")
+        return tools
+
+
+def _paths(items: Any, base: Path) -> tuple[Path, ...]:
+    runtime = str(runtime_dir())
+    return tuple((base / str(p).replace("${runtime}", runtime)).resolve()
+                 if "${runtime}" not in str(p) else Path(str(p).replace("${runtime}", runtime))
+                 for p in items or ())
+
+
+def _region(node: dict[str, Any]) -> Region:
+    return Region(int(node["origin"]), int(node["length"]))
+
+
+def load_board(path: Path, origin: str = "path") -> Board:
+    """Load and check one board file."""
+    doc = yamlio.load(path)
+    validate(doc, "board", str(path))
+    base = path.parent
+    tc, run = doc["toolchain"], doc["run"]
+    mem = doc.get("memory")
+    sup = doc.get("support") or {}
+    off = doc.get("offload")
+    return Board(
+        name=doc["name"], description=doc["description"], platform=doc["platform"],
+        cpu=doc["cpu"], path=path, origin=origin, aliases=tuple(doc.get("aliases") or ()),
+        toolchain=Toolchain(tc["cc"], tuple(tc.get("cflags") or ()),
+                            tuple(tc.get("defines") or ()), tuple(tc.get("ldflags") or ())),
+        run=RunSpec(run["method"], float(run.get("timeout", 120)), run.get("requires"),
+                    run.get("qemu"), tuple(run.get("args") or ()), run.get("cpu"),
+                    run.get("exe"), run.get("elf")),
+        memory=Memory(_region(mem["code"]), _region(mem["ram"]), int(mem.get("stack", 0x4000)))
+        if mem else None,
+        support=Support(_paths(sup.get("sources"), base), _paths(sup.get("include"), base),
+                        tuple((str(k), str(v)) for k, v in (sup.get("defines") or {}).items()),
+                        int(sup.get("console_uart", 0)),
+                        tuple(sup.get("accelerator_uarts") or ()), sup.get("zephyr_board"),
+                        tuple((str(k), str(v)) for k, v in (sup.get("env") or {}).items())),
+        kernels=_paths(doc.get("kernels"), base),
+        offload=Offload(off["device"], off["kind"], tuple(off["ops"]),
+                        (off.get("gemm") or {}).get("metal_crossover_m")) if off else None,
+    )
+
+
+def board_folders() -> list[tuple[Path, str]]:
+    """Where boards are looked up, first match wins: TVMDEV_BOARD_PATH, then built-in."""
+    folders = [(Path(p), p) for p in os.environ.get(BOARD_PATH_ENV, "").split(os.pathsep) if p]
+    return [*folders, (boards_dir(), "built-in")]
+
+
+@cache
+def _boards_in(folder: Path, origin: str) -> tuple[Board, ...]:
+    if not folder.is_dir():
+        raise TvmdevError(f"{BOARD_PATH_ENV} names a folder that does not exist", str(folder))
+    return tuple(load_board(p, origin) for p in sorted(folder.glob("*.yaml")))
+
+
+def all_boards() -> dict[str, Board]:
+    """Every board by name; a board in TVMDEV_BOARD_PATH hides a built-in one."""
+    found: dict[str, Board] = {}
+    for folder, origin in board_folders():
+        for board in _boards_in(folder, origin):
+            found.setdefault(board.name, board)
+    return found
+
+
+def board_by_name(name: str) -> Board:
+    """A board by name or alias, or a board file's path (anything ending in .yaml)."""
+    if name.endswith((".yaml", ".yml")) or os.sep in name:
+        path = Path(name)
+        if not path.is_file():
+            raise TvmdevError("no such board file", name,
+                              hint="--board takes a board name (tvmdev list boards) or a "
+                                   "board file's path")
+        return load_board(path)
+    boards = all_boards()
+    for b in boards.values():
+        if name == b.name or name in b.aliases:
+            return b
+    raise TvmdevError(f"unknown board '{name}'", hint="known boards: " + ", ".join(boards))

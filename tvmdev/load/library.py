@@ -1,0 +1,185 @@
+"""Kernel libraries described in YAML, in the style of ExecuTorch's functions.yaml.
+
+A library is a list of entries::
+
+    - op: gemm
+      header: tvmk_portable.h          # declares the kernels (include path of the library)
+      type_alias:
+        T0: [float32]
+      kernels:
+        - arg_meta: {A: [T0], B: [T0], C: [T0], Y: [T0]}   # or null: any dtypes
+          kernel_name: tvmk_gemm_f32
+          sources: [gemm.c]            # relative to the YAML; compiled only when selected
+
+Calling convention: by default the op's inputs in ONNX order (absent optional ones as
+NULL), its outputs, ``const struct <params> *params``, ``void *resource_handle``. A kernel
+may list its own order with ``args: [Y, A, B, C, params, resource_handle]`` (every name
+exactly once).
+
+Libraries merge with precedence user > device kind > portable. For each operator the
+resolver builds a chain of every kernel that matches the op and its tensors' dtypes, in
+precedence order (within a library: specific ``arg_meta`` before ``null``); the executor
+calls them in turn while they return ``TVM_DEVICE_DECLINED``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import naming
+from ..errors import TvmdevError, Where
+from ..model.ops import KERNEL_DTYPES, OPS, kernel_params
+from . import yamlio
+
+ENTRY_KEYS = ("op", "header", "type_alias", "kernels")
+KERNEL_KEYS = ("arg_meta", "kernel_name", "sources", "args")
+LEVELS = ("user", "device", "portable")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel of one library."""
+
+    op: str
+    name: str  # the C symbol
+    arg_meta: tuple[tuple[str, tuple[str, ...]], ...] | None  # arg -> allowed dtypes
+    header: str
+    include_dir: Path  # where the header lives
+    sources: tuple[Path, ...]
+    library: str  # a name for listings: "portable", "woofles", or the YAML's path
+    level: str  # "user", "device" or "portable"
+    where: Where
+    args: tuple[str, ...] = ()  # the calling order; empty: the default order
+
+    def matches(self, dtypes: dict[str, str]) -> bool:
+        if self.arg_meta is None:
+            return True
+        meta = dict(self.arg_meta)
+        return all(arg in meta and dtype in meta[arg] for arg, dtype in dtypes.items())
+
+
+@dataclass(frozen=True)
+class Library:
+    name: str
+    level: str
+    kind: str | None  # the device kind a device library serves
+    path: Path
+    kernels: tuple[Kernel, ...]
+
+
+def load_library(path: Path, level: str, name: str | None = None,
+                 kind: str | None = None, include_dir: Path | None = None,
+                 text: str | None = None) -> Library:
+    """Load and check one kernel library YAML (``text``: its content, for a library about
+    to be written at ``path``). Headers are found in ``include_dir`` (default: the YAML's
+    folder)."""
+    inc = (include_dir or path.parent).resolve()
+    doc = yamlio.load(path) if text is None else yamlio.loads(text, str(path))
+    file = str(path)
+    if doc is None:
+        doc = yamlio.LineList()
+    if not isinstance(doc, list):
+        raise TvmdevError("a kernel library must be a list of '- op:' entries", Where(file, 1))
+    kernels: list[Kernel] = []
+    seen_ops: dict[str, int] = {}
+    for i, entry in enumerate(doc):
+        w = yamlio.where_of(doc, i)
+        if not isinstance(entry, dict):
+            raise TvmdevError("each entry must be a mapping with 'op' and 'kernels'", w)
+        for key in entry:
+            if key not in ENTRY_KEYS:
+                raise TvmdevError(f"unknown key '{key}'", yamlio.where_of(entry, key),
+                                  hint="entry keys: " + ", ".join(ENTRY_KEYS))
+        op = entry.get("op")
+        if op not in OPS:
+            raise TvmdevError(f"unknown op {op!r}", yamlio.where_of(entry, "op"),
+                              hint="known ops: " + ", ".join(OPS))
+        if op in seen_ops:
+            raise TvmdevError(f"op '{op}' has two entries (the first at line {seen_ops[op]})",
+                              yamlio.where_of(entry, "op"),
+                              hint="list all of an op's kernels under one entry")
+        seen_ops[op] = yamlio.where_of(entry, "op").line
+        header = entry.get("header")
+        if not isinstance(header, str) or not header:
+            raise TvmdevError(f"entry '{op}' needs a 'header' that declares its kernels", w)
+        aliases: dict[str, tuple[str, ...]] = {}
+        for alias, types in (entry.get("type_alias") or {}).items():
+            if not isinstance(types, list) or not types:
+                raise TvmdevError(f"type_alias {alias} must be a list of dtypes",
+                                  yamlio.where_of(entry["type_alias"], alias))
+            for t in types:
+                if t not in KERNEL_DTYPES:
+                    raise TvmdevError(f"unknown dtype {t!r} in type_alias {alias}",
+                                      yamlio.where_of(entry["type_alias"], alias),
+                                      hint="dtypes: " + ", ".join(KERNEL_DTYPES))
+            aliases[str(alias)] = tuple(types)
+        items = entry.get("kernels")
+        if not isinstance(items, list) or not items:
+            raise TvmdevError(f"entry '{op}' needs a non-empty 'kernels' list", w)
+        args = set(OPS[op].inputs) | set(OPS[op].outputs)
+        for j, item in enumerate(items):
+            kw = yamlio.where_of(items, j)
+            if not isinstance(item, dict):
+                raise TvmdevError("each kernel must be a mapping with arg_meta and kernel_name",
+                                  kw)
+            for key in item:
+                if key not in KERNEL_KEYS:
+                    raise TvmdevError(f"unknown key '{key}'", yamlio.where_of(item, key),
+                                      hint="kernel keys: " + ", ".join(KERNEL_KEYS))
+            if "arg_meta" not in item or "kernel_name" not in item:
+                raise TvmdevError("a kernel needs arg_meta (null for any) and kernel_name", kw)
+            kname = item["kernel_name"]
+            nwhere = yamlio.where_of(item, "kernel_name")
+            if not isinstance(kname, str):
+                raise TvmdevError(f"kernel_name {kname!r} is not a C identifier", nwhere)
+            naming.check_identifier(kname, "kernel_name", nwhere)
+            meta: tuple[tuple[str, tuple[str, ...]], ...] | None = None
+            if item["arg_meta"] is not None:
+                mnode = item["arg_meta"]
+                if not isinstance(mnode, dict):
+                    raise TvmdevError("arg_meta must be a mapping or null",
+                                      yamlio.where_of(item, "arg_meta"))
+                pairs = []
+                for arg, alias_list in mnode.items():
+                    awhere = yamlio.where_of(mnode, arg)
+                    if arg not in args:
+                        raise TvmdevError(f"'{arg}' is not an argument of {op}", awhere,
+                                          hint="arguments: " + ", ".join(sorted(args)))
+                    if not isinstance(alias_list, list):
+                        raise TvmdevError(f"arg_meta of {arg} must be a list of aliases",
+                                          awhere)
+                    allowed: list[str] = []
+                    for a in alias_list:
+                        if a in aliases:
+                            allowed.extend(aliases[a])
+                        elif a in KERNEL_DTYPES:
+                            allowed.append(a)
+                        else:
+                            raise TvmdevError(f"type alias '{a}' is used but not defined",
+                                              awhere, hint="define it under type_alias")
+                    pairs.append((str(arg), tuple(allowed)))
+                meta = tuple(pairs)
+            sources = item.get("sources") or []
+            if not isinstance(sources, list):
+                raise TvmdevError("sources must be a list of C files",
+                                  yamlio.where_of(item, "sources"))
+            src_paths = []
+            for s in sources:
+                p = (path.parent / str(s)).resolve()
+                if text is None and not p.is_file():  # generated: written with it
+                    raise TvmdevError(f"source {s} of {kname} does not exist",
+                                      yamlio.where_of(item, "sources"),
+                                      hint=f"paths are relative to {path.parent}")
+                src_paths.append(p)
+            order: tuple[str, ...] = ()
+            if "args" in item:
+                want = [n for _, n in kernel_params(OPS[op])]
+                given = item["args"]
+                if not isinstance(given, list) or sorted(map(str, given)) != sorted(want):
+                    raise TvmdevError(f"args of {kname} must name each of "
+                                      f"{', '.join(want)} once", yamlio.where_of(item, "args"))
+                order = tuple(map(str, given))
+            kernels.append(Kernel(op, kname, meta, header, inc,
+                                  tuple(src_paths), name or file, level, kw, order))
+    return Library(name or file, level, kind, path, tuple(kernels))

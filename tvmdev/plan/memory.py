@@ -1,0 +1,150 @@
+"""Planners: the device activation schedule and the static memory plan.
+
+Both read a :class:`~tvmdev.model.Model` and return plain data; nothing here renders or
+writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..model.graph import Model
+from ..model.ops import OPS
+
+ALIGN = 16
+SCHEDULES = ("eager", "lazy")
+
+
+# --- memory plan ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Buffer:
+    """A region of the arena shared by tensors computed in place into one another."""
+
+    tensors: tuple[str, ...]
+    size: int  # bytes, aligned
+    start: int  # index of the operator that first writes it
+    end: int  # index of the operator that last reads it
+    offset: int
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    offsets: dict[str, int]  # intermediate tensor -> arena offset
+    buffers: tuple[Buffer, ...]
+    arena_size: int
+    lower_bound: int  # the most bytes live at any one time
+    alignment: int
+    inplace: tuple[tuple[str, str], ...]  # (output, input) pairs computed in place
+
+    @property
+    def ratio(self) -> float:
+        return self.arena_size / self.lower_bound if self.lower_bound else 1.0
+
+
+def _aligned(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+def plan_memory(model: Model, inplace: bool = True) -> MemoryPlan:
+    """Give every intermediate tensor an arena offset.
+
+    Tensors whose lifetimes don't overlap share bytes; an elementwise operator whose input
+    dies at that operator writes its output over it (in place). Placement is greedy by
+    size: the largest buffer first, each at the lowest offset free for its whole lifetime.
+    """
+    tensors = model.tensors
+    last_use: dict[str, int] = {}
+    for op in model.operators:
+        for t in op.inputs:
+            if t is not None:
+                last_use[t] = op.index
+    # Union-find of tensors sharing a buffer.
+    owner: dict[str, str] = {}
+    members: dict[str, list[str]] = {}
+    start: dict[str, int] = {}
+    end: dict[str, int] = {}
+    pairs: list[tuple[str, str]] = []
+    for op in model.operators:
+        out = op.outputs[0]
+        if tensors[out].role != "intermediate":
+            continue
+        source = None
+        if inplace:
+            for idx in OPS[op.op].inplace:
+                t = op.inputs[idx] if idx < len(op.inputs) else None
+                if (t is not None and tensors[t].role == "intermediate"
+                        and last_use.get(t) == op.index
+                        and tensors[t].shape == tensors[out].shape
+                        and op.inputs.count(t) == 1):
+                    source = t
+                    break
+        if source is None:
+            owner[out] = out
+            members[out] = [out]
+            start[out] = op.index
+            end[out] = op.index
+        else:
+            owner[out] = owner[source]
+            members[owner[source]].append(out)
+            pairs.append((out, source))
+        for t in op.inputs:
+            if t is not None and t in owner:
+                end[owner[t]] = max(end[owner[t]], op.index)
+    roots = list(members)
+    sizes = {r: _aligned(max(tensors[t].nbytes for t in members[r])) for r in roots}
+    # Two placement orders; the smaller arena wins: largest first (ties: earliest), and
+    # longest-lived first among equal sizes, which packs long skip connections better.
+    candidates = [
+        _greedy(roots, sizes, start, end, lambda r: (-sizes[r], start[r], r)),
+        _greedy(roots, sizes, start, end, lambda r: (-sizes[r], start[r] - end[r], r)),
+    ]
+    offsets_by_root = min(candidates, key=lambda o: max(
+        (o[r] + sizes[r] for r in roots), default=0))
+    buffers = tuple(Buffer(tuple(members[r]), sizes[r], start[r], end[r], offsets_by_root[r])
+                    for r in roots)
+    offsets = {t: offsets_by_root[owner[t]] for t in owner}
+    arena = max((b.offset + b.size for b in buffers), default=0)
+    return MemoryPlan(offsets, buffers, arena, lower_bound(buffers), ALIGN, tuple(pairs))
+
+
+def lower_bound(buffers: Sequence[Buffer]) -> int:
+    """The most bytes live at any one operator."""
+    events: list[tuple[int, int]] = []
+    for b in buffers:
+        events.append((b.start, b.size))
+        events.append((b.end + 1, -b.size))
+    events.sort(key=lambda e: (e[0], e[1]))
+    live = best = 0
+    for _, delta in events:
+        live += delta
+        best = max(best, live)
+    return best
+
+
+def _greedy(roots: list[str], sizes: dict[str, int], start: dict[str, int],
+            end: dict[str, int], key: Callable[[str], tuple[int, int, str]]) -> dict[str, int]:
+    """Place buffers in ``key`` order, each at the lowest offset free for its lifetime."""
+    order = sorted(roots, key=key)
+    live_at: dict[int, list[str]] = {}
+    offsets: dict[str, int] = {}
+    for r in order:
+        s, e, size = start[r], end[r], sizes[r]
+        seen: set[str] = set()
+        busy: list[tuple[int, int]] = []
+        for t in range(s, e + 1):
+            for other in live_at.get(t, ()):
+                if other not in seen:
+                    seen.add(other)
+                    busy.append((offsets[other], offsets[other] + sizes[other]))
+        busy.sort()
+        offset = 0
+        for lo, hi in busy:
+            if lo - offset >= size:
+                break
+            offset = max(offset, hi)
+        offsets[r] = offset
+        for t in range(s, e + 1):
+            live_at.setdefault(t, []).append(r)
+    return offsets

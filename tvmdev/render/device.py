@@ -1,0 +1,214 @@
+"""Generation of the C Device API for the devices of one output folder.
+
+A folder may hold several device kinds; the manifest there remembers each one's spec,
+so files shared by all of them (the status header, CMakeLists.txt, the Zephyr module)
+are rendered from the whole set, and regenerating one device leaves the others'
+bytes unchanged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..errors import TvmdevError
+from ..load.platform import Platform, all_platforms, platform_by_name
+from ..model import status
+from ..model.device import DeviceSpec, check_collisions
+from ..model.ops import OPS, kernel_params, kernel_prototype
+from ..resources import runtime_dir
+from ..write.files import OutFile, read_manifest
+from .engine import banner, render
+
+_STYLE_BY_SUFFIX = {".h": "c", ".c": "c", ".m": "objc", ".metal": "c", ".txt": "hash",
+                    ".yml": "hash", ".yaml": "hash", "": "hash", ".cmake": "hash"}
+
+
+def style_for(path: str) -> str:
+    """The banner comment style of a generated file, from its name."""
+    return _STYLE_BY_SUFFIX.get(Path(path).suffix, "hash")
+
+
+def _platforms(spec: DeviceSpec) -> tuple[Platform, ...]:
+    return tuple(platform_by_name(p) for p in spec.platforms)
+
+
+def option_context(spec: DeviceSpec) -> dict[str, Any]:
+    """Option values of a spec, expanded with the facts platform.yaml gives for them."""
+    values = dict(spec.options)
+    out: dict[str, Any] = {}
+    for plat in _platforms(spec):
+        for opt in plat.options:
+            value = values.get(opt.name, opt.default)
+            out[opt.name] = (bool(value) if opt.kind == "flag"
+                             else {"value": value, **opt.choice(str(value)).as_dict()})
+    return out
+
+
+def device_context(spec: DeviceSpec) -> dict[str, Any]:
+    """Names and options of one device kind, as templates use them."""
+    camel = spec.camel
+    return {
+        "name": spec.name,
+        "dashed": spec.name.replace("_", "-"),
+        "camel": camel,
+        "macro": f"TVM_DEVICE_{spec.upper}",
+        "macro_short": spec.upper,
+        "tag": f"tvm_device_{spec.name}",
+        "type": f"tvm_device_{spec.name}_t",
+        "guard": f"TVM_DEVICE_{spec.upper}_H_",
+        "fn": {fn: f"TVMDevice{camel}{fn.capitalize()}" for fn in
+               ("init", "activate", "open", "close", "deactivate", "destroy")},
+        "opts": option_context(spec),
+        "ops": list(spec.ops),
+    }
+
+
+def platform_context(plat: Platform, spec: DeviceSpec) -> dict[str, Any]:
+    opts = option_context(spec)
+    handle_type = plat.handle_type.format(**opts)
+    return {
+        "name": plat.name,
+        "guard": f"TVM_DEVICE_{spec.upper}_{plat.name.upper()}_H_",
+        "handle_type": handle_type if handle_type.endswith("*") else handle_type + " ",
+        "handle_name": plat.handle_name,
+        "handle_doc": plat.handle_doc,
+    }
+
+
+def _rendered(template: str, path: str, kind: str, command: str, **ctx: Any) -> OutFile:
+    text = render(template, banner=banner(style_for(path), command, kind),
+                  api_version=status.API_VERSION, **ctx)
+    return OutFile(path, text, kind)
+
+
+def kernel_contexts(spec: DeviceSpec) -> list[dict[str, Any]]:
+    """The kernels a device kind claims (``--ops``): names, prototypes and arguments."""
+    out = []
+    for opname in spec.ops:
+        opdef = OPS[opname]
+        name = f"{spec.name}_{opname}_f32"
+        args = [n for _, n in kernel_params(opdef)]
+        out.append({
+            "op": opname, "name": name, "portable": f"tvmk_{opname}_f32",
+            "prototype": kernel_prototype(opdef, name), "args": ", ".join(args),
+            "arg_meta": "{" + ", ".join(f"{a}: [T0]" for a in (*opdef.inputs,
+                                                               *opdef.outputs)) + "}",
+        })
+    return out
+
+
+def _shipped(name: str) -> str:
+    """A source file tvmdev ships under runtime/, as it is."""
+    return (runtime_dir() / name).read_text(encoding="utf-8")
+
+
+def device_files(spec: DeviceSpec, sim: bool = False) -> list[OutFile]:
+    """The files of one device kind: its generic header, its kernel library and each
+    platform's files. ``sim`` renders tvmdev's simulated accelerator instead of the
+    scaffolds (``tvmdev run`` without ``--device-dir``); every file is then owned."""
+    dev = device_context(spec)
+    files = [_rendered("device.h.j2", f"include/tvm/device/{spec.name}.h", "owned",
+                       spec.command, dev=dev)]
+    builtin = any(p.builtin_kind for p in _platforms(spec))
+    kernels = [] if builtin else kernel_contexts(spec)  # a built-in kind ships its own
+    scaffold = "owned" if sim else "scaffold"
+    if kernels:
+        files.append(_rendered("device_kernels.h.j2", f"include/tvm/kernels/{spec.name}.h",
+                               "owned", spec.command, dev=dev, kernels=kernels))
+        files.append(_rendered("device_kernels.yaml.j2", f"kernels/{spec.name}.yaml",
+                               "owned", spec.command, dev=dev, kernels=kernels))
+        for k in kernels:
+            files.append(_rendered("device_kernel.c.j2", f"src/kernels/{spec.name}/{k['op']}.c",
+                                   scaffold, spec.command, dev=dev, k=k, sim=sim))
+    fmt = {"name": spec.name, "dashed": dev["dashed"]}
+    for plat in _platforms(spec):
+        plat_ctx = platform_context(plat, spec)
+        for rule in plat.files:
+            if rule.when and not dev["opts"].get(rule.when):
+                continue
+            path = rule.path.format(**fmt)
+            if rule.source is not None:
+                files.append(OutFile(path, _shipped(rule.source), rule.kind))
+                continue
+            assert rule.template is not None
+            files.append(_rendered(rule.template, path,
+                                   "owned" if sim else rule.kind, spec.command,
+                                   dev=dev, plat=plat_ctx, opts=dev["opts"], sim=sim))
+    return files
+
+
+def project_files(specs: list[DeviceSpec]) -> list[OutFile]:
+    """Files shared by every device of the folder."""
+    names = [s.name for s in specs]
+    command = "tvmdev new-device; shared by the devices of this folder (see .tvmdev.json)"
+    files = [_rendered("status.h.j2", "include/tvm/device/status.h", "owned", command,
+                       statuses=status.STATUSES)]
+    used = [p for p in all_platforms().values()
+            if any(p.name in s.platforms for s in specs)]
+    zephyr_frags: list[str] = []
+    standalone_frags: list[str] = []
+    for plat in used:
+        devs = [device_context(s) for s in specs if plat.name in s.platforms]
+        frag = render(f"{plat.name}/templates/cmake.j2", devices=devs,
+                      external=plat.external).rstrip("\n")
+        (zephyr_frags if plat.cmake_context == "zephyr" else standalone_frags).append(frag)
+        for rule in plat.project_files:
+            assert rule.template is not None
+            files.append(_rendered(rule.template, rule.path, rule.kind, command, devices=devs,
+                                   any_driver=any(d["opts"].get("zephyr_driver")
+                                                  for d in devs)))
+    standalone = [p.name for p in used if p.cmake_context == "standalone"]
+    files.append(_rendered(
+        "CMakeLists.txt.j2", "CMakeLists.txt", "owned", command, device_names=names,
+        zephyr_fragments=zephyr_frags, standalone_fragments=standalone_frags,
+        standalone_platforms=standalone,
+        default_platforms=[p.name for p in used
+                           if p.cmake_context == "standalone" and p.cmake_default]))
+    return files
+
+
+def folder_specs(out_dir: Path, new: DeviceSpec) -> list[DeviceSpec]:
+    """The device kinds of ``out_dir`` once ``new`` is added to (or replaces) its entry.
+
+    Platforms accumulate: generating a device for cmsis into a folder that holds it for
+    posix keeps posix.
+    """
+    manifest = read_manifest(out_dir)
+    specs: dict[str, DeviceSpec] = {}
+    for name, data in sorted((manifest.get("devices") or {}).items()):
+        try:
+            specs[name] = DeviceSpec.from_json(name, data)
+        except (KeyError, TypeError):
+            raise TvmdevError(f"the manifest's entry for device '{name}' is malformed",
+                              str(out_dir / ".tvmdev.json")) from None
+    old = specs.get(new.name)
+    if old is not None and old.given != new.given:
+        raise TvmdevError(
+            f"device '{new.given}' collides with '{old.given}', already in this folder, "
+            f"once converted to C (both are {new.name})",
+            str(out_dir), hint="use the same spelling, or another name")
+    if old is not None:
+        merged = old.platforms + tuple(p for p in new.platforms if p not in old.platforms)
+        options = dict(old.options)
+        options.update(dict(new.options))
+        new = DeviceSpec(new.name, merged, tuple(sorted(options.items())), new.ops,
+                         new.command, new.given)
+    specs[new.name] = new
+    ordered = [specs[k] for k in sorted(specs)]
+    check_collisions(ordered)
+    return ordered
+
+
+def manifest_for(specs: list[DeviceSpec]) -> dict[str, Any]:
+    return {"tool": "tvmdev", "version": __version__,
+            "devices": {s.name: s.to_json() for s in specs}}
+
+
+def generate(specs: list[DeviceSpec]) -> list[OutFile]:
+    """Every file of a folder holding ``specs``."""
+    files = project_files(specs)
+    for spec in specs:
+        files.extend(device_files(spec))
+    return files

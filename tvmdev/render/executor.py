@@ -1,0 +1,263 @@
+"""The AOT executor: ``tvmgen_<model>.h/.c`` and the plan metadata, from a model.
+
+Python computes every name, offset and initializer; the templates only lay them out.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..errors import TvmdevError
+from ..load.library import Kernel
+from ..model import status
+from ..model.graph import Model, Operator
+from ..model.ops import OPS, kernel_params, numel
+from ..naming import camel
+from ..plan.kernels import Registry, resolve
+from ..plan.memory import MemoryPlan, plan_memory
+from ..plan.schedule import Step, schedule
+from ..write.files import OutFile
+from .cvalues import DECIMAL_LIMIT, c_array, c_bits, c_float, c_ints
+from .engine import banner, render
+
+CTYPE = {"float32": "float"}
+
+
+@dataclass(frozen=True)
+class Generated:
+    """Everything the executor generation decided, for builders and listings."""
+
+    model: Model
+    schedule_kind: str
+    steps: tuple[Step, ...]
+    memory: MemoryPlan
+    chains: dict[int, tuple[Kernel, ...]]
+    files: tuple[OutFile, ...]
+
+    @property
+    def kernels(self) -> list[Kernel]:
+        """The selected kernels (each once): what selective build compiles."""
+        seen: dict[str, Kernel] = {}
+        for chain in self.chains.values():
+            for k in chain:
+                seen.setdefault(k.name, k)
+        return list(seen.values())
+
+    def sources(self) -> list[Path]:
+        return sorted({s for k in self.kernels for s in k.sources})
+
+    def include_dirs(self) -> list[Path]:
+        return sorted({k.include_dir for k in self.kernels})
+
+
+def _init_value(v: Any) -> str:
+    if isinstance(v, float):
+        return c_float(v)
+    if isinstance(v, (list, tuple)):
+        return "{" + ", ".join(str(x) for x in v) + "}"
+    return str(v)
+
+
+def _tensor_expr(model: Model, name: str | None, prefix: str) -> str:
+    if name is None:
+        return "NULL"
+    t = model.tensors[name]
+    if t.role == "input":
+        return f"inputs->{t.cname}"
+    if t.role == "output":
+        return f"outputs->{t.cname}"
+    if t.role == "constant":
+        if t.dtype == "q4c32":
+            return f"&{prefix}_const_{t.cname}"
+        suffix = ".values" if numel(t.shape) > DECIMAL_LIMIT else ""
+        return f"{prefix}_const_{t.cname}{suffix}"
+    return f"t_{t.cname}"
+
+
+def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], prefix: str
+                ) -> dict[str, Any]:
+    opdef = OPS[op.op]
+    shapes = [model.tensors[t].shape if t is not None else None for t in op.inputs]
+    out = model.tensors[op.outputs[0]]
+    attrs = dict(op.attr_dict)
+    # Facts about the operands the kernels may use (an accelerator packs constants once).
+    attrs["_b_constant"] = int(len(op.inputs) > 1 and op.inputs[1] is not None
+                               and model.tensors[op.inputs[1]].role == "constant")
+    params = opdef.params(shapes, out.shape, attrs)
+    params_name = f"{prefix}_params_{op.cname}"
+    dev = model.device(op.device) if op.device else None
+    exprs = dict(zip(opdef.inputs, [_tensor_expr(model, t, prefix) for t in op.inputs]
+                     + ["NULL"] * (len(opdef.inputs) - len(op.inputs)), strict=True))
+    exprs.update(zip(opdef.outputs, [_tensor_expr(model, t, prefix) for t in op.outputs],
+                     strict=True))
+    exprs["params"] = f"&{params_name}"
+    exprs["resource_handle"] = f"devices->{dev.name}" if dev else "NULL"
+    default_order = [n for _, n in kernel_params(opdef)]
+
+    def call(k: Kernel) -> str:
+        return f"{k.name}({', '.join(exprs[a] for a in (k.args or default_order))})"
+
+    return {
+        "index": op.index,
+        "name": op.name,
+        "cname": op.cname,
+        "op": op.op,
+        "device": dev.name if dev else None,
+        "kind_camel": camel(dev.kind) if dev else None,
+        "params_struct": opdef.params_struct,
+        "params_name": params_name,
+        "params": [(k, _init_value(v)) for k, v in params.items()],
+        "calls": [call(k) for k in chain],
+        "kernels": [k.name for k in chain],
+        "out_expr": _tensor_expr(model, op.outputs[0], prefix),
+        "out_bytes": out.nbytes,
+        "out_shape": list(out.shape),
+    }
+
+
+def generate(model: Model, registry: Registry, schedule_kind: str = "eager",
+             command: str = "tvmdev aot") -> Generated:
+    """Plan and render the executor of ``model``."""
+    steps = schedule(model, schedule_kind)
+    memory = plan_memory(model)
+    chains = resolve(model, registry)
+    prefix = f"tvmgen_{model.name}"
+    macro = prefix.upper()
+    ops = {op.index: _op_context(model, op, chains[op.index], prefix) for op in model.operators}
+
+    def tensor_ctx(name: str) -> dict[str, Any]:
+        t = model.tensors[name]
+        return {"name": t.name, "cname": t.cname, "ctype": CTYPE[t.dtype],
+                "shape": list(t.shape), "bytes": t.nbytes, "macro": t.cname.upper()}
+
+    # Devices in activation order; bit i of an "active" mask is the i-th of them. The
+    # schedule is static, so every failure site knows exactly which devices are active.
+    activation = [s.device for s in steps if s.action == "activate"]
+    if len(activation) > 32:
+        raise TvmdevError(f"the model uses {len(activation)} devices; at most 32 are "
+                          "supported", model.path)
+    bit = {name: 1 << i for i, name in enumerate(activation)}
+    used_devices = [model.device(name) for name in activation if name is not None]
+    step_ctx = []
+    active = 0
+    for s in steps:
+        ctx_s: dict[str, Any] = {
+            "action": s.action, "device": s.device,
+            "camel": camel(model.device(s.device).kind) if s.device else None,
+            "op": ops[s.op] if s.op is not None else None}
+        if s.action == "activate":
+            ctx_s["unwind"] = f"0x{active:x}U"  # failed: not active
+            active |= bit[s.device or ""]
+        elif s.action == "deactivate":
+            active &= ~bit[s.device or ""]
+            ctx_s["unwind"] = f"0x{active:x}U"  # called once, even when it fails
+        else:
+            ctx_s["unwind"] = f"0x{active:x}U"
+            if s.device is not None:
+                ctx_s["op"] = {**ctx_s["op"], "bit": f"0x{bit[s.device]:x}U"}
+        step_ctx.append(ctx_s)
+    headers: list[str] = []
+    for k in (k for chain in chains.values() for k in chain):
+        if k.header not in headers:
+            headers.append(k.header)
+    intermediates = [
+        {"cname": model.tensors[t].cname, "offset": off, "shape": list(model.tensors[t].shape),
+         "ctype": CTYPE[model.tensors[t].dtype]}
+        for t, off in memory.offsets.items()]
+    ctx = {
+        "model": model.name,
+        "prefix": prefix,
+        "macro": macro,
+        "api_version": status.API_VERSION,
+        "inputs": [tensor_ctx(n) for n in model.inputs],
+        "outputs": [tensor_ctx(n) for n in model.outputs],
+        "devices": [{"name": d.name, "kind": d.kind, "camel": camel(d.kind),
+                     "type": f"tvm_device_{d.kind}_t"} for d in model.devices],
+        "used_devices": [{"name": d.name, "camel": camel(d.kind), "bit": f"0x{bit[d.name]:x}U"}
+                         for d in used_devices],
+        "kinds": list(model.kinds),
+        "constants": [{"cname": model.tensors[n].cname, "count": int(v.size),
+                       "shape": list(v.shape), "bits": v.size > DECIMAL_LIMIT,
+                       "data": c_bits(v) if v.size > DECIMAL_LIMIT else c_array(v)}
+                      for n, v in model.constants.items() if n not in model.quantized],
+        "quantized": [{"cname": model.tensors[n].cname, "shape": list(model.tensors[n].shape),
+                       "n": q.n, "k": q.k, "block": q.block, "nbytes": int(q.data.size),
+                       "nscales": int(q.scales.size), "data": c_ints(q.data.ravel(), 16),
+                       "scales": c_ints(q.scales.ravel(), 12)}
+                      for n, q in model.quantized.items()],
+        "ops": [ops[i] for i in sorted(ops)],
+        "steps": step_ctx,
+        "workspace_size": memory.arena_size,
+        "alignment": memory.alignment,
+        "intermediates": intermediates,
+        "kernel_headers": headers,
+        "schedule": schedule_kind,
+    }
+    files = [
+        OutFile(f"{prefix}.h", render("executor.h.j2", banner=banner("c", command, "owned"),
+                                      **ctx), "owned"),
+        OutFile(f"{prefix}.c", render("executor.c.j2", banner=banner("c", command, "owned"),
+                                      **ctx), "owned"),
+    ]
+    gen = Generated(model, schedule_kind, steps, memory, chains, tuple(files))
+    files.append(OutFile(f"{prefix}_plan.json", plan_json(gen) + "\n", "owned"))
+    return Generated(model, schedule_kind, steps, memory, chains, tuple(files))
+
+
+def plan_json(gen: Generated) -> str:
+    """The metadata written beside the sources: what was decided, for people and tools."""
+    m = gen.model
+    mem = gen.memory
+    doc = {
+        "generator": f"tvmdev {__version__}",
+        "model": m.name,
+        "schedule": gen.schedule_kind,
+        "devices": [{"name": d.name, "kind": d.kind} for d in m.devices],
+        "steps": [{"action": s.action, "device": s.device,
+                   "operator": m.operators[s.op].name if s.op is not None else None}
+                  for s in gen.steps],
+        "operators": [{"name": op.name, "op": op.op, "device": op.device,
+                       "kernels": [k.name for k in gen.chains[op.index]],
+                       "inputs": list(op.inputs), "outputs": list(op.outputs)}
+                      for op in m.operators],
+        "tensors": {name: {"shape": list(t.shape), "dtype": t.dtype, "role": t.role,
+                           "bytes": t.nbytes,
+                           **({"offset": mem.offsets[name]} if name in mem.offsets else {})}
+                    for name, t in m.tensors.items()},
+        "arena": {"size": mem.arena_size, "lower_bound": mem.lower_bound,
+                  "alignment": mem.alignment,
+                  "ratio": round(mem.ratio, 4),
+                  "in_place": [list(p) for p in mem.inplace]},
+        "kernels": [{"name": k.name, "op": k.op, "library": k.library,
+                     "header": k.header} for k in gen.kernels],
+    }
+    return _json_lines(doc)
+
+
+def _json_lines(doc: dict[str, Any]) -> str:
+    """JSON with one line per top-level key and per item of a top-level list or mapping:
+    readable, diff-friendly, and written by json's fast C encoder."""
+    out = ["{"]
+    keys = list(doc)
+    for i, key in enumerate(keys):
+        value = doc[key]
+        comma = "," if i < len(keys) - 1 else ""
+        if isinstance(value, list) and value:
+            out.append(f"  {json.dumps(key)}: [")
+            out += [f"    {json.dumps(v)}," for v in value[:-1]]
+            out.append(f"    {json.dumps(value[-1])}")
+            out.append(f"  ]{comma}")
+        elif isinstance(value, dict) and value:
+            out.append(f"  {json.dumps(key)}: {{")
+            items = list(value.items())
+            out += [f"    {json.dumps(k)}: {json.dumps(v)}," for k, v in items[:-1]]
+            out.append(f"    {json.dumps(items[-1][0])}: {json.dumps(items[-1][1])}")
+            out.append(f"  }}{comma}")
+        else:
+            out.append(f"  {json.dumps(key)}: {json.dumps(value)}{comma}")
+    out.append("}")
+    return "\n".join(out)

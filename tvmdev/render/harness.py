@@ -1,0 +1,118 @@
+"""Harnesses: the program around a generated model that a run backend builds.
+
+* ``host``: a program reading inputs from files and writing outputs to files;
+* ``firmware``: bare-metal firmware with the inputs compiled in, printing its outputs
+  as float32 bit patterns on the console UART, and its linker script;
+* ``zephyr``: the model's side of ``zephyr_app`` (glue, sources, overlay, Kconfig).
+
+Each function returns files relative to the build folder; nothing here writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import TvmdevError
+from ..load.board import Board
+from ..model.graph import Model
+from ..naming import camel
+from ..plan.devices import DevicePlan
+from ..write.files import OutFile
+from .cvalues import c_bits
+from .engine import banner, render
+
+
+@dataclass(frozen=True)
+class Harness:
+    """What every harness template is given: the model, its devices and tensors."""
+
+    model: Model
+    board: Board
+    devices: DevicePlan
+    inputs: dict[str, np.ndarray]
+    command: str
+
+    def context(self, embed_inputs: bool) -> dict[str, Any]:
+        m = self.model
+        prefix = f"tvmgen_{m.name}"
+        sim = set(self.devices.sim_kinds)
+        return {
+            "model": m.name, "prefix": prefix, "macro": prefix.upper(),
+            "board": self.board.name,
+            "kinds": [{"kind": k.kind, "platform": k.platform} for k in self.devices.kinds],
+            "sim": bool(sim),
+            "inputs": [{"name": n, "cname": m.tensors[n].cname,
+                        "shape": list(m.tensors[n].shape),
+                        "count": int(np.prod(m.tensors[n].shape)),
+                        "data": c_bits(self.inputs[n]) if embed_inputs else ""}
+                       for n in m.inputs],
+            "outputs": [{"name": n, "cname": m.tensors[n].cname,
+                         "count": int(np.prod(m.tensors[n].shape))} for n in m.outputs],
+            "devices": [{"name": d.name, "kind": d.kind, "dashed": d.kind.replace("_", "-"),
+                         "type": f"tvm_device_{d.kind}_t", "sim": d.kind in sim,
+                         "camel": camel(d.kind)} for d in m.devices],
+        }
+
+    def c_banner(self) -> str:
+        return banner("c", self.command, "owned")
+
+
+def host_files(h: Harness) -> list[OutFile]:
+    """``main.c`` of the host program."""
+    return [OutFile("main.c", render("harness/host/main.c.j2", banner=h.c_banner(),
+                                     **h.context(embed_inputs=False)), "owned")]
+
+
+def firmware_files(h: Harness) -> list[OutFile]:
+    """``main.c`` of the firmware (inputs compiled in) and its linker script."""
+    board = h.board
+    ctx = h.context(embed_inputs=True)
+    accel = board.support.accelerator_uarts
+    if not accel or board.memory is None:
+        raise TvmdevError(f"board {board.name} names no accelerator_uarts or memory",
+                          board.where)
+    for i, dev in enumerate(ctx["devices"]):
+        dev["uart"] = accel[i % len(accel)]
+    console = board.support.console_uart
+    ctx["console_uart"] = console
+    ctx["uarts"] = sorted({console, *(int(d["uart"]) for d in ctx["devices"])})
+    mem = board.memory
+    link = render("harness/firmware/link.ld.j2",
+                  banner=banner("c", f"tvmdev run --board {board.name}", "owned"),
+                  board=board.name, code_origin=hex(mem.code.origin),
+                  code_length=hex(mem.code.length), ram_origin=hex(mem.ram.origin),
+                  ram_length=hex(mem.ram.length), stack_size=hex(mem.stack))
+    return [OutFile("link.ld", link, "owned"),
+            OutFile("main.c", render("harness/firmware/main.c.j2", banner=h.c_banner(),
+                                     **ctx), "owned")]
+
+
+def zephyr_files(h: Harness, expected: dict[str, np.ndarray], atol: float, rtol: float,
+                 sources: list[Path], includes: list[Path]) -> list[OutFile]:
+    """The model's side of zephyr_app: glue with the expected outputs, the sources list,
+    the devicetree overlay and the Kconfig fragment."""
+    ctx = h.context(embed_inputs=True)
+    for t in ctx["outputs"]:
+        t["expect"] = c_bits(expected[t["name"]])
+    command = f"{h.command} --board {h.board.name}"
+    c_banner = banner("c", command, "owned")
+    return [
+        OutFile("model/tvmdev_app.h", render("harness/zephyr/tvmdev_app.h.j2",
+                                             banner=c_banner, **ctx), "owned"),
+        OutFile("model/tvmdev_app.c", render("harness/zephyr/tvmdev_app.c.j2",
+                                             banner=c_banner, atol=f"{atol:.9g}",
+                                             rtol=f"{rtol:.9g}", **ctx), "owned"),
+        OutFile("model/tvmdev_model.cmake", render(
+            "harness/zephyr/tvmdev_model.cmake.j2", banner=banner("hash", command, "owned"),
+            model=h.model.name, sources=[str(p) for p in sources],
+            includes=[str(p) for p in includes]), "owned"),
+        OutFile("app.overlay", render("harness/zephyr/overlay.dts.j2",
+                                      banner_text=f"Generated by {command}",
+                                      model=h.model.name, devices=ctx["devices"]), "owned"),
+        OutFile("tvmdev.conf", "".join(f"CONFIG_TVM_DEVICE_{k['kind'].upper()}=y\n"
+                                       for k in ctx["kinds"]), "owned"),
+    ]

@@ -1,0 +1,162 @@
+"""Comparing a run with the numpy reference: per-output tolerances, the per-operator
+table, device-call balance, and reading and saving tensors."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import TvmdevError
+from ..model import reference
+from ..model.graph import Model
+
+ATOL = 1e-5
+RTOL = 1e-4
+# Models with 4-bit weights: accelerated int4 kernels also quantise the activations (to
+# int8 per row), so outputs are compared within 1% of their largest magnitude.
+Q_ATOL_SCALE = 1e-2
+Q_RTOL = 1e-2
+
+
+@dataclass
+class OpReport:
+    index: int
+    name: str
+    op: str
+    device: str | None
+    kernel: str
+    shape: list[int]
+    max_abs: float | None
+    max_rel: float | None
+
+
+@dataclass
+class RunResult:
+    status: int
+    status_name: str
+    outputs: dict[str, np.ndarray]
+    reference: dict[str, np.ndarray]
+    devices: dict[str, dict[str, int]] = field(default_factory=dict)
+    ops: list[OpReport] = field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int = 0
+    quantized: bool = False  # the model has 4-bit weights: the looser tolerance applies
+
+    def tolerance(self, name: str) -> tuple[float, float]:
+        """(atol, rtol) for one output."""
+        if not self.quantized:
+            return ATOL, RTOL
+        return Q_ATOL_SCALE * float(np.abs(self.reference[name]).max(initial=0.0)), Q_RTOL
+
+    def errors(self, name: str) -> tuple[float, float]:
+        got = self.outputs[name].astype(np.float64)
+        ref = self.reference[name].astype(np.float64)
+        diff = np.abs(got - ref)
+        rel = diff / np.maximum(np.abs(ref), np.finfo(np.float32).tiny)
+        return float(diff.max(initial=0.0)), float(rel.max(initial=0.0))
+
+    def mismatches(self) -> list[str]:
+        bad = []
+        for name, got in self.outputs.items():
+            ref = self.reference[name]
+            atol, rtol = self.tolerance(name)
+            if got.shape != ref.shape or not np.all(
+                    np.abs(got.astype(np.float64) - ref) <= atol + rtol * np.abs(ref)):
+                bad.append(name)
+        return bad
+
+    def balanced(self) -> list[str]:
+        """Devices whose Open/Close or Activate/Deactivate do not balance."""
+        bad = []
+        for name, c in self.devices.items():
+            if (c["open"] != c["close"] or c["activate"] != c["deactivate"]
+                    or c["open_now"] != 0 or c["active_now"] != 0 or c["violations"] != 0):
+                bad.append(name)
+        return bad
+
+
+def load_inputs(model: Model, inputs_dir: Path | None, seed: int = 0) -> dict[str, np.ndarray]:
+    """``DIR/<input>.npy`` for each input when a folder is given, else seeded random."""
+    if inputs_dir is None:
+        return reference.random_inputs(model, seed)
+    out = {}
+    for name in model.inputs:
+        path = inputs_dir / f"{name}.npy"
+        if not path.is_file():
+            raise TvmdevError(f"no input file for '{name}'", str(path),
+                              hint=f"save it with numpy.save('{path}', array)")
+        arr = np.load(path, allow_pickle=False)
+        want = model.tensors[name].shape
+        if tuple(arr.shape) != want:
+            raise TvmdevError(f"input '{name}' has shape {list(arr.shape)}, the model wants "
+                              f"{list(want)}", str(path))
+        out[name] = arr.astype(np.float32)
+    return out
+
+
+def report(result: RunResult) -> list[str]:
+    """The per-operator table, output errors and device balance, as lines."""
+    rows = [("#", "operator", "op", "device", "kernel", "shape", "max abs err", "max rel err")]
+    for r in result.ops:
+        rows.append((str(r.index), r.name, r.op, r.device or "-", r.kernel, str(r.shape),
+                     "-" if r.max_abs is None else f"{r.max_abs:.3g}",
+                     "-" if r.max_rel is None else f"{r.max_rel:.3g}"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+             for row in rows]
+    lines.append("")
+    for name in result.outputs if result.status == 0 else ():
+        err_abs, err_rel = result.errors(name)
+        ok = name not in result.mismatches()
+        atol, rtol = result.tolerance(name)
+        lines.append(f"output {name} {list(result.outputs[name].shape)}: max abs err "
+                     f"{err_abs:.3g}, max rel err {err_rel:.3g}: "
+                     f"{'within' if ok else 'OUTSIDE'} tolerance "
+                     f"(atol {atol:.3g}, rtol {rtol:g}"
+                     f"{', int4 weights' if result.quantized else ''})")
+    if result.status != 0:
+        lines.append("outputs: not compared (the run failed)")
+    for name, c in result.devices.items():
+        ok = name not in result.balanced()
+        lines.append(f"device {name}: activate {c['activate']} / deactivate {c['deactivate']}, "
+                     f"open {c['open']} / close {c['close']}, operators {c['operator']}: "
+                     f"{'balanced' if ok else 'NOT BALANCED'}")
+    return lines
+
+
+def save_outputs(result: RunResult, folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, arr in result.outputs.items():
+        path = folder / f"{name}.npy"
+        np.save(path, arr)
+        paths.append(path)
+    (folder / "status.json").write_text(json.dumps({"status": result.status}) + "\n")
+    return paths
+
+
+def tolerance_for(model: Model, expected: dict[str, np.ndarray]) -> tuple[float, float]:
+    """(atol, rtol) for a model's outputs as a whole (firmware that checks itself)."""
+    if not model.quantized:
+        return ATOL, RTOL
+    return Q_ATOL_SCALE * max(float(np.abs(expected[n]).max(initial=0.0))
+                              for n in model.outputs), Q_RTOL
+
+
+def op_errors(model: Model, ref: dict[str, np.ndarray], trace_dir: Path | None,
+              index: int, output: str) -> tuple[float | None, float | None]:
+    """The largest absolute and relative error of one operator's traced output."""
+    tr = trace_dir / f"{index}.bin" if trace_dir is not None else None
+    if tr is None or not tr.is_file():
+        return None, None
+    got = np.fromfile(tr, dtype=np.float32).astype(np.float64)
+    want = ref[output].astype(np.float64).ravel()
+    if got.size != want.size:
+        return None, None
+    diff = np.abs(got - want)
+    return (float(diff.max(initial=0.0)),
+            float((diff / np.maximum(np.abs(want), 1e-30)).max(initial=0.0)))

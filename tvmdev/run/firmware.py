@@ -1,0 +1,69 @@
+"""Bare-metal firmware run under ``qemu-system``: the inputs are compiled in, the
+outputs come back as float32 bit patterns on the console UART, and semihosting carries
+the exit status out. A simulated device's failure is compiled in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import TvmdevError
+from ..model.graph import Model
+from ..render.harness import Harness, firmware_files
+from ..resources import platforms_dir
+from ..write.files import OutFile
+from .backend import Backend, Job, RawRun, RunOptions, parse_output
+from .compile import compile_program
+
+
+def printed_outputs(model: Model, data: dict[str, list[int]], exe: Path
+                    ) -> dict[str, np.ndarray]:
+    """The outputs a program printed as bit patterns, checked for size."""
+    outputs = {}
+    for name in model.outputs:
+        t = model.tensors[name]
+        words = np.array(data.get(t.cname, []), dtype=np.uint32)
+        if words.size != int(np.prod(t.shape)):
+            raise TvmdevError(f"the firmware printed {words.size} values for output '{name}'",
+                              str(exe))
+        outputs[name] = words.view(np.float32).reshape(t.shape)
+    return outputs
+
+
+class QemuSystemBackend(Backend):
+    method = "qemu-system"
+    fault_at_run_time = False
+
+    def exe_path(self, build_dir: Path, model: Model) -> Path:
+        return build_dir / f"{model.name}.elf"
+
+    def harness_files(self, harness: Harness, job: Job) -> list[OutFile]:
+        sup = self.board.support
+        job.sources += list(sup.sources)
+        job.include_dirs += [*sup.include, platforms_dir() / "cmsis/include"]
+        job.defines += [f"{k}={v}" for k, v in sup.defines]
+        job.link_flags += [f"-T{job.build_dir / 'link.ld'}",
+                           f"-Wl,-Map={job.build_dir / (job.model.name + '.map')}"]
+        return firmware_files(harness)
+
+    def build(self, job: Job, fault: str | None = None,
+              extra_cflags: tuple[str, ...] = ()) -> Path:
+        return compile_program(job, [f'TVMDEV_SIM_FAIL="{fault}"'] if fault else [],
+                               extra_cflags)
+
+    def command(self, job: Job) -> list[str]:
+        run = self.board.run
+        assert run.qemu is not None
+        return [run.qemu, *run.args, "-kernel", str(job.exe)]
+
+    def execute(self, job: Job, inputs: dict[str, np.ndarray], options: RunOptions) -> RawRun:
+        if inputs is not job.inputs:
+            raise TvmdevError("firmware runs on the inputs it was built with")
+        proc = self.run_program(job, self.command(job))
+        status, status_name, devices, data = parse_output(proc.stdout)
+        if "tvmdev: end" not in proc.stdout:
+            raise TvmdevError(f"the firmware stopped early (exit {proc.returncode})",
+                              str(job.exe), hint=(proc.stdout + proc.stderr)[-1500:])
+        return RawRun(proc, status, status_name, devices,
+                      printed_outputs(job.model, data, job.exe))

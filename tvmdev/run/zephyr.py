@@ -1,0 +1,86 @@
+"""Zephyr: ``zephyr_app`` built with west around the generated model and device module,
+run as a native program (native_sim) or under qemu-system. The firmware compares its
+outputs with the reference itself and prints them too."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import TvmdevError
+from ..model import reference
+from ..model.graph import Model
+from ..render.harness import Harness, zephyr_files
+from ..resources import zephyr_app_dir
+from ..write.files import OutFile
+from .backend import Backend, Job, RawRun, RunOptions, parse_output
+from .compare import tolerance_for
+from .firmware import printed_outputs
+
+
+class WestBackend(Backend):
+    method = "west"
+    builds_device_module = True
+    fault_at_run_time = False
+
+    def exe_path(self, build_dir: Path, model: Model) -> Path:
+        run = self.board.run
+        return build_dir / "zephyr" / str(run.exe or run.elf)
+
+    def harness_files(self, harness: Harness, job: Job) -> list[OutFile]:
+        expected = reference.evaluate(job.model, job.inputs)
+        atol, rtol = tolerance_for(job.model, expected)
+        model_dir = job.build_dir / "model"
+        sources = [model_dir / f"tvmgen_{job.model.name}.c", model_dir / "tvmdev_app.c",
+                   *job.gen.sources()]
+        return zephyr_files(harness, expected, atol, rtol, sources,
+                            [*job.include_dirs, *job.gen.include_dirs()])
+
+    def build(self, job: Job, fault: str | None = None,
+              extra_cflags: tuple[str, ...] = ()) -> Path:
+        if not os.environ.get("ZEPHYR_BASE"):
+            raise TvmdevError(f"ZEPHYR_BASE is not set (board {self.board.name} builds with "
+                              "Zephyr)", hint="point ZEPHYR_BASE at a Zephyr tree (3.4 or "
+                                              "newer)")
+        west = shutil.which("west")
+        if west is None:
+            raise TvmdevError("west is not installed", hint="pip install 'tvmdev[zephyr]'")
+        build_dir = job.build_dir
+        env = dict(os.environ)
+        env.update(dict(self.board.support.env))
+        env.setdefault("ZEPHYR_TOOLCHAIN_VARIANT", "host")
+        extra = [str(build_dir / "devices")] if (build_dir / "devices/zephyr/module.yml"
+                                                 ).is_file() else []
+        if env.get("ZEPHYR_EXTRA_MODULES"):
+            extra.insert(0, env["ZEPHYR_EXTRA_MODULES"])
+        cmd = [west, "build", "-b", str(self.board.support.zephyr_board), "-d",
+               str(build_dir / "zephyr"), "-p", "auto", str(zephyr_app_dir()), "--",
+               f"-DZEPHYR_EXTRA_MODULES={';'.join(extra)}",
+               f"-DTVMDEV_MODEL_DIR={build_dir / 'model'}",
+               f"-DDTC_OVERLAY_FILE={build_dir / 'app.overlay'}",
+               f"-DOVERLAY_CONFIG={build_dir / 'tvmdev.conf'}"]
+        (build_dir / "build.cmd").write_text(" ".join(cmd) + "\n")
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if proc.returncode != 0:
+            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
+            raise TvmdevError(f"the Zephyr build failed (west exited {proc.returncode}):\n"
+                              f"{tail}", str(build_dir), hint="the full command is in build.cmd")
+        return job.exe
+
+    def execute(self, job: Job, inputs: dict[str, np.ndarray], options: RunOptions) -> RawRun:
+        if inputs is not job.inputs:
+            raise TvmdevError("firmware runs on the inputs it was built with")
+        run = self.board.run
+        argv = ([str(job.exe)] if run.qemu is None
+                else [run.qemu, *run.args, "-kernel", str(job.exe)])
+        proc = self.run_program(job, argv)
+        status, status_name, devices, data = parse_output(proc.stdout)
+        if "tvmdev: end" not in proc.stdout:
+            raise TvmdevError(f"the firmware stopped early (exit {proc.returncode})",
+                              str(job.exe), hint=(proc.stdout + proc.stderr)[-1500:])
+        return RawRun(proc, status, status_name, devices,
+                      printed_outputs(job.model, data, job.exe))

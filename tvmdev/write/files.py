@@ -1,0 +1,230 @@
+"""The one writer: puts generated files on disk, atomically, without losing user edits.
+
+Every file is either *owned* (regenerated on every run) or *scaffold* (written once, then
+the user's). A manifest in the output folder records what was written and its hash, so a
+later run can tell a user's edit from its own output:
+
+* an owned file the user edited stops the run (exit 1) unless ``force``;
+* a scaffold file the user edited is kept as it is;
+* a file whose content would not change is not touched;
+* with ``force``, an edited file that is overwritten is first saved as ``<file>.orig``.
+
+All files are rendered and checked before anything is written; they are then staged as
+temporary files beside their targets and renamed into place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import TvmdevError
+
+MANIFEST = ".tvmdev.json"
+
+
+@dataclass(frozen=True)
+class OutFile:
+    """A file to write: a path relative to the output folder, its text and its kind."""
+
+    path: str
+    content: str
+    kind: str  # "owned" or "scaffold"
+
+
+@dataclass
+class Report:
+    """What a write did (or, in a dry run, would do), file by file."""
+
+    actions: list[tuple[str, str]] = field(default_factory=list)
+
+    def add(self, action: str, path: str) -> None:
+        self.actions.append((action, path))
+
+    def lines(self) -> list[str]:
+        width = max((len(a) for a, _ in self.actions), default=0)
+        return [f"{action:<{width}}  {path}" for action, path in self.actions]
+
+
+def digest(text: str | bytes) -> str:
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_manifest(out_dir: Path) -> dict[str, Any]:
+    """The manifest of ``out_dir``, or an empty one."""
+    path = out_dir / MANIFEST
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise TvmdevError("the manifest is not valid JSON", str(path),
+                          hint=f"delete {MANIFEST} to start over (edited files are then "
+                               "treated as yours)") from None
+    if not isinstance(data, dict):
+        raise TvmdevError("the manifest is not a JSON object", str(path))
+    return data
+
+
+def check_out_dir(out_dir: Path) -> None:
+    """An output path must be a folder or not exist yet (nor have a file among its parents)."""
+    for p in [out_dir, *out_dir.parents]:
+        if p.exists():
+            if not p.is_dir():
+                what = "the output path" if p == out_dir else f"'{p}' in the output path"
+                raise TvmdevError(f"{what} is a file, not a folder", str(out_dir),
+                                  hint="pass a folder with -o")
+            break
+
+
+def write(out_dir: Path, files: list[OutFile], manifest: dict[str, Any], *,
+          force: bool = False, dry_run: bool = False) -> Report:
+    """Write ``files`` under ``out_dir`` and update the manifest there.
+
+    ``manifest`` holds the caller's records (inputs, tool version); this function adds the
+    ``files`` table. Raises :class:`TvmdevError` before writing anything on a conflict.
+    """
+    check_out_dir(out_dir)
+    seen: set[str] = set()
+    for f in files:
+        if f.path in seen:
+            raise AssertionError(f"internal error: two writes to {f.path}")
+        seen.add(f.path)
+        if f.kind not in ("owned", "scaffold"):
+            raise AssertionError(f"internal error: bad kind {f.kind}")
+
+    old = read_manifest(out_dir)
+    old_files: dict[str, Any] = old.get("files", {})
+    report = Report()
+    to_write: list[tuple[Path, str]] = []
+    backups: list[tuple[Path, bytes]] = []
+    new_files: dict[str, Any] = {}
+    conflicts: list[str] = []
+
+    for f in sorted(files, key=lambda f: f.path):
+        target = out_dir / f.path
+        new_hash = digest(f.content)
+        record = {"kind": f.kind, "sha256": new_hash}
+        if target.is_dir():
+            raise TvmdevError("a folder stands where a file must be written", str(target))
+        if not target.exists():
+            report.add("create", f.path)
+            to_write.append((target, f.content))
+            new_files[f.path] = record
+            continue
+        on_disk = target.read_bytes()
+        disk_hash = digest(on_disk)
+        recorded = old_files.get(f.path, {}).get("sha256")
+        if disk_hash == new_hash:
+            report.add("unchanged", f.path)
+            new_files[f.path] = record
+            continue
+        edited = recorded != disk_hash
+        if not edited:
+            report.add("update", f.path)
+            to_write.append((target, f.content))
+            new_files[f.path] = record
+        elif f.kind == "scaffold" and not force:
+            report.add("kept (yours)", f.path)
+            # Keep recording what tvmdev generated, so the edit stays detectable.
+            new_files[f.path] = {"kind": f.kind, "sha256": recorded or new_hash}
+        elif force:
+            report.add("overwrite (saved .orig)", f.path)
+            backups.append((target.with_name(target.name + ".orig"), on_disk))
+            to_write.append((target, f.content))
+            new_files[f.path] = record
+        else:
+            conflicts.append(f.path)
+
+    if conflicts:
+        first = conflicts[0]
+        more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
+        raise TvmdevError(
+            f"{first} was edited since tvmdev generated it{more}; not overwriting",
+            str(out_dir / first),
+            hint="this file is owned by tvmdev: move your change into the inputs, or "
+                 "pass --force to overwrite it (your version is saved as .orig)")
+
+    # Files the manifest knew that are no longer generated stay on disk, and stay recorded.
+    for path, rec in old_files.items():
+        if path not in new_files and (out_dir / path).exists():
+            new_files[path] = rec
+
+    new_manifest = dict(manifest)
+    new_manifest["files"] = dict(sorted(new_files.items()))
+    manifest_text = json.dumps(new_manifest, indent=2, sort_keys=True) + "\n"
+    if dry_run:
+        return report
+    if to_write or backups or manifest_text != _read_text(out_dir / MANIFEST):
+        _commit(out_dir, [(p, b) for p, b in backups]
+                + [(p, t.encode("utf-8")) for p, t in to_write]
+                + [(out_dir / MANIFEST, manifest_text.encode("utf-8"))])
+    return report
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _commit(out_dir: Path, items: list[tuple[Path, bytes]]) -> None:
+    """Stage every file as a temporary beside its target, then rename all into place."""
+    created_dirs: list[Path] = []
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for target, data in items:
+            parent = target.parent
+            missing = []
+            while not parent.exists():
+                missing.append(parent)
+                parent = parent.parent
+            for d in reversed(missing):
+                d.mkdir()
+                created_dirs.append(d)
+            fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                                            dir=target.parent)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            mode = target.stat().st_mode & 0o7777 if target.exists() else 0o644
+            os.chmod(tmp_name, mode)
+            staged.append((Path(tmp_name), target))
+    except OSError as exc:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        for d in reversed(created_dirs):
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+        raise TvmdevError(f"cannot write: {exc.strerror}", str(exc.filename or out_dir)) from None
+    for tmp, target in staged:
+        os.replace(tmp, target)
+
+
+def sync(out_dir: Path, files: list[OutFile]) -> list[str]:
+    """Write files into a folder tvmdev owns entirely (a build folder): each file that is
+    missing or differs is replaced atomically; nothing else is checked or recorded.
+    Returns the paths written."""
+    check_out_dir(out_dir)
+    items = []
+    for f in files:
+        target = out_dir / f.path
+        data = f.content.encode("utf-8")
+        if not target.is_file() or target.read_bytes() != data:
+            items.append((target, data))
+    if items:
+        _commit(out_dir, items)
+    return [str(t.relative_to(out_dir)) for t, _ in items]
+
+
+def copy_files(sources: list[tuple[Path, str]]) -> list[OutFile]:
+    """OutFiles for static files shipped with tvmdev: (source path, path to write)."""
+    return [OutFile(dest, src.read_text(encoding="utf-8"), "owned") for src, dest in sources]
