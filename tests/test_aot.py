@@ -22,7 +22,7 @@ def test_header_has_typed_devices_and_tvm_size_macros(cli: Callable[..., Result]
     assert "#define TVMGEN_MLP_X_SIZE 256" in h
     assert "#define TVMGEN_MLP_Y_SIZE 40" in h
     assert "#define TVMGEN_MLP_WORKSPACE_SIZE " in h
-    assert "int32_t tvmgen_mlp_run(const struct tvmgen_mlp_inputs *inputs," in h
+    assert "int32_t tvmgen_mlp_run(\n    const struct tvmgen_mlp_inputs *inputs,\n" in h
     c = (tmp_path / "out/tvmgen_mlp.c").read_text()
     for banned in ("malloc", "calloc", "realloc", "free("):
         assert banned not in c

@@ -31,14 +31,39 @@ from ..run.compare import RunResult, load_inputs, report, save_outputs
 from ..run.job import execute, prepare
 from ..write.files import check_out_dir, copy_files, write
 
-# Flags that change how a command runs, not what it generates: kept out of banners so
-# that `--force` or `--dry-run` never changes a generated file's bytes.
+# Flags that change how a command runs, not what it generates, and the output folder:
+# kept out of banners, so that `--force`, `--dry-run` or the spelling of `-o` never
+# changes a generated file's bytes.
 _NOT_RECORDED = {"--force", "--dry-run", "--debug"}
+_OUTPUT = {"-o", "--output"}
 
 
 def recorded_command(argv: Sequence[str]) -> str:
-    """The command line as written into banners: ``tvmdev new-device woofles ...``."""
-    return "tvmdev " + shlex.join(a for a in argv if a not in _NOT_RECORDED)
+    """The command line as written into banners, without the output folder:
+    ``tvmdev new-device woofles --platform zephyr``."""
+    kept: list[str] = []
+    skip = False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a in _OUTPUT:
+            skip = True
+        elif a not in _NOT_RECORDED and not a.startswith(("--output=", "-o")):
+            kept.append(a)
+    return "tvmdev " + shlex.join(kept)
+
+
+def model_command(verb: str, model: Path, args: argparse.Namespace) -> str:
+    """The banner of generated model code: the tool, the model's file name and the
+    options that change the output, never a machine's path (nanopb records the same)."""
+    parts = ["tvmdev", verb, model.name]
+    if args.schedule != "eager":
+        parts += ["--schedule", args.schedule]
+    for k in args.kernels or []:
+        parts += ["--kernels", Path(k).name]
+    if args.device_dir:
+        parts += ["--device-dir", Path(args.device_dir).name]
+    return shlex.join(parts)
 
 
 def _print_report(lines: list[str], dry_run: bool) -> None:
@@ -112,7 +137,8 @@ def cmd_aot(args: argparse.Namespace) -> int:
     device_dir = Path(args.device_dir) if args.device_dir else None
     registry = build_registry([Path(k) for k in args.kernels or []],
                               device_dir_libraries(device_dir, m.kinds) if device_dir else [])
-    gen = generate(m, registry, args.schedule, command=recorded_command(args.argv))
+    command = model_command("aot", Path(args.model), args)
+    gen = generate(m, registry, args.schedule, command=command)
     portable = runtime_dir() / "kernels/portable"
     copies = [(s, f"kernels/portable/{s.name}") for s in gen.sources()
               if s.parent == portable.resolve()]
@@ -120,7 +146,7 @@ def cmd_aot(args: argparse.Namespace) -> int:
     copies += [(h, f"kernels/portable/{h.name}") for h in dict.fromkeys(extra)]
     out_dir = Path(args.output)
     files = list(gen.files) + copy_files(copies)
-    manifest = {"tool": "tvmdev", "model": m.name, "command": recorded_command(args.argv)}
+    manifest = {"tool": "tvmdev", "model": m.name, "command": command}
     report = write(out_dir, files, manifest, force=args.force, dry_run=args.dry_run)
     _print_report(report.lines(), args.dry_run)
     mem = gen.memory

@@ -13,7 +13,8 @@ from typing import Any
 
 from west.commands import WestCommand
 
-from .main import main
+# Loaded by west from its file, not as part of the package: absolute imports only.
+from tvmdev.cli.main import main
 
 DESCRIPTION = """\
 Run tvmdev inside a west workspace: the same commands and options as the tvmdev program.

@@ -178,7 +178,11 @@ def all_boards() -> dict[str, Board]:
 
 
 def board_by_name(name: str) -> Board:
-    """A board by name or alias, or a board file's path (anything ending in .yaml)."""
+    """A board by name or alias (``native_sim/native/64``), else a board file's path."""
+    boards = all_boards()
+    for b in boards.values():
+        if name == b.name or name in b.aliases:
+            return b
     if name.endswith((".yaml", ".yml")) or os.sep in name:
         path = Path(name)
         if not path.is_file():
@@ -186,8 +190,4 @@ def board_by_name(name: str) -> Board:
                               hint="--board takes a board name (tvmdev list boards) or a "
                                    "board file's path")
         return load_board(path)
-    boards = all_boards()
-    for b in boards.values():
-        if name == b.name or name in b.aliases:
-            return b
     raise TvmdevError(f"unknown board '{name}'", hint="known boards: " + ", ".join(boards))

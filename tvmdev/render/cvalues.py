@@ -19,7 +19,7 @@ def c_float(v: float) -> str:
 DECIMAL_LIMIT = 64
 
 
-def c_array(values: np.ndarray, per_line: int = 8, indent: str = "    ") -> str:
+def c_array(values: np.ndarray, per_line: int = 5, indent: str = "    ") -> str:
     """Decimal float32 literals, ``per_line`` to a line."""
     flat = [c_float(v) for v in values.ravel().tolist()]
     lines = [", ".join(flat[i:i + per_line]) for i in range(0, len(flat), per_line)]

@@ -45,7 +45,36 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,
     )
+    env.filters["continuation_lines"] = continuation_lines
     return env
+
+
+def c_declarator(head: str, params: list[str], tail: str = "", width: int = 100) -> str:
+    """``head(p, q)tail`` on one line when it fits in ``width`` columns, else one
+    parameter per line, indented four spaces: a layout that needs no padding."""
+    one = f"{head}({', '.join(params)}){tail}"
+    if len(one) <= width:
+        return one
+    return f"{head}(\n" + ",\n".join(f"    {p}" for p in params) + f"){tail}"
+
+
+def c_call(lead: str, fn: str, args: list[str], indent: int, width: int = 100) -> str:
+    """``lead fn(a, b);`` indented ``indent`` spaces, on one line when it fits, else with
+    each argument on its own line, four spaces deeper."""
+    pad = " " * indent
+    one = f"{pad}{lead}{fn}({', '.join(args)});"
+    if len(one) <= width:
+        return one
+    inner = " " * (indent + 4)
+    return f"{pad}{lead}{fn}(\n" + ",\n".join(inner + a for a in args) + ");"
+
+
+def continuation_lines(text: str) -> str:
+    """A multi-line macro with its backslashes aligned one column past the longest line
+    (a Jinja filter: ``{% filter continuation_lines %}``)."""
+    lines = [line.rstrip().removesuffix("\\").rstrip() for line in text.rstrip("\n").split("\n")]
+    width = max(len(line) for line in lines[:-1]) + 1 if len(lines) > 1 else 0
+    return "\n".join([*(line.ljust(width) + "\\" for line in lines[:-1]), lines[-1]]) + "\n"
 
 
 def render(template: str, **context: Any) -> str:

@@ -22,7 +22,7 @@ from ..plan.memory import MemoryPlan, plan_memory
 from ..plan.schedule import Step, schedule
 from ..write.files import OutFile
 from .cvalues import DECIMAL_LIMIT, c_array, c_bits, c_float, c_ints
-from .engine import banner, render
+from .engine import banner, c_call, c_declarator, render
 
 CTYPE = {"float32": "float"}
 
@@ -98,8 +98,8 @@ def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], prefix: s
     exprs["resource_handle"] = f"devices->{dev.name}" if dev else "NULL"
     default_order = [n for _, n in kernel_params(opdef)]
 
-    def call(k: Kernel) -> str:
-        return f"{k.name}({', '.join(exprs[a] for a in (k.args or default_order))})"
+    def call(k: Kernel, lead: str, indent: int) -> str:
+        return c_call(lead, k.name, [exprs[a] for a in (k.args or default_order)], indent)
 
     return {
         "index": op.index,
@@ -111,11 +111,84 @@ def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], prefix: s
         "params_struct": opdef.params_struct,
         "params_name": params_name,
         "params": [(k, _init_value(v)) for k, v in params.items()],
-        "calls": [call(k) for k in chain],
+        "first_call": call(chain[0], "ret = ", 4),
+        "fallback_calls": [call(k, "ret = ", 8) for k in chain[1:]],
         "kernels": [k.name for k in chain],
         "out_expr": _tensor_expr(model, op.outputs[0], prefix),
         "out_bytes": out.nbytes,
         "out_shape": list(out.shape),
+    }
+
+
+def _device_bits(model: Model, steps: tuple[Step, ...], macro: str) -> dict[str, str]:
+    """The name of each activated device's bit in the unwind masks, in activation order
+    (bit i: the i-th device the run activates)."""
+    activation = [s.device for s in steps if s.action == "activate" and s.device is not None]
+    if len(activation) > 32:
+        raise TvmdevError(f"the model uses {len(activation)} devices; at most 32 are "
+                          "supported", model.path)
+    return {name: f"{macro}_DEVICE_{name.upper()}" for name in activation}
+
+
+def _steps_context(model: Model, steps: tuple[Step, ...], ops: dict[int, dict[str, Any]],
+                   bits: dict[str, str], prefix: str) -> list[dict[str, Any]]:
+    """Each step of the run function with the statement that leaves it on a failure:
+    ``return ret;`` when nothing is open or active, else the unwind call with the masks
+    of what is. The schedule is static, so every failure site knows exactly that."""
+
+    def leave(open_: list[str], active: list[str]) -> str:
+        if not open_ and not active:
+            return "        return ret;"
+        mask = [" | ".join(m) if m else "0U" for m in (open_, active)]
+        return c_call("return ", f"{prefix}_unwind", ["devices", *mask, "ret"], 8)
+
+    out = []
+    active: list[str] = []
+    for s in steps:
+        ctx: dict[str, Any] = {
+            "action": s.action, "device": s.device,
+            "camel": camel(model.device(s.device).kind) if s.device else None,
+            "op": ops[s.op] if s.op is not None else None}
+        if s.action == "activate":
+            ctx["leave"] = leave([], active)  # failed: not active
+            active = [*active, bits[s.device or ""]]
+        elif s.action == "deactivate":
+            active = [b for b in active if b != bits[s.device or ""]]
+            ctx["leave"] = leave([], active)  # called once, even when it fails
+        else:
+            ctx["leave"] = leave([], active)
+            if s.device is not None:  # the kernel failed: close its device too
+                ctx["leave_open"] = leave([bits[s.device]], active)
+        out.append(ctx)
+    return out
+
+
+def _signatures(prefix: str) -> dict[str, str]:
+    """The declarators of the public functions and of the unwind helper."""
+    io = [f"const struct {prefix}_inputs *inputs", f"struct {prefix}_outputs *outputs",
+          f"const struct {prefix}_devices *devices"]
+    return {
+        "run": c_declarator(f"int32_t {prefix}_run", io),
+        "run_with_workspace": c_declarator(f"int32_t {prefix}_run_with_workspace",
+                                           [*io, "void *workspace"]),
+        "unwind": c_declarator(f"static int32_t {prefix}_unwind",
+                               [f"const struct {prefix}_devices *devices",
+                                "uint32_t open_mask", "uint32_t active_mask",
+                                "int32_t status"]),
+    }
+
+
+def _constants_context(model: Model) -> dict[str, Any]:
+    return {
+        "constants": [{"cname": model.tensors[n].cname, "count": int(v.size),
+                       "shape": list(v.shape), "bits": v.size > DECIMAL_LIMIT,
+                       "data": c_bits(v) if v.size > DECIMAL_LIMIT else c_array(v)}
+                      for n, v in model.constants.items() if n not in model.quantized],
+        "quantized": [{"cname": model.tensors[n].cname, "shape": list(model.tensors[n].shape),
+                       "n": q.n, "k": q.k, "block": q.block, "nbytes": int(q.data.size),
+                       "nscales": int(q.scales.size), "data": c_ints(q.data.ravel(), 16),
+                       "scales": c_ints(q.scales.ravel(), 12)}
+                      for n, q in model.quantized.items()],
     }
 
 
@@ -128,74 +201,37 @@ def generate(model: Model, registry: Registry, schedule_kind: str = "eager",
     prefix = f"tvmgen_{model.name}"
     macro = prefix.upper()
     ops = {op.index: _op_context(model, op, chains[op.index], prefix) for op in model.operators}
+    bits = _device_bits(model, steps, macro)
 
     def tensor_ctx(name: str) -> dict[str, Any]:
         t = model.tensors[name]
         return {"name": t.name, "cname": t.cname, "ctype": CTYPE[t.dtype],
                 "shape": list(t.shape), "bytes": t.nbytes, "macro": t.cname.upper()}
 
-    # Devices in activation order; bit i of an "active" mask is the i-th of them. The
-    # schedule is static, so every failure site knows exactly which devices are active.
-    activation = [s.device for s in steps if s.action == "activate"]
-    if len(activation) > 32:
-        raise TvmdevError(f"the model uses {len(activation)} devices; at most 32 are "
-                          "supported", model.path)
-    bit = {name: 1 << i for i, name in enumerate(activation)}
-    used_devices = [model.device(name) for name in activation if name is not None]
-    step_ctx = []
-    active = 0
-    for s in steps:
-        ctx_s: dict[str, Any] = {
-            "action": s.action, "device": s.device,
-            "camel": camel(model.device(s.device).kind) if s.device else None,
-            "op": ops[s.op] if s.op is not None else None}
-        if s.action == "activate":
-            ctx_s["unwind"] = f"0x{active:x}U"  # failed: not active
-            active |= bit[s.device or ""]
-        elif s.action == "deactivate":
-            active &= ~bit[s.device or ""]
-            ctx_s["unwind"] = f"0x{active:x}U"  # called once, even when it fails
-        else:
-            ctx_s["unwind"] = f"0x{active:x}U"
-            if s.device is not None:
-                ctx_s["op"] = {**ctx_s["op"], "bit": f"0x{bit[s.device]:x}U"}
-        step_ctx.append(ctx_s)
-    headers: list[str] = []
-    for k in (k for chain in chains.values() for k in chain):
-        if k.header not in headers:
-            headers.append(k.header)
-    intermediates = [
-        {"cname": model.tensors[t].cname, "offset": off, "shape": list(model.tensors[t].shape),
-         "ctype": CTYPE[model.tensors[t].dtype]}
-        for t, off in memory.offsets.items()]
+    headers = list(dict.fromkeys(k.header for chain in chains.values() for k in chain))
     ctx = {
-        "model": model.name,
-        "prefix": prefix,
-        "macro": macro,
-        "api_version": status.API_VERSION,
+        "model": model.name, "prefix": prefix, "macro": macro,
+        "api_version": status.API_VERSION, "schedule": schedule_kind,
         "inputs": [tensor_ctx(n) for n in model.inputs],
         "outputs": [tensor_ctx(n) for n in model.outputs],
         "devices": [{"name": d.name, "kind": d.kind, "camel": camel(d.kind),
                      "type": f"tvm_device_{d.kind}_t"} for d in model.devices],
-        "used_devices": [{"name": d.name, "camel": camel(d.kind), "bit": f"0x{bit[d.name]:x}U"}
-                         for d in used_devices],
+        "used_devices": [{"name": name, "camel": camel(model.device(name).kind),
+                          "bit": bit, "value": f"0x{1 << i:x}U"}
+                         for i, (name, bit) in enumerate(bits.items())],
         "kinds": list(model.kinds),
-        "constants": [{"cname": model.tensors[n].cname, "count": int(v.size),
-                       "shape": list(v.shape), "bits": v.size > DECIMAL_LIMIT,
-                       "data": c_bits(v) if v.size > DECIMAL_LIMIT else c_array(v)}
-                      for n, v in model.constants.items() if n not in model.quantized],
-        "quantized": [{"cname": model.tensors[n].cname, "shape": list(model.tensors[n].shape),
-                       "n": q.n, "k": q.k, "block": q.block, "nbytes": int(q.data.size),
-                       "nscales": int(q.scales.size), "data": c_ints(q.data.ravel(), 16),
-                       "scales": c_ints(q.scales.ravel(), 12)}
-                      for n, q in model.quantized.items()],
+        **_constants_context(model),
         "ops": [ops[i] for i in sorted(ops)],
-        "steps": step_ctx,
+        "steps": _steps_context(model, steps, ops, bits, prefix),
+        "signatures": _signatures(prefix),
         "workspace_size": memory.arena_size,
+        "static_workspace_size": max(memory.arena_size, 1),  # C has no empty arrays
         "alignment": memory.alignment,
-        "intermediates": intermediates,
+        "intermediates": [
+            {"cname": model.tensors[t].cname, "offset": off,
+             "shape": list(model.tensors[t].shape), "ctype": CTYPE[model.tensors[t].dtype]}
+            for t, off in memory.offsets.items()],
         "kernel_headers": headers,
-        "schedule": schedule_kind,
     }
     files = [
         OutFile(f"{prefix}.h", render("executor.h.j2", banner=banner("c", command, "owned"),

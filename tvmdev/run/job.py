@@ -123,12 +123,12 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
     dev_files, device_libs = _devices(job, _device_specs(dplan, board), device_dir,
                                       external_dirs)
     registry = build_registry([*board.kernels, *(kernel_files or [])], device_libs)
-    job.gen = generate(model, registry, schedule, command=f"tvmdev run {model.path}")
+    command = f"tvmdev run {Path(model.path).name}"
+    job.gen = generate(model, registry, schedule, command=command)
     files = dev_files + [OutFile(f"model/{f.path}", f.content, f.kind) for f in job.gen.files]
     dev_sources = list(job.sources)
     job.sources = []
-    files += backend.harness_files(Harness(model, board, dplan, inputs,
-                                           f"tvmdev run {model.path}"), job)
+    files += backend.harness_files(Harness(model, board, dplan, inputs, command), job)
     main = [build_dir / "main.c"] if any(f.path == "main.c" for f in files) else []
     job.sources = [*main, build_dir / "model" / f"tvmgen_{model.name}.c", *dev_sources,
                    *job.sources, *job.gen.sources()]

@@ -72,6 +72,12 @@ def read_manifest(out_dir: Path) -> dict[str, Any]:
     return data
 
 
+def normalized(path: Path) -> Path:
+    """``path`` made absolute with ``.`` and ``..`` folded (``b/../b`` is ``b``), as a
+    shell's ``cd`` reads it."""
+    return Path(os.path.normpath(os.path.abspath(path)))
+
+
 def check_out_dir(out_dir: Path) -> None:
     """An output path must be a folder or not exist yet (nor have a file among its parents)."""
     for p in [out_dir, *out_dir.parents]:
@@ -181,6 +187,7 @@ def _commit(out_dir: Path, items: list[tuple[Path, bytes]]) -> None:
     staged: list[tuple[Path, Path]] = []
     try:
         for target, data in items:
+            target = normalized(target)
             parent = target.parent
             missing = []
             while not parent.exists():
