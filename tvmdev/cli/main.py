@@ -8,6 +8,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from .. import __version__
 from ..errors import TvmdevError, UsageError
@@ -59,20 +60,8 @@ def _model_options(p: argparse.ArgumentParser) -> None:
                    help="a user kernel library YAML (repeatable; takes precedence)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="tvmdev", allow_abbrev=False,
-        description="Generate TVM's C Device API and AOT executors for accelerators, "
-                    "then build and run them.",
-        epilog="example: tvmdev new-device woofles --platform zephyr -o out/")
-    parser.add_argument("--version", action="version", version=f"tvmdev {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    # --debug is also accepted after the subcommand (tvmdev run --debug ...).
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                        help="show tracebacks")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
+def _add_new_device(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``tvmdev new-device``: the C Device API of an accelerator."""
     nd = sub.add_parser(
         "new-device", allow_abbrev=False, parents=[common],
         help="generate the C Device API of an accelerator",
@@ -99,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
                             default=None, help=f"{opt.help} (default: {opt.default})")
     nd.set_defaults(handler=cmd_new_device)
 
+
+def _add_aot(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``tvmdev aot``: the executor of a model."""
     ao = sub.add_parser(
         "aot", allow_abbrev=False, parents=[common],
         help="generate the AOT executor of a model",
@@ -112,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     ao.add_argument("--dry-run", action="store_true", help="list what would be written")
     ao.set_defaults(handler=cmd_aot)
 
+
+def _add_run(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``tvmdev run``: build, run and check a model on a board."""
     rn = sub.add_parser(
         "run", allow_abbrev=False, parents=[common],
         help="build a model for a board, run it, check it",
@@ -140,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     rn.add_argument("--iterations", type=positive_int, default=1, help="runs per thread")
     rn.set_defaults(handler=cmd_run)
 
+
+def _add_inspect(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``tvmdev inspect``: check a firmware ELF."""
     ins = sub.add_parser(
         "inspect", allow_abbrev=False, parents=[common],
         help="check a firmware ELF: device API, kernels, heap",
@@ -154,6 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("--json", action="store_true", help="machine-readable output")
     ins.set_defaults(handler=cmd_inspect)
 
+
+def _add_check(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``tvmdev check``: user code against the generated API."""
     ck = sub.add_parser(
         "check", allow_abbrev=False, parents=[common],
         help="check your device code against the generated API",
@@ -164,10 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("folder", help="a folder made by tvmdev new-device")
     ck.set_defaults(handler=cmd_check)
 
+
+def _add_list(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``tvmdev list``: platforms, boards, kernels."""
     ls = sub.add_parser(
         "list", allow_abbrev=False, parents=[common],
-        help="list platforms, boards or kernels",
-                        epilog="example: tvmdev list platforms")
+        help="list platforms, boards or kernels", epilog="example: tvmdev list platforms")
     ls.add_argument("what", choices=["platforms", "boards", "kernels"])
     ls.add_argument("--json", action="store_true", help="machine-readable output")
     ls.add_argument("--board", help="kernels: include the board's kernel libraries")
@@ -176,6 +179,24 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--kernels", action="append", metavar="FILE",
                     help="kernels: include a user library (repeatable)")
     ls.set_defaults(handler=cmd_list)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="tvmdev", allow_abbrev=False,
+        description="Generate TVM's C Device API and AOT executors for accelerators, "
+                    "then build and run them.",
+        epilog="example: tvmdev new-device woofles --platform zephyr -o out/")
+    parser.add_argument("--version", action="version", version=f"tvmdev {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    # --debug is also accepted after the subcommand (tvmdev run --debug ...).
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for add in (_add_new_device, _add_aot, _add_run, _add_inspect, _add_check, _add_list):
+        add(sub, common)
     return parser
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import naming
 from ..errors import TvmdevError, Where
@@ -74,23 +75,35 @@ def load_library(path: Path, level: str, name: str | None = None,
     """Load and check one kernel library YAML (``text``: its content, for a library about
     to be written at ``path``). Headers are found in ``include_dir`` (default: the YAML's
     folder)."""
-    inc = (include_dir or path.parent).resolve()
     doc = yamlio.load(path) if text is None else yamlio.loads(text, str(path))
     file = str(path)
     if doc is None:
         doc = yamlio.LineList()
     if not isinstance(doc, list):
         raise TvmdevError("a kernel library must be a list of '- op:' entries", Where(file, 1))
-    kernels: list[Kernel] = []
+    reader = _LibraryReader(path, level, name or file, (include_dir or path.parent).resolve(),
+                            generated=text is not None)
     seen_ops: dict[str, int] = {}
     for i, entry in enumerate(doc):
-        w = yamlio.where_of(doc, i)
+        op = reader.entry_op(entry, yamlio.where_of(doc, i), seen_ops)
+        reader.entry(op, entry, yamlio.where_of(doc, i))
+    return Library(name or file, level, kind, path, tuple(reader.kernels))
+
+
+class _LibraryReader:
+    """Reads the entries of one library, each op's kernels in turn."""
+
+    def __init__(self, path: Path, level: str, name: str, include: Path,
+                 generated: bool) -> None:
+        self.path, self.level, self.name, self.include = path, level, name, include
+        self.generated = generated  # sources are written with the library, not there yet
+        self.kernels: list[Kernel] = []
+
+    def entry_op(self, entry: Any, w: Where, seen_ops: dict[str, int]) -> str:
+        """The op of one entry, checked: a mapping of known keys, one entry per op."""
         if not isinstance(entry, dict):
             raise TvmdevError("each entry must be a mapping with 'op' and 'kernels'", w)
-        for key in entry:
-            if key not in ENTRY_KEYS:
-                raise TvmdevError(f"unknown key '{key}'", yamlio.where_of(entry, key),
-                                  hint="entry keys: " + ", ".join(ENTRY_KEYS))
+        _known_keys(entry, ENTRY_KEYS, "entry")
         op = entry.get("op")
         if op not in OPS:
             raise TvmdevError(f"unknown op {op!r}", yamlio.where_of(entry, "op"),
@@ -100,86 +113,108 @@ def load_library(path: Path, level: str, name: str | None = None,
                               yamlio.where_of(entry, "op"),
                               hint="list all of an op's kernels under one entry")
         seen_ops[op] = yamlio.where_of(entry, "op").line
+        return str(op)
+
+    def entry(self, op: str, entry: dict[str, Any], w: Where) -> None:
         header = entry.get("header")
         if not isinstance(header, str) or not header:
             raise TvmdevError(f"entry '{op}' needs a 'header' that declares its kernels", w)
-        aliases: dict[str, tuple[str, ...]] = {}
-        for alias, types in (entry.get("type_alias") or {}).items():
-            if not isinstance(types, list) or not types:
-                raise TvmdevError(f"type_alias {alias} must be a list of dtypes",
-                                  yamlio.where_of(entry["type_alias"], alias))
-            for t in types:
-                if t not in KERNEL_DTYPES:
-                    raise TvmdevError(f"unknown dtype {t!r} in type_alias {alias}",
-                                      yamlio.where_of(entry["type_alias"], alias),
-                                      hint="dtypes: " + ", ".join(KERNEL_DTYPES))
-            aliases[str(alias)] = tuple(types)
+        aliases = _type_aliases(entry)
         items = entry.get("kernels")
         if not isinstance(items, list) or not items:
             raise TvmdevError(f"entry '{op}' needs a non-empty 'kernels' list", w)
-        args = set(OPS[op].inputs) | set(OPS[op].outputs)
         for j, item in enumerate(items):
-            kw = yamlio.where_of(items, j)
-            if not isinstance(item, dict):
-                raise TvmdevError("each kernel must be a mapping with arg_meta and kernel_name",
-                                  kw)
-            for key in item:
-                if key not in KERNEL_KEYS:
-                    raise TvmdevError(f"unknown key '{key}'", yamlio.where_of(item, key),
-                                      hint="kernel keys: " + ", ".join(KERNEL_KEYS))
-            if "arg_meta" not in item or "kernel_name" not in item:
-                raise TvmdevError("a kernel needs arg_meta (null for any) and kernel_name", kw)
-            kname = item["kernel_name"]
-            nwhere = yamlio.where_of(item, "kernel_name")
-            if not isinstance(kname, str):
-                raise TvmdevError(f"kernel_name {kname!r} is not a C identifier", nwhere)
-            naming.check_identifier(kname, "kernel_name", nwhere)
-            meta: tuple[tuple[str, tuple[str, ...]], ...] | None = None
-            if item["arg_meta"] is not None:
-                mnode = item["arg_meta"]
-                if not isinstance(mnode, dict):
-                    raise TvmdevError("arg_meta must be a mapping or null",
-                                      yamlio.where_of(item, "arg_meta"))
-                pairs = []
-                for arg, alias_list in mnode.items():
-                    awhere = yamlio.where_of(mnode, arg)
-                    if arg not in args:
-                        raise TvmdevError(f"'{arg}' is not an argument of {op}", awhere,
-                                          hint="arguments: " + ", ".join(sorted(args)))
-                    if not isinstance(alias_list, list):
-                        raise TvmdevError(f"arg_meta of {arg} must be a list of aliases",
-                                          awhere)
-                    allowed: list[str] = []
-                    for a in alias_list:
-                        if a in aliases:
-                            allowed.extend(aliases[a])
-                        elif a in KERNEL_DTYPES:
-                            allowed.append(a)
-                        else:
-                            raise TvmdevError(f"type alias '{a}' is used but not defined",
-                                              awhere, hint="define it under type_alias")
-                    pairs.append((str(arg), tuple(allowed)))
-                meta = tuple(pairs)
-            sources = item.get("sources") or []
-            if not isinstance(sources, list):
-                raise TvmdevError("sources must be a list of C files",
-                                  yamlio.where_of(item, "sources"))
-            src_paths = []
-            for s in sources:
-                p = (path.parent / str(s)).resolve()
-                if text is None and not p.is_file():  # generated: written with it
-                    raise TvmdevError(f"source {s} of {kname} does not exist",
-                                      yamlio.where_of(item, "sources"),
-                                      hint=f"paths are relative to {path.parent}")
-                src_paths.append(p)
-            order: tuple[str, ...] = ()
-            if "args" in item:
-                want = [n for _, n in kernel_params(OPS[op])]
-                given = item["args"]
-                if not isinstance(given, list) or sorted(map(str, given)) != sorted(want):
-                    raise TvmdevError(f"args of {kname} must name each of "
-                                      f"{', '.join(want)} once", yamlio.where_of(item, "args"))
-                order = tuple(map(str, given))
-            kernels.append(Kernel(op, kname, meta, header, inc,
-                                  tuple(src_paths), name or file, level, kw, order))
-    return Library(name or file, level, kind, path, tuple(kernels))
+            self.kernel(op, header, aliases, item, yamlio.where_of(items, j))
+
+    def kernel(self, op: str, header: str, aliases: dict[str, tuple[str, ...]], item: Any,
+               kw: Where) -> None:
+        if not isinstance(item, dict):
+            raise TvmdevError("each kernel must be a mapping with arg_meta and kernel_name", kw)
+        _known_keys(item, KERNEL_KEYS, "kernel")
+        if "arg_meta" not in item or "kernel_name" not in item:
+            raise TvmdevError("a kernel needs arg_meta (null for any) and kernel_name", kw)
+        kname = item["kernel_name"]
+        nwhere = yamlio.where_of(item, "kernel_name")
+        if not isinstance(kname, str):
+            raise TvmdevError(f"kernel_name {kname!r} is not a C identifier", nwhere)
+        naming.check_identifier(kname, "kernel_name", nwhere)
+        meta = None if item["arg_meta"] is None else _arg_meta(op, item, aliases)
+        self.kernels.append(Kernel(op, kname, meta, header, self.include,
+                                   self.sources(item, kname), self.name, self.level, kw,
+                                   _arg_order(op, item, kname)))
+
+    def sources(self, item: dict[str, Any], kname: str) -> tuple[Path, ...]:
+        sources = item.get("sources") or []
+        if not isinstance(sources, list):
+            raise TvmdevError("sources must be a list of C files",
+                              yamlio.where_of(item, "sources"))
+        paths = []
+        for s in sources:
+            p = (self.path.parent / str(s)).resolve()
+            if not self.generated and not p.is_file():
+                raise TvmdevError(f"source {s} of {kname} does not exist",
+                                  yamlio.where_of(item, "sources"),
+                                  hint=f"paths are relative to {self.path.parent}")
+            paths.append(p)
+        return tuple(paths)
+
+
+def _known_keys(node: dict[str, Any], allowed: tuple[str, ...], what: str) -> None:
+    for key in node:
+        if key not in allowed:
+            raise TvmdevError(f"unknown key '{key}'", yamlio.where_of(node, key),
+                              hint=f"{what} keys: " + ", ".join(allowed))
+
+
+def _type_aliases(entry: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    aliases: dict[str, tuple[str, ...]] = {}
+    for alias, types in (entry.get("type_alias") or {}).items():
+        where = yamlio.where_of(entry["type_alias"], alias)
+        if not isinstance(types, list) or not types:
+            raise TvmdevError(f"type_alias {alias} must be a list of dtypes", where)
+        for t in types:
+            if t not in KERNEL_DTYPES:
+                raise TvmdevError(f"unknown dtype {t!r} in type_alias {alias}", where,
+                                  hint="dtypes: " + ", ".join(KERNEL_DTYPES))
+        aliases[str(alias)] = tuple(types)
+    return aliases
+
+
+def _arg_meta(op: str, item: dict[str, Any], aliases: dict[str, tuple[str, ...]]
+              ) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``arg_meta``: each argument with the dtypes it accepts (aliases expanded)."""
+    mnode = item["arg_meta"]
+    if not isinstance(mnode, dict):
+        raise TvmdevError("arg_meta must be a mapping or null", yamlio.where_of(item, "arg_meta"))
+    args = set(OPS[op].inputs) | set(OPS[op].outputs)
+    pairs = []
+    for arg, alias_list in mnode.items():
+        awhere = yamlio.where_of(mnode, arg)
+        if arg not in args:
+            raise TvmdevError(f"'{arg}' is not an argument of {op}", awhere,
+                              hint="arguments: " + ", ".join(sorted(args)))
+        if not isinstance(alias_list, list):
+            raise TvmdevError(f"arg_meta of {arg} must be a list of aliases", awhere)
+        allowed: list[str] = []
+        for a in alias_list:
+            if a in aliases:
+                allowed.extend(aliases[a])
+            elif a in KERNEL_DTYPES:
+                allowed.append(a)
+            else:
+                raise TvmdevError(f"type alias '{a}' is used but not defined", awhere,
+                                  hint="define it under type_alias")
+        pairs.append((str(arg), tuple(allowed)))
+    return tuple(pairs)
+
+
+def _arg_order(op: str, item: dict[str, Any], kname: str) -> tuple[str, ...]:
+    """A kernel's own argument order (``args``), or empty for the default order."""
+    if "args" not in item:
+        return ()
+    want = [n for _, n in kernel_params(OPS[op])]
+    given = item["args"]
+    if not isinstance(given, list) or sorted(map(str, given)) != sorted(want):
+        raise TvmdevError(f"args of {kname} must name each of {', '.join(want)} once",
+                          yamlio.where_of(item, "args"))
+    return tuple(map(str, given))
