@@ -6,8 +6,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
-              gcc-aarch64-linux-gnu qemu-user cmake)
+# Every package the suite uses, listed explicitly: apt runs with --no-install-recommends,
+# so a package that a compiler only "recommends" (its C library) is installed only if it
+# is named here. tests/test_toolchains.py checks each toolchain and names its package.
+APT_PACKAGES=(
+    gcc libc6-dev make cmake                         # host C (+ TSan runtime), CMake builds
+    gcc-arm-none-eabi libnewlib-arm-none-eabi        # Cortex-M; newlib: libc, nano.specs
+    qemu-system-arm                                  # runs the Cortex-M firmware
+    gcc-aarch64-linux-gnu libc6-dev-arm64-cross      # AArch64 Linux; its libc headers/libs
+    qemu-user                                        # qemu-aarch64
+)
 # Never install gcc-multilib: on Debian 12 it removes gcc-aarch64-linux-gnu.
 
 missing=()

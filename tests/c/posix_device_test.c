@@ -2,6 +2,11 @@
  * Exercises the generated POSIX device "woofles": the return code of each of the six
  * functions in every state, that Open from two threads serialises, and (built with
  * -DTVM_DEVICE_WOOFLES_OPEN_TIMEOUT_MS=50) that Open times out on a held device.
+ *
+ * Nothing here depends on scheduling or on how long a sleep lasts, so it passes on a
+ * loaded machine and under ThreadSanitizer: threads hand over with gates (a flag under a
+ * mutex and condition variable), and a worker whose timed Open expires while the other
+ * worker holds the device (it may be preempted for longer than the timeout) retries.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -36,13 +41,24 @@ static void pause_us(long us)
     nanosleep(&ts, NULL);
 }
 
+/* Open, retrying while a timed Open expires: with a timeout the other worker may hold
+ * the device past it (preempted on a busy machine), which is a timeout, not a bug. */
+static int32_t open_waiting(tvm_device_woofles_t *dev)
+{
+    int32_t status;
+    do {
+        status = TVMDeviceWooflesOpen(dev);
+    } while (TVM_DEVICE_WOOFLES_OPEN_TIMEOUT_MS >= 0 && status == TVM_DEVICE_ERR_TIMEOUT);
+    return status;
+}
+
 static void *worker(void *arg)
 {
     int i;
     (void)arg;
     for (i = 0; i < 200; i++) {
         EXPECT(TVMDeviceWooflesActivate(&shared), TVM_DEVICE_OK);
-        EXPECT(TVMDeviceWooflesOpen(&shared), TVM_DEVICE_OK);
+        EXPECT(open_waiting(&shared), TVM_DEVICE_OK);
         pthread_mutex_lock(&stats);
         inside++;
         if (inside > max_inside) {
@@ -61,11 +77,41 @@ static void *worker(void *arg)
 }
 
 #if TVM_DEVICE_WOOFLES_OPEN_TIMEOUT_MS >= 0
+/* A one-shot signal from one thread to another. */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int set;
+} gate_t;
+
+#define GATE_INIT {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0}
+
+static void gate_open(gate_t *g)
+{
+    pthread_mutex_lock(&g->mu);
+    g->set = 1;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+static void gate_wait(gate_t *g)
+{
+    pthread_mutex_lock(&g->mu);
+    while (!g->set) {
+        pthread_cond_wait(&g->cv, &g->mu);
+    }
+    pthread_mutex_unlock(&g->mu);
+}
+
+static gate_t held = GATE_INIT;  /* the holder has the device open */
+static gate_t tried = GATE_INIT; /* main's Open has returned: the holder may close */
+
 static void *holder(void *arg)
 {
     (void)arg;
     EXPECT(TVMDeviceWooflesOpen(&shared), TVM_DEVICE_OK);
-    pause_us(300000);
+    gate_open(&held);
+    gate_wait(&tried);
     EXPECT(TVMDeviceWooflesClose(&shared), TVM_DEVICE_OK);
     return NULL;
 }
@@ -124,11 +170,12 @@ int main(void)
     }
 
 #if TVM_DEVICE_WOOFLES_OPEN_TIMEOUT_MS >= 0
-    /* Another thread holds the device longer than the timeout. */
+    /* Another thread holds the device until our Open has timed out. */
     EXPECT(TVMDeviceWooflesActivate(&shared), TVM_DEVICE_OK);
     pthread_create(&a, NULL, holder, NULL);
-    pause_us(100000);
+    gate_wait(&held);
     EXPECT(TVMDeviceWooflesOpen(&shared), TVM_DEVICE_ERR_TIMEOUT);
+    gate_open(&tried);
     pthread_join(a, NULL);
     EXPECT(TVMDeviceWooflesOpen(&shared), TVM_DEVICE_OK);
     EXPECT(TVMDeviceWooflesClose(&shared), TVM_DEVICE_OK);
