@@ -138,60 +138,65 @@ def check_folder(folder: Path) -> list[Problem]:
         raise TvmdevError("no devices here (no .tvmdev.json from tvmdev new-device)",
                           str(folder), hint="run tvmdev check on a new-device output folder")
     problems: list[Problem] = []
-    include = folder / "include"
     for name, data in sorted(devices.items()):
         spec = DeviceSpec.from_json(name, data)
-        camel = spec.camel
         for pname in spec.platforms:
-            plat = platform_by_name(pname)
-            src = folder / plat.device_source.format(name=name)
-            rel = str(src.relative_to(folder))
-            if not src.is_file():
-                problems.append(Problem(rel, 0, "missing (the device implementation)"))
-                continue
-            if src.suffix != ".c":  # Objective-C (Metal): pycparser reads C only
-                continue
-            defines = [d.format(macro=f"TVM_DEVICE_{spec.upper}") for d in plat.check.defines]
-            text, _ = _preprocess(src, plat, [include], defines)
-            ast = _parse(text, src)
-            decls, defs = _functions(ast, src, src.read_text().splitlines())
-            for fn in DEVICE_FUNCTIONS:
-                fname = f"TVMDevice{camel}{fn}"
-                if fname not in defs:
-                    problems.append(Problem(rel, 0, f"{fname} is not defined"))
-                    continue
-                node, line = defs[fname]
-                if fname not in decls:
-                    problems.append(Problem(rel, line, f"{fname} is not declared by the "
-                                            "generated headers (regenerate with tvmdev)"))
-                    continue
-                want, got = signature(decls[fname]), signature(node.decl)
-                if want != got:
-                    problems.append(Problem(rel, line, f"{fname} is {_show(got)}, the "
-                                            f"generated header declares {_show(want)}"))
+            problems += _check_device(folder, spec, platform_by_name(pname))
         # Kernels the device's library claims, against the registry's calling convention
         # (a built-in kind ships its kernels instead of scaffolding them).
-        builtin = any(platform_by_name(p).builtin_kind for p in spec.platforms)
-        for op in () if builtin else spec.ops:
-            src = folder / f"src/kernels/{name}/{op}.c"
-            rel = str(src.relative_to(folder))
-            kname = f"{name}_{op}_f32"
-            if not src.is_file():
-                problems.append(Problem(rel, 0, f"missing (kernel {kname})"))
-                continue
-            plat = platform_by_name(spec.platforms[0])
-            text, _ = _preprocess(src, plat, [include, runtime_dir() / "kernels/portable"],
-                                  [])
-            ast = _parse(text, src)
-            _, defs = _functions(ast, src, src.read_text().splitlines())
-            if kname not in defs:
-                problems.append(Problem(rel, 0, f"kernel {kname} is not defined"))
-                continue
-            node, line = defs[kname]
-            want = ("int32_t", tuple(" ".join(t.replace("*", " * ").split())
-                                     for t, _ in kernel_params(OPS[op])))
-            got = signature(node.decl)
-            if got != want:
-                problems.append(Problem(rel, line, f"kernel {kname} is {_show(got)}, the "
-                                        f"registry expects {_show(want)}"))
+        if not any(platform_by_name(p).builtin_kind for p in spec.platforms):
+            for op in spec.ops:
+                problems += _check_kernel(folder, spec, op)
     return problems
+
+
+def _check_device(folder: Path, spec: DeviceSpec, plat: Platform) -> list[Problem]:
+    """The six device functions of one platform's implementation against the headers."""
+    src = folder / plat.device_source.format(name=spec.name)
+    rel = str(src.relative_to(folder))
+    if not src.is_file():
+        return [Problem(rel, 0, "missing (the device implementation)")]
+    if src.suffix != ".c":  # Objective-C (Metal): pycparser reads C only
+        return []
+    defines = [d.format(macro=f"TVM_DEVICE_{spec.upper}") for d in plat.check.defines]
+    text, _ = _preprocess(src, plat, [folder / "include"], defines)
+    decls, defs = _functions(_parse(text, src), src, src.read_text().splitlines())
+    problems = []
+    for fn in DEVICE_FUNCTIONS:
+        fname = f"TVMDevice{spec.camel}{fn}"
+        if fname not in defs:
+            problems.append(Problem(rel, 0, f"{fname} is not defined"))
+            continue
+        node, line = defs[fname]
+        if fname not in decls:
+            problems.append(Problem(rel, line, f"{fname} is not declared by the "
+                                    "generated headers (regenerate with tvmdev)"))
+            continue
+        want, got = signature(decls[fname]), signature(node.decl)
+        if want != got:
+            problems.append(Problem(rel, line, f"{fname} is {_show(got)}, the "
+                                    f"generated header declares {_show(want)}"))
+    return problems
+
+
+def _check_kernel(folder: Path, spec: DeviceSpec, op: str) -> list[Problem]:
+    """One scaffolded kernel against the registry's calling convention."""
+    src = folder / f"src/kernels/{spec.name}/{op}.c"
+    rel = str(src.relative_to(folder))
+    kname = f"{spec.name}_{op}_f32"
+    if not src.is_file():
+        return [Problem(rel, 0, f"missing (kernel {kname})")]
+    plat = platform_by_name(spec.platforms[0])
+    text, _ = _preprocess(src, plat, [folder / "include", runtime_dir() / "kernels/portable"],
+                          [])
+    _, defs = _functions(_parse(text, src), src, src.read_text().splitlines())
+    if kname not in defs:
+        return [Problem(rel, 0, f"kernel {kname} is not defined")]
+    node, line = defs[kname]
+    want = ("int32_t", tuple(" ".join(t.replace("*", " * ").split())
+                             for t, _ in kernel_params(OPS[op])))
+    got = signature(node.decl)
+    if got != want:
+        return [Problem(rel, line, f"kernel {kname} is {_show(got)}, the registry expects "
+                        f"{_show(want)}")]
+    return []

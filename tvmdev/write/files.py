@@ -89,14 +89,52 @@ def check_out_dir(out_dir: Path) -> None:
             break
 
 
-def write(out_dir: Path, files: list[OutFile], manifest: dict[str, Any], *,
-          force: bool = False, dry_run: bool = False) -> Report:
-    """Write ``files`` under ``out_dir`` and update the manifest there.
+@dataclass
+class _Plan:
+    """What a write will do, decided before anything is touched."""
 
-    ``manifest`` holds the caller's records (inputs, tool version); this function adds the
-    ``files`` table. Raises :class:`TvmdevError` before writing anything on a conflict.
-    """
-    check_out_dir(out_dir)
+    report: Report = field(default_factory=Report)
+    to_write: list[tuple[Path, str]] = field(default_factory=list)
+    backups: list[tuple[Path, bytes]] = field(default_factory=list)
+    records: dict[str, Any] = field(default_factory=dict)
+    conflicts: list[str] = field(default_factory=list)
+
+    def decide(self, out_dir: Path, f: OutFile, recorded: str | None, force: bool) -> None:
+        """One file: create, leave, update, keep the user's edit, or (with force)
+        overwrite it after saving it as .orig; an edited owned file is a conflict."""
+        target = out_dir / f.path
+        new_hash = digest(f.content)
+        record = {"kind": f.kind, "sha256": new_hash}
+        if target.is_dir():
+            raise TvmdevError("a folder stands where a file must be written", str(target))
+        if not target.exists():
+            self.report.add("create", f.path)
+            self.to_write.append((target, f.content))
+            self.records[f.path] = record
+            return
+        on_disk = target.read_bytes()
+        disk_hash = digest(on_disk)
+        if disk_hash == new_hash:
+            self.report.add("unchanged", f.path)
+            self.records[f.path] = record
+        elif recorded == disk_hash:  # not edited since tvmdev wrote it
+            self.report.add("update", f.path)
+            self.to_write.append((target, f.content))
+            self.records[f.path] = record
+        elif f.kind == "scaffold" and not force:
+            self.report.add("kept (yours)", f.path)
+            # Keep recording what tvmdev generated, so the edit stays detectable.
+            self.records[f.path] = {"kind": f.kind, "sha256": recorded or new_hash}
+        elif force:
+            self.report.add("overwrite (saved .orig)", f.path)
+            self.backups.append((target.with_name(target.name + ".orig"), on_disk))
+            self.to_write.append((target, f.content))
+            self.records[f.path] = record
+        else:
+            self.conflicts.append(f.path)
+
+
+def _check_unique(files: list[OutFile]) -> None:
     seen: set[str] = set()
     for f in files:
         if f.path in seen:
@@ -105,73 +143,41 @@ def write(out_dir: Path, files: list[OutFile], manifest: dict[str, Any], *,
         if f.kind not in ("owned", "scaffold"):
             raise AssertionError(f"internal error: bad kind {f.kind}")
 
-    old = read_manifest(out_dir)
-    old_files: dict[str, Any] = old.get("files", {})
-    report = Report()
-    to_write: list[tuple[Path, str]] = []
-    backups: list[tuple[Path, bytes]] = []
-    new_files: dict[str, Any] = {}
-    conflicts: list[str] = []
 
+def write(out_dir: Path, files: list[OutFile], manifest: dict[str, Any], *,
+          force: bool = False, dry_run: bool = False) -> Report:
+    """Write ``files`` under ``out_dir`` and update the manifest there.
+
+    ``manifest`` holds the caller's records (inputs, tool version); this function adds the
+    ``files`` table. Raises :class:`TvmdevError` before writing anything on a conflict.
+    """
+    check_out_dir(out_dir)
+    _check_unique(files)
+    old_files: dict[str, Any] = read_manifest(out_dir).get("files", {})
+    plan = _Plan()
     for f in sorted(files, key=lambda f: f.path):
-        target = out_dir / f.path
-        new_hash = digest(f.content)
-        record = {"kind": f.kind, "sha256": new_hash}
-        if target.is_dir():
-            raise TvmdevError("a folder stands where a file must be written", str(target))
-        if not target.exists():
-            report.add("create", f.path)
-            to_write.append((target, f.content))
-            new_files[f.path] = record
-            continue
-        on_disk = target.read_bytes()
-        disk_hash = digest(on_disk)
-        recorded = old_files.get(f.path, {}).get("sha256")
-        if disk_hash == new_hash:
-            report.add("unchanged", f.path)
-            new_files[f.path] = record
-            continue
-        edited = recorded != disk_hash
-        if not edited:
-            report.add("update", f.path)
-            to_write.append((target, f.content))
-            new_files[f.path] = record
-        elif f.kind == "scaffold" and not force:
-            report.add("kept (yours)", f.path)
-            # Keep recording what tvmdev generated, so the edit stays detectable.
-            new_files[f.path] = {"kind": f.kind, "sha256": recorded or new_hash}
-        elif force:
-            report.add("overwrite (saved .orig)", f.path)
-            backups.append((target.with_name(target.name + ".orig"), on_disk))
-            to_write.append((target, f.content))
-            new_files[f.path] = record
-        else:
-            conflicts.append(f.path)
-
-    if conflicts:
-        first = conflicts[0]
-        more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
+        plan.decide(out_dir, f, old_files.get(f.path, {}).get("sha256"), force)
+    if plan.conflicts:
+        first = plan.conflicts[0]
+        more = f" (and {len(plan.conflicts) - 1} more)" if len(plan.conflicts) > 1 else ""
         raise TvmdevError(
             f"{first} was edited since tvmdev generated it{more}; not overwriting",
             str(out_dir / first),
             hint="this file is owned by tvmdev: move your change into the inputs, or "
                  "pass --force to overwrite it (your version is saved as .orig)")
-
     # Files the manifest knew that are no longer generated stay on disk, and stay recorded.
     for path, rec in old_files.items():
-        if path not in new_files and (out_dir / path).exists():
-            new_files[path] = rec
-
+        if path not in plan.records and (out_dir / path).exists():
+            plan.records[path] = rec
     new_manifest = dict(manifest)
-    new_manifest["files"] = dict(sorted(new_files.items()))
+    new_manifest["files"] = dict(sorted(plan.records.items()))
     manifest_text = json.dumps(new_manifest, indent=2, sort_keys=True) + "\n"
     if dry_run:
-        return report
-    if to_write or backups or manifest_text != _read_text(out_dir / MANIFEST):
-        _commit(out_dir, [(p, b) for p, b in backups]
-                + [(p, t.encode("utf-8")) for p, t in to_write]
-                + [(out_dir / MANIFEST, manifest_text.encode("utf-8"))])
-    return report
+        return plan.report
+    if plan.to_write or plan.backups or manifest_text != _read_text(out_dir / MANIFEST):
+        _commit(out_dir, [*plan.backups, *((p, t.encode("utf-8")) for p, t in plan.to_write),
+                          (out_dir / MANIFEST, manifest_text.encode("utf-8"))])
+    return plan.report
 
 
 def _read_text(path: Path) -> str | None:
