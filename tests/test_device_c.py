@@ -36,6 +36,7 @@ def test_posix_device_runs(cli: Callable[..., Result], tmp_path: Path) -> None:
         assert ("timeout checked" in proc.stdout) == bool(extra)
 
 
+@pytest.mark.slow
 def test_posix_device_under_thread_sanitizer(cli: Callable[..., Result],
                                              tmp_path: Path) -> None:
     gcc = need_tool("gcc")
@@ -148,6 +149,7 @@ def test_zephyr_device_structure(cli: Callable[..., Result], tmp_path: Path) -> 
     assert 'compatible: "tvmdev,woofles"' in (out / "dts/bindings/tvmdev,woofles.yaml").read_text()
 
 
+@pytest.mark.slow
 def test_cmake_builds_the_posix_library(cli: Callable[..., Result], tmp_path: Path) -> None:
     cmake = need_tool("cmake")
     cli("new-device", "woofles", "--platform", "posix", "--platform", "zephyr", "-o", "out",
@@ -161,6 +163,7 @@ def test_cmake_builds_the_posix_library(cli: Callable[..., Result], tmp_path: Pa
     assert (build / "libtvm_device_uart_accel_posix.a").is_file()
 
 
+@pytest.mark.slow
 def test_cmake_builds_the_cmsis_library_for_cortex_m(cli: Callable[..., Result],
                                                      tmp_path: Path) -> None:
     cmake = need_tool("cmake")

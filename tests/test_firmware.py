@@ -23,6 +23,8 @@ from tvmdev.model import reference
 from tvmdev.run.compare import ATOL, RTOL
 from tvmdev.run.job import execute, prepare
 
+pytestmark = pytest.mark.slow  # firmware under qemu-system-arm
+
 EXAMPLES = sorted((REPO / "examples").glob("*/*.yaml"))
 IDS = [p.parent.name for p in EXAMPLES]
 BOARDS = ["mps2_an385", "mps3_an547"]

@@ -6,7 +6,10 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from conftest import REPO, Result, need_tool, run_ok
+
+pytestmark = pytest.mark.slow  # builds host programs and firmware
 
 MLP = REPO / "examples/mlp/mlp.yaml"
 

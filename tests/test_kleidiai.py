@@ -168,6 +168,7 @@ Q4_FAMILIES = {"i8mm": NEON | DOTPROD | I8MM, "dotprod": NEON | DOTPROD}
 FAMILIES = {"sme2": SME2 | SME | NEON, "sme": SME | NEON, "neon": NEON | DOTPROD | I8MM}
 
 
+@pytest.mark.slow
 def test_integration_with_reference_ukernels_on_host(cli: Callable[..., Result],
                                                      tmp_path: Path) -> None:
     exe = build(cli, tmp_path, need_tool("gcc"))
@@ -176,6 +177,7 @@ def test_integration_with_reference_ukernels_on_host(cli: Callable[..., Result],
     check(run_cases(exe, [c for c, _, _ in cases], tmp_path, []), cases, REF_NAMES)
 
 
+@pytest.mark.slow
 def test_integration_with_reference_ukernels_on_aarch64(cli: Callable[..., Result],
                                                         tmp_path: Path) -> None:
     cc = need_tool("aarch64-linux-gnu-gcc", "apt-get install gcc-aarch64-linux-gnu")
@@ -187,6 +189,7 @@ def test_integration_with_reference_ukernels_on_aarch64(cli: Callable[..., Resul
           REF_NAMES)
 
 
+@pytest.mark.slow
 def test_feature_detection_under_qemu(cli: Callable[..., Result], tmp_path: Path) -> None:
     """Init reads getauxval: -cpu max reports SME (reference kernels stand in), a
     Cortex-A53 only NEON."""
@@ -219,6 +222,7 @@ REAL_NAMES = {"sme": "kleidiai:matmul_clamp_f32_f32p2vlx1_f32p2vlx1b_2vlx2vl_sme
     ("max", "i8mm", NEON | DOTPROD | I8MM),      # int4: i8mm first
     ("max", "dotprod", NEON | DOTPROD),          # int4: i8mm masked off
 ])
+@pytest.mark.slow
 def test_integration_with_real_kleidiai(cpu: str, family: str, features: int,
                                         cli: Callable[..., Result], tmp_path: Path) -> None:
     cc = need_tool("aarch64-linux-gnu-gcc", "apt-get install gcc-aarch64-linux-gnu")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import sys
 
+import pytest
 from conftest import REPO, need_tool, run_ok
 
 
+@pytest.mark.slow
 def test_mypy_strict() -> None:
     need_tool("mypy", "pip install -e .[test]")
     run_ok([sys.executable, "-m", "mypy"], cwd=REPO, timeout=600)

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO, Result, need_tool
 
+pytestmark = pytest.mark.slow  # programs under qemu-aarch64
+
 EXAMPLES = sorted((REPO / "examples").glob("*/*.yaml"))
 
 

@@ -71,6 +71,7 @@ def _user_lib(tmp: Path) -> Path:
     return tmp / "my_kernels.yaml"
 
 
+@pytest.mark.slow
 def test_precedence_user_then_device_then_portable(cli: Callable[..., Result],
                                                    tmp_path: Path) -> None:
     cli("new-device", "woofles", "--platform", "posix", "-o", str(tmp_path / "dev"))
@@ -86,6 +87,7 @@ def test_precedence_user_then_device_then_portable(cli: Callable[..., Result],
     assert chains["act1"] == ["tvmk_relu_f32"]
 
 
+@pytest.mark.slow
 def test_runtime_fallback_gives_the_same_result(cli: Callable[..., Result],
                                                 tmp_path: Path) -> None:
     need_tool("gcc")

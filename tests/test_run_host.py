@@ -23,6 +23,8 @@ from tvmdev.run.backend import Job, RunOptions
 from tvmdev.run.compare import ATOL, RTOL
 from tvmdev.run.job import execute, prepare
 
+pytestmark = pytest.mark.slow  # builds and runs host programs
+
 EXAMPLES = sorted((REPO / "examples").glob("*/*.yaml"))
 IDS = [p.parent.name for p in EXAMPLES]
 WITH_DEVICES = [p for p in EXAMPLES if load_model(p).devices]

@@ -8,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import REPO, run_ok
+
+pytestmark = pytest.mark.slow  # builds and installs a wheel
 
 
 def test_wheel_installs_and_generates(tmp_path: Path) -> None:

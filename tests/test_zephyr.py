@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO, Result, need_tool, run_ok
 
+pytestmark = pytest.mark.slow  # west builds
+
 ZEPHYR_BASE = os.environ.get("ZEPHYR_BASE")
 needs_zephyr = pytest.mark.skipif(
     not ZEPHYR_BASE, reason="ZEPHYR_BASE is not set: the Zephyr tests need a Zephyr tree "
