@@ -22,18 +22,22 @@ def data_root() -> Path:
 
 
 def templates_dir() -> Path:
+    """tvmdev's Jinja2 templates."""
     return data_root() / "templates"
 
 
 def platforms_dir() -> Path:
+    """The platform folders (platform.yaml and templates)."""
     return data_root() / "platforms"
 
 
 def boards_dir() -> Path:
+    """The built-in board files."""
     return data_root() / "boards"
 
 
 def zephyr_app_dir() -> Path:
+    """The Zephyr application that runs a model (zephyr_app)."""
     return data_root() / "zephyr_app"
 
 

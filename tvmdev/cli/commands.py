@@ -85,6 +85,7 @@ def platform_option_flags() -> dict[str, PlatformOption]:
 
 
 def cmd_new_device(args: argparse.Namespace) -> int:
+    """``tvmdev new-device``: generate (or add to) a device folder."""
 
     name = device_name(args.name)
     chosen: list[str] = []
@@ -133,6 +134,7 @@ def cmd_new_device(args: argparse.Namespace) -> int:
 # --- aot and run ---------------------------------------------------------------------
 
 def cmd_aot(args: argparse.Namespace) -> int:
+    """``tvmdev aot``: generate a model's executor and its selected kernels."""
     m = load_model(Path(args.model))
     device_dir = Path(args.device_dir) if args.device_dir else None
     registry = build_registry([Path(k) for k in args.kernels or []],
@@ -156,6 +158,7 @@ def cmd_aot(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    """``tvmdev run``: generate, build and run a model on a board, then compare."""
     m = load_model(Path(args.model))
     board = board_by_name(args.board)
     backend = backend_for(board)
@@ -205,6 +208,7 @@ def _finish(args: argparse.Namespace, m: Model, result: RunResult) -> int:
 # --- inspect -------------------------------------------------------------------------
 
 def cmd_inspect(args: argparse.Namespace) -> int:
+    """``tvmdev inspect``: report on a firmware or program ELF."""
     found = inspect_elf(Path(args.elf), Path(args.model) if args.model else None)
     if args.json:
         print(json.dumps(found.to_json(), indent=2))
@@ -217,6 +221,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 # --- check ---------------------------------------------------------------------------
 
 def cmd_check(args: argparse.Namespace) -> int:
+    """``tvmdev check``: compare a device folder's sources with the generated API."""
     problems = check_folder(Path(args.folder))
     for p in problems:
         print(f"{args.folder.rstrip('/')}/{p}")

@@ -15,6 +15,7 @@ from ..write.files import read_manifest
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    """``tvmdev list``: platforms, boards or the merged kernel table."""
     if args.what == "platforms":
         plats = all_platforms()
         if args.json:

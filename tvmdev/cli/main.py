@@ -201,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run tvmdev with ``argv`` (default: the process's arguments); the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     # The cyclic garbage collector only costs time here (it scans the large model graphs
     # over and over while they are built); it is back on when main returns.

@@ -30,6 +30,7 @@ class TvmdevCommand(WestCommand):
                          DESCRIPTION, accepts_unknown_args=True)
 
     def do_add_parser(self, parser_adder: Any) -> argparse.ArgumentParser:
+        """Register ``west tvmdev``, which passes every argument on to tvmdev."""
         parser: argparse.ArgumentParser = parser_adder.add_parser(
             self.name, help=self.help, description=self.description,
             formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False)
@@ -38,6 +39,7 @@ class TvmdevCommand(WestCommand):
         return parser
 
     def do_run(self, args: argparse.Namespace, unknown: list[str]) -> None:
+        """Run tvmdev in the workspace, with ZEPHYR_BASE taken from it when unset."""
         if not os.environ.get("ZEPHYR_BASE") and self.topdir:
             base = self.config.get("zephyr.base") if self.config is not None else None
             candidate = Path(self.topdir) / (base or "zephyr")

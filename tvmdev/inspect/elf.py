@@ -37,6 +37,7 @@ class Symbol:
 
     @property
     def defined(self) -> bool:
+        """Whether the symbol has a definition in the ELF (not only a reference)."""
         return self.section != ""
 
 
@@ -58,25 +59,30 @@ class Report:
 
     @property
     def missing_device_functions(self) -> list[str]:
+        """``TVMDevice<Kind><Fn>`` functions of the model's kinds not defined."""
         return [f"TVMDevice{camel(k)}{fn}" for k, fns in self.device_kinds.items()
                 for fn, state in fns.items() if state != "defined"]
 
     @property
     def unexpected_kernels(self) -> list[str]:
+        """Kernels linked in that the plan did not select."""
         if not self.kernels_expected:
             return []
         return sorted(set(self.kernels_present) - set(self.kernels_expected))
 
     @property
     def missing_kernels(self) -> list[str]:
+        """Kernels the plan selected that are not linked in."""
         return sorted(set(self.kernels_expected) - set(self.kernels_present))
 
     @property
     def ok(self) -> bool:
+        """No finding: every device function, exactly the selected kernels, no heap."""
         return not (self.heap or self.missing_device_functions or self.unexpected_kernels
                     or self.missing_kernels)
 
     def to_json(self) -> dict[str, Any]:
+        """The data as JSON-compatible values."""
         return {
             "elf": self.path, "machine": self.machine,
             "device_api": self.device_kinds,
@@ -127,6 +133,7 @@ class Elf:
                               hint="rebuild it") from None
 
     def close(self) -> None:
+        """Close the ELF file."""
         self._fh.close()
 
     def _symbols(self) -> list[Symbol]:
@@ -154,6 +161,7 @@ class Elf:
         return out
 
     def find(self, name: str) -> list[Symbol]:
+        """The symbols called ``name`` (functions and objects)."""
         return [s for s in self.symbols if s.name == name]
 
     # --- who calls a function ------------------------------------------------------
@@ -238,6 +246,7 @@ class Elf:
     # --- footprint -----------------------------------------------------------------
 
     def footprint(self, classify: Any) -> dict[str, dict[str, int]]:
+        """Bytes of text, rodata, data and bss by component (``classify(symbol)``)."""
         table = {c: dict.fromkeys(SECTION_KINDS, 0) for c in COMPONENTS}
         kinds = {}
         totals = dict.fromkeys(SECTION_KINDS, 0)
@@ -342,6 +351,7 @@ def _looks_like_kernel(name: str, kinds: list[str]) -> bool:
 
 
 def format_report(r: Report) -> list[str]:
+    """The report as text lines."""
     lines = [f"{r.path}: {r.machine}"]
     for kind, fns in r.device_kinds.items():
         bad = [f"{fn} ({st})" for fn, st in fns.items() if st != "defined"]

@@ -101,6 +101,7 @@ class Board:
 
     @property
     def where(self) -> Where:
+        """The board file, as an error location."""
         return Where(str(self.path))
 
     @property

@@ -54,6 +54,7 @@ class Kernel:
     args: tuple[str, ...] = ()  # the calling order; empty: the default order
 
     def matches(self, dtypes: dict[str, str]) -> bool:
+        """Whether the kernel accepts these argument dtypes."""
         if self.arg_meta is None:
             return True
         meta = dict(self.arg_meta)

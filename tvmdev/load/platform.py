@@ -25,6 +25,7 @@ class OptionChoice:
     facts: tuple[tuple[str, Any], ...]
 
     def as_dict(self) -> dict[str, Any]:
+        """The facts of this choice, as templates use them."""
         return dict(self.facts)
 
 
@@ -40,6 +41,7 @@ class PlatformOption:
     default: str | bool
 
     def choice(self, value: str) -> OptionChoice:
+        """The choice called ``value``."""
         for c in self.choices:
             if c.value == value:
                 return c
@@ -109,6 +111,7 @@ class Platform:
     folder: Path
 
     def option(self, name: str) -> PlatformOption:
+        """The option called ``name``."""
         for opt in self.options:
             if opt.name == name:
                 return opt

@@ -47,21 +47,26 @@ class DeviceSpec:
 
     @property
     def camel(self) -> str:
+        """The CamelCase spelling (``uart_accel`` -> ``UartAccel``)."""
         return naming.camel(self.name)
 
     @property
     def upper(self) -> str:
+        """The macro spelling (``uart_accel`` -> ``UART_ACCEL``)."""
         return naming.upper(self.name)
 
     def option(self, name: str) -> Any:
+        """The option called ``name``."""
         return dict(self.options)[name]
 
     def to_json(self) -> dict[str, Any]:
+        """The data as JSON-compatible values."""
         return {"platforms": list(self.platforms), "options": dict(self.options),
                 "ops": list(self.ops), "command": self.command, "given": self.given or self.name}
 
     @staticmethod
     def from_json(name: str, data: dict[str, Any]) -> DeviceSpec:
+        """The spec as recorded in a manifest."""
         return DeviceSpec(name=name, platforms=tuple(data["platforms"]),
                           options=tuple(sorted(data.get("options", {}).items())),
                           ops=tuple(data.get("ops", ("gemm", "matmul"))),

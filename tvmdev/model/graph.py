@@ -35,6 +35,7 @@ class Tensor:
 
     @property
     def nbytes(self) -> int:
+        """The tensor's size in bytes."""
         return numel(self.shape) * DTYPE_SIZE[self.dtype]
 
 
@@ -52,6 +53,7 @@ class Operator:
 
     @property
     def attr_dict(self) -> dict[str, Any]:
+        """The attributes as a dict."""
         return dict(self.attrs)
 
 
@@ -70,6 +72,7 @@ class Model:
     quantized: dict[str, Q4Weight] = field(default_factory=dict)
 
     def device(self, name: str) -> Device:
+        """The device instance called ``name``."""
         return next(d for d in self.devices if d.name == name)
 
     @property

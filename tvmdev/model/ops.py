@@ -46,14 +46,17 @@ class OpDef:
 
     @property
     def required_inputs(self) -> int:
+        """How many inputs the op cannot do without."""
         return sum(1 for a in self.inputs if a not in self.optional)
 
 
 def numel(shape: Shape) -> int:
+    """The number of elements of a shape."""
     return math.prod(shape)
 
 
 def contiguous_strides(shape: Shape) -> list[int]:
+    """Row-major strides, in elements, of a shape."""
     strides, acc = [], 1
     for d in reversed(shape):
         strides.append(acc)

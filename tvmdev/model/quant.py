@@ -41,6 +41,7 @@ def f32_to_bf16(x: np.ndarray) -> np.ndarray:
 
 
 def bf16_to_f32(b: np.ndarray) -> np.ndarray:
+    """bfloat16 bit patterns to float32 values."""
     return np.asarray((b.astype(np.uint32) << 16).view(np.float32))
 
 

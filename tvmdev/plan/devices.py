@@ -35,13 +35,16 @@ class DevicePlan:
     kinds: tuple[KindPlan, ...]
 
     def with_origin(self, *origins: str) -> tuple[KindPlan, ...]:
+        """The kinds whose implementation comes from one of ``origins``."""
         return tuple(k for k in self.kinds if k.origin in origins)
 
     def kind(self, name: str) -> KindPlan:
+        """The plan of the kind called ``name``."""
         return next(k for k in self.kinds if k.kind == name)
 
     @property
     def sim_kinds(self) -> tuple[str, ...]:
+        """The kinds that run as tvmdev's simulated accelerator."""
         return tuple(k.kind for k in self.with_origin("sim"))
 
 

@@ -19,6 +19,7 @@ from ..resources import runtime_dir
 
 
 def portable_library() -> Library:
+    """tvmdev's portable kernel library (runtime/kernels/portable)."""
     return load_library(runtime_dir() / "kernels/portable/kernels.yaml", "portable",
                         "portable")
 
@@ -46,6 +47,7 @@ class Registry:
         return tuple(out)
 
     def all_kernels(self) -> list[Kernel]:
+        """Every kernel of every library, in precedence order."""
         return [k for lib in (*self.user, *self.device, self.portable) for k in lib.kernels]
 
 
@@ -61,6 +63,7 @@ def device_dir_libraries(device_dir: Path, kinds: tuple[str, ...] | list[str]
 
 
 def build_registry(user_files: list[Path], device_libs: list[Library]) -> Registry:
+    """The registry of the user's library files and the device kinds' libraries."""
     users = tuple(load_library(Path(p), "user") for p in user_files)
     return Registry(users, tuple(device_libs), portable_library())
 

@@ -40,6 +40,7 @@ class MemoryPlan:
 
     @property
     def ratio(self) -> float:
+        """Arena size over its lower bound (1.0 is optimal)."""
         return self.arena_size / self.lower_bound if self.lower_bound else 1.0
 
 

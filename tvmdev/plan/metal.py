@@ -64,10 +64,12 @@ class SimdgroupTiling:
 
     @property
     def sub_m(self) -> int:
+        """Rows of a simdgroup's quadrant."""
         return self.tile_m // self.simdgroup_rows
 
     @property
     def sub_n(self) -> int:
+        """Columns of a simdgroup's quadrant."""
         return self.tile_n // self.simdgroup_cols
 
     def quadrant(self, simdgroup: int) -> tuple[int, int]:

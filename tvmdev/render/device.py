@@ -66,6 +66,7 @@ def device_context(spec: DeviceSpec) -> dict[str, Any]:
 
 
 def platform_context(plat: Platform, spec: DeviceSpec) -> dict[str, Any]:
+    """Names and the handle of one platform, as its templates use them."""
     opts = option_context(spec)
     handle_type = plat.handle_type.format(**opts)
     return {
@@ -202,6 +203,7 @@ def folder_specs(out_dir: Path, new: DeviceSpec) -> list[DeviceSpec]:
 
 
 def manifest_for(specs: list[DeviceSpec]) -> dict[str, Any]:
+    """The manifest records of a device folder holding ``specs``."""
     return {"tool": "tvmdev", "version": __version__,
             "devices": {s.name: s.to_json() for s in specs}}
 

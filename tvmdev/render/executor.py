@@ -48,9 +48,11 @@ class Generated:
         return list(seen.values())
 
     def sources(self) -> list[Path]:
+        """The selected kernels' C sources (what selective build compiles)."""
         return sorted({s for k in self.kernels for s in k.sources})
 
     def include_dirs(self) -> list[Path]:
+        """The folders of the selected kernels' headers."""
         return sorted({k.include_dir for k in self.kernels})
 
 

@@ -37,6 +37,7 @@ class Harness:
     command: str
 
     def context(self, embed_inputs: bool) -> dict[str, Any]:
+        """The template context; ``embed_inputs`` compiles the inputs in (firmware)."""
         m = self.model
         prefix = f"tvmgen_{m.name}"
         sim = set(self.devices.sim_kinds)
@@ -58,6 +59,7 @@ class Harness:
         }
 
     def c_banner(self) -> str:
+        """The banner of a generated C file of this harness."""
         return banner("c", self.command, "owned")
 
 

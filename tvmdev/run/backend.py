@@ -100,9 +100,11 @@ class Backend:
                                        "toolchain (as root)")
 
     def exe_path(self, build_dir: Path, model: Model) -> Path:
+        """The program or image a build of ``model`` in ``build_dir`` makes."""
         return build_dir / model.name
 
     def harness_files(self, harness: Harness, job: Job) -> list[OutFile]:
+        """The harness around the model (main.c, linker script, Zephyr glue)."""
         raise NotImplementedError
 
     def build(self, job: Job, fault: str | None = None,
@@ -112,10 +114,12 @@ class Backend:
         raise NotImplementedError
 
     def execute(self, job: Job, inputs: dict[str, np.ndarray], options: RunOptions) -> RawRun:
+        """Run the built program on ``inputs`` and parse what it printed and wrote."""
         raise NotImplementedError
 
     def run_program(self, job: Job, argv: list[str], env: dict[str, str] | None = None
                     ) -> subprocess.CompletedProcess[str]:
+        """Run ``argv`` within the board's timeout; one clear error past it."""
         timeout = self.board.run.timeout
         try:
             return subprocess.run(argv, capture_output=True, text=True, env=env,

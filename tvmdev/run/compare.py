@@ -53,6 +53,7 @@ class RunResult:
         return Q_ATOL_SCALE * float(np.abs(self.reference[name]).max(initial=0.0)), Q_RTOL
 
     def errors(self, name: str) -> tuple[float, float]:
+        """The largest absolute and relative error of one output."""
         got = self.outputs[name].astype(np.float64)
         ref = self.reference[name].astype(np.float64)
         diff = np.abs(got - ref)
@@ -60,6 +61,7 @@ class RunResult:
         return float(diff.max(initial=0.0)), float(rel.max(initial=0.0))
 
     def mismatches(self) -> list[str]:
+        """Outputs outside their tolerance."""
         bad = []
         for name, got in self.outputs.items():
             ref = self.reference[name]
@@ -129,6 +131,7 @@ def report(result: RunResult) -> list[str]:
 
 
 def save_outputs(result: RunResult, folder: Path) -> list[Path]:
+    """Save each output as ``<name>.npy`` and the status as JSON in ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, arr in result.outputs.items():

@@ -36,9 +36,11 @@ class QemuSystemBackend(Backend):
     fault_at_run_time = False
 
     def exe_path(self, build_dir: Path, model: Model) -> Path:
+        """The program or image a build of ``model`` in ``build_dir`` makes."""
         return build_dir / f"{model.name}.elf"
 
     def harness_files(self, harness: Harness, job: Job) -> list[OutFile]:
+        """The harness around the model (main.c, linker script, Zephyr glue)."""
         sup = self.board.support
         job.sources += list(sup.sources)
         job.include_dirs += [*sup.include, platforms_dir() / "cmsis/include"]
@@ -49,15 +51,18 @@ class QemuSystemBackend(Backend):
 
     def build(self, job: Job, fault: str | None = None,
               extra_cflags: tuple[str, ...] = ()) -> Path:
+        """Build the program; ``fault`` compiled in where it cannot be passed at run time."""
         return compile_program(job, [f'TVMDEV_SIM_FAIL="{fault}"'] if fault else [],
                                extra_cflags)
 
     def command(self, job: Job) -> list[str]:
+        """The emulator command line that runs the firmware."""
         run = self.board.run
         assert run.qemu is not None
         return [run.qemu, *run.args, "-kernel", str(job.exe)]
 
     def execute(self, job: Job, inputs: dict[str, np.ndarray], options: RunOptions) -> RawRun:
+        """Run the built program on ``inputs`` and parse what it printed and wrote."""
         if inputs is not job.inputs:
             raise TvmdevError("firmware runs on the inputs it was built with")
         proc = self.run_program(job, self.command(job))

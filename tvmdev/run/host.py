@@ -21,10 +21,12 @@ class NativeBackend(Backend):
     supports_threads = True
 
     def harness_files(self, harness: Harness, job: Job) -> list[OutFile]:
+        """The harness around the model (main.c, linker script, Zephyr glue)."""
         return host_files(harness)
 
     def build(self, job: Job, fault: str | None = None,
               extra_cflags: tuple[str, ...] = ()) -> Path:
+        """Build the program; ``fault`` compiled in where it cannot be passed at run time."""
         trace = f"TVMGEN_{job.model.name.upper()}_TRACE_HOOK=tvmdev_host_trace"
         return compile_program(job, [trace], extra_cflags)
 
@@ -33,6 +35,7 @@ class NativeBackend(Backend):
         return []
 
     def execute(self, job: Job, inputs: dict[str, np.ndarray], options: RunOptions) -> RawRun:
+        """Run the built program on ``inputs`` and parse what it printed and wrote."""
         model = job.model
         run_dir = job.build_dir / "run"
         in_dir, out_dir, trace_dir = run_dir / "in", run_dir / "out", run_dir / "trace"
@@ -73,6 +76,7 @@ class QemuUserBackend(NativeBackend):
     emulates_cpu = True
 
     def prefix(self, options: RunOptions) -> list[str]:
+        """The emulator the program runs under (none here)."""
         run = self.board.run
         assert run.qemu is not None
         return [run.qemu, "-cpu", options.cpu or run.cpu or "max", *run.args]

@@ -28,10 +28,12 @@ class WestBackend(Backend):
     fault_at_run_time = False
 
     def exe_path(self, build_dir: Path, model: Model) -> Path:
+        """The program or image a build of ``model`` in ``build_dir`` makes."""
         run = self.board.run
         return build_dir / "zephyr" / str(run.exe or run.elf)
 
     def harness_files(self, harness: Harness, job: Job) -> list[OutFile]:
+        """The harness around the model (main.c, linker script, Zephyr glue)."""
         expected = reference.evaluate(job.model, job.inputs)
         atol, rtol = tolerance_for(job.model, expected)
         model_dir = job.build_dir / "model"
@@ -42,6 +44,7 @@ class WestBackend(Backend):
 
     def build(self, job: Job, fault: str | None = None,
               extra_cflags: tuple[str, ...] = ()) -> Path:
+        """Build the program; ``fault`` compiled in where it cannot be passed at run time."""
         if not os.environ.get("ZEPHYR_BASE"):
             raise TvmdevError(f"ZEPHYR_BASE is not set (board {self.board.name} builds with "
                               "Zephyr)", hint="point ZEPHYR_BASE at a Zephyr tree (3.4 or "
@@ -72,6 +75,7 @@ class WestBackend(Backend):
         return job.exe
 
     def execute(self, job: Job, inputs: dict[str, np.ndarray], options: RunOptions) -> RawRun:
+        """Run the built program on ``inputs`` and parse what it printed and wrote."""
         if inputs is not job.inputs:
             raise TvmdevError("firmware runs on the inputs it was built with")
         run = self.board.run

@@ -44,14 +44,17 @@ class Report:
     actions: list[tuple[str, str]] = field(default_factory=list)
 
     def add(self, action: str, path: str) -> None:
+        """Record one action on one path."""
         self.actions.append((action, path))
 
     def lines(self) -> list[str]:
+        """The actions, aligned, one per line."""
         width = max((len(a) for a, _ in self.actions), default=0)
         return [f"{action:<{width}}  {path}" for action, path in self.actions]
 
 
 def digest(text: str | bytes) -> str:
+    """The SHA-256 of a text (UTF-8) or bytes, in hex."""
     data = text.encode("utf-8") if isinstance(text, str) else text
     return hashlib.sha256(data).hexdigest()
 
