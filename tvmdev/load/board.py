@@ -104,16 +104,6 @@ class Board:
         """The board file, as an error location."""
         return Where(str(self.path))
 
-    @property
-    def tools(self) -> list[str]:
-        """Programs a build and run on this board need."""
-        tools = [self.toolchain.cc]
-        if self.run.qemu:
-            tools.append(self.run.qemu)
-        if self.run.method == "west":
-            tools.append("west")
-        return tools
-
 
 def _paths(items: Any, base: Path) -> tuple[Path, ...]:
     runtime = str(runtime_dir())

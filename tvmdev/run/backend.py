@@ -74,6 +74,7 @@ class Backend:
     fault_at_run_time: ClassVar[bool] = True  # else the fault is compiled in
     supports_threads: ClassVar[bool] = False
     emulates_cpu: ClassVar[bool] = False
+    tools: ClassVar[tuple[str, ...]] = ()  # programs it needs besides the compiler and QEMU
     registry: ClassVar[dict[str, type[Backend]]] = {}
 
     def __init_subclass__(cls, **kwargs: object) -> None:
@@ -93,7 +94,8 @@ class Backend:
             raise TvmdevError(f"board {board.name} runs on macOS only",
                               hint="its Metal code is built and run by the macOS workflow "
                                    "(.github/workflows/macos.yml)")
-        for tool in board.tools:
+        for tool in (board.toolchain.cc, *([board.run.qemu] if board.run.qemu else []),
+                     *self.tools):
             if shutil.which(tool) is None:
                 raise TvmdevError(f"{tool} is not installed (needed for board {board.name})",
                                   hint="on Debian: bash scripts/test.sh installs every "

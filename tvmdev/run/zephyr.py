@@ -24,6 +24,7 @@ from .firmware import printed_outputs
 
 class WestBackend(Backend):
     method = "west"
+    tools = ("west",)
     builds_device_module = True
     fault_at_run_time = False
 
