@@ -230,4 +230,4 @@ def board_by_name(name: str) -> Board:
     for b in boards.values():
         if name == b.name or name in b.aliases:
             return b
-    raise TvmdevError(f"unknown board '{name}'", hint="known boards: " + ", ".join(boards))
+    raise TvmdevError(f"unknown board '{name}'", hint="known boards: " + ", ".join(sorted(boards)))
