@@ -81,3 +81,38 @@ def tree(root: Path) -> dict[str, bytes]:
     """Every file under ``root`` with its bytes, by relative path."""
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
             if p.is_file()}
+
+
+# numpy batch broadcasting in matmul: whole batches, dims of 1 broadcast on either side,
+# 1-D operands, constants as B (b_constant), on a device and not.
+MATMUL_BROADCAST_MODEL = """\
+name: bmm
+devices:
+  npu0: {kind: woofles}
+inputs:
+  a: {shape: [3, 1, 3, 4], dtype: float32}
+  b: {shape: [1, 2, 4, 2], dtype: float32}
+  r: {shape: [2, 1, 5], dtype: float32}
+  v: {shape: [5], dtype: float32}
+  s: {shape: [1, 2, 3], dtype: float32}
+  x: {shape: [2, 6, 4], dtype: float32}
+outputs:
+  y1: {shape: [3, 2, 3, 2], dtype: float32}
+  y2: {shape: [2, 1], dtype: float32}
+  y3: {shape: [2, 3], dtype: float32}
+  y4: {shape: [4, 1, 2, 2], dtype: float32}
+  y5: {shape: [2, 6, 3], dtype: float32}
+  y6: {shape: [12, 3], dtype: float32}
+constants:
+  c: {shape: [2, 5, 3], dtype: float32, random: {seed: 3, low: -1, high: 1}}
+  t: {shape: [4, 1, 3, 2], dtype: float32, random: {seed: 4, low: -1, high: 1}}
+  w: {shape: [4, 3], dtype: float32, random: {seed: 5, low: -1, high: 1}}
+operators:
+  - {name: mm1, op: matmul, inputs: [a, b], outputs: [y1], device: npu0}
+  - {name: mm2, op: matmul, inputs: [r, v], outputs: [y2]}
+  - {name: mm3, op: matmul, inputs: [v, c], outputs: [y3], device: npu0}
+  - {name: mm4, op: matmul, inputs: [s, t], outputs: [y4]}
+  - {name: mm5, op: matmul, inputs: [x, w], outputs: [y5]}
+  - {name: rows, op: reshape, inputs: [x], outputs: [x2], attrs: {shape: [-1, 4]}}
+  - {name: mm6, op: matmul, inputs: [x2, w], outputs: [y6]}
+"""

@@ -32,7 +32,8 @@ SRC = REPO / "runtime/kleidiai"
 KLEIDIAI = os.environ.get("KLEIDIAI_SOURCE_DIR")
 
 
-def build(cli: Callable[..., Result], tmp: Path, cc: str, real: Path | None = None) -> Path:
+def build(cli: Callable[..., Result], tmp: Path, cc: str, real: Path | None = None,
+          driver: str = "kai_gemm_test") -> Path:
     dev = tmp / "dev"
     if not dev.exists():
         assert cli("new-device", "kleidiai", "--platform", "kleidiai", "-o", str(dev)).code == 0
@@ -44,11 +45,14 @@ def build(cli: Callable[..., Result], tmp: Path, cc: str, real: Path | None = No
         flags += [f"-I{real}", "-DTVMDEV_KAI_REAL"]
         objects = [str(o) for o in external.compile_objects(cc, ["-O2"], plat, real,
                                                             tmp / "kai-obj")]
-    exe = tmp / f"kai_test_{Path(cc).name}{'_real' if real else ''}"
-    run_ok([cc, *flags, str(REPO / "tests/c/kai_gemm_test.c"),
+    exe = tmp / f"{driver}_{Path(cc).name}{'_real' if real else ''}"
+    # The matmul driver compares with the portable kernel, which runs on gemm.c.
+    portable = ([str(REPO / "runtime/kernels/portable" / s) for s in ("gemm.c", "matmul.c")]
+                if driver == "kai_matmul_test" else [])
+    run_ok([cc, *flags, str(REPO / f"tests/c/{driver}.c"), *portable,
             str(dev / "src/device/kleidiai/kleidiai.c"),
             *map(str, sorted((dev / "src/kleidiai").glob("*.c"))), *objects,
-            "-lpthread", *(["-static"] if "aarch64" in cc else []), "-o", str(exe)])
+            "-lpthread", "-lm", *(["-static"] if "aarch64" in cc else []), "-o", str(exe)])
     return exe
 
 
@@ -187,6 +191,18 @@ def test_integration_with_reference_ukernels_on_aarch64(cli: Callable[..., Resul
     cases += q4_cases(np.random.default_rng(12), Q4_FAMILIES)
     check(run_cases(exe, [c for c, _, _ in cases], tmp_path, [qemu, "-cpu", "max"]), cases,
           REF_NAMES)
+
+
+def test_matmul_serves_one_product_and_declines_batches(cli: Callable[..., Result],
+                                                        tmp_path: Path) -> None:
+    """tvmdev_kai_matmul_f32 reads the portable kernel's params: a product without batch
+    dims runs on KleidiAI (the reference micro-kernels here) and matches the portable
+    kernel; a broadcast batch is declined (the executor then runs the portable kernel)."""
+    exe = build(cli, tmp_path, need_tool("gcc"), driver="kai_matmul_test")
+    lines = run_ok([str(exe)]).stdout.splitlines()
+    single, broadcast = (line.split() for line in lines)
+    assert single[:4] == ["single", "0", "0", "0"] and float(single[4]) < 1e-5, lines
+    assert broadcast[:4] == ["broadcast", str(DECLINED), "1", "0"], lines
 
 
 @pytest.mark.slow

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import REPO, Result, need_tool
+from conftest import MATMUL_BROADCAST_MODEL, REPO, Result, need_tool
 
 pytestmark = pytest.mark.slow  # programs under qemu-aarch64
 
@@ -42,6 +42,22 @@ def test_examples_on_linux_aarch64(path: Path, cpu: str, cli: Callable[..., Resu
     if path.parent.name == "decoder":
         assert len(offloaded) == 3
         assert {"name": "cpu", "kind": "kleidiai"} in plan["devices"]
+
+
+def test_matmul_batch_broadcasting_on_linux_aarch64(cli: Callable[..., Result],
+                                                    tmp_path: Path) -> None:
+    """matmuls on no device go to KleidiAI: the one without batch dims runs there, the
+    batched and broadcast ones are declined to the portable kernel; all match numpy."""
+    _tools()
+    path = tmp_path / "bmm.yaml"
+    path.write_text(MATMUL_BROADCAST_MODEL)
+    r = cli("run", str(path), "--board", "linux_aarch64", "--build-dir", str(tmp_path / "b"))
+    assert r.code == 0, r.out + r.err
+    assert r.out.rstrip().endswith("PASS")
+    plan = json.loads((tmp_path / "b/model/tvmgen_bmm_plan.json").read_text())
+    kernels = {o["name"]: o["kernels"] for o in plan["operators"] if o["op"] == "matmul"}
+    for name in ("mm2", "mm4", "mm5", "mm6"):
+        assert kernels[name] == ["tvmdev_kai_matmul_f32", "tvmk_matmul_f32"], name
 
 
 def test_cpu_only_for_qemu_user_boards(cli: Callable[..., Result], tmp_path: Path) -> None:

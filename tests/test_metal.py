@@ -435,8 +435,8 @@ def test_crossover_comes_from_the_board(tmp_path: Path) -> None:
     line = bad.read_text().splitlines().index("    metal_crossover_m: -3") + 1
     with pytest.raises(TvmdevError) as err:
         load_board(bad)
-    assert str(err.value) == (f"{bad}:{line}: offload.gemm.metal_crossover_m: -3 is less than "
-                              "the minimum of 1")
+    assert str(err.value) == (f"{bad}:{line}: offload.gemm.metal_crossover_m must be at "
+                              "least 1, not -3")
 
 
 # --- the tiling model ----------------------------------------------------------------

@@ -77,6 +77,11 @@ CASES = [
     ("unknown attribute", GOOD.replace("device: npu0}", "device: npu0, attrs: {gamma: 1}}"),
      "m.yaml:11: operator 'fc' (gemm): unknown attribute 'gamma' for gemm (known: alpha, "
      "beta, transA, transB)"),
+    ("matmul batch dims", GOOD.replace("op: gemm", "op: matmul")
+     .replace("x: {shape: [1, 4]", "x: {shape: [2, 1, 1, 4]")
+     .replace("w: {shape: [4, 3]", "w: {shape: [3, 1, 4, 3]"),
+     "m.yaml:11: operator 'fc' (matmul): batch dims of [2, 1, 1, 4] and [3, 1, 4, 3] do not "
+     "broadcast: [2, 1] and [3, 1]"),
 ]
 
 

@@ -25,6 +25,7 @@ import pytest
 from conftest import REPO, need_tool, run_ok
 
 from tvmdev.cli import main
+from tvmdev.model.ops import OPS
 
 PORTABLE = REPO / "runtime" / "kernels" / "portable"
 KERNEL_SOURCES = ["gemm.c", "matmul.c", "add.c", "mul.c", "relu.c", "sigmoid.c", "tanh.c",
@@ -298,20 +299,78 @@ def test_gemm(build: Build, tuning: str) -> None:
     check(build, f"gemm_{tuning}", GEMM_CODE, cases, objects)
 
 
-def test_matmul_batch_broadcast(build: Build) -> None:
+MAX_BATCH_DIMS = MAX_DIMS - 2
+
+# numpy batching: whole batches, dims broadcast on either side, missing leading dims,
+# 1-D operands (a row for A, a column for B, the added dim dropped), up to 6 dims.
+MATMUL_SHAPES: list[tuple[tuple[int, ...], tuple[int, ...]]] = [
+    ((3, 4, 6), (3, 6, 5)), ((4, 7, 9), (9, 3)), ((6, 5), (2, 5, 17)), ((1, 1), (1, 1)),
+    ((3, 33, 70), (3, 70, 20)), ((3, 1, 3, 4), (1, 2, 4, 2)), ((2, 1, 5), (5,)),
+    ((5,), (2, 5, 3)), ((1, 2, 3), (4, 1, 3, 2)), ((7,), (7, 4)), ((2, 3, 1, 4, 5), (3, 2, 5, 2)),
+    ((2, 1, 3, 1, 4, 5), (1, 2, 1, 3, 5, 3)), ((4, 1, 9, 8), (1, 3, 8, 1)),
+]
+
+
+def matmul_params(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> list[int]:
+    """struct tvmk_matmul_params for np.matmul(A, B), worked out here from numpy's rules."""
+    a2 = (1, *a_shape) if len(a_shape) == 1 else a_shape
+    b2 = (*b_shape, 1) if len(b_shape) == 1 else b_shape
+    (m, k), n = a2[-2:], b2[-1]
+    batch = tuple(np.broadcast_shapes(a2[:-2], b2[:-2]))
+
+    def strides(dims: tuple[int, ...], matrix: int) -> list[int]:
+        full = (1,) * (len(batch) - len(dims)) + dims
+        return [0 if full[d] == 1 else s * matrix
+                for d, s in enumerate(contiguous_strides(full))]
+
+    fill = MAX_BATCH_DIMS - len(batch)
+    return [int(np.prod(batch, dtype=np.int64)), m, n, k, len(batch), *batch, *[1] * fill,
+            *strides(a2[:-2], m * k), *[0] * fill, *strides(b2[:-2], k * n), *[0] * fill, 0]
+
+
+def test_matmul_numpy_batching(build: Build) -> None:
     code = body("tvmk_matmul_params",
                 "status = tvmk_matmul_f32(arr[0], arr[1], y, &p, NULL);")
     cases = []
-    for batch, m, n, k, a_bcast, b_bcast in [(3, 4, 5, 6, False, False), (4, 7, 3, 9, True, False),
-                                            (2, 6, 17, 5, False, True), (1, 1, 1, 1, False, False),
-                                            (3, 33, 20, 70, False, False)]:
-        a = rand(m, k) if a_bcast else rand(batch, m, k)
-        b = rand(k, n) if b_bcast else rand(batch, k, n)
-        expect = np.broadcast_to(a.astype(np.float64) @ b.astype(np.float64), (batch, m, n))
-        params = i32(batch, m, n, k, 0 if a_bcast else m * k, 0 if b_bcast else k * n, 0)
-        cases.append(Case(params, [a, b], nan_out(batch * m * n), 0, expect,
-                          f"matmul {batch}x{m}x{n}x{k} a_bcast={a_bcast} b_bcast={b_bcast}"))
+    for a_shape, b_shape in MATMUL_SHAPES:
+        a, b = rand(*a_shape), rand(*b_shape)
+        expect = np.matmul(a.astype(np.float64), b.astype(np.float64))
+        cases.append(Case(i32(*matmul_params(a_shape, b_shape)), [a, b],
+                          nan_out(max(expect.size, 1)), 0, expect,
+                          f"matmul {list(a_shape)} x {list(b_shape)}"))
     check(build, "matmul", code, cases)
+
+
+def test_matmul_params_match_numpy() -> None:
+    """The params tvmdev generates are the ones worked out above from numpy's rules."""
+    for a_shape, b_shape in MATMUL_SHAPES:
+        out = np.matmul(np.zeros(a_shape), np.zeros(b_shape)).shape
+        assert OPS["matmul"].infer([a_shape, b_shape], {}) == out
+        got = OPS["matmul"].params([a_shape, b_shape], out, {})
+        want = matmul_params(a_shape, b_shape)
+        assert [got["batch"], got["M"], got["N"], got["K"], got["ndim"], *got["shape"],
+                *got["a_strides"], *got["b_strides"], got["b_constant"]] == want, (a_shape,
+                                                                                   b_shape)
+
+
+def test_matmul_rejects_inconsistent_params(build: Build) -> None:
+    code = body("tvmk_matmul_params",
+                "status = tvmk_matmul_f32(arr[0], arr[1], y, &p, NULL);")
+    good = matmul_params((3, 1, 3, 4), (1, 2, 4, 2))
+    bad = {"batch is not the product of the shape": (0, 5),
+           "too many batch dims": (4, MAX_BATCH_DIMS + 1),
+           "a batch dim of 0": (5, 0),
+           "a negative stride": (4 + 1 + MAX_BATCH_DIMS, -12)}
+    cases = []
+    for label, (field, value) in bad.items():
+        params = list(good)
+        params[field] = value
+        cases.append(Case(i32(*params), [rand(3, 1, 3, 4), rand(1, 2, 4, 2)], nan_out(36),
+                          label=label))
+    for case, (status, got) in zip(cases, run_cases(build, "matmul_bad", code, cases),
+                                   strict=True):
+        assert status == ERR_INVALID, case.label
+        assert np.isnan(got).all(), case.label
 
 
 # --- add / mul --------------------------------------------------------------------------
@@ -589,7 +648,7 @@ def test_null_arguments_are_invalid(build: Build) -> None:
     code = (
         "static const float x[4] = {0};\n"
         "struct tvmk_gemm_params gp = {1, 1, 1, 0, 0, 1.0f, 0.0f, 0, 0, 0};\n"
-        "struct tvmk_matmul_params mp = {1, 1, 1, 1, 1, 1, 0};\n"
+        "struct tvmk_matmul_params mp = {1, 1, 1, 1, 0, {1}, {0}, {0}, 0};\n"
         "struct tvmk_binary_params bp;\n"
         "struct tvmk_unary_params up = {1};\n"
         "struct tvmk_softmax_params sp = {1, 1, 1};\n"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO, Result, need_tool
+from conftest import MATMUL_BROADCAST_MODEL, REPO, Result, need_tool
 
 from tvmdev.load.board import board_by_name
 from tvmdev.load.model import load_model
@@ -119,6 +119,36 @@ def test_inputs_from_npy(cli: Callable[..., Result], tmp_path: Path) -> None:
             str(tmp_path / "b"))
     assert r.code == 1
     assert "input 'x' has shape [2, 64], the model wants [1, 64]" in r.err
+
+
+def test_matmul_numpy_batch_broadcasting(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """Every output against np.matmul of the same arrays (inputs from .npy files; the
+    constants as the README defines ``random``)."""
+    need_tool("gcc")
+    path = tmp_path / "bmm.yaml"
+    path.write_text(MATMUL_BROADCAST_MODEL)
+    rng = np.random.default_rng(42)
+    (tmp_path / "in").mkdir()
+    shapes = {"a": (3, 1, 3, 4), "b": (1, 2, 4, 2), "r": (2, 1, 5), "v": (5,), "s": (1, 2, 3),
+              "x": (2, 6, 4)}
+    x = {name: rng.uniform(-1, 1, shape).astype(np.float32) for name, shape in shapes.items()}
+    for name, arr in x.items():
+        np.save(tmp_path / "in" / f"{name}.npy", arr)
+    for name, seed, shape in (("c", 3, (2, 5, 3)), ("t", 4, (4, 1, 3, 2)), ("w", 5, (4, 3))):
+        x[name] = np.random.default_rng(seed).uniform(-1, 1, shape).astype(np.float32)
+    r = cli("run", str(path), "--inputs", str(tmp_path / "in"), "--save-outputs",
+            str(tmp_path / "out"), "--build-dir", str(tmp_path / "b"))
+    assert r.code == 0, r.out + r.err
+    want = {"y1": ("a", "b"), "y2": ("r", "v"), "y3": ("v", "c"), "y4": ("s", "t"),
+            "y5": ("x", "w")}
+    for out, (a, b) in want.items():
+        ref = np.matmul(x[a].astype(np.float64), x[b].astype(np.float64))
+        got = np.load(tmp_path / "out" / f"{out}.npy")
+        assert got.shape == ref.shape, out
+        np.testing.assert_allclose(got, ref, rtol=RTOL, atol=ATOL, err_msg=out)
+    np.testing.assert_allclose(np.load(tmp_path / "out/y6.npy"),
+                               np.load(tmp_path / "out/y5.npy").reshape(12, 3),
+                               rtol=RTOL, atol=ATOL)
 
 
 def test_user_device_implementation_is_used(cli: Callable[..., Result], tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ def test_wheel_installs_and_generates(tmp_path: Path) -> None:
             str(wheel)], timeout=600)
     empty = tmp_path / "elsewhere"
     empty.mkdir()
+    # A PYTHONPATH naming a checkout (PYTHONPATH=$PWD pytest) would shadow the wheel.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     where = run_ok([str(py), "-c", "import tvmdev.resources as r; print(r.data_root())"],
                    cwd=empty, env=env).stdout.strip()

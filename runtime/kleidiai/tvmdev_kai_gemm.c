@@ -392,6 +392,8 @@ int32_t tvmdev_kai_matmul_f32(const float *A, const float *B, float *Y,
 {
     struct tvmk_gemm_params g;
 
+    /* One product only; a batch (numpy batching, broadcast or not) is the portable
+     * kernel's, which walks the batch strides. */
     if (params == NULL || params->batch != 1) {
         return decline((tvm_device_kleidiai_t *)resource_handle);
     }

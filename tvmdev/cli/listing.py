@@ -76,7 +76,7 @@ def _manifest_kinds(device_dir: Path) -> list[str]:
 
 def _list_boards(args: argparse.Namespace) -> int:
     """Every board, with where it came from (built-in, a TVMDEV_BOARD_PATH folder)."""
-    boards = all_boards()
+    boards = dict(sorted(all_boards().items()))
     if args.json:
         print(json.dumps([{"name": b.name, "description": b.description,
                            "platform": b.platform, "cpu": b.cpu, "method": b.run.method,

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TvmdevError, Where
+from ..model.ops import OPS
 from ..resources import boards_dir, runtime_dir
 from . import yamlio
+from .platform import all_platforms
 from .schema import validate
 
 BOARD_PATH_ENV = "TVMDEV_BOARD_PATH"
@@ -98,11 +100,12 @@ class Board:
     support: Support = field(default_factory=Support)
     kernels: tuple[Path, ...] = ()
     offload: Offload | None = None
+    line: int = 0  # the line of its name in the board file
 
     @property
     def where(self) -> Where:
         """The board file, as an error location."""
-        return Where(str(self.path))
+        return Where(str(self.path), self.line)
 
 
 def _paths(items: Any, base: Path) -> tuple[Path, ...]:
@@ -110,6 +113,16 @@ def _paths(items: Any, base: Path) -> tuple[Path, ...]:
     return tuple((base / str(p).replace("${runtime}", runtime)).resolve()
                  if "${runtime}" not in str(p) else Path(str(p).replace("${runtime}", runtime))
                  for p in items or ())
+
+
+def _check_paths(node: Any, what: str, base: Path, folders: bool = False) -> None:
+    """Every path listed under ``what`` (``support.sources``) exists: files, or folders."""
+    items = node.get(what.rpartition(".")[2]) if isinstance(node, dict) else None
+    for i, (item, found) in enumerate(zip(items or (), _paths(items, base), strict=True)):
+        if not (found.is_dir() if folders else found.is_file()):
+            raise TvmdevError(f"{what}[{i}]: no such {'folder' if folders else 'file'}: "
+                              f"{item}", yamlio.where_of(items, i),
+                              hint="paths are relative to the board file")
 
 
 def _region(node: dict[str, Any]) -> Region:
@@ -120,11 +133,27 @@ def load_board(path: Path, origin: str = "path") -> Board:
     """Load and check one board file."""
     doc = yamlio.load(path)
     validate(doc, "board", str(path))
+    platforms = all_platforms()
+    if doc["platform"] not in platforms:
+        raise TvmdevError(f"unknown platform '{doc['platform']}'", doc.where("platform"),
+                          hint="known platforms: " + ", ".join(platforms))
+    sup: Any = doc.get("support") or {}
+    if sup.get("console_uart", 0) in (sup.get("accelerator_uarts") or ()):
+        raise TvmdevError(f"UART {sup.get('console_uart', 0)} is the console and an "
+                          "accelerator's", yamlio.where_of(sup, "accelerator_uarts"),
+                          hint="support.console_uart must not be in "
+                               "support.accelerator_uarts")
     base = path.parent
+    _check_paths(doc, "kernels", base)
+    _check_paths(sup, "support.sources", base)
+    _check_paths(sup, "support.include", base, folders=True)
+    off = doc.get("offload")
+    unknown_ops = [op for op in (off or {}).get("ops", ()) if op not in OPS]
+    if unknown_ops:
+        raise TvmdevError(f"offload.ops: unknown op '{unknown_ops[0]}'",
+                          off.where("ops"), hint="ops: " + ", ".join(OPS))
     tc, run = doc["toolchain"], doc["run"]
     mem = doc.get("memory")
-    sup = doc.get("support") or {}
-    off = doc.get("offload")
     return Board(
         name=doc["name"], description=doc["description"], platform=doc["platform"],
         cpu=doc["cpu"], path=path, origin=origin, aliases=tuple(doc.get("aliases") or ()),
@@ -143,6 +172,7 @@ def load_board(path: Path, origin: str = "path") -> Board:
         kernels=_paths(doc.get("kernels"), base),
         offload=Offload(off["device"], off["kind"], tuple(off["ops"]),
                         (off.get("gemm") or {}).get("metal_crossover_m")) if off else None,
+        line=doc.where("name").line,
     )
 
 
@@ -155,8 +185,18 @@ def board_folders() -> list[tuple[Path, str]]:
 @cache
 def _boards_in(folder: Path, origin: str) -> tuple[Board, ...]:
     if not folder.is_dir():
-        raise TvmdevError(f"{BOARD_PATH_ENV} names a folder that does not exist", str(folder))
-    return tuple(load_board(p, origin) for p in sorted(folder.glob("*.yaml")))
+        raise TvmdevError(f"{BOARD_PATH_ENV} names a folder that does not exist"
+                          if not folder.exists() else f"{BOARD_PATH_ENV} names a file, "
+                          "not a folder", str(folder))
+    boards: dict[str, Board] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        board = load_board(path, origin)
+        if board.name in boards:
+            raise TvmdevError(f"board '{board.name}' is also defined in "
+                              f"{boards[board.name].path}", board.where,
+                              hint="each board file of a folder needs its own name")
+        boards[board.name] = board
+    return tuple(boards.values())
 
 
 def all_boards() -> dict[str, Board]:
@@ -181,4 +221,4 @@ def board_by_name(name: str) -> Board:
                               hint="--board takes a board name (tvmdev list boards) or a "
                                    "board file's path")
         return load_board(path)
-    raise TvmdevError(f"unknown board '{name}'", hint="known boards: " + ", ".join(boards))
+    raise TvmdevError(f"unknown board '{name}'", hint="known boards: " + ", ".join(sorted(boards)))

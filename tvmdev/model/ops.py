@@ -122,11 +122,33 @@ def _gemm_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]
             "b_constant": int(attrs.get("_b_constant", 0))}
 
 
-def _matmul_parts(shapes: list[Shape | None]) -> tuple[Shape, int, int, int, int, int, int]:
+@dataclass(frozen=True)
+class _MatMul:
+    """A matmul resolved numpy's way: a batch of M x K @ K x N products."""
+
+    out: Shape
+    batch_shape: Shape
+    m: int
+    n: int
+    k: int
+    a_strides: tuple[int, ...]  # per batch dim, in elements; 0 where A broadcasts
+    b_strides: tuple[int, ...]
+
+
+def _batch_strides(dims: Shape, batch_shape: Shape, matrix: int) -> tuple[int, ...]:
+    """The stride (in elements) of an operand with batch ``dims`` along each dim of
+    ``batch_shape``: 0 where it broadcasts (a missing or size-1 dim)."""
+    full = (1,) * (len(batch_shape) - len(dims)) + dims
+    contig = contiguous_strides(full)
+    return tuple(0 if d == 1 else s * matrix for d, s in zip(full, contig, strict=True))
+
+
+def _matmul_parts(shapes: list[Shape | None]) -> _MatMul:
     a, b = shapes[0], shapes[1]
     assert a is not None and b is not None
     if len(a) < 1 or len(b) < 1:
         raise ShapeError("matmul needs inputs of at least 1 dim")
+    # numpy: a 1-D A is a row [1, K], a 1-D B a column [K, 1]; the added dim is dropped.
     a2 = (1,) + a if len(a) == 1 else a
     b2 = b + (1,) if len(b) == 1 else b
     m, ka = a2[-2], a2[-1]
@@ -136,37 +158,35 @@ def _matmul_parts(shapes: list[Shape | None]) -> tuple[Shape, int, int, int, int
                          "differ")
     ab, bb = a2[:-2], b2[:-2]
     nb = max(len(ab), len(bb))
-    ab = (1,) * (nb - len(ab)) + ab
-    bb = (1,) * (nb - len(bb)) + bb
     batch_shape = []
-    for x, y in zip(ab, bb, strict=True):
+    for x, y in zip((1,) * (nb - len(ab)) + ab, (1,) * (nb - len(bb)) + bb, strict=True):
         if x != y and 1 not in (x, y):
-            raise ShapeError(f"batch dims of {list(a)} and {list(b)} do not broadcast")
+            raise ShapeError(f"batch dims of {list(a)} and {list(b)} do not broadcast: "
+                             f"{list(ab)} and {list(bb)}")
         batch_shape.append(max(x, y))
-    batch = numel(tuple(batch_shape))
-    na, nbb = numel(ab), numel(bb)
-    if na not in (1, batch) or nbb not in (1, batch):
-        raise ShapeError(f"batch dims of {list(a)} and {list(b)}: only whole-batch "
-                         "broadcasting is supported")
     out: list[int] = list(batch_shape)
     if len(a) > 1:
         out.append(m)
     if len(b) > 1:
         out.append(n)
-    a_stride = m * ka if na == batch and batch > 1 else 0
-    b_stride = kb * n if nbb == batch and batch > 1 else 0
-    return tuple(out), batch, m, n, ka, a_stride, b_stride
+    bs = tuple(batch_shape)
+    return _MatMul(tuple(out), bs, m, n, ka, _batch_strides(ab, bs, m * ka),
+                   _batch_strides(bb, bs, kb * n))
 
 
 def _matmul_infer(shapes: list[Shape | None], attrs: dict[str, Any]) -> Shape:
-    return _matmul_parts(shapes)[0]
+    return _matmul_parts(shapes).out
 
 
 def _matmul_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]
                    ) -> dict[str, Any]:
-    _, batch, m, n, k, a_stride, b_stride = _matmul_parts(shapes)
-    return {"batch": batch, "M": m, "N": n, "K": k, "a_batch_stride": a_stride,
-            "b_batch_stride": b_stride, "b_constant": int(attrs.get("_b_constant", 0))}
+    mm = _matmul_parts(shapes)
+    fill = MAX_DIMS - 2 - len(mm.batch_shape)
+    return {"batch": numel(mm.batch_shape), "M": mm.m, "N": mm.n, "K": mm.k,
+            "ndim": len(mm.batch_shape), "shape": [*mm.batch_shape, *[1] * fill],
+            "a_strides": [*mm.a_strides, *[0] * fill],
+            "b_strides": [*mm.b_strides, *[0] * fill],
+            "b_constant": int(attrs.get("_b_constant", 0))}
 
 
 # --- elementwise ----------------------------------------------------------------------

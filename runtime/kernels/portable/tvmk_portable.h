@@ -50,11 +50,18 @@ struct tvmk_q4c32 {
     const uint16_t *scales;
 };
 
-/* Batched Y[b] = A[b] @ B[b] with A[b] M x K, B[b] K x N, Y[b] M x N, b < batch.
- * A[b] starts at b * a_batch_stride elements (0 broadcasts one matrix), likewise B. */
+/* Batched Y[i] = A[i] @ B[i] with numpy's batch broadcasting: A[i] is M x K, B[i] K x N,
+ * Y[i] M x N, for every index i of the batch shape shape[0..ndim) (batch is the product of
+ * its dims; 1 and ndim 0 for one product). Y's matrices are contiguous in row-major order
+ * of i; A[i] starts at sum over d of i[d] * a_strides[d] elements, where a stride is 0
+ * along a dim A broadcasts (a dim it lacks or has of size 1), likewise B. */
+#define TVMK_MAX_BATCH_DIMS (TVMK_MAX_DIMS - 2)
 struct tvmk_matmul_params {
     int32_t batch, M, N, K;
-    int32_t a_batch_stride, b_batch_stride;
+    int32_t ndim;
+    int32_t shape[TVMK_MAX_BATCH_DIMS];
+    int32_t a_strides[TVMK_MAX_BATCH_DIMS];
+    int32_t b_strides[TVMK_MAX_BATCH_DIMS];
     int32_t b_constant;
 };
 
