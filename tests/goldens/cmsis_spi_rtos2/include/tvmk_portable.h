@@ -1,0 +1,149 @@
+/*
+ * tvmdev portable kernel library: C99, no dynamic allocation, libm only for exp/tanh.
+ *
+ * Calling convention (the same for every kernel a registry names):
+ *   int32_t kernel(<inputs, in ONNX order, const float *>,
+ *                  <outputs, float *>,
+ *                  const struct tvmk_<op>_params *params,
+ *                  void *resource_handle);
+ * An optional input that is absent (gemm's C, conv2d's B) is passed as NULL. Shapes and
+ * attributes are resolved at generation time into the const params struct. Kernels return
+ * TVM_DEVICE_OK, or TVM_DEVICE_DECLINED when they cannot serve a call (the executor then
+ * falls back to the next kernel registered for the operator). resource_handle is the
+ * device the operator is bound to (NULL on the host); portable kernels ignore it.
+ *
+ * Elementwise kernels (unary, binary with an operand of the output's shape, copy) accept
+ * an output that aliases that input: the memory planner computes them in place.
+ */
+#ifndef TVMK_PORTABLE_H_
+#define TVMK_PORTABLE_H_
+
+#include <stdint.h>
+
+#include "tvm/device/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TVMK_MAX_DIMS 6
+
+/* Y = alpha * op(A) @ op(B) + beta * C; op() transposes when trans_a / trans_b is set.
+ * A is M x K (K x M when trans_a), B is K x N (N x K when trans_b), Y is M x N.
+ * C (optional) is read at C[m * c_stride_m + n * c_stride_n]: strides of 0 broadcast.
+ * b_constant is set when B is a model constant, so an accelerator may pack it once. */
+struct tvmk_gemm_params {
+    int32_t M, N, K;
+    int32_t trans_a, trans_b;
+    float alpha, beta;
+    int32_t c_stride_m, c_stride_n;
+    int32_t b_constant;
+};
+
+/* A float32 weight quantised to 4 bits in blocks (tvmdev/quant.py): N rows of K values,
+ * value k of row n in data[n * K / 2 + k / 2] (even k in the low nibble) as q + 8, and
+ * the bfloat16 scale of its block in scales[n * (K / block) + k / block]; the value is
+ * (q - 8) * scale. A gemm's B of this kind is stored N x K whatever transB says. */
+struct tvmk_q4c32 {
+    int32_t n, k, block;
+    const uint8_t *data;
+    const uint16_t *scales;
+};
+
+/* Batched Y[b] = A[b] @ B[b] with A[b] M x K, B[b] K x N, Y[b] M x N, b < batch.
+ * A[b] starts at b * a_batch_stride elements (0 broadcasts one matrix), likewise B. */
+struct tvmk_matmul_params {
+    int32_t batch, M, N, K;
+    int32_t a_batch_stride, b_batch_stride;
+    int32_t b_constant;
+};
+
+/* Elementwise C = A op B with numpy broadcasting. The output has ndim dims of the given
+ * shape and count elements; a_strides / b_strides give each operand's stride (in
+ * elements) along each output dim, 0 where it broadcasts. */
+struct tvmk_binary_params {
+    int32_t ndim, count;
+    int32_t shape[TVMK_MAX_DIMS];
+    int32_t a_strides[TVMK_MAX_DIMS];
+    int32_t b_strides[TVMK_MAX_DIMS];
+};
+
+/* Elementwise unary ops, and reshape/flatten (a copy, skipped when in place). */
+struct tvmk_unary_params {
+    int32_t count;
+};
+
+/* Softmax over an axis: the input viewed as outer x axis x inner. */
+struct tvmk_softmax_params {
+    int32_t outer, axis, inner;
+};
+
+/* Y[i0..] = X[...] with Y of ndim dims and the given shape; in_strides[d] is the stride
+ * in X (in elements) of output dim d. */
+struct tvmk_transpose_params {
+    int32_t ndim, count;
+    int32_t shape[TVMK_MAX_DIMS];
+    int32_t in_strides[TVMK_MAX_DIMS];
+};
+
+/* NCHW convolution: X is N x C x H x W, W is M x (C / group) x KH x KW, B (optional) is M,
+ * Y is N x M x OH x OW. Padding pad_top/pad_left is implicit zeros (bottom/right padding
+ * is implied by OH/OW). */
+struct tvmk_conv2d_params {
+    int32_t N, C, H, W;
+    int32_t M, KH, KW, OH, OW;
+    int32_t stride_h, stride_w;
+    int32_t pad_top, pad_left;
+    int32_t dil_h, dil_w;
+    int32_t group;
+};
+
+/* NCHW pooling: X is N x C x H x W, Y is N x C x OH x OW. Max pooling ignores padded
+ * positions; average pooling divides by the window's size if count_include_pad, else
+ * by the number of positions inside the input. */
+struct tvmk_pool2d_params {
+    int32_t N, C, H, W;
+    int32_t KH, KW, OH, OW;
+    int32_t stride_h, stride_w;
+    int32_t pad_top, pad_left;
+    int32_t pad_bottom, pad_right;
+    int32_t dil_h, dil_w;
+    int32_t count_include_pad;
+};
+
+int32_t tvmk_gemm_f32(const float *A, const float *B, const float *C, float *Y,
+                      const struct tvmk_gemm_params *params, void *resource_handle);
+int32_t tvmk_gemm_q4c32_f32(const float *A, const struct tvmk_q4c32 *B, const float *C, float *Y,
+                            const struct tvmk_gemm_params *params, void *resource_handle);
+int32_t tvmk_matmul_f32(const float *A, const float *B, float *Y,
+                        const struct tvmk_matmul_params *params, void *resource_handle);
+int32_t tvmk_add_f32(const float *A, const float *B, float *C,
+                     const struct tvmk_binary_params *params, void *resource_handle);
+int32_t tvmk_mul_f32(const float *A, const float *B, float *C,
+                     const struct tvmk_binary_params *params, void *resource_handle);
+int32_t tvmk_relu_f32(const float *X, float *Y, const struct tvmk_unary_params *params,
+                      void *resource_handle);
+int32_t tvmk_sigmoid_f32(const float *X, float *Y, const struct tvmk_unary_params *params,
+                         void *resource_handle);
+int32_t tvmk_tanh_f32(const float *input, float *output,
+                      const struct tvmk_unary_params *params, void *resource_handle);
+int32_t tvmk_softmax_f32(const float *input, float *output,
+                         const struct tvmk_softmax_params *params, void *resource_handle);
+int32_t tvmk_reshape_f32(const float *data, float *reshaped,
+                         const struct tvmk_unary_params *params, void *resource_handle);
+int32_t tvmk_flatten_f32(const float *input, float *output,
+                         const struct tvmk_unary_params *params, void *resource_handle);
+int32_t tvmk_transpose_f32(const float *data, float *transposed,
+                           const struct tvmk_transpose_params *params, void *resource_handle);
+int32_t tvmk_conv2d_f32(const float *X, const float *W, const float *B, float *Y,
+                        const struct tvmk_conv2d_params *params, void *resource_handle);
+int32_t tvmk_maxpool2d_f32(const float *X, float *Y, const struct tvmk_pool2d_params *params,
+                           void *resource_handle);
+int32_t tvmk_avgpool2d_f32(const float *X, float *Y, const struct tvmk_pool2d_params *params,
+                           void *resource_handle);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TVMK_PORTABLE_H_ */
