@@ -3,6 +3,7 @@ virtual environment and generate a device from an empty folder elsewhere."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,14 +25,18 @@ def test_wheel_installs_and_generates(tmp_path: Path) -> None:
             str(wheel)], timeout=600)
     empty = tmp_path / "elsewhere"
     empty.mkdir()
+    # A PYTHONPATH pointing at a checkout (how a clone's tests are run) would shadow it.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     where = run_ok([str(py), "-c", "import tvmdev.resources as r; print(r.data_root())"],
-                   cwd=empty).stdout.strip()
+                   cwd=empty, env=env).stdout.strip()
     assert where.startswith(str(venv)), f"tvmdev was not imported from the wheel: {where}"
     proc = subprocess.run([str(venv / "bin/tvmdev"), "new-device", "woofles", "--platform",
                            "zephyr", "--platform", "cmsis", "-o", "out"], cwd=empty,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     assert (empty / "out/src/device/woofles/zephyr.c").is_file()
     assert (empty / "out/include/tvm/device/woofles/cmsis.h").is_file()
-    listing = run_ok([str(venv / "bin/tvmdev"), "list", "platforms"], cwd=empty).stdout
+    assert (empty / "out/src/portable/gemm.c").is_file()  # copied from the wheel's runtime/
+    listing = run_ok([str(venv / "bin/tvmdev"), "list", "platforms"], cwd=empty,
+                     env=env).stdout
     assert "zephyr" in listing and "posix" in listing
