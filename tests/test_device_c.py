@@ -4,7 +4,8 @@ posix: built with -std=c99 -pedantic and exercised by tests/c/posix_device_test.
 under ThreadSanitizer). cmsis: run on the host against a fake CMSIS-Driver, and
 cross-compiled for Cortex-M3 against the CMSIS-Driver declarations in
 platforms/cmsis/include. zephyr: preprocessed with minimal fake headers, parsed with
-pycparser, its structure checked (built for real by the Zephyr tests).
+pycparser, its structure checked, and run on the host against a fake kernel (built for
+real by the Zephyr tests).
 """
 
 from __future__ import annotations
@@ -82,6 +83,21 @@ def test_cmsis_device(driver: str, rtos: str, cli: Callable[..., Result],
             "-o", str(tmp_path / "cmsis.o")])
 
 
+def test_zephyr_device_on_a_fake_kernel(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """Every function's status in every state, on the host against a fake kernel."""
+    gcc = need_tool("gcc")
+    assert cli("new-device", "woofles", "--platform", "zephyr", "-o", "out",
+               cwd=tmp_path).code == 0
+    out = tmp_path / "out"
+    exe = tmp_path / "t"
+    run_ok([gcc, *WARN, f"-I{REPO}/platforms/zephyr/fake_include", f"-I{out}/include",
+            "-DCONFIG_TVM_DEVICE_WOOFLES_OPEN_TIMEOUT_MS=-1",
+            "-DCONFIG_TVM_DEVICE_WOOFLES_LOG_LEVEL=3", str(TESTS_C / "zephyr_device_test.c"),
+            str(out / "src/device/woofles/zephyr.c"), "-o", str(exe)])
+    proc = run_ok([str(exe)], timeout=30)
+    assert proc.stdout.strip().endswith("0 failures")
+
+
 def _parse_zephyr(path: Path, include: Path) -> c_ast.FileAST:
     gcc = need_tool("gcc")
     pre = run_ok([gcc, "-E", "-P", "-nostdinc", f"-I{REPO}/runtime/fake_libc",
@@ -121,18 +137,25 @@ def test_zephyr_device_structure(cli: Callable[..., Result], tmp_path: Path) -> 
     assert {"device_is_ready", "k_mutex_init"} <= fns["TVMDeviceWooflesInit"]
     assert "k_mutex_lock" in fns["TVMDeviceWooflesOpen"]
     assert "k_mutex_unlock" in fns["TVMDeviceWooflesClose"]
-    assert "pm_device_runtime_get" in fns["TVMDeviceWooflesActivate"]
-    assert "pm_device_runtime_put" in fns["TVMDeviceWooflesDeactivate"]
-    # The struct holds the device and the mutex, with the types the issue names.
+    assert {"pm_device_runtime_get", "atomic_inc"} <= fns["TVMDeviceWooflesActivate"]
+    assert {"pm_device_runtime_put", "atomic_cas"} <= fns["TVMDeviceWooflesDeactivate"]
+    # Open and Close know the holder; Destroy reads the device's own state, never the
+    # k_mutex's (the fake header makes its members opaque).
+    assert "k_current_get" in fns["TVMDeviceWooflesOpen"] & fns["TVMDeviceWooflesClose"]
+    assert fns["TVMDeviceWooflesDestroy"] == {"atomic_get"}
+    # The struct holds the device and the mutex, with the types the issue names, and
+    # the state Destroy checks.
     struct = next(n.type for n in ast.ext if isinstance(n, c_ast.Decl)
                   and isinstance(n.type, c_ast.Struct) and n.type.name == "tvm_device_woofles"
                   and n.type.decls)
     members = {d.name: d for d in struct.decls}
-    assert set(members) == {"dev", "lock"}
+    assert set(members) == {"dev", "lock", "owner", "active"}
     assert isinstance(members["dev"].type, c_ast.PtrDecl)
     assert members["dev"].type.type.type.name == "device"
     assert "const" in members["dev"].type.type.quals
     assert members["lock"].type.type.name == "k_mutex"
+    assert members["owner"].type.type.names == ["k_tid_t"]
+    assert members["active"].type.type.names == ["atomic_t"]
     # Open maps -EAGAIN and -EBUSY to the timeout and busy codes.
     text = (out / "src/device/woofles/zephyr.c").read_text()
     assert "case -EAGAIN:\n        return TVM_DEVICE_ERR_TIMEOUT;" in text

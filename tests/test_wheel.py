@@ -39,6 +39,7 @@ def test_wheel_installs_and_generates(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert (empty / "out/src/device/woofles/zephyr.c").is_file()
     assert (empty / "out/include/tvm/device/woofles/cmsis.h").is_file()
+    assert (empty / "out/src/portable/gemm.c").is_file()  # copied from the wheel's runtime/
     listing = run_ok([str(venv / "bin/tvmdev"), "list", "platforms"], cwd=empty,
                      env=env).stdout
     assert "zephyr" in listing and "posix" in listing

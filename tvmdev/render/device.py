@@ -8,6 +8,7 @@ bytes unchanged.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,13 @@ from ..load.platform import Platform, all_platforms, platform_by_name
 from ..model import status
 from ..model.device import DeviceSpec, check_collisions
 from ..model.ops import OPS, kernel_params, kernel_prototype
+from ..plan.kernels import portable_library
 from ..resources import runtime_dir
 from ..write.files import OutFile, read_manifest
 from .engine import banner, render
+
+_PORTABLE = "kernels/portable"  # the portable kernel library, under runtime/
+_LOCAL_INCLUDE = re.compile(r'^#include "([^"/]+)"', re.MULTILINE)
 
 _STYLE_BY_SUFFIX = {".h": "c", ".c": "c", ".m": "objc", ".metal": "c", ".txt": "hash",
                     ".yml": "hash", ".yaml": "hash", "": "hash", ".cmake": "hash"}
@@ -49,6 +54,7 @@ def option_context(spec: DeviceSpec) -> dict[str, Any]:
 def device_context(spec: DeviceSpec) -> dict[str, Any]:
     """Names and options of one device kind, as templates use them."""
     camel = spec.camel
+    kernels = scaffolded_kernels(spec)
     return {
         "name": spec.name,
         "dashed": spec.name.replace("_", "-"),
@@ -62,6 +68,8 @@ def device_context(spec: DeviceSpec) -> dict[str, Any]:
                ("init", "activate", "open", "close", "deactivate", "destroy")},
         "opts": option_context(spec),
         "ops": list(spec.ops),
+        # The CMake target of its kernels (src/kernels/<name>/), if it has any.
+        "kernels_target": f"tvm_kernels_{spec.name}" if kernels else "",
     }
 
 
@@ -93,11 +101,56 @@ def kernel_contexts(spec: DeviceSpec) -> list[dict[str, Any]]:
         args = [n for _, n in kernel_params(opdef)]
         out.append({
             "op": opname, "name": name, "portable": f"tvmk_{opname}_f32",
+            "source": f"src/kernels/{spec.name}/{opname}.c",
             "prototype": kernel_prototype(opdef, name), "args": ", ".join(args),
             "arg_meta": "{" + ", ".join(f"{a}: [T0]" for a in (*opdef.inputs,
                                                                *opdef.outputs)) + "}",
         })
     return out
+
+
+def scaffolded_kernels(spec: DeviceSpec) -> list[dict[str, Any]]:
+    """The kernels tvmdev scaffolds for a device kind: none for a built-in kind, which
+    ships its own."""
+    if any(p.builtin_kind for p in _platforms(spec)):
+        return []
+    return kernel_contexts(spec)
+
+
+def portable_sources(specs: list[DeviceSpec]) -> list[str]:
+    """The files of the portable library (names under runtime/kernels/portable) that the
+    scaffolded kernels of ``specs`` delegate to: the sources of those kernels and the
+    local headers they include, other than the library's public header."""
+    kernels = {k.name: k for k in portable_library().kernels}
+    folder = (runtime_dir() / _PORTABLE).resolve()
+    names: set[str] = set()
+    for spec in specs:
+        for k in scaffolded_kernels(spec):
+            for src in kernels[k["portable"]].sources:
+                assert src.parent == folder, f"internal error: {src} is not in {folder}"
+                names.add(src.name)
+    public = {k.header for k in kernels.values()}
+    todo = sorted(names)
+    while todo:
+        for header in _LOCAL_INCLUDE.findall((folder / todo.pop()).read_text(encoding="utf-8")):
+            if header not in public and header not in names and (folder / header).is_file():
+                names.add(header)
+                todo.append(header)
+    return sorted(names)
+
+
+def _portable_files(names: list[str], used: list[Platform]) -> list[OutFile]:
+    """Copies of the portable files ``names`` (from :func:`portable_sources`) and of the
+    library's header, so that the folder builds on its own. A copy that a platform of the
+    folder makes already (the kleidiai kind ships the header) is left to it."""
+    if not names:
+        return []
+    copies = [(f"{_PORTABLE}/tvmk_portable.h", "include/tvmk_portable.h")]
+    copies += [(f"{_PORTABLE}/{n}", f"src/portable/{n}") for n in names]
+    made = {(r.source, r.path) for p in used for r in p.files
+            if r.source is not None and r.when is None}
+    return [OutFile(dest, _shipped(src), "owned") for src, dest in copies
+            if (src, dest) not in made]
 
 
 def _shipped(name: str) -> str:
@@ -112,8 +165,7 @@ def device_files(spec: DeviceSpec, sim: bool = False) -> list[OutFile]:
     dev = device_context(spec)
     files = [_rendered("device.h.j2", f"include/tvm/device/{spec.name}.h", "owned",
                        spec.command, dev=dev)]
-    builtin = any(p.builtin_kind for p in _platforms(spec))
-    kernels = [] if builtin else kernel_contexts(spec)  # a built-in kind ships its own
+    kernels = scaffolded_kernels(spec)
     scaffold = "owned" if sim else "scaffold"
     if kernels:
         files.append(_rendered("device_kernels.h.j2", f"include/tvm/kernels/{spec.name}.h",
@@ -121,8 +173,8 @@ def device_files(spec: DeviceSpec, sim: bool = False) -> list[OutFile]:
         files.append(_rendered("device_kernels.yaml.j2", f"kernels/{spec.name}.yaml",
                                "owned", spec.command, dev=dev, kernels=kernels))
         for k in kernels:
-            files.append(_rendered("device_kernel.c.j2", f"src/kernels/{spec.name}/{k['op']}.c",
-                                   scaffold, spec.command, dev=dev, k=k, sim=sim))
+            files.append(_rendered("device_kernel.c.j2", k["source"], scaffold, spec.command,
+                                   dev=dev, k=k, sim=sim))
     fmt = {"name": spec.name, "dashed": dev["dashed"]}
     for plat in _platforms(spec):
         plat_ctx = platform_context(plat, spec)
@@ -160,11 +212,17 @@ def project_files(specs: list[DeviceSpec]) -> list[OutFile]:
             files.append(_rendered(rule.template, rule.path, rule.kind, command, devices=devs,
                                    any_driver=any(d["opts"].get("zephyr_driver")
                                                   for d in devs)))
+    portable = portable_sources(specs)
+    files += _portable_files(portable, used)
+    kernel_libraries = [{"name": s.name, "target": device_context(s)["kernels_target"],
+                         "sources": [k["source"] for k in scaffolded_kernels(s)]}
+                        for s in specs if scaffolded_kernels(s)]
     standalone = [p.name for p in used if p.cmake_context == "standalone"]
     files.append(_rendered(
         "CMakeLists.txt.j2", "CMakeLists.txt", "owned", command, device_names=names,
         zephyr_fragments=zephyr_frags, standalone_fragments=standalone_frags,
-        standalone_platforms=standalone,
+        standalone_platforms=standalone, kernel_libraries=kernel_libraries,
+        portable_sources=[f"src/portable/{n}" for n in portable if n.endswith(".c")],
         default_platforms=[p.name for p in used
                            if p.cmake_context == "standalone" and p.cmake_default]))
     return files

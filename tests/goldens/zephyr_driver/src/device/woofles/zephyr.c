@@ -7,7 +7,8 @@
  *
  * Open/Close hold a k_mutex with the timeout of
  * CONFIG_TVM_DEVICE_WOOFLES_OPEN_TIMEOUT_MS; Activate/Deactivate take and release
- * the device through runtime power management (a no-op where it is disabled).
+ * the device through runtime power management (a no-op where it is disabled), and
+ * count, so that several models may share one device.
  */
 #include <errno.h>
 
@@ -57,18 +58,26 @@ int32_t TVMDeviceWooflesInit(tvm_device_woofles_t *tvm_dev, const struct device 
     }
     tvm_dev->dev = dev;
     (void)k_mutex_init(&tvm_dev->lock);
+    tvm_dev->owner = NULL;
+    (void)atomic_set(&tvm_dev->active, 0);
     return TVM_DEVICE_OK;
 }
 
 int32_t TVMDeviceWooflesActivate(tvm_device_woofles_t *tvm_dev)
 {
+    int err;
+
     if (tvm_dev == NULL) {
         return TVM_DEVICE_ERR_INVALID;
     }
     if (tvm_dev->dev == NULL) {
         return TVM_DEVICE_ERR_NOT_READY;
     }
-    return status_from_errno(pm_device_runtime_get(tvm_dev->dev));
+    err = pm_device_runtime_get(tvm_dev->dev);
+    if (err == 0) {
+        (void)atomic_inc(&tvm_dev->active);
+    }
+    return status_from_errno(err);
 }
 
 int32_t TVMDeviceWooflesOpen(tvm_device_woofles_t *tvm_dev)
@@ -81,11 +90,21 @@ int32_t TVMDeviceWooflesOpen(tvm_device_woofles_t *tvm_dev)
     if (tvm_dev->dev == NULL) {
         return TVM_DEVICE_ERR_NOT_READY;
     }
+    if (atomic_get(&tvm_dev->active) == 0) {
+        return TVM_DEVICE_ERR_NOT_READY; /* Open before Activate */
+    }
     err = k_mutex_lock(&tvm_dev->lock, OPEN_TIMEOUT);
+    if (err == 0 && tvm_dev->owner == k_current_get()) {
+        /* k_mutex is recursive: this thread holds the device already. */
+        (void)k_mutex_unlock(&tvm_dev->lock);
+        err = -EBUSY;
+    }
     if (err != 0) {
         LOG_WRN("%s: open failed (%d)", tvm_dev->dev->name, err);
+        return status_from_errno(err);
     }
-    return status_from_errno(err);
+    tvm_dev->owner = k_current_get();
+    return TVM_DEVICE_OK;
 }
 
 int32_t TVMDeviceWooflesClose(tvm_device_woofles_t *tvm_dev)
@@ -96,17 +115,30 @@ int32_t TVMDeviceWooflesClose(tvm_device_woofles_t *tvm_dev)
     if (tvm_dev->dev == NULL) {
         return TVM_DEVICE_ERR_NOT_READY;
     }
+    if (tvm_dev->owner != k_current_get()) {
+        return TVM_DEVICE_ERR_INVALID; /* Close without Open, or by another thread */
+    }
+    tvm_dev->owner = NULL;
     return status_from_errno(k_mutex_unlock(&tvm_dev->lock));
 }
 
 int32_t TVMDeviceWooflesDeactivate(tvm_device_woofles_t *tvm_dev)
 {
+    atomic_val_t active;
+
     if (tvm_dev == NULL) {
         return TVM_DEVICE_ERR_INVALID;
     }
     if (tvm_dev->dev == NULL) {
         return TVM_DEVICE_ERR_NOT_READY;
     }
+    /* Count down unless the count is 0, in one atomic step: threads may share tvm_dev. */
+    do {
+        active = atomic_get(&tvm_dev->active);
+        if (active == 0) {
+            return TVM_DEVICE_ERR_INVALID; /* Deactivate without Activate */
+        }
+    } while (!atomic_cas(&tvm_dev->active, active, active - 1));
     return status_from_errno(pm_device_runtime_put(tvm_dev->dev));
 }
 
@@ -115,7 +147,10 @@ int32_t TVMDeviceWooflesDestroy(tvm_device_woofles_t *tvm_dev)
     if (tvm_dev == NULL) {
         return TVM_DEVICE_ERR_INVALID;
     }
-    if (tvm_dev->lock.lock_count != 0U) {
+    if (tvm_dev->dev == NULL) {
+        return TVM_DEVICE_ERR_NOT_READY;
+    }
+    if (atomic_get(&tvm_dev->active) != 0 || tvm_dev->owner != NULL) {
         return TVM_DEVICE_ERR_BUSY;
     }
     tvm_dev->dev = NULL;

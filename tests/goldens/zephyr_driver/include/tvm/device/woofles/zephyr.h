@@ -25,8 +25,10 @@ extern "C" {
 #endif
 
 struct tvm_device_woofles {
-    const struct device *dev; /* the accelerator, from Init */
+    const struct device *dev; /* the accelerator, from Init; NULL after Destroy */
     struct k_mutex lock;      /* held from Open to Close */
+    k_tid_t owner;            /* the thread holding lock, or NULL */
+    atomic_t active;          /* Activate calls not yet matched by Deactivate */
 };
 
 /*
@@ -36,7 +38,7 @@ struct tvm_device_woofles {
  */
 int32_t TVMDeviceWooflesInit(tvm_device_woofles_t *tvm_dev, const struct device *dev);
 
-/* Forget the device. Fails with TVM_DEVICE_ERR_BUSY while a thread holds it open. */
+/* Forget the device. Fails with TVM_DEVICE_ERR_BUSY while it is active or open. */
 int32_t TVMDeviceWooflesDestroy(tvm_device_woofles_t *tvm_dev);
 
 #ifdef __cplusplus
