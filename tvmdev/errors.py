@@ -39,3 +39,55 @@ class TvmdevError(Exception):
 
 class UsageError(Exception):
     """A command-line usage error: exit code 2."""
+
+
+SHOWN_LIMIT = 60
+
+
+def shown(value: object, limit: int = SHOWN_LIMIT) -> str:
+    """``value`` as a message quotes it, like ``repr`` but cut to at most ``limit``
+    characters. Nested lists and mappings are walked only as
+    far as the text needs, so a huge or deeply shared value costs nothing to show."""
+    parts: list[str] = []
+    _shown(value, parts, limit + 1)
+    text = "".join(parts)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def cut(text: str, limit: int = SHOWN_LIMIT) -> str:
+    """A string a message quotes as it is (a file name), cut to at most ``limit``
+    characters."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _shown(value: object, out: list[str], budget: int) -> int:
+    """Append the text of ``value`` to ``out`` until ``budget`` characters are spent;
+    the budget left."""
+    if budget <= 0:
+        return 0
+    if isinstance(value, (list, tuple, dict)):
+        items = list(value.items()) if isinstance(value, dict) else value
+        opening, closing = ("{", "}") if isinstance(value, dict) else (
+            ("[", "]") if isinstance(value, list) else ("(", ")"))
+        out.append(opening)
+        budget -= 1
+        for i, item in enumerate(items):
+            if budget <= 0:
+                return 0
+            if i:
+                out.append(", ")
+                budget -= 2
+            if isinstance(value, dict):
+                budget = _shown(item[0], out, budget)
+                out.append(": ")
+                budget = _shown(item[1], out, budget - 2)
+            else:
+                budget = _shown(item, out, budget)
+        out.append(closing)
+        return budget - 1
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        text = f"{'-' if value < 0 else ''}an integer of {value.bit_length()} bits"
+    else:
+        text = repr(value) if not isinstance(value, str) else repr(value[:budget + 2])
+    out.append(text[:budget + 1])
+    return budget - len(text)

@@ -2,16 +2,31 @@
 
 Mappings load as :class:`LineDict` and sequences as :class:`LineList`; both know
 the line each key or item came from, so every later error can point at it.
+
+Hostile documents are refused before they cost anything: nesting deeper than
+:data:`MAX_DEPTH` (checked on the parser's events, before libyaml's recursive composer
+sees them), aliases that expand past :data:`MAX_ALIAS_NODES` nodes (a billion laughs),
+and integers of more than 64 bits.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ..errors import TvmdevError, Where
+from ..errors import TvmdevError, Where, shown
+from ..reading import read_text
+
+MAX_DEPTH = 64  # nested mappings and lists
+MAX_ALIAS_NODES = 100_000  # nodes that aliases may add to a document
+_INT_DIGITS = 40  # more digits than any 64-bit integer, in any YAML notation
+# The column after a line's indentation and block indicators ("- ", "? ", ": "): block
+# collections nest only by starting at a larger column (or, for a sequence in a mapping,
+# at the same one), so a document whose columns stay small cannot nest deeply in blocks.
+_BLOCK_START = re.compile(r"^(?:[ \t]|[-?:](?=[ \t]|$))*", re.M)
 
 
 class LineDict(dict[str, Any]):
@@ -65,7 +80,7 @@ def _make_loader(file: str) -> Any:
             line = key_node.start_mark.line + 1
             if skey in result.key_lines:
                 raise TvmdevError(
-                    f"duplicate key '{skey}' (first defined at line {result.key_lines[skey]})",
+                    f"duplicate key {shown(skey)} (first defined at line {result.key_lines[skey]})",
                     Where(file, line), hint="each key may appear once in a mapping")
             result.key_lines[skey] = line
             result[skey] = loader.construct_object(value_node, deep=True)
@@ -78,15 +93,85 @@ def _make_loader(file: str) -> Any:
         result.item_lines = [child.start_mark.line + 1 for child in node.value]
         return result
 
+    def construct_int(loader: Any, node: yaml.ScalarNode) -> int:
+        digits = sum(c.isalnum() for c in str(node.value))
+        value = None if digits > _INT_DIGITS else loader.construct_yaml_int(node)
+        if value is None or not -(2**63) <= value < 2**63:
+            raise TvmdevError(f"integer {shown(node.value)} is too large (tvmdev reads "
+                              "integers of at most 64 bits)", Where(file, node.start_mark.line + 1))
+        return int(value)
+
     Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
     Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, construct_sequence)
+    Loader.add_constructor("tag:yaml.org,2002:int", construct_int)
     return Loader
+
+
+def _check_depth(text: str, file: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH before anything recursive reads the text.
+
+    A cheap bound first: block nesting is at most twice the largest starting column, flow
+    nesting at most the number of brackets. Only a document past that bound has its
+    events counted (libyaml's parser is not recursive; its composer is)."""
+    column = max((len(m) for m in _BLOCK_START.findall(text)), default=0)
+    if 2 * (column + 1) + text.count("[") + text.count("{") <= MAX_DEPTH:
+        return
+    depth = 0
+    for event in yaml.parse(text, Loader=_BASE):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = event.start_mark.line + 1 if event.start_mark else 0
+                raise TvmdevError(f"nested more than {MAX_DEPTH} levels deep", Where(file, line),
+                                  hint="a model, board or library nests a few levels")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _check_aliases(root: yaml.Node, file: str) -> None:
+    """Refuse aliases that expand the document by more than MAX_ALIAS_NODES nodes."""
+    sizes: dict[int, int] = {}
+    shared: list[yaml.Node] = []
+
+    def size(node: yaml.Node) -> int:  # depth is bounded by MAX_DEPTH
+        if id(node) in sizes:
+            shared.append(node)
+            return sizes[id(node)]
+        sizes[id(node)] = 1  # a recursive alias counts once
+        children: list[Any] = []
+        if isinstance(node, yaml.SequenceNode):
+            children = node.value
+        elif isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        total = 1 + sum(size(c) for c in children)
+        sizes[id(node)] = min(total, 2**62)
+        return sizes[id(node)]
+
+    if size(root) > len(sizes) + MAX_ALIAS_NODES:
+        first = min((n for n in shared if sizes[id(n)] > 1),
+                    key=lambda n: n.start_mark.index, default=root)
+        raise TvmdevError(f"aliases expand the document past {MAX_ALIAS_NODES} nodes",
+                          Where(file, first.start_mark.line + 1),
+                          hint="write the values out, or alias fewer and smaller ones")
+
+
+def _compose_and_construct(text: str, file: str) -> Any:
+    _check_depth(text, file)
+    loader = _make_loader(file)(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_aliases(node, file)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
 
 
 def loads(text: str, file: str) -> Any:
     """Parse YAML (a superset of JSON) text, keeping lines; errors carry ``file:line``."""
     try:
-        return yaml.load(text, Loader=_make_loader(file))  # noqa: S506 - SafeLoader subclass
+        return _compose_and_construct(text, file)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 0
@@ -98,16 +183,8 @@ def loads(text: str, file: str) -> Any:
 
 
 def load(path: Path) -> Any:
-    """Read and parse a YAML or JSON file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TvmdevError("no such file", Where(str(path))) from None
-    except IsADirectoryError:
-        raise TvmdevError("is a directory, expected a file", Where(str(path))) from None
-    except UnicodeDecodeError:
-        raise TvmdevError("not UTF-8 text", Where(str(path))) from None
-    return loads(text, str(path))
+    """Read and parse a YAML or JSON file (a regular file of at most 256 MiB)."""
+    return loads(read_text(path), str(path))
 
 
 def where_of(node: Any, key: str | int | None = None, default: Where | None = None) -> Where:
