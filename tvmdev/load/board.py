@@ -9,6 +9,7 @@ that file; ``${runtime}`` stands for tvmdev's shipped C sources (``runtime/``).
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from functools import cache
@@ -153,6 +154,9 @@ def load_board(path: Path, origin: str = "path") -> Board:
         raise TvmdevError(f"offload.ops: unknown op '{unknown_ops[0]}'",
                           off.where("ops"), hint="ops: " + ", ".join(OPS))
     tc, run = doc["toolchain"], doc["run"]
+    if not math.isfinite(run.get("timeout", 120)):  # NaN passes every schema bound
+        raise TvmdevError("run.timeout must be a number of seconds, not NaN",
+                          yamlio.where_of(run, "timeout"))
     mem = doc.get("memory")
     return Board(
         name=doc["name"], description=doc["description"], platform=doc["platform"],

@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import naming
-from ..errors import TvmdevError, Where
+from ..errors import TvmdevError, Where, shown
 from ..model.ops import KERNEL_DTYPES, OPS, kernel_params
 from . import yamlio
+from .fields import name_in, optional
 
 ENTRY_KEYS = ("op", "header", "type_alias", "kernels")
 KERNEL_KEYS = ("arg_meta", "kernel_name", "sources", "args")
@@ -106,14 +107,15 @@ class _LibraryReader:
             raise TvmdevError("each entry must be a mapping with 'op' and 'kernels'", w)
         _known_keys(entry, ENTRY_KEYS, "entry")
         op = entry.get("op")
-        if op not in OPS:
-            raise TvmdevError(f"unknown op {op!r}", yamlio.where_of(entry, "op"),
+        if not name_in(op, OPS):
+            raise TvmdevError(f"unknown op {shown(op)}", yamlio.where_of(entry, "op"),
                               hint="known ops: " + ", ".join(OPS))
-        if op in seen_ops:
-            raise TvmdevError(f"op '{op}' has two entries (the first at line {seen_ops[op]})",
+        if str(op) in seen_ops:
+            raise TvmdevError(f"op '{op}' has two entries (the first at line "
+                              f"{seen_ops[str(op)]})",
                               yamlio.where_of(entry, "op"),
                               hint="list all of an op's kernels under one entry")
-        seen_ops[op] = yamlio.where_of(entry, "op").line
+        seen_ops[str(op)] = yamlio.where_of(entry, "op").line
         return str(op)
 
     def entry(self, op: str, entry: dict[str, Any], w: Where) -> None:
@@ -137,7 +139,7 @@ class _LibraryReader:
         kname = item["kernel_name"]
         nwhere = yamlio.where_of(item, "kernel_name")
         if not isinstance(kname, str):
-            raise TvmdevError(f"kernel_name {kname!r} is not a C identifier", nwhere)
+            raise TvmdevError(f"kernel_name {shown(kname)} is not a C identifier", nwhere)
         naming.check_identifier(kname, "kernel_name", nwhere)
         meta = None if item["arg_meta"] is None else _arg_meta(op, item, aliases)
         self.kernels.append(Kernel(op, kname, meta, header, self.include,
@@ -145,15 +147,18 @@ class _LibraryReader:
                                    _arg_order(op, item, kname)))
 
     def sources(self, item: dict[str, Any], kname: str) -> tuple[Path, ...]:
-        sources = item.get("sources") or []
+        sources = optional(item, "sources", [])
         if not isinstance(sources, list):
             raise TvmdevError("sources must be a list of C files",
                               yamlio.where_of(item, "sources"))
         paths = []
         for s in sources:
-            p = (self.path.parent / str(s)).resolve()
+            if not isinstance(s, str) or not s:
+                raise TvmdevError(f"sources of {kname}: {shown(s)} is not a file name",
+                                  yamlio.where_of(item, "sources"))
+            p = (self.path.parent / s).resolve()
             if not self.generated and not p.is_file():
-                raise TvmdevError(f"source {s} of {kname} does not exist",
+                raise TvmdevError(f"source {shown(s)} of {kname} does not exist",
                                   yamlio.where_of(item, "sources"),
                                   hint=f"paths are relative to {self.path.parent}")
             paths.append(p)
@@ -163,19 +168,23 @@ class _LibraryReader:
 def _known_keys(node: dict[str, Any], allowed: tuple[str, ...], what: str) -> None:
     for key in node:
         if key not in allowed:
-            raise TvmdevError(f"unknown key '{key}'", yamlio.where_of(node, key),
+            raise TvmdevError(f"unknown key {shown(key)}", yamlio.where_of(node, key),
                               hint=f"{what} keys: " + ", ".join(allowed))
 
 
 def _type_aliases(entry: dict[str, Any]) -> dict[str, tuple[str, ...]]:
     aliases: dict[str, tuple[str, ...]] = {}
-    for alias, types in (entry.get("type_alias") or {}).items():
+    node = optional(entry, "type_alias", {})
+    if not isinstance(node, dict):
+        raise TvmdevError(f"type_alias must be a mapping, not {shown(node)}",
+                          yamlio.where_of(entry, "type_alias"))
+    for alias, types in node.items():
         where = yamlio.where_of(entry["type_alias"], alias)
         if not isinstance(types, list) or not types:
             raise TvmdevError(f"type_alias {alias} must be a list of dtypes", where)
         for t in types:
-            if t not in KERNEL_DTYPES:
-                raise TvmdevError(f"unknown dtype {t!r} in type_alias {alias}", where,
+            if not name_in(t, KERNEL_DTYPES):
+                raise TvmdevError(f"unknown dtype {shown(t)} in type_alias {alias}", where,
                                   hint="dtypes: " + ", ".join(KERNEL_DTYPES))
         aliases[str(alias)] = tuple(types)
     return aliases
@@ -192,18 +201,18 @@ def _arg_meta(op: str, item: dict[str, Any], aliases: dict[str, tuple[str, ...]]
     for arg, alias_list in mnode.items():
         awhere = yamlio.where_of(mnode, arg)
         if arg not in args:
-            raise TvmdevError(f"'{arg}' is not an argument of {op}", awhere,
+            raise TvmdevError(f"{shown(arg)} is not an argument of {op}", awhere,
                               hint="arguments: " + ", ".join(sorted(args)))
         if not isinstance(alias_list, list):
             raise TvmdevError(f"arg_meta of {arg} must be a list of aliases", awhere)
         allowed: list[str] = []
         for a in alias_list:
-            if a in aliases:
+            if name_in(a, aliases):
                 allowed.extend(aliases[a])
-            elif a in KERNEL_DTYPES:
+            elif name_in(a, KERNEL_DTYPES):
                 allowed.append(a)
             else:
-                raise TvmdevError(f"type alias '{a}' is used but not defined", awhere,
+                raise TvmdevError(f"type alias {shown(a)} is used but not defined", awhere,
                                   hint="define it under type_alias")
         pairs.append((str(arg), tuple(allowed)))
     return tuple(pairs)
@@ -215,7 +224,7 @@ def _arg_order(op: str, item: dict[str, Any], kname: str) -> tuple[str, ...]:
         return ()
     want = [n for _, n in kernel_params(OPS[op])]
     given = item["args"]
-    if not isinstance(given, list) or sorted(map(str, given)) != sorted(want):
+    if not isinstance(given, list) or sorted(map(shown, given)) != sorted(map(shown, want)):
         raise TvmdevError(f"args of {kname} must name each of {', '.join(want)} once",
                           yamlio.where_of(item, "args"))
     return tuple(map(str, given))

@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import shown
+
 Shape = tuple[int, ...]
 MAX_DIMS = 6
 
@@ -478,7 +480,7 @@ def check_attrs(op: OpDef, given: dict[str, Any]) -> dict[str, Any]:
     for key in given:
         if key not in op.attrs:
             known = ", ".join(op.attrs) or "none"
-            raise ShapeError(f"unknown attribute '{key}' for {op.name} (known: {known})")
+            raise ShapeError(f"unknown attribute {shown(key)} for {op.name} (known: {known})")
     for key, spec in op.attrs.items():
         if key not in given:
             if spec.default is None and (op.name, key) not in OPTIONAL_NO_DEFAULT:
@@ -488,20 +490,21 @@ def check_attrs(op: OpDef, given: dict[str, Any]) -> dict[str, Any]:
         value = given[key]
         if spec.kind == "float":
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ShapeError(f"attribute '{key}' must be a number, got {value!r}")
+                raise ShapeError(f"attribute '{key}' must be a number, got {shown(value)}")
             if not math.isfinite(value):
                 raise ShapeError(f"attribute '{key}' must be finite")
             out[key] = float(value)
         elif spec.kind in ("int", "bool"):
             if isinstance(value, bool) or not isinstance(value, int):
-                raise ShapeError(f"attribute '{key}' must be an integer, got {value!r}")
+                raise ShapeError(f"attribute '{key}' must be an integer, got {shown(value)}")
             if spec.kind == "bool" and value not in (0, 1):
                 raise ShapeError(f"attribute '{key}' must be 0 or 1, got {value}")
             out[key] = value
         else:
             if not isinstance(value, list) or not all(
                     isinstance(v, int) and not isinstance(v, bool) for v in value):
-                raise ShapeError(f"attribute '{key}' must be a list of integers, got {value!r}")
+                raise ShapeError(f"attribute '{key}' must be a list of integers, got "
+                                 f"{shown(value)}")
             if spec.length is not None and len(value) != spec.length:
                 raise ShapeError(f"attribute '{key}' must have {spec.length} values, got "
                                  f"{len(value)}")

@@ -1,0 +1,126 @@
+"""The constants of a model: read from a ``.npy`` file, written inline, or drawn from a
+seeded random generator; each checked (shape, type, finite float32 values) before use."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import Where, cut, shown
+from ..model.ops import Shape, numel
+from ..reading import as_float32, load_npy
+from . import yamlio
+from .fields import (
+    FLOAT32_MAX,
+    MAX_CONSTANT_ELEMENTS,
+    dtype,
+    err,
+    is_int,
+    is_number,
+    keys,
+    mapping,
+    shape,
+)
+
+# 1e5 and 1.0e5 are text in YAML 1.1 (a float needs a dot and a signed exponent).
+_EXPONENT = re.compile(r"[-+]?[0-9]*\.?[0-9]*[eE][-+]?[0-9]+")
+TENSOR_KEYS = ("shape", "dtype")
+CONST_SOURCES = ("npy", "values", "random")
+QUANT_KEYS = ("bits", "block")
+RANDOM_KEYS = ("seed", "low", "high")
+
+
+def constant(name: str, node: yamlio.LineDict, base: Path) -> tuple[Shape, str, np.ndarray]:
+    """The shape, dtype and (read-only, float32) data of constant ``name``."""
+    where = node.where()
+    keys(node, TENSOR_KEYS + CONST_SOURCES + ("quantize",), f"constant '{name}'")
+    for key in TENSOR_KEYS:
+        if key not in node:
+            raise err(f"constant '{name}' needs '{key}'", where)
+    dims = shape(node["shape"], f"constant '{name}'", node.where("shape"),
+                 MAX_CONSTANT_ELEMENTS)
+    dt = dtype(node["dtype"], f"constant '{name}'", node.where("dtype"))
+    sources = [k for k in CONST_SOURCES if k in node]
+    if len(sources) != 1:
+        raise err(f"constant '{name}' needs exactly one of npy, values, random", where)
+    src = sources[0]
+    swhere = node.where(src)
+    if src == "npy":
+        data = _npy(name, node["npy"], dims, base, swhere)
+    elif src == "values":
+        data = _values(name, node["values"], dims, swhere)
+    else:
+        data = _random(name, node["random"], dims, swhere)
+    data = as_float32(data, f"constant '{name}'", swhere, finite=True).astype(dt, copy=False)
+    data.setflags(write=False)
+    return dims, dt, data
+
+
+def _npy(name: str, file: object, dims: Shape, base: Path, where: Where) -> np.ndarray:
+    if not isinstance(file, str) or not file:
+        raise err(f"constant '{name}': npy must be a file name, not {shown(file)}", where)
+    path = base / file
+    if not path.exists():
+        raise err(f"constant '{name}': no such .npy file: {cut(file)}", where,
+                  hint=f"paths are relative to the model file ({base})")
+    data = load_npy(path, f"constant '{name}'")
+    if tuple(data.shape) != dims:
+        raise err(f"constant '{name}': {cut(file)} has shape {list(data.shape)}, "
+                  f"declared {list(dims)}", where)
+    return data
+
+
+def _values(name: str, values: object, dims: Shape, where: Where) -> np.ndarray:
+    if not isinstance(values, list):
+        raise err(f"constant '{name}': values must be a flat list of numbers, not "
+                  f"{shown(values)}", where)
+    for i, v in enumerate(values):
+        if not is_number(v):
+            text = isinstance(v, str) and _EXPONENT.fullmatch(v)
+            raise err(f"constant '{name}': values[{i}] is {shown(v)}, not a number",
+                      yamlio.where_of(values, i, where),
+                      hint="YAML reads 1e5 as text: write 1.0e+5" if text else None)
+    if len(values) != numel(dims):
+        raise err(f"constant '{name}': {len(values)} values for shape {list(dims)} "
+                  f"({numel(dims)} elements)", where)
+    return np.asarray(values, dtype=np.float64).reshape(dims)
+
+
+def _random(name: str, node: object, dims: Shape, where: Where) -> np.ndarray:
+    what = f"random of constant '{name}'"
+    rnd = mapping(node, what, where)
+    keys(rnd, RANDOM_KEYS, what)
+    for key in RANDOM_KEYS:
+        if key not in rnd or not is_number(rnd[key]):
+            raise err(f"{what} needs a number '{key}'", rnd.where(key))
+    if not is_int(rnd["seed"]) or rnd["seed"] < 0:
+        raise err(f"{what}: seed must be an integer >= 0, not {shown(rnd['seed'])}",
+                  rnd.where("seed"))
+    low, high = float(rnd["low"]), float(rnd["high"])
+    for key, v in (("low", low), ("high", high)):
+        if not math.isfinite(v) or abs(v) > FLOAT32_MAX:
+            raise err(f"{what}: {key} must be a finite float32 number, not "
+                      f"{shown(rnd[key])}", rnd.where(key))
+    if low > high:
+        raise err(f"{what}: low ({shown(rnd['low'])}) is above high ({shown(rnd['high'])})",
+                  rnd.where("low"), hint="low <= high")
+    with np.errstate(all="ignore"):
+        return np.random.default_rng(rnd["seed"]).uniform(low, high, dims)
+
+
+def quantize_spec(name: str, cnode: yamlio.LineDict) -> tuple[int, Where]:
+    """The block size of a constant marked ``quantize`` (4 bits only)."""
+    qn = mapping(cnode["quantize"], f"quantize of constant '{name}'", cnode.where("quantize"))
+    keys(qn, QUANT_KEYS, f"quantize of constant '{name}'")
+    if qn.get("bits") != 4:
+        raise err(f"constant '{name}': only 4-bit quantisation is supported",
+                  qn.where("bits"), hint="quantize: {bits: 4, block: 32}")
+    block: Any = qn.get("block")
+    if not is_int(block) or block <= 0 or block % 32:
+        raise err(f"constant '{name}': block must be a positive multiple of 32",
+                  qn.where("block") if "block" in qn else qn.where())
+    return int(block), qn.where()
