@@ -11,7 +11,7 @@ from ..load.board import all_boards, board_by_name
 from ..load.platform import all_platforms
 from ..model.ops import OPS
 from ..plan.kernels import build_registry, device_dir_libraries
-from ..write.files import read_manifest
+from ..run.job import device_folder_kinds
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -45,8 +45,8 @@ def _list_kernels(args: argparse.Namespace) -> int:
         board = board_by_name(args.board)
         user = [*board.kernels, *user]
     device_dir = Path(args.device_dir) if args.device_dir else None
-    registry = build_registry(user, device_dir_libraries(device_dir, _manifest_kinds(device_dir))
-                              if device_dir else [])
+    registry = build_registry(user, device_dir_libraries(
+        device_dir, sorted(device_folder_kinds(device_dir))) if device_dir else [])
     rows = []
     for lib in (*registry.user, *registry.device, registry.portable):
         for k in lib.kernels:
@@ -68,10 +68,6 @@ def _list_kernels(args: argparse.Namespace) -> int:
     for r in rows:
         print("  ".join(str(r[c]).ljust(widths[c]) for c in cols).rstrip())
     return 0
-
-
-def _manifest_kinds(device_dir: Path) -> list[str]:
-    return sorted(read_manifest(device_dir).get("devices") or {})
 
 
 def _list_boards(args: argparse.Namespace) -> int:

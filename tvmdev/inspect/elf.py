@@ -16,6 +16,8 @@ from elftools.elf.sections import SymbolTableSection
 
 from ..errors import TvmdevError
 from ..naming import camel
+from ..reading import check_regular
+from .plan import read_plan
 
 HEAP_SYMBOLS = ("malloc", "calloc", "realloc", "free", "_sbrk", "_sbrk_r", "_malloc_r",
                 "_calloc_r", "_realloc_r", "_free_r", "_Znwm", "_Znwj", "_Znam", "_Znaj",
@@ -111,6 +113,7 @@ class Elf:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        check_regular(path, "program")
         try:
             self._fh = path.open("rb")
         except OSError as exc:
@@ -287,19 +290,10 @@ def inspect(path: Path, model_dir: Path | None = None, kinds: list[str] | None =
             kernels: list[str] | None = None) -> Report:
     """Inspect an ELF. ``model_dir`` (a folder made by `tvmdev aot`, or a build folder)
     gives the device kinds and the selected kernels to check."""
-    import json
-
     model_prefix = ""
     if model_dir is not None:
-        plans = sorted(model_dir.glob("tvmgen_*_plan.json")) or sorted(
-            model_dir.glob("model/tvmgen_*_plan.json"))
-        if not plans:
-            raise TvmdevError("no tvmgen_<model>_plan.json here", str(model_dir),
-                              hint="pass the folder tvmdev aot wrote, or the build folder")
-        plan = json.loads(plans[0].read_text())
-        kinds = sorted({d["kind"] for d in plan["devices"]})
-        kernels = sorted({k["name"] for k in plan["kernels"]})
-        model_prefix = f"tvmgen_{plan['model']}_"
+        model, kinds, kernels = read_plan(model_dir)
+        model_prefix = f"tvmgen_{model}_"
     elf = Elf(path)
     try:
         report = Report(str(path), str(elf.machine))

@@ -16,7 +16,7 @@ from .. import __version__
 from ..errors import TvmdevError
 from ..load.platform import Platform, all_platforms, platform_by_name
 from ..model import status
-from ..model.device import DeviceSpec, check_collisions
+from ..model.device import DeviceSpec, check_collisions, specs_from_manifest
 from ..model.ops import OPS, kernel_params, kernel_prototype
 from ..plan.kernels import portable_library
 from ..resources import runtime_dir
@@ -235,13 +235,8 @@ def folder_specs(out_dir: Path, new: DeviceSpec) -> list[DeviceSpec]:
     posix keeps posix.
     """
     manifest = read_manifest(out_dir)
-    specs: dict[str, DeviceSpec] = {}
-    for name, data in sorted((manifest.get("devices") or {}).items()):
-        try:
-            specs[name] = DeviceSpec.from_json(name, data)
-        except (KeyError, TypeError):
-            raise TvmdevError(f"the manifest's entry for device '{name}' is malformed",
-                              str(out_dir / ".tvmdev.json")) from None
+    specs = {s.name: s for s in specs_from_manifest(
+        manifest.get("devices"), str(out_dir / ".tvmdev.json"), all_platforms())}
     old = specs.get(new.name)
     if old is not None and old.given != new.given:
         raise TvmdevError(

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TvmdevError
+from ..reading import read_text
 
 MANIFEST = ".tvmdev.json"
 
@@ -60,18 +61,23 @@ def digest(text: str | bytes) -> str:
 
 
 def read_manifest(out_dir: Path) -> dict[str, Any]:
-    """The manifest of ``out_dir``, or an empty one."""
+    """The manifest of ``out_dir``, or an empty one; its ``files`` record is checked (the
+    ``devices`` record by :func:`tvmdev.model.device.specs_from_manifest`)."""
     path = out_dir / MANIFEST
-    if not path.is_file():
+    if not os.path.lexists(path):
         return {}
+    hint = f"delete {MANIFEST} to start over (edited files are then treated as yours)"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        raise TvmdevError("the manifest is not valid JSON", str(path),
-                          hint=f"delete {MANIFEST} to start over (edited files are then "
-                               "treated as yours)") from None
+        data = json.loads(read_text(path, "manifest"))
+    except (ValueError, RecursionError):
+        raise TvmdevError("the manifest is not valid JSON", str(path), hint=hint) from None
     if not isinstance(data, dict):
-        raise TvmdevError("the manifest is not a JSON object", str(path))
+        raise TvmdevError("the manifest is not a JSON object", str(path), hint=hint)
+    files = data.get("files", {})
+    if not isinstance(files, dict) or not all(
+            isinstance(v, dict) and isinstance(v.get("sha256", ""), str)
+            for v in files.values()):
+        raise TvmdevError("the manifest's files record is malformed", str(path), hint=hint)
     return data
 
 
@@ -81,14 +87,15 @@ def normalized(path: Path) -> Path:
     return Path(os.path.normpath(os.path.abspath(path)))
 
 
-def check_out_dir(out_dir: Path) -> None:
-    """An output path must be a folder or not exist yet (nor have a file among its parents)."""
+def check_out_dir(out_dir: Path, flag: str = "-o") -> None:
+    """An output path must be a folder or not exist yet (nor have a file among its
+    parents); ``flag`` is the option that gave it, for the hint."""
     for p in [out_dir, *out_dir.parents]:
         if p.exists():
             if not p.is_dir():
                 what = "the output path" if p == out_dir else f"'{p}' in the output path"
                 raise TvmdevError(f"{what} is a file, not a folder", str(out_dir),
-                                  hint="pass a folder with -o")
+                                  hint=f"pass a folder with {flag}")
             break
 
 

@@ -1,0 +1,42 @@
+"""The plan ``tvmdev aot`` writes beside a model (``tvmgen_<model>_plan.json``), read back
+by ``tvmdev inspect --model``: checked, so that a file of another shape is one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import TvmdevError
+from ..reading import read_json
+
+
+def _named(items: Any, key: str) -> list[str] | None:
+    """``[item[key] for item in items]`` when items is a list of mappings with a string
+    at ``key``, else None."""
+    if not isinstance(items, list) or not all(
+            isinstance(i, dict) and isinstance(i.get(key), str) for i in items):
+        return None
+    return [i[key] for i in items]
+
+
+def read_plan(model_dir: Path) -> tuple[str, list[str], list[str]]:
+    """The model name, device kinds and selected kernels of the plan ``tvmdev aot`` wrote
+    into ``model_dir`` (or ``model_dir/model``, a build folder)."""
+    if not model_dir.is_dir():
+        raise TvmdevError("no such folder" if not model_dir.exists() else "is not a folder",
+                          str(model_dir), hint="pass the folder tvmdev aot wrote, or the "
+                                               "build folder")
+    plans = sorted(model_dir.glob("tvmgen_*_plan.json")) or sorted(
+        model_dir.glob("model/tvmgen_*_plan.json"))
+    if not plans:
+        raise TvmdevError("no tvmgen_<model>_plan.json here", str(model_dir),
+                          hint="pass the folder tvmdev aot wrote, or the build folder")
+    plan = read_json(plans[0], "plan")
+    kinds = _named(plan.get("devices"), "kind") if isinstance(plan, dict) else None
+    kernels = _named(plan.get("kernels"), "name") if isinstance(plan, dict) else None
+    model = plan.get("model") if isinstance(plan, dict) else None
+    if kinds is None or kernels is None or not isinstance(model, str):
+        raise TvmdevError("not a plan tvmdev aot wrote (it needs model, devices with a kind "
+                          "each and kernels with a name each)", str(plans[0]),
+                          hint="regenerate it with tvmdev aot")
+    return model, sorted(set(kinds)), sorted(set(kernels))
