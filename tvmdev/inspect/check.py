@@ -8,6 +8,7 @@ declare and the kernel registry expects.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -17,11 +18,12 @@ from pycparser import c_ast, c_generator, c_parser
 from pycparser.c_parser import ParseError
 
 from ..errors import TvmdevError
-from ..load.platform import Platform, platform_by_name
-from ..model.device import DeviceSpec
+from ..load.platform import Platform, all_platforms, platform_by_name
+from ..model.device import DeviceSpec, specs_from_manifest
 from ..model.ops import OPS, kernel_params
+from ..reading import read_bytes
 from ..resources import runtime_dir
-from ..write.files import read_manifest
+from ..write.files import MANIFEST, read_manifest
 
 DEVICE_FUNCTIONS = ("Init", "Activate", "Open", "Close", "Deactivate", "Destroy")
 
@@ -92,11 +94,13 @@ def _preprocess(source: Path, plat: Platform, includes: list[Path],
            *(f"-D{d}" for d in defines), str(source)]
     if Path(cc).name == "cpp":
         cmd.remove("-std=c99")
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True)
+    # Sources need not be UTF-8 (a Latin-1 comment): bytes that are not read as '?'.
+    out, err = (proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
     if proc.returncode != 0:
-        raise TvmdevError("cannot preprocess: " + (proc.stderr.strip().splitlines() or ["?"])[0],
+        raise TvmdevError("cannot preprocess: " + (err.strip().splitlines() or ["?"])[0],
                           str(source))
-    return proc.stdout, Path(cc).name
+    return out, Path(cc).name
 
 
 def _parse(text: str, source: Path) -> c_ast.FileAST:
@@ -107,39 +111,67 @@ def _parse(text: str, source: Path) -> c_ast.FileAST:
                           hint="tvmdev check reads C99 without compiler extensions") from None
 
 
-def _functions(ast: c_ast.FileAST, source: Path, text_lines: list[str]
-               ) -> tuple[dict[str, c_ast.Decl], dict[str, tuple[c_ast.FuncDef, int]]]:
-    """Declarations (from headers) and definitions (with their line in the source)."""
-    decls: dict[str, c_ast.Decl] = {}
-    defs: dict[str, tuple[c_ast.FuncDef, int]] = {}
-    for node in ast.ext:
+@dataclass
+class _Parsed:
+    """The functions of one source: declarations (from headers), definitions (with their
+    line in the source) and what is wrong with the definitions themselves."""
+
+    decls: dict[str, c_ast.Decl]
+    defs: dict[str, tuple[c_ast.FuncDef, int]]
+    problems: list[Problem]
+
+
+def _read(src: Path, rel: str, plat: Platform, includes: list[Path],
+          defines: list[str]) -> _Parsed:
+    """Preprocess and parse ``src``; a function defined twice, or K&R style, is a problem."""
+    lines = read_bytes(src, "source").decode("utf-8", "replace").splitlines()
+    text, _ = _preprocess(src, plat, includes, defines)
+    parsed = _Parsed({}, {}, [])
+    seen: dict[str, int] = {}
+    for node in _parse(text, src).ext:
         if isinstance(node, c_ast.Decl) and isinstance(node.type, c_ast.FuncDecl):
-            decls.setdefault(node.name, node)
+            parsed.decls.setdefault(node.name, node)
         elif isinstance(node, c_ast.FuncDef):
-            defs[node.decl.name] = (node, _line_in(source, node.decl.name, text_lines))
-    return decls, defs
+            name = node.decl.name
+            seen[name] = seen.get(name, 0) + 1
+            line = _line_in(name, lines, seen[name])
+            if name in parsed.defs:
+                parsed.problems.append(Problem(rel, line, f"{name} is defined twice (first "
+                                               f"at line {parsed.defs[name][1]})"))
+            elif node.param_decls is not None:
+                parsed.problems.append(Problem(rel, line, f"{name} is defined K&R style "
+                                               "(a list of names); define it with a "
+                                               "prototype"))
+                parsed.defs[name] = (node, line)
+            else:
+                parsed.defs[name] = (node, line)
+    return parsed
 
 
-def _line_in(source: Path, name: str, lines: list[str]) -> int:
-    """The line of the definition of ``name`` in the original source (after -P the
-    preprocessed lines don't map back)."""
+def _line_in(name: str, lines: list[str], nth: int = 1) -> int:
+    """The line of the ``nth`` definition of ``name`` in the original source (after -P
+    the preprocessed lines don't map back)."""
     for i, line in enumerate(lines, 1):
         stripped = line.strip()
         if name + "(" in stripped.replace(" (", "(") and not stripped.endswith(";"):
-            return i
+            nth -= 1
+            if nth == 0:
+                return i
     return 0
 
 
 def check_folder(folder: Path) -> list[Problem]:
     """Every mismatch in a folder made by `tvmdev new-device`."""
-    manifest = read_manifest(folder)
-    devices = manifest.get("devices") or {}
-    if not devices:
+    if not folder.is_dir():
+        raise TvmdevError("no such folder" if not folder.exists() else "is not a folder",
+                          str(folder), hint="run tvmdev check on a new-device output folder")
+    specs = specs_from_manifest(read_manifest(folder).get("devices"),
+                                str(folder / MANIFEST), all_platforms())
+    if not specs:
         raise TvmdevError("no devices here (no .tvmdev.json from tvmdev new-device)",
                           str(folder), hint="run tvmdev check on a new-device output folder")
     problems: list[Problem] = []
-    for name, data in sorted(devices.items()):
-        spec = DeviceSpec.from_json(name, data)
+    for spec in specs:
         for pname in spec.platforms:
             problems += _check_device(folder, spec, platform_by_name(pname))
         # Kernels the device's library claims, against the registry's calling convention
@@ -154,20 +186,21 @@ def _check_device(folder: Path, spec: DeviceSpec, plat: Platform) -> list[Proble
     """The six device functions of one platform's implementation against the headers."""
     src = folder / plat.device_source.format(name=spec.name)
     rel = str(src.relative_to(folder))
-    if not src.is_file():
+    if not os.path.lexists(src):
         return [Problem(rel, 0, "missing (the device implementation)")]
     if src.suffix != ".c":  # Objective-C (Metal): pycparser reads C only
         return []
     defines = [d.format(macro=f"TVM_DEVICE_{spec.upper}") for d in plat.check.defines]
-    text, _ = _preprocess(src, plat, [folder / "include"], defines)
-    decls, defs = _functions(_parse(text, src), src, src.read_text().splitlines())
-    problems = []
+    parsed = _read(src, rel, plat, [folder / "include"], defines)
+    decls, defs, problems = parsed.decls, parsed.defs, parsed.problems
     for fn in DEVICE_FUNCTIONS:
         fname = f"TVMDevice{spec.camel}{fn}"
         if fname not in defs:
             problems.append(Problem(rel, 0, f"{fname} is not defined"))
             continue
         node, line = defs[fname]
+        if node.param_decls is not None:  # K&R: reported above
+            continue
         if fname not in decls:
             problems.append(Problem(rel, line, f"{fname} is not declared by the "
                                     "generated headers (regenerate with tvmdev)"))
@@ -184,19 +217,19 @@ def _check_kernel(folder: Path, spec: DeviceSpec, op: str) -> list[Problem]:
     src = folder / f"src/kernels/{spec.name}/{op}.c"
     rel = str(src.relative_to(folder))
     kname = f"{spec.name}_{op}_f32"
-    if not src.is_file():
+    if not os.path.lexists(src):
         return [Problem(rel, 0, f"missing (kernel {kname})")]
     plat = platform_by_name(spec.platforms[0])
-    text, _ = _preprocess(src, plat, [folder / "include", runtime_dir() / "kernels/portable"],
-                          [])
-    _, defs = _functions(_parse(text, src), src, src.read_text().splitlines())
-    if kname not in defs:
-        return [Problem(rel, 0, f"kernel {kname} is not defined")]
-    node, line = defs[kname]
+    parsed = _read(src, rel, plat, [folder / "include", runtime_dir() / "kernels/portable"], [])
+    if kname not in parsed.defs:
+        return [*parsed.problems, Problem(rel, 0, f"kernel {kname} is not defined")]
+    node, line = parsed.defs[kname]
+    if node.param_decls is not None:  # K&R: reported
+        return parsed.problems
     want = ("int32_t", tuple(" ".join(t.replace("*", " * ").split())
                              for t, _ in kernel_params(OPS[op])))
     got = signature(node.decl)
     if got != want:
-        return [Problem(rel, line, f"kernel {kname} is {_show(got)}, the registry expects "
-                        f"{_show(want)}")]
-    return []
+        return [*parsed.problems, Problem(rel, line, f"kernel {kname} is {_show(got)}, the "
+                                          f"registry expects {_show(want)}")]
+    return parsed.problems
