@@ -123,5 +123,6 @@ def test_nothing_to_undo_is_a_plain_return(cli: Callable[..., Result], tmp_path:
     c = (tmp_path / "tvmgen_cnn.c").read_text()
     first = c.index("ret = TVMDeviceWooflesActivate(devices->npu0);")
     assert c[first:].split("}", 1)[0].rstrip().endswith("return ret;")
-    assert "TVMGEN_CNN_DEVICE_NPU0 = 0x1U," in c and "TVMGEN_CNN_DEVICE_NPU1 = 0x2U," in c
+    assert "#define TVMGEN_CNN_DEVICE_NPU0 0x1U\n" in c
+    assert "#define TVMGEN_CNN_DEVICE_NPU1 0x2U\n" in c
     assert "_unwind(devices, 0U, 0x" not in c and "0x0U" not in c

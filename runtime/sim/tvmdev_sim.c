@@ -19,30 +19,31 @@ const char *const tvmdev_sim_fn_names[TVMDEV_SIM_FN_COUNT] = {
     "activate", "open", "operator", "close", "deactivate",
 };
 
-#define MAX_INSTANCES 16
-
 static struct {
     const void *dev;
     struct tvmdev_sim_instance *inst;
-} attached[MAX_INSTANCES];
+} attached[TVMDEV_SIM_MAX_INSTANCES];
 static uint32_t global_calls[TVMDEV_SIM_FN_COUNT];
 static int fail_fn = -1;
 static uint32_t fail_nth;
 static int32_t fail_code;
 
-void tvmdev_sim_attach(const void *tvm_dev, struct tvmdev_sim_instance *inst)
+int32_t tvmdev_sim_attach(const void *tvm_dev, struct tvmdev_sim_instance *inst)
 {
+    int32_t status = TVM_DEVICE_ERR_INVALID;
     int i;
 
     SIM_LOCK();
-    for (i = 0; i < MAX_INSTANCES; i++) {
+    for (i = 0; i < TVMDEV_SIM_MAX_INSTANCES; i++) {
         if (attached[i].dev == NULL || attached[i].dev == tvm_dev) {
             attached[i].dev = tvm_dev;
             attached[i].inst = inst;
+            status = TVM_DEVICE_OK;
             break;
         }
     }
     SIM_UNLOCK();
+    return status;
 }
 
 struct tvmdev_sim_instance *tvmdev_sim_of(const void *tvm_dev)
@@ -51,7 +52,7 @@ struct tvmdev_sim_instance *tvmdev_sim_of(const void *tvm_dev)
     int i;
 
     SIM_LOCK();
-    for (i = 0; i < MAX_INSTANCES && attached[i].dev != NULL; i++) {
+    for (i = 0; i < TVMDEV_SIM_MAX_INSTANCES && attached[i].dev != NULL; i++) {
         if (attached[i].dev == tvm_dev) {
             inst = attached[i].inst;
             break;

@@ -36,8 +36,19 @@ struct tvmdev_sim_instance {
     uint32_t violations;                 /* protocol errors seen */
 };
 
-/* Attach the counters inst to the device instance tvm_dev (before its Init). */
-void tvmdev_sim_attach(const void *tvm_dev, struct tvmdev_sim_instance *inst);
+/*
+ * How many device instances can be attached. tvmdev passes its own limit (the executor's:
+ * a model has at most 32 devices), so that the two cannot disagree.
+ */
+#ifndef TVMDEV_SIM_MAX_INSTANCES
+#define TVMDEV_SIM_MAX_INSTANCES 32
+#endif
+
+/*
+ * Attach the counters inst to the device instance tvm_dev (before its Init). Returns
+ * TVM_DEVICE_OK, or TVM_DEVICE_ERR_INVALID when TVMDEV_SIM_MAX_INSTANCES are attached.
+ */
+int32_t tvmdev_sim_attach(const void *tvm_dev, struct tvmdev_sim_instance *inst);
 
 /* The counters attached to tvm_dev, or NULL. */
 struct tvmdev_sim_instance *tvmdev_sim_of(const void *tvm_dev);

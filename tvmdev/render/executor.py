@@ -14,6 +14,7 @@ from .. import __version__
 from ..errors import TvmdevError
 from ..load.library import Kernel
 from ..model import status
+from ..model.device import MAX_DEVICES
 from ..model.graph import Model, Operator
 from ..model.ops import OPS, kernel_params, numel
 from ..naming import camel
@@ -126,9 +127,9 @@ def _device_bits(model: Model, steps: tuple[Step, ...], macro: str) -> dict[str,
     """The name of each activated device's bit in the unwind masks, in activation order
     (bit i: the i-th device the run activates)."""
     activation = [s.device for s in steps if s.action == "activate" and s.device is not None]
-    if len(activation) > 32:
-        raise TvmdevError(f"the model uses {len(activation)} devices; at most 32 are "
-                          "supported", model.path)
+    if len(activation) > MAX_DEVICES:
+        raise TvmdevError(f"the model uses {len(activation)} devices; at most {MAX_DEVICES} "
+                          "are supported", model.path)
     return {name: f"{macro}_DEVICE_{name.upper()}" for name in activation}
 
 

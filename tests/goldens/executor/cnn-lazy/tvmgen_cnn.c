@@ -383,11 +383,12 @@ static const struct tvmk_softmax_params tvmgen_cnn_params_prob = {
 };
 
 
-/* The devices the run activates, as bits of the unwind masks, in activation order. */
-enum {
-    TVMGEN_CNN_DEVICE_NPU0 = 0x1U,
-    TVMGEN_CNN_DEVICE_NPU1 = 0x2U,
-};
+/*
+ * The devices the run activates, as bits of the unwind masks, in activation order
+ * (macros, not an enum: bit 31 does not fit an int).
+ */
+#define TVMGEN_CNN_DEVICE_NPU0 0x1U
+#define TVMGEN_CNN_DEVICE_NPU1 0x2U
 
 /*
  * The way out after a failure: close the device whose bit is set in open_mask,
