@@ -9,9 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import TvmdevError
+from ..errors import TvmdevError, Where
 from ..model import reference
 from ..model.graph import Model
+from ..reading import as_float32, load_npy
 
 ATOL = 1e-5
 RTOL = 1e-4
@@ -45,20 +46,17 @@ class RunResult:
     stderr: str = ""
     exit_code: int = 0
     quantized: bool = False  # the model has 4-bit weights: the looser tolerance applies
+    failed_thread: int | None = None  # with several threads: the one that failed first
 
     def tolerance(self, name: str) -> tuple[float, float]:
         """(atol, rtol) for one output."""
         if not self.quantized:
             return ATOL, RTOL
-        return Q_ATOL_SCALE * float(np.abs(self.reference[name]).max(initial=0.0)), Q_RTOL
+        return Q_ATOL_SCALE * _largest(self.reference[name]), Q_RTOL
 
     def errors(self, name: str) -> tuple[float, float]:
         """The largest absolute and relative error of one output."""
-        got = self.outputs[name].astype(np.float64)
-        ref = self.reference[name].astype(np.float64)
-        diff = np.abs(got - ref)
-        rel = diff / np.maximum(np.abs(ref), np.finfo(np.float32).tiny)
-        return float(diff.max(initial=0.0)), float(rel.max(initial=0.0))
+        return _errors(self.outputs[name], self.reference[name])
 
     def mismatches(self) -> list[str]:
         """Outputs outside their tolerance."""
@@ -66,8 +64,7 @@ class RunResult:
         for name, got in self.outputs.items():
             ref = self.reference[name]
             atol, rtol = self.tolerance(name)
-            if got.shape != ref.shape or not np.all(
-                    np.abs(got.astype(np.float64) - ref) <= atol + rtol * np.abs(ref)):
+            if got.shape != ref.shape or not np.all(_close(got, ref, atol, rtol)):
                 bad.append(name)
         return bad
 
@@ -81,22 +78,60 @@ class RunResult:
         return bad
 
 
+def _same(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Where two arrays agree exactly: equal, both NaN, or the same infinity."""
+    with np.errstate(all="ignore"):
+        return np.asarray((got == ref) | (np.isnan(got) & np.isnan(ref)))
+
+
+def _close(got: np.ndarray, ref: np.ndarray, atol: float, rtol: float) -> np.ndarray:
+    """Where ``|got - ref| <= atol + rtol |ref|`` for finite values, or they agree exactly
+    (NaN and NaN, an infinity and the same infinity)."""
+    g, r = got.astype(np.float64), ref.astype(np.float64)
+    with np.errstate(all="ignore"):
+        near = np.isfinite(g) & np.isfinite(r) & (np.abs(g - r) <= atol + rtol * np.abs(r))
+    return np.asarray(near | _same(g, r))
+
+
+def _errors(got: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
+    """The largest absolute and relative error: 0 where both agree exactly (NaN and NaN
+    included), infinite where only one is NaN or infinite."""
+    g, r = got.astype(np.float64).ravel(), ref.astype(np.float64).ravel()
+    with np.errstate(all="ignore"):
+        diff = np.where(_same(g, r), 0.0, np.abs(g - r))
+        diff = np.where(np.isnan(diff), np.inf, diff)
+        rel = np.where(diff == 0.0, 0.0,
+                       diff / np.maximum(np.abs(r), np.finfo(np.float32).tiny))
+        rel = np.where(np.isnan(rel), np.inf, rel)
+    return float(diff.max(initial=0.0)), float(rel.max(initial=0.0))
+
+
+def _largest(values: np.ndarray) -> float:
+    """The largest finite magnitude among ``values`` (0 if none)."""
+    finite = values[np.isfinite(values)]
+    return float(np.abs(finite).max(initial=0.0))
+
+
 def load_inputs(model: Model, inputs_dir: Path | None, seed: int = 0) -> dict[str, np.ndarray]:
-    """``DIR/<input>.npy`` for each input when a folder is given, else seeded random."""
+    """``DIR/<input>.npy`` for each input when a folder is given, else seeded random.
+    Inputs may hold NaN and infinities; values beyond float32's range are refused."""
     if inputs_dir is None:
         return reference.random_inputs(model, seed)
+    if not inputs_dir.is_dir():
+        raise TvmdevError("no such folder" if not inputs_dir.exists() else "is not a folder",
+                          str(inputs_dir), hint="--inputs takes a folder of <input>.npy files")
     out = {}
     for name in model.inputs:
         path = inputs_dir / f"{name}.npy"
-        if not path.is_file():
+        if not path.exists():
             raise TvmdevError(f"no input file for '{name}'", str(path),
                               hint=f"save it with numpy.save('{path}', array)")
-        arr = np.load(path, allow_pickle=False)
+        arr = load_npy(path, f"input '{name}'")
         want = model.tensors[name].shape
         if tuple(arr.shape) != want:
             raise TvmdevError(f"input '{name}' has shape {list(arr.shape)}, the model wants "
                               f"{list(want)}", str(path))
-        out[name] = arr.astype(np.float32)
+        out[name] = as_float32(arr, f"input '{name}'", Where(str(path)), finite=False)
     return out
 
 
@@ -132,13 +167,17 @@ def report(result: RunResult) -> list[str]:
 
 def save_outputs(result: RunResult, folder: Path) -> list[Path]:
     """Save each output as ``<name>.npy`` and the status as JSON in ``folder``."""
-    folder.mkdir(parents=True, exist_ok=True)
     paths = []
-    for name, arr in result.outputs.items():
-        path = folder / f"{name}.npy"
-        np.save(path, arr)
-        paths.append(path)
-    (folder / "status.json").write_text(json.dumps({"status": result.status}) + "\n")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, arr in result.outputs.items():
+            path = folder / f"{name}.npy"
+            np.save(path, arr)
+            paths.append(path)
+        (folder / "status.json").write_text(json.dumps({"status": result.status}) + "\n")
+    except OSError as exc:
+        raise TvmdevError(f"cannot save the outputs: {exc.strerror}",
+                          str(exc.filename or folder)) from None
     return paths
 
 
@@ -146,8 +185,7 @@ def tolerance_for(model: Model, expected: dict[str, np.ndarray]) -> tuple[float,
     """(atol, rtol) for a model's outputs as a whole (firmware that checks itself)."""
     if not model.quantized:
         return ATOL, RTOL
-    return Q_ATOL_SCALE * max(float(np.abs(expected[n]).max(initial=0.0))
-                              for n in model.outputs), Q_RTOL
+    return Q_ATOL_SCALE * max(_largest(expected[n]) for n in model.outputs), Q_RTOL
 
 
 def op_errors(model: Model, ref: dict[str, np.ndarray], trace_dir: Path | None,
@@ -156,10 +194,8 @@ def op_errors(model: Model, ref: dict[str, np.ndarray], trace_dir: Path | None,
     tr = trace_dir / f"{index}.bin" if trace_dir is not None else None
     if tr is None or not tr.is_file():
         return None, None
-    got = np.fromfile(tr, dtype=np.float32).astype(np.float64)
-    want = ref[output].astype(np.float64).ravel()
+    got = np.fromfile(tr, dtype=np.float32)
+    want = ref[output].ravel()
     if got.size != want.size:
         return None, None
-    diff = np.abs(got - want)
-    return (float(diff.max(initial=0.0)),
-            float((diff / np.maximum(np.abs(want), 1e-30)).max(initial=0.0)))
+    return _errors(got, want)
