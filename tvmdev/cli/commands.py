@@ -25,10 +25,11 @@ from ..plan.kernels import build_registry, device_dir_libraries
 from ..render.device import folder_specs, manifest_for
 from ..render.device import generate as device_folder_files
 from ..render.executor import generate
+from ..render.harness import MAX_THREADS
 from ..resources import runtime_dir
 from ..run.backend import RunOptions, backend_for
 from ..run.compare import RunResult, load_inputs, report, save_outputs
-from ..run.job import execute, prepare
+from ..run.job import device_folder_kinds, execute, prepare
 from ..write.files import check_out_dir, copy_files, write
 
 # Flags that change how a command runs, not what it generates, and the output folder:
@@ -137,6 +138,8 @@ def cmd_aot(args: argparse.Namespace) -> int:
     """``tvmdev aot``: generate a model's executor and its selected kernels."""
     m = load_model(Path(args.model))
     device_dir = Path(args.device_dir) if args.device_dir else None
+    if device_dir is not None:
+        device_folder_kinds(device_dir)
     registry = build_registry([Path(k) for k in args.kernels or []],
                               device_dir_libraries(device_dir, m.kinds) if device_dir else [])
     command = model_command("aot", Path(args.model), args)
@@ -168,31 +171,57 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not backend.supports_threads and (args.threads > 1 or args.iterations > 1):
         raise TvmdevError(f"--threads and --iterations run on the host only, not on "
                           f"{board.name}")
+    cflags = _cflags(args.cflags)
+    if cflags and not backend.takes_cflags:
+        raise TvmdevError(f"--cflags (or TVMDEV_CFLAGS): board {board.name} builds with its "
+                          "own configuration", hint="unset TVMDEV_CFLAGS for this board")
+    if args.threads > MAX_THREADS:
+        raise TvmdevError(f"--threads {args.threads}: the host harness runs at most "
+                          f"{MAX_THREADS} threads")
     inputs = load_inputs(m, Path(args.inputs) if args.inputs else None)
-    backend.check_host()
+    if args.device_dir:
+        device_folder_kinds(Path(args.device_dir))
     build_dir = Path(args.build_dir or f"tvmdev-build/{m.name}-{board.name}")
+    check_out_dir(build_dir, "--build-dir")
+    if args.save_outputs:
+        check_out_dir(Path(args.save_outputs), "--save-outputs")
+    backend.check_host()
     job = prepare(m, board, build_dir, args.schedule,
                   Path(args.device_dir) if args.device_dir else None,
                   [Path(k) for k in args.kernels or []], inputs,
                   {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None)
     at_run_time = backend.fault_at_run_time
-    backend.build(job, fault=None if at_run_time else args.fail)
+    backend.build(job, fault=None if at_run_time else args.fail, extra_cflags=cflags)
     result = execute(job, inputs, RunOptions(fault=args.fail if at_run_time else None,
                                              threads=args.threads,
                                              iterations=args.iterations, cpu=args.cpu))
     return _finish(args, m, result)
 
 
+def _cflags(text: str | None) -> tuple[str, ...]:
+    """``--cflags`` split as a shell would."""
+    try:
+        return tuple(shlex.split(text or ""))
+    except ValueError as exc:
+        raise TvmdevError(f"--cflags (or TVMDEV_CFLAGS): {exc}") from None
+
+
 def _finish(args: argparse.Namespace, m: Model, result: RunResult) -> int:
     print(f"model {m.name} on {args.board} ({args.schedule} schedule)")
     for line in report(result):
         print(line)
+    if result.stderr.strip():  # a sanitizer's report, or the device code's own logging
+        print("the program wrote to stderr:")
+        for line in result.stderr.strip().splitlines():
+            print(f"  {line}")
     if args.save_outputs:
         for p in save_outputs(result, Path(args.save_outputs)):
             print(f"saved {p}")
     problems = []
     if result.status != 0:
-        problems.append(f"the model returned {describe(result.status)}")
+        thread = ("" if result.failed_thread is None else
+                  f" (first in thread {result.failed_thread} of {args.threads})")
+        problems.append(f"the model returned {describe(result.status)}{thread}")
     elif result.mismatches():
         problems.append("outputs differ from the reference: " + ", ".join(result.mismatches()))
     if result.balanced():

@@ -7,6 +7,7 @@ import gc
 import os
 import re
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -130,6 +131,9 @@ def _add_run(sub: Any, common: argparse.ArgumentParser) -> None:
     rn.add_argument("--kleidiai", metavar="PATH",
                     help="a KleidiAI source tree (default: $KLEIDIAI_SOURCE_DIR; without one, "
                          "tvmdev's reference micro-kernels stand in)")
+    rn.add_argument("--cflags", metavar="FLAGS", default=os.environ.get("TVMDEV_CFLAGS"),
+                    help="C compiler flags added to the board's, for example "
+                         "'-fsanitize=address,undefined' (default: $TVMDEV_CFLAGS)")
     rn.add_argument("--threads", type=positive_int, default=1,
                     help="run in THREADS threads at once")
     rn.add_argument("--iterations", type=positive_int, default=1, help="runs per thread")
@@ -227,7 +231,12 @@ def _main(argv: list[str]) -> int:
         return 2
     try:
         handler: Handler = args.handler
-        return handler(args)
+        with warnings.catch_warnings():
+            # tvmdev reports every problem itself, in one line; a library's warning would
+            # only add noise (shown with --debug, or with python -W).
+            if not (args.debug or sys.warnoptions):
+                warnings.simplefilter("ignore")
+            return handler(args)
     except TvmdevError as exc:
         if args.debug:
             raise

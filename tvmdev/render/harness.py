@@ -25,6 +25,9 @@ from ..write.files import OutFile
 from .cvalues import c_bits
 from .engine import banner, render
 
+# Threads the host harness runs at most (--threads).
+MAX_THREADS = 4
+
 
 @dataclass(frozen=True)
 class Harness:
@@ -43,6 +46,7 @@ class Harness:
         sim = set(self.devices.sim_kinds)
         return {
             "model": m.name, "prefix": prefix, "macro": prefix.upper(),
+            "max_threads": MAX_THREADS,
             "board": self.board.name,
             "kinds": [{"kind": k.kind, "platform": k.platform} for k in self.devices.kinds],
             "sim": bool(sim),

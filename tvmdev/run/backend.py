@@ -64,6 +64,7 @@ class RawRun:
     devices: dict[str, dict[str, int]]
     outputs: dict[str, np.ndarray]
     trace_dir: Path | None = None
+    failed_thread: int | None = None  # with several threads: the one that failed first
 
 
 class Backend:
@@ -74,6 +75,7 @@ class Backend:
     fault_at_run_time: ClassVar[bool] = True  # else the fault is compiled in
     supports_threads: ClassVar[bool] = False
     emulates_cpu: ClassVar[bool] = False
+    takes_cflags: ClassVar[bool] = True  # build() adds extra C flags to the board's
     tools: ClassVar[tuple[str, ...]] = ()  # programs it needs besides the compiler and QEMU
     registry: ClassVar[dict[str, type[Backend]]] = {}
 
@@ -136,6 +138,15 @@ def backend_for(board: Board) -> Backend:
     from . import firmware, host, zephyr  # noqa: F401  (each registers its backends)
 
     return Backend.registry[board.run.method](board)
+
+
+def failed_thread(stdout: str) -> int | None:
+    """The thread that failed first, when a harness running several says so."""
+    for line in stdout.splitlines():
+        parts = line.split()
+        if parts[:3] == ["tvmdev:", "failed", "thread"] and len(parts) >= 4:
+            return int(parts[3])
+    return None
 
 
 def parse_output(stdout: str) -> tuple[int, str, dict[str, dict[str, int]],

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import TvmdevError
+from ..errors import TvmdevError, cut
+from ..model.ops import numel
 from ..render.harness import Harness, host_files
 from ..write.files import OutFile
-from .backend import Backend, Job, RawRun, RunOptions, parse_output
+from .backend import Backend, Job, RawRun, RunOptions, failed_thread, parse_output
 from .compile import compile_program
 
 
@@ -56,16 +57,34 @@ class NativeBackend(Backend):
         if options.threads > 1 or options.iterations > 1:
             argv += [str(options.threads), str(options.iterations)]
         proc = self.run_program(job, argv, env)
-        if proc.returncode not in (0, 1):
-            raise TvmdevError(f"the program exited {proc.returncode}: "
-                              f"{(proc.stderr or proc.stdout).strip()}", str(job.exe))
+        (run_dir / "stderr.txt").write_text(proc.stderr)
+        if proc.returncode not in (0, 1) or "tvmdev: status" not in proc.stdout:
+            raise TvmdevError(f"the program exited {proc.returncode}"
+                              + (f": {_summary(proc.stderr)}" if proc.stderr.strip() else
+                                 " without a status line"), str(job.exe),
+                              hint=f"what it wrote to stderr is in {run_dir / 'stderr.txt'}"
+                              if proc.stderr.strip() else None)
         outputs = {}
         for name in model.outputs:
             path = out_dir / f"{model.tensors[name].cname}.bin"
-            outputs[name] = np.fromfile(path, dtype=np.float32).reshape(
-                model.tensors[name].shape)
+            want = model.tensors[name].shape
+            data = np.fromfile(path, dtype=np.float32) if path.is_file() else np.zeros(0)
+            if data.size != numel(want):
+                raise TvmdevError(f"the program wrote {data.size} values of output '{name}', "
+                                  f"not {numel(want)}", str(path))
+            outputs[name] = data.reshape(want)
         status, status_name, devices, _ = parse_output(proc.stdout)
-        return RawRun(proc, status, status_name, devices, outputs, trace_dir)
+        return RawRun(proc, status, status_name, devices, outputs, trace_dir,
+                      failed_thread(proc.stdout))
+
+
+def _summary(stderr: str) -> str:
+    """The line of a program's stderr that says what went wrong (a sanitizer's ERROR or
+    runtime error line, else the first), cut short."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    found = next((line for line in lines if "ERROR" in line or "runtime error" in line),
+                 lines[0] if lines else "")
+    return cut(found, 160)
 
 
 class QemuUserBackend(NativeBackend):

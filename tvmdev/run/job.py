@@ -13,11 +13,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import TvmdevError
 from ..load.board import Board
 from ..load.library import Library, load_library
-from ..load.platform import platform_by_name
+from ..load.platform import all_platforms, platform_by_name
 from ..model import reference
-from ..model.device import DeviceSpec
+from ..model.device import MAX_DEVICES, DeviceSpec, specs_from_manifest
 from ..model.graph import Model
 from ..plan.devices import DevicePlan, plan_devices
 from ..plan.kernels import build_registry, device_dir_libraries
@@ -25,7 +26,7 @@ from ..render.device import device_files, project_files
 from ..render.executor import generate
 from ..render.harness import Harness
 from ..resources import runtime_dir
-from ..write.files import OutFile, read_manifest, sync
+from ..write.files import MANIFEST, OutFile, read_manifest, sync
 from . import external
 from .backend import Job, RunOptions, backend_for
 from .compare import OpReport, RunResult, op_errors
@@ -34,10 +35,19 @@ SIM_COMMAND = "tvmdev run (simulated accelerator)"
 
 
 def device_folder_kinds(device_dir: Path) -> dict[str, tuple[str, ...]]:
-    """The device kinds of a new-device folder, with the platforms of each."""
-    devices = read_manifest(device_dir).get("devices") or {}
-    return {k: tuple(v.get("platforms", [])) for k, v in devices.items()
-            if isinstance(v, dict)}
+    """The device kinds of a new-device folder, with the platforms of each; a path that
+    is not such a folder is one line."""
+    if not device_dir.is_dir():
+        raise TvmdevError("no such folder" if not device_dir.exists() else
+                          "is not a folder", str(device_dir),
+                          hint="--device-dir takes a folder made by tvmdev new-device")
+    specs = specs_from_manifest(read_manifest(device_dir).get("devices"),
+                                str(device_dir / MANIFEST), all_platforms())
+    if not specs:
+        raise TvmdevError("no devices here (no .tvmdev.json from tvmdev new-device)",
+                          str(device_dir),
+                          hint="--device-dir takes a folder made by tvmdev new-device")
+    return {s.name: s.platforms for s in specs}
 
 
 def _device_specs(dplan: DevicePlan, board: Board) -> list[DeviceSpec]:
@@ -85,6 +95,7 @@ def _devices(job: Job, specs: list[DeviceSpec], device_dir: Path | None,
     if job.devices.sim_kinds:
         job.include_dirs.append(runtime_dir() / "sim")
         job.sources.append(runtime_dir() / "sim/tvmdev_sim.c")
+        job.defines.append(f"TVMDEV_SIM_MAX_INSTANCES={MAX_DEVICES}")
     lib_spec = platform_by_name(job.board.platform).kernel_library
     if lib_spec is not None and lib_spec.kind in job.model.kinds:
         generator = importlib.import_module(f"tvmdev.render.{lib_spec.generator}")
@@ -147,7 +158,8 @@ def execute(job: Job, inputs: dict[str, np.ndarray] | None = None,
     result = RunResult(raw.status, raw.status_name, raw.outputs,
                        {k: ref[k] for k in model.outputs}, raw.devices,
                        stdout=raw.proc.stdout, stderr=raw.proc.stderr,
-                       exit_code=raw.proc.returncode, quantized=bool(model.quantized))
+                       exit_code=raw.proc.returncode, quantized=bool(model.quantized),
+                       failed_thread=raw.failed_thread)
     for op in model.operators:
         max_abs, max_rel = op_errors(model, ref, raw.trace_dir, op.index, op.outputs[0])
         result.ops.append(OpReport(op.index, op.name, op.op, op.device,

@@ -43,6 +43,8 @@ class WestBackend(Backend):
         return zephyr_files(harness, expected, atol, rtol, sources,
                             [*job.include_dirs, *job.gen.include_dirs()])
 
+    takes_cflags = False  # west builds with the app's own configuration
+
     def build(self, job: Job, fault: str | None = None,
               extra_cflags: tuple[str, ...] = ()) -> Path:
         """Build the program; ``fault`` compiled in where it cannot be passed at run time."""
