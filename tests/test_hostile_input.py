@@ -603,6 +603,14 @@ def test_board_strings_for_lists(refuse: Refuse, tmp_path: Path) -> None:
                                              "run: {method: native, timeout: .nan}")})
     refuse(tmp_path, "run", "m.yaml", "--board", "b.yaml",
            message="b.yaml:6: run.timeout must be a number of seconds, not NaN")
+    write(tmp_path, {"b.yaml": BOARD.replace("run: {method: native}",
+                                             f"run: {{method: native, timeout: {big(400)}}}")})
+    refuse(tmp_path, "run", "m.yaml", "--board", "b.yaml",
+           message=f"b.yaml:6: integer {quoted(big(400))} {INT_TOO_LARGE}")
+    write(tmp_path, {"b.yaml": BOARD.replace("platform: posix", "platform: [" + "p, " * 100
+                                             + "p]")})
+    refuse(tmp_path, "run", "m.yaml", "--board", "b.yaml",
+           message='b.yaml:3: platform must be a string, not a list')
 
 
 def test_model_strings_for_lists(refuse: Refuse, tmp_path: Path) -> None:

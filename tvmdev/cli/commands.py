@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import TvmdevError, UsageError
+from ..errors import TvmdevError, UsageError, shown
 from ..inspect.check import check_folder
 from ..inspect.elf import format_report
 from ..inspect.elf import inspect as inspect_elf
@@ -118,7 +118,7 @@ def cmd_new_device(args: argparse.Namespace) -> int:
     ops = tuple(o for o in (args.ops if args.ops is not None else "gemm,matmul").split(",") if o)
     for o in ops:
         if o not in OPS:
-            raise TvmdevError(f"--ops: unknown op '{o}'", hint="known ops: " + ", ".join(OPS))
+            raise TvmdevError(f"--ops: unknown op {shown(o)}", hint="known ops: " + ", ".join(OPS))
     if len(set(ops)) != len(ops):
         raise TvmdevError("--ops names an op twice")
     spec = DeviceSpec(name=name, platforms=tuple(chosen), options=tuple(sorted(options.items())),

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import __version__
-from ..errors import TvmdevError, UsageError
+from ..errors import TvmdevError, UsageError, shown
 from .commands import (
     cmd_aot,
     cmd_check,
@@ -32,7 +32,7 @@ def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not an integer") from None
     if not 1 <= value <= 1_000_000:
         raise argparse.ArgumentTypeError(f"{value} is not between 1 and 1000000")
     return value
@@ -40,11 +40,11 @@ def positive_int(text: str) -> int:
 
 def fail_spec(text: str) -> str:
     """An argparse type: ``FN:N:CODE``, a simulated device failure."""
-    m = re.fullmatch(r"([a-z]+):([0-9]+):(-?[0-9]+)", text)
+    m = re.fullmatch(r"([a-z]+):([0-9]{1,10}):(-?[0-9]{1,12})", text)
     if (not m or m.group(1) not in FAIL_FUNCTIONS or int(m.group(2)) < 1
             or not -(2**31) <= int(m.group(3)) < 2**31 or int(m.group(3)) == 0):
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not FN:N:CODE (FN one of {', '.join(FAIL_FUNCTIONS)}; N >= 1; "
+            f"{shown(text)} is not FN:N:CODE (FN one of {', '.join(FAIL_FUNCTIONS)}; N >= 1; "
             "CODE a non-zero int32, for example open:2:-5)")
     return text
 

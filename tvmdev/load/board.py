@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import TvmdevError, Where
+from ..errors import TvmdevError, Where, shown
 from ..model.ops import OPS
 from ..resources import boards_dir, runtime_dir
 from . import yamlio
@@ -136,7 +136,7 @@ def load_board(path: Path, origin: str = "path") -> Board:
     validate(doc, "board", str(path))
     platforms = all_platforms()
     if doc["platform"] not in platforms:
-        raise TvmdevError(f"unknown platform '{doc['platform']}'", doc.where("platform"),
+        raise TvmdevError(f"unknown platform {shown(doc['platform'])}", doc.where("platform"),
                           hint="known platforms: " + ", ".join(platforms))
     sup: Any = doc.get("support") or {}
     if sup.get("console_uart", 0) in (sup.get("accelerator_uarts") or ()):
@@ -225,4 +225,5 @@ def board_by_name(name: str) -> Board:
                               hint="--board takes a board name (tvmdev list boards) or a "
                                    "board file's path")
         return load_board(path)
-    raise TvmdevError(f"unknown board '{name}'", hint="known boards: " + ", ".join(sorted(boards)))
+    raise TvmdevError(f"unknown board {shown(name)}",
+                      hint="known boards: " + ", ".join(sorted(boards)))

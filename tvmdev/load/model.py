@@ -142,10 +142,10 @@ class _ModelLoader:
 
     def constants(self, node: yamlio.LineDict) -> None:
         for name, cnode in node.items():
-            if isinstance(cnode, yamlio.LineDict) and "quantize" in cnode:
-                self.to_quantize[name] = quantize_spec(name, cnode)
             w = node.where(name)
             c = _cname(name, "constant", w, self.taken)
+            if isinstance(cnode, yamlio.LineDict) and "quantize" in cnode:
+                self.to_quantize[name] = quantize_spec(name, cnode)
             dims, dt, data = constant(name, mapping(cnode, f"constant '{name}'", w),
                                       self.path.parent)
             self.consts[name] = data

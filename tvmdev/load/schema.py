@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import ValidationError
 
-from ..errors import TvmdevError, Where
+from ..errors import TvmdevError, Where, cut
 from .yamlio import where_of
 
 _SCHEMAS = Path(__file__).resolve().parent / "schemas"
@@ -73,6 +73,11 @@ def _kind(value: Any) -> str:
 def _show(value: Any) -> str:
     """A value as it is written in YAML: strings bare, the rest as JSON."""
     return value if isinstance(value, str) else json.dumps(value)
+
+
+def _given(value: Any) -> str:
+    """A value from the file as a message quotes it: JSON, cut short."""
+    return cut(json.dumps(value))
 
 
 def _and(items: Sequence[str], last: str = "and") -> str:
@@ -151,18 +156,18 @@ def _describe(err: ValidationError, root: Any, doc: Any, fallback: Where,
                                                            for n in names)
                            + f", not {_kind(instance)}", where)
     if err.validator == "enum":
-        return TvmdevError(f"{what} {json.dumps(instance)} is not one of "
+        return TvmdevError(f"{what} {_given(instance)} is not one of "
                            + ", ".join(_show(a) for a in value), where)
     if err.validator == "const":
-        return TvmdevError(f"{what} must be {_show(value)}, not {json.dumps(instance)}", where)
+        return TvmdevError(f"{what} must be {_show(value)}, not {_given(instance)}", where)
     if err.validator == "pattern":
-        return TvmdevError(f"{what} {json.dumps(instance)} must be "
+        return TvmdevError(f"{what} {_given(instance)} must be "
                            + (about or f"text matching {value}"), where)
     bounds = {"minimum": "at least", "exclusiveMinimum": "more than",
               "maximum": "at most", "exclusiveMaximum": "less than"}
     if err.validator in bounds:
         return TvmdevError(f"{what} must be {bounds[err.validator]} {_show(value)}, "
-                           f"not {json.dumps(instance)}", where)
+                           f"not {_given(instance)}", where)
     if err.validator in ("minLength", "minItems") and value == 1:
         return TvmdevError(f"{what} must not be empty", where)
     if err.validator == "uniqueItems":
