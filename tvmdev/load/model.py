@@ -16,8 +16,9 @@ from .. import naming
 from ..errors import TvmdevError, Where
 from ..model.device import device_name
 from ..model.graph import Device, Model, Operator, Tensor
-from ..model.ops import DTYPES, OPS, Shape, ShapeError, check_attrs, numel
+from ..model.ops import DTYPES, OPS, check_attrs
 from ..model.quant import Q4Weight, quantize
+from ..model.shapes import Shape, ShapeError, numel
 from . import yamlio
 
 MODEL_KEYS = ("name", "devices", "inputs", "outputs", "constants", "operators")

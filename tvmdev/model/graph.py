@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import Where
-from .ops import Shape, numel
 from .quant import Q4Weight
+from .shapes import Shape, numel
 
 DTYPE_SIZE = {"float32": 4, "q4c32": 4}  # q4c32: constants only, sized as their floats
 

@@ -15,7 +15,8 @@ from ..errors import TvmdevError
 from ..load.library import Kernel
 from ..model import status
 from ..model.graph import Model, Operator
-from ..model.ops import OPS, kernel_params, numel
+from ..model.ops import OPS, kernel_params
+from ..model.shapes import numel
 from ..naming import camel
 from ..plan.kernels import Registry, resolve
 from ..plan.memory import MemoryPlan, plan_memory
