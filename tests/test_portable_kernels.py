@@ -25,6 +25,7 @@ import pytest
 from conftest import REPO, need_tool, run_ok
 
 from tvmdev.cli import main
+from tvmdev.model.scratch import Tuning, gemm_full_bytes, gemm_pack
 
 PORTABLE = REPO / "runtime" / "kernels" / "portable"
 KERNEL_SOURCES = ["gemm.c", "matmul.c", "add.c", "mul.c", "relu.c", "sigmoid.c", "tanh.c",
@@ -242,48 +243,80 @@ def contiguous_strides(shape: tuple[int, ...]) -> list[int]:
 GEMM_SHAPES = [(1, 1, 1), (1, 17, 33), (7, 5, 3), (65, 33, 129), (128, 64, 96),
                (9, 1, 40), (20, 300, 200)]
 
-GEMM_CODE = body("tvmk_gemm_params", """
+# The scratch a call is given: the driver allocates params.scratch_bytes (the kernel must
+# not depend on what is there: it is filled with NaN patterns) and puts a guard after it
+# that the kernel must not touch (status 77 if it does).
+SCRATCH_CALL = """
+unsigned char *scratch = (unsigned char *)malloc((size_t)p.scratch_bytes + 64U);
+int32_t g;
+if (scratch == NULL) { return 2; }
+memset(scratch, 0xFF, (size_t)p.scratch_bytes);
+memset(scratch + p.scratch_bytes, 0xA5, 64U);
+p.scratch = p.scratch_bytes > 0 ? scratch : NULL;
+CALL
+for (g = 0; g < 64; ++g) {
+    if (scratch[p.scratch_bytes + g] != 0xA5) { status = 77; }
+}
+free(scratch);
+"""
+
+GEMM_CODE = body("tvmk_gemm_params", SCRATCH_CALL.replace("CALL", """
 if (mode == 2) {
     /* C aliases Y: Y's initial contents are C. */
     status = tvmk_gemm_f32(arr[0], arr[1], y, y, &p, NULL);
 } else {
     status = tvmk_gemm_f32(arr[0], arr[1], mode == 1 ? arr[2] : NULL, y, &p, NULL);
-}""")
+}"""))
 
 
-# gemm.c's tuning macros: the host defaults, the micro-controller defaults (a 4 x 4 tile in
-# a 4 KiB packing buffer) and an odd configuration that splits K and N into many blocks.
+# gemm.c's tuning macros, each with the Tuning tvmdev plans its scratch with: the host
+# defaults, the micro-controller defaults (a 4 x 4 tile, 4 KiB of scratch at most) and an
+# odd configuration that splits K and N into many blocks.
 GEMM_TUNINGS = {
-    "host": [],
-    "mcu": ["-DTVMK_GEMM_PACK_BYTES=4096", "-DTVMK_GEMM_MR=4", "-DTVMK_GEMM_NR=4",
-            "-DTVMK_GEMM_KC=64"],
-    "odd": ["-DTVMK_GEMM_PACK_BYTES=1024", "-DTVMK_GEMM_MR=3", "-DTVMK_GEMM_NR=5",
-            "-DTVMK_GEMM_KC=7"],
+    "host": Tuning(),
+    "mcu": Tuning(4, 4, 64, 4096),
+    "odd": Tuning(3, 5, 7, 1024),
 }
+
+
+def gemm_params(m: int, n: int, k: int, ta: int, tb: int, alpha: float, beta: float, sm: int,
+                sn: int, scratch_bytes: int) -> bytes:
+    """struct tvmk_gemm_params, with a NULL scratch pointer (the driver sets it)."""
+    return struct.pack("@5i2f3iiP", m, n, k, ta, tb, alpha, beta, sm, sn, 0, scratch_bytes, 0)
+
+
+def gemm_objects(build: Build, tuning: str) -> list[str]:
+    """The kernel objects with gemm.c compiled for ``tuning``."""
+    obj = build.root / f"gemm_{tuning}.o"
+    if not obj.is_file():
+        defines = [f"-D{d}" for d in GEMM_TUNINGS[tuning].defines()]
+        run_ok(["gcc", *STRICT, *build.includes, *defines, "-c", str(PORTABLE / "gemm.c"),
+                "-o", str(obj)])
+    return [str(obj) if o.endswith("/gemm.o") else o for o in build.objects]
 
 
 @pytest.mark.parametrize("tuning", list(GEMM_TUNINGS))
 def test_gemm(build: Build, tuning: str) -> None:
-    objects = build.objects
-    if GEMM_TUNINGS[tuning]:
-        obj = build.root / f"gemm_{tuning}.o"
-        run_ok(["gcc", *STRICT, *build.includes, *GEMM_TUNINGS[tuning], "-c",
-                str(PORTABLE / "gemm.c"), "-o", str(obj)])
-        objects = [str(obj) if o.endswith("/gemm.o") else o for o in build.objects]
+    """Every shape, transposition and C against numpy, with the scratch tvmdev plans, none,
+    one strip of B and all of B: the results must be identical bit for bit."""
+    t = GEMM_TUNINGS[tuning]
     cases = []
     for (m, n, k), ta, tb in itertools.product(GEMM_SHAPES, (0, 1), (0, 1)):
         a = rand(k, m) if ta else rand(m, k)
         b = rand(n, k) if tb else rand(k, n)
         prod = (a.astype(np.float64).T if ta else a.astype(np.float64)) @ \
             (b.astype(np.float64).T if tb else b.astype(np.float64))
+        kc = min(t.gemm_kc, k)
+        one_strip = 4 * (t.gemm_mr * t.gemm_nr + t.gemm_mr * kc + t.gemm_nr * kc)
+        sizes = {"planned": gemm_pack({"M": m, "N": n, "K": k}, t), "none": 0,
+                 "one strip": one_strip, "one strip - 4": one_strip - 4,
+                 "all": gemm_full_bytes(m, n, k, t)}
         # C shapes: absent, (N,), (M, 1), (1, 1), (M, N); the last also computed in place.
         variants: list[tuple[str, tuple[int, ...] | None, int, int, int]] = [
             ("none", None, 0, 0, 0), ("N", (n,), 0, 1, 1), ("M1", (m, 1), 1, 0, 1),
             ("11", (1, 1), 0, 0, 1), ("MN", (m, n), n, 1, 1), ("MN-inplace", (m, n), n, 1, 2)]
         for label, cshape, sm, sn, mode in variants:
             alpha, beta = (1.0, 0.0) if label == "none" and ta == tb == 0 else (0.75, -1.5)
-            params = (i32(m, n, k, ta, tb) + struct.pack("<ff", alpha, beta)
-                      + i32(sm, sn, 0))
             expect = alpha * prod
             arrays = [a, b]
             out = nan_out(m * n)
@@ -293,14 +326,37 @@ def test_gemm(build: Build, tuning: str) -> None:
                 arrays.append(c)
                 if mode == 2:
                     out = c.copy()
-            cases.append(Case(params, arrays, out, mode, expect,
-                              f"gemm M,N,K={m},{n},{k} ta={ta} tb={tb} C={label}"))
+            for scratch, nbytes in sizes.items():
+                cases.append(Case(gemm_params(m, n, k, ta, tb, alpha, beta, sm, sn, nbytes),
+                                  arrays, out, mode, expect,
+                                  f"gemm M,N,K={m},{n},{k} ta={ta} tb={tb} C={label} "
+                                  f"scratch={scratch} ({nbytes} bytes)"))
+    objects = gemm_objects(build, tuning)
     check(build, f"gemm_{tuning}", GEMM_CODE, cases, objects)
+    results = run_cases(build, f"gemm_{tuning}_again", GEMM_CODE, cases, objects)
+    for i in range(0, len(cases), 5):
+        for j in range(i + 1, i + 5):
+            assert results[j][1].tobytes() == results[i][1].tobytes(), cases[j].label
+
+
+def test_gemm_scratch_bytes_agrees_with_the_planner(build: Build) -> None:
+    """tvmk_gemm_scratch_bytes (C) and gemm_full_bytes (the planner) for every tuning."""
+    shapes = [(m, n, k) for m in (0, 1, 7) for n in (0, 1, 5, 16, 17, 300)
+              for k in (0, 1, 7, 64, 65, 200)]
+    code = "".join(f"y[{i}] = (float)tvmk_gemm_scratch_bytes({m}, {n}, {k});\n"
+                   for i, (m, n, k) in enumerate(shapes)) + "status = 0;\n"
+    for tuning, t in GEMM_TUNINGS.items():
+        ((status, got),) = run_cases(build, f"scratch_bytes_{tuning}", code,
+                                     [Case(b"", [], nan_out(len(shapes)))],
+                                     gemm_objects(build, tuning))
+        assert status == OK
+        assert got.tolist() == [float(gemm_full_bytes(m, n, k, t)) for m, n, k in shapes]
 
 
 def test_matmul_batch_broadcast(build: Build) -> None:
-    code = body("tvmk_matmul_params",
-                "status = tvmk_matmul_f32(arr[0], arr[1], y, &p, NULL);")
+    """Each batch reuses the call's scratch; none works too, with the same results."""
+    code = body("tvmk_matmul_params", SCRATCH_CALL.replace(
+        "CALL", "status = tvmk_matmul_f32(arr[0], arr[1], y, &p, NULL);"))
     cases = []
     for batch, m, n, k, a_bcast, b_bcast in [(3, 4, 5, 6, False, False), (4, 7, 3, 9, True, False),
                                             (2, 6, 17, 5, False, True), (1, 1, 1, 1, False, False),
@@ -308,10 +364,16 @@ def test_matmul_batch_broadcast(build: Build) -> None:
         a = rand(m, k) if a_bcast else rand(batch, m, k)
         b = rand(k, n) if b_bcast else rand(batch, k, n)
         expect = np.broadcast_to(a.astype(np.float64) @ b.astype(np.float64), (batch, m, n))
-        params = i32(batch, m, n, k, 0 if a_bcast else m * k, 0 if b_bcast else k * n, 0)
-        cases.append(Case(params, [a, b], nan_out(batch * m * n), 0, expect,
-                          f"matmul {batch}x{m}x{n}x{k} a_bcast={a_bcast} b_bcast={b_bcast}"))
+        for nbytes in (gemm_pack({"M": m, "N": n, "K": k}, Tuning()), 0):
+            params = struct.pack("@7iiP", batch, m, n, k, 0 if a_bcast else m * k,
+                                 0 if b_bcast else k * n, 0, nbytes, 0)
+            cases.append(Case(params, [a, b], nan_out(batch * m * n), 0, expect,
+                              f"matmul {batch}x{m}x{n}x{k} a_bcast={a_bcast} "
+                              f"b_bcast={b_bcast} scratch {nbytes}"))
     check(build, "matmul", code, cases)
+    results = run_cases(build, "matmul_again", code, cases)
+    for i in range(0, len(cases), 2):
+        assert results[i][1].tobytes() == results[i + 1][1].tobytes(), cases[i].label
 
 
 # --- add / mul --------------------------------------------------------------------------
@@ -585,11 +647,15 @@ def test_null_arguments_are_invalid(build: Build) -> None:
         "tvmk_flatten_f32(x, y, NULL, NULL)", "tvmk_transpose_f32(x, NULL, &tp, NULL)",
         "tvmk_conv2d_f32(x, NULL, NULL, y, &cp, NULL)", "tvmk_maxpool2d_f32(x, y, NULL, NULL)",
         "tvmk_avgpool2d_f32(NULL, y, &pp, NULL)",
+        # Scratch of negative size, or a size without a pointer.
+        "tvmk_gemm_f32(x, x, NULL, y, &gneg, NULL)", "tvmk_gemm_f32(x, x, NULL, y, &gnull, NULL)",
     ]
     code = (
         "static const float x[4] = {0};\n"
-        "struct tvmk_gemm_params gp = {1, 1, 1, 0, 0, 1.0f, 0.0f, 0, 0, 0};\n"
-        "struct tvmk_matmul_params mp = {1, 1, 1, 1, 1, 1, 0};\n"
+        "struct tvmk_gemm_params gp = {1, 1, 1, 0, 0, 1.0f, 0.0f, 0, 0, 0, 0, NULL};\n"
+        "struct tvmk_gemm_params gneg = {1, 1, 1, 0, 0, 1.0f, 0.0f, 0, 0, 0, -4, NULL};\n"
+        "struct tvmk_gemm_params gnull = {1, 1, 1, 0, 0, 1.0f, 0.0f, 0, 0, 0, 64, NULL};\n"
+        "struct tvmk_matmul_params mp = {1, 1, 1, 1, 1, 1, 0, 0, NULL};\n"
         "struct tvmk_binary_params bp;\n"
         "struct tvmk_unary_params up = {1};\n"
         "struct tvmk_softmax_params sp = {1, 1, 1};\n"

@@ -1,8 +1,8 @@
 /*
  * tvmdev portable kernels: MatMul (ONNX), batched Y[b] = A[b] @ B[b].
  *
- * Each batch is one call of the blocked Gemm kernel (alpha 1, no C, no transposes), so
- * MatMul runs at Gemm's speed. A batch stride of 0 broadcasts one matrix to every batch.
+ * Each batch is one call of the blocked Gemm kernel (alpha 1, no C, no transposes) with
+ * this call's scratch, so MatMul runs at Gemm's speed. A batch stride of 0 broadcasts one matrix to every batch.
  */
 #include <stddef.h>
 
@@ -31,6 +31,8 @@ int32_t tvmk_matmul_f32(const float *A, const float *B, float *Y,
     g.c_stride_m = 0;
     g.c_stride_n = 0;
     g.b_constant = params->b_constant;
+    g.scratch_bytes = params->scratch_bytes;
+    g.scratch = params->scratch;
     for (b = 0; b < params->batch; ++b) {
         const int32_t status = tvmk_gemm_f32(
             A + (size_t)b * (size_t)params->a_batch_stride,

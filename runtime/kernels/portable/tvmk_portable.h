@@ -12,6 +12,13 @@
  * falls back to the next kernel registered for the operator). resource_handle is the
  * device the operator is bound to (NULL on the host); portable kernels ignore it.
  *
+ * Scratch: the params of gemm and matmul end with scratch_bytes and scratch, a region of
+ * the workspace the call may use as it likes (aligned to 16; NULL and 0 when it has
+ * none). tvmdev's memory planner sizes it per call, at generation time, for the kernels
+ * of the operator's chain, and places it in the arena live only during that operator;
+ * the executor points it into the workspace the run was given. Kernels need no stack
+ * beyond a few small locals.
+ *
  * Elementwise kernels (unary, binary with an operand of the output's shape, copy) accept
  * an output that aliases that input: the memory planner computes them in place.
  */
@@ -31,13 +38,16 @@ extern "C" {
 /* Y = alpha * op(A) @ op(B) + beta * C; op() transposes when trans_a / trans_b is set.
  * A is M x K (K x M when trans_a), B is K x N (N x K when trans_b), Y is M x N.
  * C (optional) is read at C[m * c_stride_m + n * c_stride_n]: strides of 0 broadcast.
- * b_constant is set when B is a model constant, so an accelerator may pack it once. */
+ * b_constant is set when B is a model constant, so an accelerator may pack it once.
+ * scratch_bytes / scratch: the call's scratch (see above). */
 struct tvmk_gemm_params {
     int32_t M, N, K;
     int32_t trans_a, trans_b;
     float alpha, beta;
     int32_t c_stride_m, c_stride_n;
     int32_t b_constant;
+    int32_t scratch_bytes;
+    void *scratch;
 };
 
 /* A float32 weight quantised to 4 bits in blocks (tvmdev/quant.py): N rows of K values,
@@ -51,11 +61,14 @@ struct tvmk_q4c32 {
 };
 
 /* Batched Y[b] = A[b] @ B[b] with A[b] M x K, B[b] K x N, Y[b] M x N, b < batch.
- * A[b] starts at b * a_batch_stride elements (0 broadcasts one matrix), likewise B. */
+ * A[b] starts at b * a_batch_stride elements (0 broadcasts one matrix), likewise B.
+ * scratch_bytes / scratch: the call's scratch, which each batch reuses. */
 struct tvmk_matmul_params {
     int32_t batch, M, N, K;
     int32_t a_batch_stride, b_batch_stride;
     int32_t b_constant;
+    int32_t scratch_bytes;
+    void *scratch;
 };
 
 /* Elementwise C = A op B with numpy broadcasting. The output has ndim dims of the given
@@ -113,6 +126,11 @@ struct tvmk_pool2d_params {
 
 int32_t tvmk_gemm_f32(const float *A, const float *B, const float *C, float *Y,
                       const struct tvmk_gemm_params *params, void *resource_handle);
+/* The scratch tvmk_gemm_f32 (and tvmk_matmul_f32, per batch) packs all of op(B) with in
+ * one block: sizeof(float) * (MR * NR + MR * KC' + ceil(N / NR) * NR * KC'), KC' being
+ * min(KC, K). Less is slower, never different: the kernel packs as many NR-column strips
+ * of B as fit, and computes each element directly with room for none. */
+int32_t tvmk_gemm_scratch_bytes(int32_t M, int32_t N, int32_t K);
 int32_t tvmk_gemm_q4c32_f32(const float *A, const struct tvmk_q4c32 *B, const float *C, float *Y,
                             const struct tvmk_gemm_params *params, void *resource_handle);
 int32_t tvmk_matmul_f32(const float *A, const float *B, float *Y,
