@@ -12,12 +12,12 @@
  * falls back to the next kernel registered for the operator). resource_handle is the
  * device the operator is bound to (NULL on the host); portable kernels ignore it.
  *
- * Scratch: the params of gemm and matmul end with scratch_bytes and scratch, a region of
- * the workspace the call may use as it likes (aligned to 16; NULL and 0 when it has
- * none). tvmdev's memory planner sizes it per call, at generation time, for the kernels
- * of the operator's chain, and places it in the arena live only during that operator;
- * the executor points it into the workspace the run was given. Kernels need no stack
- * beyond a few small locals.
+ * Scratch: the params of gemm and matmul end with scratch_bytes and scratch, memory the
+ * call may use as it likes (aligned for float at least; NULL and 0 when it has none).
+ * tvmdev's memory planner sizes it per call at generation time, for the kernels of the
+ * operator's chain (kernels.yaml: scratch), and gives it an arena offset live only
+ * during that operator (aligned to 16); the executor points it into the workspace the
+ * run was given. Kernels need no stack beyond a few small locals.
  *
  * Elementwise kernels (unary, binary with an operand of the output's shape, copy) accept
  * an output that aliases that input: the memory planner computes them in place.
