@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TvmdevError, Where
+from ..model.scratch import Tuning
 from ..resources import boards_dir, runtime_dir
 from . import yamlio
 from .schema import validate
@@ -98,6 +99,7 @@ class Board:
     support: Support = field(default_factory=Support)
     kernels: tuple[Path, ...] = ()
     offload: Offload | None = None
+    tuning: Tuning = Tuning()  # the portable kernels' tuning for the CPU
 
     @property
     def where(self) -> Where:
@@ -152,6 +154,7 @@ def load_board(path: Path, origin: str = "path") -> Board:
         kernels=_paths(doc.get("kernels"), base),
         offload=Offload(off["device"], off["kind"], tuple(off["ops"]),
                         (off.get("gemm") or {}).get("metal_crossover_m")) if off else None,
+        tuning=Tuning(**doc.get("tuning") or {}),
     )
 
 

@@ -123,7 +123,9 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
     dev_files, device_libs = _devices(job, _device_specs(dplan, board), device_dir,
                                       external_dirs)
     registry = build_registry([*board.kernels, *(kernel_files or [])], device_libs)
-    job.gen = generate(model, registry, schedule, command=f"tvmdev run {model.path}")
+    job.gen = generate(model, registry, schedule, command=f"tvmdev run {model.path}",
+                       tuning=board.tuning)
+    job.defines += board.tuning.defines()  # the kernels as the planner sized their scratch
     files = dev_files + [OutFile(f"model/{f.path}", f.content, f.kind) for f in job.gen.files]
     dev_sources = list(job.sources)
     job.sources = []
