@@ -60,6 +60,11 @@ def scratch_of(m: Model, tuning: Tuning) -> dict[int, int]:
 
 def check_plan(m: Model, scratch: dict[int, int] | None = None) -> MemoryPlan:
     plan = plan_memory(m, scratch=scratch)
+    # Each buffer lives from its first writer to its last reader, whatever they write.
+    for b in plan.buffers:
+        for t in b.tensors:
+            uses = [op.index for op in m.operators if t in op.inputs or t in op.outputs]
+            assert b.start <= min(uses) and max(uses) <= b.end, (t, b)
     # Buffers alive at the same operator never share bytes (scratch included).
     bufs = plan.buffers
     for i, a in enumerate(bufs):

@@ -77,6 +77,10 @@ def plan_memory(model: Model, inplace: bool = True, scratch: Mapping[int, int] |
     for op in model.operators:
         out = op.outputs[0]
         if tensors[out].role != "intermediate":
+            # Writes a model output: no buffer starts here, but its inputs live until now.
+            for t in op.inputs:
+                if t is not None and t in owner:
+                    end[owner[t]] = max(end[owner[t]], op.index)
             continue
         source = None
         if inplace:
