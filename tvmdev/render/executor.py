@@ -285,3 +285,11 @@ def _json_lines(doc: dict[str, Any]) -> str:
             out.append(f"  {json.dumps(key)}: {json.dumps(value)}{comma}")
     out.append("}")
     return "\n".join(out)
+
+
+def update_plan_json(path: Path, key: str, value: Any) -> None:
+    """Set one top-level key of a plan.json written by :func:`generate` (a build adds what
+    it found, such as the firmware's stack), keeping its layout."""
+    doc = json.loads(path.read_text())
+    doc[key] = value
+    path.write_text(_json_lines(doc) + "\n")

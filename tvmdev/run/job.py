@@ -149,7 +149,8 @@ def execute(job: Job, inputs: dict[str, np.ndarray] | None = None,
     result = RunResult(raw.status, raw.status_name, raw.outputs,
                        {k: ref[k] for k in model.outputs}, raw.devices,
                        stdout=raw.proc.stdout, stderr=raw.proc.stderr,
-                       exit_code=raw.proc.returncode, quantized=bool(model.quantized))
+                       exit_code=raw.proc.returncode, quantized=bool(model.quantized),
+                       stack=job.stack)
     for op in model.operators:
         max_abs, max_rel = op_errors(model, ref, raw.trace_dir, op.index, op.outputs[0])
         result.ops.append(OpReport(op.index, op.name, op.op, op.device,
