@@ -52,6 +52,7 @@ def test_plan_lists_each_operators_scratch(cli: Callable[..., Result], tmp_path:
     assert scratch == {"fc1": {"bytes": 5696, "offset": 128}, "act1": None,
                        "fc2": {"bytes": 3008, "offset": 176}, "prob": None}
     assert plan["arena"]["size"] == 128 + 5696 == plan["arena"]["lower_bound"]
+    assert plan["arena"]["size_without_scratch"] == 176
     assert plan["tuning"] == {"gemm_mr": 5, "gemm_nr": 16, "gemm_kc": 64,
                               "gemm_scratch_max": 32768}
     c = (tmp_path / "out/tvmgen_mlp.c").read_text()

@@ -132,6 +132,7 @@ def test_scratch_grows_the_arena_only_where_it_fits_no_gap(name: str, tuning: st
     assert (before.arena_size, after.arena_size) == (want_before, want_after)
     assert {m.operators[i].name: n for i, n in scratch.items()} == want_scratch
     assert after.offsets == before.offsets
+    assert after.tensor_arena_size == before.arena_size
     tops = [off + -(-n // ALIGN) * ALIGN for off, n in after.scratch.values()]
     assert after.arena_size == max([before.arena_size, *tops])
     for index, (offset, nbytes) in after.scratch.items():

@@ -42,6 +42,12 @@ class MemoryPlan:
     scratch: dict[int, tuple[int, int]] = field(default_factory=dict)  # op -> offset, bytes
 
     @property
+    def tensor_arena_size(self) -> int:
+        """The arena the tensors alone need: what scratch that fits no gap adds to."""
+        return max((b.offset + b.size for b in self.buffers if b.scratch_of is None),
+                   default=0)
+
+    @property
     def ratio(self) -> float:
         return self.arena_size / self.lower_bound if self.lower_bound else 1.0
 

@@ -247,7 +247,7 @@ def plan_json(gen: Generated) -> str:
                   "alignment": mem.alignment,
                   "ratio": round(mem.ratio, 4),
                   "in_place": [list(p) for p in mem.inplace],
-                  "scratch_bytes": sum(n for _, n in mem.scratch.values())},
+                  "size_without_scratch": mem.tensor_arena_size},
         "tuning": asdict(gen.tuning),
         "kernels": [{"name": k.name, "op": k.op, "library": k.library,
                      "header": k.header} for k in gen.kernels],
