@@ -26,6 +26,7 @@ import pytest
 from conftest import REPO, need_tool, run_ok
 
 from tvmdev.cli import main
+from tvmdev.load.board import board_by_name
 from tvmdev.model.scratch import Tuning, gemm_full_bytes, gemm_pack
 
 PORTABLE = REPO / "runtime" / "kernels" / "portable"
@@ -755,3 +756,17 @@ def test_portable_kernel_frames_are_small_on_cortex_m(tmp_path: Path) -> None:
         assert frames["tvmk_gemm_f32"][0] > 0
         assert {k for _, k in frames.values()} == {"static"}, frames
         assert max(n for n, _ in frames.values()) <= 512, frames
+
+
+@pytest.mark.parametrize("board", ["host", "mps2_an385", "mps3_an547", "linux_aarch64"])
+def test_board_tuning_is_what_gemm_compiles_to_by_default(build: Build, board: str) -> None:
+    """tvmdev passes a board's tuning to the compiler, but a build of its own (tvmdev aot
+    output, a Zephyr app) gets gemm.c's defaults for the CPU: they must agree."""
+    b = board_by_name(board)
+    cc = need_tool(b.toolchain.cc)
+    defs = run_ok([cc, *b.toolchain.cflags, *build.includes, "-E", "-dM",
+                   str(PORTABLE / "gemm.c")]).stdout
+    macros = dict(re.findall(r"^#define (TVMK_GEMM_\w+) (\d+)$", defs, re.M))
+    assert (int(macros["TVMK_GEMM_MR"]), int(macros["TVMK_GEMM_NR"]),
+            int(macros["TVMK_GEMM_KC"])) == (b.tuning.gemm_mr, b.tuning.gemm_nr,
+                                             b.tuning.gemm_kc)
