@@ -152,8 +152,9 @@ def cmd_aot(args: argparse.Namespace) -> int:
     report = write(out_dir, files, manifest, force=args.force, dry_run=args.dry_run)
     _print_report(report.lines(), args.dry_run)
     mem = gen.memory
-    print(f"arena: {mem.arena_size} bytes (lower bound {mem.lower_bound}, "
-          f"ratio {mem.ratio:.3f}); kernels: {', '.join(k.name for k in gen.kernels)}")
+    print(f"arena: {mem.arena_size} bytes ({mem.tensor_arena_size} without kernel scratch; "
+          f"lower bound {mem.lower_bound}, ratio {mem.ratio:.3f}); kernels: "
+          f"{', '.join(k.name for k in gen.kernels)}")
     return 0
 
 

@@ -61,6 +61,9 @@ class OpDef:
     params: Callable[[list[Shape | None], Shape, dict[str, Any]], dict[str, Any]]
     # Inputs the output may share memory with (elementwise: the planner may go in place).
     inplace: tuple[int, ...] = ()
+    # The params struct ends with scratch_bytes and scratch: its kernels may be given
+    # scratch in the workspace (tvmdev.model.scratch).
+    scratch: bool = False
     # Inputs that must be constants (known at generation time).
     doc: str = ""
 
@@ -78,10 +81,10 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
     OpDef("gemm", ("A", "B", "C"), frozenset({"C"}), ("Y",),
           {"alpha": Attr("float", 1.0), "beta": Attr("float", 1.0),
            "transA": Attr("bool", 0), "transB": Attr("bool", 0)},
-          "tvmk_gemm_params", gemm_infer, gemm_params,
+          "tvmk_gemm_params", gemm_infer, gemm_params, scratch=True,
           doc="Y = alpha * A' @ B' + beta * C"),
     OpDef("matmul", ("A", "B"), frozenset(), ("Y",), {}, "tvmk_matmul_params",
-          matmul_infer, matmul_params, doc="numpy matmul"),
+          matmul_infer, matmul_params, scratch=True, doc="numpy matmul"),
     OpDef("add", ("A", "B"), frozenset(), ("C",), {}, "tvmk_binary_params",
           binary_infer, binary_params, inplace=(0, 1), doc="C = A + B, broadcasting"),
     OpDef("mul", ("A", "B"), frozenset(), ("C",), {}, "tvmk_binary_params",

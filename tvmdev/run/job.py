@@ -124,7 +124,8 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
                                       external_dirs)
     registry = build_registry([*board.kernels, *(kernel_files or [])], device_libs)
     command = f"tvmdev run {Path(model.path).name}"
-    job.gen = generate(model, registry, schedule, command=command)
+    job.gen = generate(model, registry, schedule, command=command, tuning=board.tuning)
+    job.defines += board.tuning.defines()  # the kernels as the planner sized their scratch
     files = dev_files + [OutFile(f"model/{f.path}", f.content, f.kind) for f in job.gen.files]
     dev_sources = list(job.sources)
     job.sources = []
@@ -147,7 +148,8 @@ def execute(job: Job, inputs: dict[str, np.ndarray] | None = None,
     result = RunResult(raw.status, raw.status_name, raw.outputs,
                        {k: ref[k] for k in model.outputs}, raw.devices,
                        stdout=raw.proc.stdout, stderr=raw.proc.stderr,
-                       exit_code=raw.proc.returncode, quantized=bool(model.quantized))
+                       exit_code=raw.proc.returncode, quantized=bool(model.quantized),
+                       stack=job.stack)
     for op in model.operators:
         max_abs, max_rel = op_errors(model, ref, raw.trace_dir, op.index, op.outputs[0])
         result.ops.append(OpReport(op.index, op.name, op.op, op.device,
