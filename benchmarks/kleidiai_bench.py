@@ -23,7 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tvmdev import external, platforms  # noqa: E402
+from tvmdev.load.platform import platform_by_name  # noqa: E402
+from tvmdev.run import external  # noqa: E402
 
 PROGRAM = r"""
 #define _POSIX_C_SOURCE 200809L
@@ -109,7 +110,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=15)
     args = ap.parse_args()
-    plat = platforms.get("kleidiai")
+    plat = platform_by_name("kleidiai")
     root = external.tree(plat)
     cc = "aarch64-linux-gnu-gcc"
     with tempfile.TemporaryDirectory() as tmp_s:
