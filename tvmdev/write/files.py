@@ -9,23 +9,27 @@ later run can tell a user's edit from its own output:
 * a file whose content would not change is not touched;
 * with ``force``, an edited file that is overwritten is first saved as ``<file>.orig``.
 
-All files are rendered and checked before anything is written; they are then staged as
-temporary files beside their targets and renamed into place.
+All files are rendered and checked before anything is written; they are then committed
+through a journal (:mod:`.journal`): a run interrupted at any point is completed or
+rolled back by the next run that writes into the folder, before that run reads anything.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import tempfile
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import TvmdevError
+from .journal import commit, recover
+from .manifest import MANIFEST, manifest_text, read_manifest
 
-MANIFEST = ".tvmdev.json"
+# The temporary files of tvmdev 0.1's writer, left beside their targets by an interrupted
+# run: tempfile.mkstemp(prefix=".<name>.", suffix=".tmp").
+_OLD_TEMP = re.compile(r"^\.(.+)\.[a-z0-9_]{8}\.tmp$")
 
 
 @dataclass(frozen=True)
@@ -59,28 +63,6 @@ def digest(text: str | bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_manifest(out_dir: Path) -> dict[str, Any]:
-    """The manifest of ``out_dir``, or an empty one."""
-    path = out_dir / MANIFEST
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        raise TvmdevError("the manifest is not valid JSON", str(path),
-                          hint=f"delete {MANIFEST} to start over (edited files are then "
-                               "treated as yours)") from None
-    if not isinstance(data, dict):
-        raise TvmdevError("the manifest is not a JSON object", str(path))
-    return data
-
-
-def normalized(path: Path) -> Path:
-    """``path`` made absolute with ``.`` and ``..`` folded (``b/../b`` is ``b``), as a
-    shell's ``cd`` reads it."""
-    return Path(os.path.normpath(os.path.abspath(path)))
-
-
 def check_out_dir(out_dir: Path) -> None:
     """An output path must be a folder or not exist yet (nor have a file among its parents)."""
     for p in [out_dir, *out_dir.parents]:
@@ -96,23 +78,23 @@ def check_out_dir(out_dir: Path) -> None:
 class _Plan:
     """What a write will do, decided before anything is touched."""
 
+    out_dir: Path
     report: Report = field(default_factory=Report)
-    to_write: list[tuple[Path, str]] = field(default_factory=list)
-    backups: list[tuple[Path, bytes]] = field(default_factory=list)
+    to_write: list[tuple[str, bytes]] = field(default_factory=list)
     records: dict[str, Any] = field(default_factory=dict)
     conflicts: list[str] = field(default_factory=list)
 
-    def decide(self, out_dir: Path, f: OutFile, recorded: str | None, force: bool) -> None:
-        """One file: create, leave, update, keep the user's edit, or (with force)
-        overwrite it after saving it as .orig; an edited owned file is a conflict."""
-        target = out_dir / f.path
+    def decide(self, f: OutFile, recorded: str | None, force: bool) -> None:
+        """One file: create, leave, update, keep the user's edit, or (with force) overwrite
+        it after saving it as .orig; an edited owned file is a conflict."""
+        target = self.out_dir / f.path
         new_hash = digest(f.content)
         record = {"kind": f.kind, "sha256": new_hash}
         if target.is_dir():
             raise TvmdevError("a folder stands where a file must be written", str(target))
         if not target.exists():
             self.report.add("create", f.path)
-            self.to_write.append((target, f.content))
+            self.to_write.append((f.path, f.content.encode("utf-8")))
             self.records[f.path] = record
             return
         on_disk = target.read_bytes()
@@ -122,7 +104,7 @@ class _Plan:
             self.records[f.path] = record
         elif recorded == disk_hash:  # not edited since tvmdev wrote it
             self.report.add("update", f.path)
-            self.to_write.append((target, f.content))
+            self.to_write.append((f.path, f.content.encode("utf-8")))
             self.records[f.path] = record
         elif f.kind == "scaffold" and not force:
             self.report.add("kept (yours)", f.path)
@@ -130,8 +112,7 @@ class _Plan:
             self.records[f.path] = {"kind": f.kind, "sha256": recorded or new_hash}
         elif force:
             self.report.add("overwrite (saved .orig)", f.path)
-            self.backups.append((target.with_name(target.name + ".orig"), on_disk))
-            self.to_write.append((target, f.content))
+            self.to_write += [(f"{f.path}.orig", on_disk), (f.path, f.content.encode("utf-8"))]
             self.records[f.path] = record
         else:
             self.conflicts.append(f.path)
@@ -152,14 +133,18 @@ def write(out_dir: Path, files: list[OutFile], manifest: dict[str, Any], *,
     """Write ``files`` under ``out_dir`` and update the manifest there.
 
     ``manifest`` holds the caller's records (inputs, tool version); this function adds the
-    ``files`` table. Raises :class:`TvmdevError` before writing anything on a conflict.
+    ``files`` table. Completes an interrupted write into ``out_dir`` first (not in a dry
+    run). Raises :class:`TvmdevError` before writing anything on a conflict.
     """
     check_out_dir(out_dir)
     _check_unique(files)
-    old_files: dict[str, Any] = read_manifest(out_dir).get("files", {})
-    plan = _Plan()
+    if not dry_run:
+        recover(out_dir)
+    old = read_manifest(out_dir)
+    old_files: dict[str, Any] = old.get("files", {})
+    plan = _Plan(out_dir)
     for f in sorted(files, key=lambda f: f.path):
-        plan.decide(out_dir, f, old_files.get(f.path, {}).get("sha256"), force)
+        plan.decide(f, old_files.get(f.path, {}).get("sha256"), force)
     if plan.conflicts:
         first = plan.conflicts[0]
         more = f" (and {len(plan.conflicts) - 1} more)" if len(plan.conflicts) > 1 else ""
@@ -172,15 +157,36 @@ def write(out_dir: Path, files: list[OutFile], manifest: dict[str, Any], *,
     for path, rec in old_files.items():
         if path not in plan.records and (out_dir / path).exists():
             plan.records[path] = rec
-    new_manifest = dict(manifest)
-    new_manifest["files"] = dict(sorted(plan.records.items()))
-    manifest_text = json.dumps(new_manifest, indent=2, sort_keys=True) + "\n"
+    text = manifest_text({**manifest, "files": dict(sorted(plan.records.items()))})
+    strays = old_temp_files(out_dir, [*plan.records, MANIFEST])
+    for stray in strays:
+        plan.report.add("remove (stray temporary file)", stray)
     if dry_run:
         return plan.report
-    if plan.to_write or plan.backups or manifest_text != _read_text(out_dir / MANIFEST):
-        _commit(out_dir, [*plan.backups, *((p, t.encode("utf-8")) for p, t in plan.to_write),
-                          (out_dir / MANIFEST, manifest_text.encode("utf-8"))])
+    if plan.to_write or text != _read_text(out_dir / MANIFEST):
+        commit(out_dir, [*plan.to_write, (MANIFEST, text.encode("utf-8"))])
+    for stray in strays:
+        (out_dir / stray).unlink(missing_ok=True)
     return plan.report
+
+
+def old_temp_files(out_dir: Path, rels: list[str]) -> list[str]:
+    """Temporary files that tvmdev 0.1's writer left beside ``rels`` when interrupted."""
+    by_folder: dict[str, set[str]] = {}
+    for rel in rels:
+        parent, _, name = rel.rpartition("/")
+        by_folder.setdefault(parent, set()).add(name)
+    found = []
+    for parent, names in sorted(by_folder.items()):
+        try:
+            entries = sorted(os.listdir(out_dir / parent))
+        except OSError:
+            continue
+        for entry in entries:
+            m = _OLD_TEMP.match(entry)
+            if m and m.group(1) in names:
+                found.append(f"{parent}/{entry}" if parent else entry)
+    return found
 
 
 def _read_text(path: Path) -> str | None:
@@ -190,55 +196,21 @@ def _read_text(path: Path) -> str | None:
         return None
 
 
-def _commit(out_dir: Path, items: list[tuple[Path, bytes]]) -> None:
-    """Stage every file as a temporary beside its target, then rename all into place."""
-    created_dirs: list[Path] = []
-    staged: list[tuple[Path, Path]] = []
-    try:
-        for target, data in items:
-            target = normalized(target)
-            parent = target.parent
-            missing = []
-            while not parent.exists():
-                missing.append(parent)
-                parent = parent.parent
-            for d in reversed(missing):
-                d.mkdir()
-                created_dirs.append(d)
-            fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                                            dir=target.parent)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            mode = target.stat().st_mode & 0o7777 if target.exists() else 0o644
-            os.chmod(tmp_name, mode)
-            staged.append((Path(tmp_name), target))
-    except OSError as exc:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
-        for d in reversed(created_dirs):
-            try:
-                d.rmdir()
-            except OSError:
-                pass
-        raise TvmdevError(f"cannot write: {exc.strerror}", str(exc.filename or out_dir)) from None
-    for tmp, target in staged:
-        os.replace(tmp, target)
-
-
 def sync(out_dir: Path, files: list[OutFile]) -> list[str]:
     """Write files into a folder tvmdev owns entirely (a build folder): each file that is
-    missing or differs is replaced atomically; nothing else is checked or recorded.
-    Returns the paths written."""
+    missing or differs is replaced, in one journaled commit; nothing else is checked or
+    recorded. Returns the paths written."""
     check_out_dir(out_dir)
+    recover(out_dir)
     items = []
     for f in files:
         target = out_dir / f.path
         data = f.content.encode("utf-8")
         if not target.is_file() or target.read_bytes() != data:
-            items.append((target, data))
+            items.append((f.path, data))
     if items:
-        _commit(out_dir, items)
-    return [str(t.relative_to(out_dir)) for t, _ in items]
+        commit(out_dir, items)
+    return [rel for rel, _ in items]
 
 
 def copy_files(sources: list[tuple[Path, str]]) -> list[OutFile]:

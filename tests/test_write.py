@@ -1,0 +1,133 @@
+"""The writer: recovery from an interrupted write (simulated in-process here;
+tests/test_write_interrupted.py kills real runs)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import Result, tree
+
+from tvmdev.write import journal
+
+POSIX = ["new-device", "woofles", "--platform", "posix", "-o", "out"]
+SCAFFOLD = "src/device/woofles/posix.c"
+
+
+def _edit(path: Path, text: str) -> None:
+    path.write_text(path.read_text() + text)
+
+
+# --- interrupted writes (in-process: Ctrl-C at each rename) ------------------------------
+
+REGEN = ["new-device", "woofles", "--platform", "posix", "--platform", "zephyr",
+         "--ops", "gemm,matmul,relu", "-o", "out"]
+
+
+def _setup(cli: Callable[..., Result], root: Path) -> None:
+    """A folder with an edited scaffold."""
+    root.mkdir()
+    assert cli(*POSIX, cwd=root).code == 0
+    _edit(root / "out" / SCAFFOLD, "/* mine */\n")
+
+
+def test_ctrl_c_at_any_rename_is_completed_by_the_next_run(
+        cli: Callable[..., Result], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _setup(cli, tmp_path / "ref")
+    assert cli(*REGEN, cwd=tmp_path / "ref").code == 0
+    want = tree(tmp_path / "ref/out")
+    real_replace = os.replace
+
+    def interrupt_at(n: int) -> Callable[[str | Path, str | Path], None]:
+        calls = 0
+
+        def replace(src: str | Path, dst: str | Path) -> None:
+            nonlocal calls
+            calls += 1
+            if calls == n:
+                raise KeyboardInterrupt
+            real_replace(src, dst)
+        return replace
+
+    n = 0
+    rolled = set()
+    while True:
+        n += 1
+        root = tmp_path / f"n{n}"
+        _setup(cli, root)
+        monkeypatch.setattr(journal.os, "replace", interrupt_at(n))
+        code = cli(*REGEN, cwd=root).code
+        monkeypatch.setattr(journal.os, "replace", real_replace)
+        if code == 0:
+            break
+        assert code == 130
+        rolled.add(journal.pending(root / "out"))
+        r = cli(*REGEN, cwd=root)
+        assert r.code == 0, r.err
+        assert tree(root / "out") == want, f"interrupted at rename {n}"
+    assert n > 10 and rolled == {False, True}  # rolled back (n = 1) and forward
+
+
+def test_a_dry_run_stops_at_an_interrupted_write(cli: Callable[..., Result],
+                                                 tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    _setup(cli, tmp_path / "a")
+    root = tmp_path / "a"
+
+    def interrupt(src: str | Path, dst: str | Path) -> None:
+        if Path(dst).name != journal.JOURNAL:
+            raise KeyboardInterrupt
+        os.rename(src, dst)
+
+    monkeypatch.setattr(journal.os, "replace", interrupt)
+    assert cli(*REGEN, cwd=root).code == 130
+    monkeypatch.undo()
+    before = tree(root)
+    for args in (REGEN + ["--dry-run"], ["check", "out"]):
+        r = cli(*args, cwd=root)
+        assert r.code == 1
+        assert r.err.splitlines() == [
+            "tvmdev: out: a write into this folder was interrupted and is not complete",
+            "  hint: run the tvmdev command that writes here again (without --dry-run): it "
+            "completes the interrupted write first"]
+    assert tree(root) == before
+    r = cli(*POSIX, cwd=root)  # any command that writes here completes it first
+    assert r.code == 0
+    assert r.out.splitlines()[0] == "completed an interrupted write into out"
+    assert not (root / "out" / journal.STAGING).exists()
+
+
+def test_a_damaged_journal_is_one_line(cli: Callable[..., Result], tmp_path: Path) -> None:
+    assert cli(*POSIX, cwd=tmp_path).code == 0
+    staging = tmp_path / "out" / journal.STAGING
+    staging.mkdir()
+    (staging / journal.JOURNAL).write_text('[["0", "../../escape"]]')
+    before = tree(tmp_path)
+    r = cli(*POSIX, cwd=tmp_path)
+    assert r.code == 1
+    assert r.err.splitlines() == [
+        "tvmdev: out/.tvmdev.staging/journal.json: the journal of an interrupted write is "
+        "damaged",
+        f"  hint: delete out/{journal.STAGING} (files of the interrupted write may then be "
+        "a mix of old and new: check them)"]
+    assert tree(tmp_path) == before
+
+
+def test_stray_temporary_files_are_removed(cli: Callable[..., Result], tmp_path: Path) -> None:
+    assert cli(*POSIX, cwd=tmp_path).code == 0
+    want = tree(tmp_path / "out")
+    out = tmp_path / "out"
+    # An uncommitted staging folder (rolled back), and tvmdev 0.1's temporary files.
+    (out / journal.STAGING).mkdir()
+    (out / journal.STAGING / "0").write_text("half")
+    old = [out / "src/device/woofles/.posix.c.k2x_9abc.tmp", out / ".CMakeLists.txt.a1b2c3d4.tmp"]
+    for p in old:
+        p.write_text("half")
+    mine = out / "src/device/woofles/.posix.c.notmine.tmp"
+    mine.write_text("the user's")
+    r = cli(*POSIX, cwd=tmp_path)
+    assert r.code == 0
+    assert "remove (stray temporary file)  src/device/woofles/.posix.c.k2x_9abc.tmp" in r.out
+    assert tree(out) == {**want, "src/device/woofles/.posix.c.notmine.tmp": b"the user's"}
