@@ -1,36 +1,79 @@
-"""The writer: recovery from an interrupted write (simulated in-process here;
-tests/test_write_interrupted.py kills real runs)."""
+"""The writer: --force and scaffolds, .orig backups, and recovery from an interrupted
+write (simulated in-process here; tests/test_write_interrupted.py kills real runs)."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import Result, tree
+from conftest import REPO, Result, tree
 
 from tvmdev.write import journal
 
+MLP = REPO / "examples/mlp/mlp.yaml"
 POSIX = ["new-device", "woofles", "--platform", "posix", "-o", "out"]
+HEADER = "include/tvm/device/woofles/posix.h"
 SCAFFOLD = "src/device/woofles/posix.c"
 
 
-def _edit(path: Path, text: str) -> None:
+def _edit(path: Path, text: str) -> str:
     path.write_text(path.read_text() + text)
+    return path.read_text()
+
+
+# --- --force and scaffolds, .orig backups ----------------------------------------------
+
+def test_force_never_touches_an_edited_scaffold(cli: Callable[..., Result],
+                                                tmp_path: Path) -> None:
+    assert cli(*POSIX, cwd=tmp_path).code == 0
+    out = tmp_path / "out"
+    mine = _edit(out / SCAFFOLD, "/* my accelerator code */\n")
+    for _ in range(2):
+        r = cli(*POSIX, "--force", cwd=tmp_path)
+        assert r.code == 0
+        assert f"kept (yours)  {SCAFFOLD}" in r.out
+        assert (out / SCAFFOLD).read_text() == mine
+    assert not list(out.rglob("*.orig*"))
+
+
+def test_force_never_overwrites_a_backup(cli: Callable[..., Result], tmp_path: Path) -> None:
+    assert cli(*POSIX, cwd=tmp_path).code == 0
+    hdr = tmp_path / "out" / HEADER
+    generated = hdr.read_text()
+    first = _edit(hdr, "/* first edit */\n")
+    r = cli(*POSIX, "--force", cwd=tmp_path)
+    assert r.code == 0
+    assert f"overwrite (yours saved as .orig)  {HEADER}" in r.out
+    second = _edit(hdr, "/* second edit */\n")
+    r = cli(*POSIX, "--force", cwd=tmp_path)
+    assert f"overwrite (yours saved as .orig.1)  {HEADER}" in r.out
+    _edit(hdr, "/* third edit */\n")
+    r = cli(*POSIX, "--force", cwd=tmp_path)
+    assert f"overwrite (yours saved as .orig.2)  {HEADER}" in r.out
+    assert hdr.read_text() == generated
+    assert (hdr.parent / "posix.h.orig").read_text() == first
+    assert (hdr.parent / "posix.h.orig.1").read_text() == second
+    assert "/* third edit */" in (hdr.parent / "posix.h.orig.2").read_text()
+    # Backups are the user's: not recorded, never rewritten by an ordinary run.
+    files = json.loads((tmp_path / "out/.tvmdev.json").read_text())["files"]
+    assert not [p for p in files if ".orig" in p]
 
 
 # --- interrupted writes (in-process: Ctrl-C at each rename) ------------------------------
 
 REGEN = ["new-device", "woofles", "--platform", "posix", "--platform", "zephyr",
-         "--ops", "gemm,matmul,relu", "-o", "out"]
+         "--ops", "gemm,matmul,relu", "-o", "out", "--force"]
 
 
 def _setup(cli: Callable[..., Result], root: Path) -> None:
-    """A folder with an edited scaffold."""
+    """A folder with an edited scaffold and an edited owned file (--force saves it)."""
     root.mkdir()
     assert cli(*POSIX, cwd=root).code == 0
     _edit(root / "out" / SCAFFOLD, "/* mine */\n")
+    _edit(root / "out" / HEADER, "/* edit */\n")
 
 
 def test_ctrl_c_at_any_rename_is_completed_by_the_next_run(

@@ -24,6 +24,7 @@ pytestmark = pytest.mark.slow
 # No bytecode writes: Python renames .pyc files into place, which would move the count.
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
 SCAFFOLD = "src/device/woofles/posix.c"
+HEADER = "include/tvm/device/woofles/posix.h"
 MINE = "/* mine: the user's accelerator code */\n"
 Cli = Callable[..., Result]
 
@@ -52,8 +53,9 @@ def _add_platform(cli: Cli, root: Path) -> list[str]:
     assert cli("new-device", "uart_accel", "--platform", "cmsis", "-o", "out",
                cwd=root).code == 0
     _edit(root / "out" / SCAFFOLD, MINE)
+    _edit(root / "out" / HEADER, "/* an edit --force saves as .orig */\n")
     return ["new-device", "woofles", "--platform", "posix", "--platform", "zephyr",
-            "--ops", "gemm,matmul,relu", "-o", "out"]
+            "--ops", "gemm,matmul,relu", "-o", "out", "--force"]
 
 
 def _model_changed(cli: Cli, root: Path) -> list[str]:

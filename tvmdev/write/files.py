@@ -4,10 +4,12 @@ Every file is either *owned* (regenerated on every run) or *scaffold* (written o
 the user's). A manifest in the output folder records what was written and its hash, so a
 later run can tell a user's edit from its own output:
 
-* an owned file the user edited stops the run (exit 1) unless ``force``;
-* a scaffold file the user edited is kept as it is;
-* a file whose content would not change is not touched;
-* with ``force``, an edited file that is overwritten is first saved as ``<file>.orig``.
+* an owned file the user edited stops the run (exit 1) unless ``force``, which
+  overwrites it after saving the user's version beside it as ``<file>.orig``; a backup is
+  never overwritten: if ``<file>.orig`` exists, the next free one of ``<file>.orig.1``,
+  ``<file>.orig.2``, ... is used;
+* a scaffold file the user edited is kept as it is, with or without ``force``;
+* a file whose content would not change is not touched.
 
 All files are rendered and checked before anything is written; they are then committed
 through a journal (:mod:`.journal`): a run interrupted at any point is completed or
@@ -85,8 +87,9 @@ class _Plan:
     conflicts: list[str] = field(default_factory=list)
 
     def decide(self, f: OutFile, recorded: str | None, force: bool) -> None:
-        """One file: create, leave, update, keep the user's edit, or (with force) overwrite
-        it after saving it as .orig; an edited owned file is a conflict."""
+        """One file: create, leave, update, keep the user's edit, or (with force, owned
+        files only) overwrite it after saving it as .orig; an edited owned file is a
+        conflict."""
         target = self.out_dir / f.path
         new_hash = digest(f.content)
         record = {"kind": f.kind, "sha256": new_hash}
@@ -106,16 +109,25 @@ class _Plan:
             self.report.add("update", f.path)
             self.to_write.append((f.path, f.content.encode("utf-8")))
             self.records[f.path] = record
-        elif f.kind == "scaffold" and not force:
+        elif f.kind == "scaffold":  # the user's, always: --force does not touch it
             self.report.add("kept (yours)", f.path)
             # Keep recording what tvmdev generated, so the edit stays detectable.
             self.records[f.path] = {"kind": f.kind, "sha256": recorded or new_hash}
         elif force:
-            self.report.add("overwrite (saved .orig)", f.path)
-            self.to_write += [(f"{f.path}.orig", on_disk), (f.path, f.content.encode("utf-8"))]
+            backup = self.backup_name(f.path)
+            self.report.add(f"overwrite (yours saved as {backup[len(f.path):]})", f.path)
+            self.to_write += [(backup, on_disk), (f.path, f.content.encode("utf-8"))]
             self.records[f.path] = record
         else:
             self.conflicts.append(f.path)
+
+    def backup_name(self, rel: str) -> str:
+        """``<rel>.orig``, or the first of ``<rel>.orig.1``, ``.orig.2``, ... that is free."""
+        name, n = f"{rel}.orig", 0
+        while os.path.lexists(self.out_dir / name):
+            n += 1
+            name = f"{rel}.orig.{n}"
+        return name
 
 
 def _check_unique(files: list[OutFile]) -> None:
