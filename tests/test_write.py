@@ -1,5 +1,6 @@
-"""The writer: --force and scaffolds, .orig backups, and recovery from an interrupted
-write (simulated in-process here; tests/test_write_interrupted.py kills real runs)."""
+"""The writer: --force and scaffolds, .orig backups, one merged manifest, and recovery
+from an interrupted write (simulated in-process here; tests/test_write_interrupted.py
+kills real runs)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,55 @@ def test_force_never_overwrites_a_backup(cli: Callable[..., Result], tmp_path: P
     # Backups are the user's: not recorded, never rewritten by an ordinary run.
     files = json.loads((tmp_path / "out/.tvmdev.json").read_text())["files"]
     assert not [p for p in files if ".orig" in p]
+
+
+# --- one manifest, merged ---------------------------------------------------------------
+
+def test_aot_into_a_device_folder_keeps_its_devices(cli: Callable[..., Result],
+                                                    tmp_path: Path) -> None:
+    assert cli(*POSIX, cwd=tmp_path).code == 0
+    assert cli("aot", str(MLP), "-o", "out", cwd=tmp_path).code == 0
+    manifest = json.loads((tmp_path / "out/.tvmdev.json").read_text())
+    assert sorted(manifest["devices"]) == ["woofles"]
+    assert manifest["models"] == {"mlp": {"command": "tvmdev aot mlp.yaml"}}
+    r = cli("check", "out", cwd=tmp_path)
+    assert r.code == 0, r.out + r.err
+    assert cli("new-device", "other", "--platform", "cmsis", "-o", "out",
+               cwd=tmp_path).code == 0
+    cmake = (tmp_path / "out/CMakeLists.txt").read_text()
+    assert "src/device/woofles/posix.c" in cmake and "src/device/other/cmsis.c" in cmake
+    manifest = json.loads((tmp_path / "out/.tvmdev.json").read_text())
+    assert sorted(manifest["devices"]) == ["other", "woofles"]
+    assert sorted(manifest["models"]) == ["mlp"]
+    assert "tvmgen_mlp.c" in manifest["files"]
+
+
+def test_two_models_in_one_folder_keep_both_records(cli: Callable[..., Result],
+                                                    tmp_path: Path) -> None:
+    cnn = REPO / "examples/cnn/cnn.yaml"
+    assert cli("aot", str(MLP), "-o", "out", cwd=tmp_path).code == 0
+    assert cli("aot", str(cnn), "-o", "out", "--schedule", "lazy", cwd=tmp_path).code == 0
+    manifest = json.loads((tmp_path / "out/.tvmdev.json").read_text())
+    assert manifest["models"] == {"cnn": {"command": "tvmdev aot cnn.yaml --schedule lazy"},
+                                  "mlp": {"command": "tvmdev aot mlp.yaml"}}
+    for name in ("tvmgen_mlp.c", "tvmgen_cnn.c", "kernels/portable/softmax.c",
+                 "kernels/portable/conv2d.c"):
+        assert name in manifest["files"]
+    # Regenerating either touches nothing: the other's files and records stay.
+    before = tree(tmp_path / "out")
+    assert cli("aot", str(MLP), "-o", "out", cwd=tmp_path).code == 0
+    assert tree(tmp_path / "out") == before
+
+
+def test_a_manifest_of_the_old_aot_is_restructured(cli: Callable[..., Result],
+                                                   tmp_path: Path) -> None:
+    assert cli("aot", str(MLP), "-o", "out", cwd=tmp_path).code == 0
+    path = tmp_path / "out/.tvmdev.json"
+    manifest = json.loads(path.read_text())
+    old = {k: v for k, v in manifest.items() if k not in ("models", "version")}
+    path.write_text(json.dumps({**old, "model": "mlp", "command": "tvmdev aot mlp.yaml"}))
+    assert cli("aot", str(MLP), "-o", "out", cwd=tmp_path).code == 0
+    assert json.loads(path.read_text()) == manifest
 
 
 # --- interrupted writes (in-process: Ctrl-C at each rename) ------------------------------

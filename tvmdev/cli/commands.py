@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import __version__
 from ..errors import TvmdevError, UsageError
 from ..inspect.check import check_folder
 from ..inspect.elf import format_report
@@ -158,8 +159,11 @@ def cmd_aot(args: argparse.Namespace) -> int:
     extra = [portable / "tvmk_portable.h"] + sorted(portable.glob("*.h"))
     copies += [(h, f"kernels/portable/{h.name}") for h in dict.fromkeys(extra)]
     files = list(gen.files) + copy_files(copies)
-    manifest = {"tool": "tvmdev", "model": m.name, "command": command}
-    report = write(out_dir, files, manifest, force=args.force, dry_run=args.dry_run)
+    # aot owns its model's entry under "models" (other models and new-device's "devices"
+    # stay); "model" and "command" were this command's keys before a folder held several.
+    records = {"tool": "tvmdev", "version": __version__, "models": {m.name: {"command": command}},
+               "model": None, "command": None}
+    report = write(out_dir, files, records, force=args.force, dry_run=args.dry_run)
     _print_report(report.lines(), args.dry_run)
     mem = gen.memory
     print(f"arena: {mem.arena_size} bytes (lower bound {mem.lower_bound}, "

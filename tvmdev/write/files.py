@@ -14,6 +14,8 @@ later run can tell a user's edit from its own output:
 All files are rendered and checked before anything is written; they are then committed
 through a journal (:mod:`.journal`): a run interrupted at any point is completed or
 rolled back by the next run that writes into the folder, before that run reads anything.
+The manifest is merged: each command replaces its own records and keeps the others'
+(:mod:`.manifest`).
 """
 
 from __future__ import annotations
@@ -21,13 +23,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import TvmdevError
 from .journal import commit, recover
-from .manifest import MANIFEST, manifest_text, read_manifest
+from .manifest import MANIFEST, manifest_text, merged, read_manifest
 
 # The temporary files of tvmdev 0.1's writer, left beside their targets by an interrupted
 # run: tempfile.mkstemp(prefix=".<name>.", suffix=".tmp").
@@ -140,13 +143,14 @@ def _check_unique(files: list[OutFile]) -> None:
             raise AssertionError(f"internal error: bad kind {f.kind}")
 
 
-def write(out_dir: Path, files: list[OutFile], manifest: dict[str, Any], *,
+def write(out_dir: Path, files: list[OutFile], records: Mapping[str, Any], *,
           force: bool = False, dry_run: bool = False) -> Report:
     """Write ``files`` under ``out_dir`` and update the manifest there.
 
-    ``manifest`` holds the caller's records (inputs, tool version); this function adds the
-    ``files`` table. Completes an interrupted write into ``out_dir`` first (not in a dry
-    run). Raises :class:`TvmdevError` before writing anything on a conflict.
+    ``records`` are the caller's own manifest keys (see :func:`.manifest.merged`); the
+    writer keeps every other command's and adds the ``files`` table. Completes an
+    interrupted write into ``out_dir`` first (not in a dry run). Raises
+    :class:`TvmdevError` before writing anything on a conflict.
     """
     check_out_dir(out_dir)
     _check_unique(files)
@@ -169,7 +173,7 @@ def write(out_dir: Path, files: list[OutFile], manifest: dict[str, Any], *,
     for path, rec in old_files.items():
         if path not in plan.records and (out_dir / path).exists():
             plan.records[path] = rec
-    text = manifest_text({**manifest, "files": dict(sorted(plan.records.items()))})
+    text = manifest_text(merged(old, records, plan.records))
     strays = old_temp_files(out_dir, [*plan.records, MANIFEST])
     for stray in strays:
         plan.report.add("remove (stray temporary file)", stray)
