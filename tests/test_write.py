@@ -1,6 +1,6 @@
-"""The writer: --force and scaffolds, .orig backups, one merged manifest, and recovery
-from an interrupted write (simulated in-process here; tests/test_write_interrupted.py
-kills real runs)."""
+"""The writer: --force and scaffolds, .orig backups, one merged manifest, manifests of the
+wrong shape, names too long for the file system, and recovery from an interrupted write
+(simulated in-process here; tests/test_write_interrupted.py kills real runs)."""
 
 from __future__ import annotations
 
@@ -110,6 +110,106 @@ def test_a_manifest_of_the_old_aot_is_restructured(cli: Callable[..., Result],
     path.write_text(json.dumps({**old, "model": "mlp", "command": "tvmdev aot mlp.yaml"}))
     assert cli("aot", str(MLP), "-o", "out", cwd=tmp_path).code == 0
     assert json.loads(path.read_text()) == manifest
+
+
+# --- manifests of the wrong shape -------------------------------------------------------
+
+DIGEST = "0" * 64
+BAD_MANIFESTS = {
+    "a list": ("[]", "it holds a JSON array, not an object"),
+    "files a list": ('{"files": []}', "'files' is a JSON array, not an object"),
+    "no sha256": ('{"files": {"CMakeLists.txt": {"kind": "owned"}}}',
+                  "the record of file 'CMakeLists.txt' has no sha256"),
+    "record a string": ('{"files": {"Kconfig": "owned"}}',
+                        "the record of file 'Kconfig' is not an object"),
+    "bad kind": ('{"files": {"Kconfig": {"kind": "mine", "sha256": "' + DIGEST + '"}}}',
+                 "the record of file 'Kconfig' has no kind (owned or scaffold)"),
+    "devices a list": ('{"devices": ["woofles"]}', "'devices' is a JSON array, not an object"),
+    "device options a list": ('{"devices": {"woofles": {"platforms": ["posix"], '
+                              '"options": []}}}',
+                              "the record of device 'woofles' needs an object as 'options'"),
+    "models a string": ('{"models": "mlp"}', "'models' is a JSON string, not an object"),
+}
+
+
+@pytest.mark.parametrize("command", ["new-device", "aot"])
+@pytest.mark.parametrize("case", sorted(BAD_MANIFESTS))
+def test_a_manifest_of_the_wrong_shape_is_one_line(case: str, command: str,
+                                                   cli: Callable[..., Result],
+                                                   tmp_path: Path) -> None:
+    text, problem = BAD_MANIFESTS[case]
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out/.tvmdev.json").write_text(text)
+    before = tree(tmp_path)
+    args = POSIX if command == "new-device" else ["aot", str(MLP), "-o", "out"]
+    r = cli(*args, cwd=tmp_path)
+    assert r.code == 1
+    assert r.err.splitlines() == [
+        f"tvmdev: out/.tvmdev.json: the manifest is not one tvmdev wrote: {problem}",
+        "  hint: delete .tvmdev.json to start over (tvmdev then treats files that differ "
+        "from its output as edits: it keeps scaffolds and stops at owned files unless "
+        "--force)"]
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("data,problem", [
+    (b"\xff\xfe{}", "the manifest is not UTF-8 text"),
+    (b'{"files": ', "the manifest is not valid JSON"),
+])
+def test_a_manifest_that_is_not_json_is_one_line(data: bytes, problem: str,
+                                                 cli: Callable[..., Result],
+                                                 tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out/.tvmdev.json").write_bytes(data)
+    before = tree(tmp_path)
+    for args in (POSIX, ["check", "out"]):
+        r = cli(*args, cwd=tmp_path)
+        assert r.code == 1
+        assert r.err.splitlines()[0] == f"tvmdev: out/.tvmdev.json: {problem}"
+        assert r.err.splitlines()[1].startswith("  hint: delete .tvmdev.json")
+        assert "Traceback" not in r.err
+    assert tree(tmp_path) == before
+
+
+# --- names too long for the file system -------------------------------------------------
+
+LONG = "a" * 300
+
+
+def test_a_device_name_too_long_for_the_file_system(cli: Callable[..., Result],
+                                                    tmp_path: Path) -> None:
+    assert cli(*POSIX, cwd=tmp_path).code == 0
+    before = tree(tmp_path)
+    r = cli("new-device", LONG, "--platform", "posix", "-o", "out", cwd=tmp_path)
+    assert r.code == 1
+    assert r.err.splitlines() == [
+        "tvmdev: out: cannot write include/tvm/device/aaaaaaaaaaaaaaaaaaaaa...aaaaaaaaaaaaaa.h: "
+        "a name of 302 bytes; the file system allows 255",
+        "  hint: use a shorter device or model name"]
+    assert tree(tmp_path) == before
+
+
+def test_a_model_name_too_long_for_the_file_system(cli: Callable[..., Result],
+                                                   tmp_path: Path) -> None:
+    model = tmp_path / "long.yaml"
+    model.write_text(MLP.read_text().replace("name: mlp", f"name: m{LONG}")
+                     .replace("npy: w1.npy", "random: {seed: 1, low: -1, high: 1}"))
+    r = cli("aot", str(model), "-o", "out", cwd=tmp_path)
+    assert r.code == 1
+    assert r.err.splitlines()[0] == (
+        "tvmdev: out: cannot write tvmgen_maaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...aaaaaaaaaaaaaa.h: "
+        "a name of 310 bytes; the file system allows 255")
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_output_folder_too_long_for_the_file_system(cli: Callable[..., Result],
+                                                       tmp_path: Path) -> None:
+    r = cli("new-device", "woofles", "--platform", "posix", "-o", f"out/{LONG}", cwd=tmp_path)
+    assert r.code == 1
+    assert r.err.splitlines()[0] == (
+        "tvmdev: out/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...aaaaaaaaaaaaaaaa: the output path "
+        "has a name of 300 bytes; the file system allows 255")
+    assert list(tmp_path.iterdir()) == []
 
 
 # --- interrupted writes (in-process: Ctrl-C at each rename) ------------------------------

@@ -11,11 +11,11 @@ later run can tell a user's edit from its own output:
 * a scaffold file the user edited is kept as it is, with or without ``force``;
 * a file whose content would not change is not touched.
 
-All files are rendered and checked before anything is written; they are then committed
-through a journal (:mod:`.journal`): a run interrupted at any point is completed or
-rolled back by the next run that writes into the folder, before that run reads anything.
-The manifest is merged: each command replaces its own records and keeps the others'
-(:mod:`.manifest`).
+All files are rendered and checked (names within the file system's limits, the manifest's
+shape, edits) before anything is written; they are then committed through a journal
+(:mod:`.journal`): a run interrupted at any point is completed or rolled back by the next
+run that writes into the folder, before that run reads anything. The manifest is merged:
+each command replaces its own records and keeps the others' (:mod:`.manifest`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TvmdevError
-from .journal import commit, recover
+from .journal import commit, normalized, recover
 from .manifest import MANIFEST, manifest_text, merged, read_manifest
 
 # The temporary files of tvmdev 0.1's writer, left beside their targets by an interrupted
@@ -69,7 +69,9 @@ def digest(text: str | bytes) -> str:
 
 
 def check_out_dir(out_dir: Path) -> None:
-    """An output path must be a folder or not exist yet (nor have a file among its parents)."""
+    """An output path must fit the file system's limits, and be a folder or not exist yet
+    (nor have a file among its parents)."""
+    check_names(out_dir, [])
     for p in [out_dir, *out_dir.parents]:
         if p.exists():
             if not p.is_dir():
@@ -77,6 +79,42 @@ def check_out_dir(out_dir: Path) -> None:
                 raise TvmdevError(f"{what} is a file, not a folder", str(out_dir),
                                   hint="pass a folder with -o")
             break
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 64 else f"{text[:40]}...{text[-16:]}"
+
+
+def check_names(out_dir: Path, rels: list[str]) -> None:
+    """Every path to write fits the file system: each file or folder name within its
+    limit in bytes (255 on most), the whole path within the path limit (4096 on Linux)."""
+    root = normalized(out_dir)
+    for part in root.parts:
+        if len(os.fsencode(part)) > 255:  # before any call that could fail on it
+            raise TvmdevError(f"the output path has a name of {len(os.fsencode(part))} "
+                              "bytes; the file system allows 255", _short(str(out_dir)),
+                              hint="use a shorter folder name")
+    existing = next(p for p in [root, *root.parents] if p.exists())
+    name_max, path_max = _limits(existing)
+    for rel in rels:
+        for part in Path(rel).parts:
+            if len(os.fsencode(part)) > name_max:
+                raise TvmdevError(
+                    f"cannot write {_short(rel)}: a name of {len(os.fsencode(part))} bytes; "
+                    f"the file system allows {name_max}", str(out_dir),
+                    hint="use a shorter device or model name")
+        if len(os.fsencode(str(root / rel))) >= path_max:
+            raise TvmdevError(f"cannot write {_short(rel)}: its path is longer than the "
+                              f"file system allows ({path_max} bytes)", _short(str(out_dir)),
+                              hint="use a shorter output folder, device or model name")
+
+
+def _limits(folder: Path) -> tuple[int, int]:
+    """The longest name and path the file system holding ``folder`` allows, in bytes."""
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX"), os.pathconf(folder, "PC_PATH_MAX")
+    except (OSError, ValueError):
+        return 255, 4096
 
 
 @dataclass
@@ -130,6 +168,7 @@ class _Plan:
         while os.path.lexists(self.out_dir / name):
             n += 1
             name = f"{rel}.orig.{n}"
+        check_names(self.out_dir, [name])
         return name
 
 
@@ -153,6 +192,7 @@ def write(out_dir: Path, files: list[OutFile], records: Mapping[str, Any], *,
     :class:`TvmdevError` before writing anything on a conflict.
     """
     check_out_dir(out_dir)
+    check_names(out_dir, [f.path for f in files])
     _check_unique(files)
     if not dry_run:
         recover(out_dir)
@@ -217,6 +257,7 @@ def sync(out_dir: Path, files: list[OutFile]) -> list[str]:
     missing or differs is replaced, in one journaled commit; nothing else is checked or
     recorded. Returns the paths written."""
     check_out_dir(out_dir)
+    check_names(out_dir, [f.path for f in files])
     recover(out_dir)
     items = []
     for f in files:

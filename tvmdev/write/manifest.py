@@ -17,12 +17,15 @@ from ..errors import TvmdevError
 from .journal import pending
 
 MANIFEST = ".tvmdev.json"
+KINDS = ("owned", "scaffold")
 
-_HINT = f"delete {MANIFEST} to start over (edited files are then treated as yours)"
+_HINT = (f"delete {MANIFEST} to start over (tvmdev then treats files that differ from its "
+         "output as edits: it keeps scaffolds and stops at owned files unless --force)")
 
 
 def read_manifest(out_dir: Path) -> dict[str, Any]:
-    """The manifest of ``out_dir``, or an empty one."""
+    """The manifest of ``out_dir``, or an empty one; a manifest of the wrong shape is one
+    error naming the file."""
     if pending(out_dir):
         raise TvmdevError("a write into this folder was interrupted and is not complete",
                           str(out_dir),
@@ -33,11 +36,51 @@ def read_manifest(out_dir: Path) -> dict[str, Any]:
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError):
+    except UnicodeDecodeError:
+        raise TvmdevError("the manifest is not UTF-8 text", str(path), hint=_HINT) from None
+    except ValueError:
         raise TvmdevError("the manifest is not valid JSON", str(path), hint=_HINT) from None
-    if not isinstance(data, dict):
-        raise TvmdevError("the manifest is not a JSON object", str(path))
+    problem = shape_problem(data)
+    if problem:
+        raise TvmdevError(f"the manifest is not one tvmdev wrote: {problem}", str(path),
+                          hint=_HINT)
+    assert isinstance(data, dict)
     return data
+
+
+def shape_problem(data: Any) -> str | None:
+    """What is wrong with the shape of a manifest's data, or None."""
+    if not isinstance(data, dict):
+        return f"it holds a JSON {_json_type(data)}, not an object"
+    for key in ("files", "devices", "models"):
+        if key in data and not isinstance(data[key], dict):
+            return f"'{key}' is a JSON {_json_type(data[key])}, not an object"
+    for path, rec in data.get("files", {}).items():
+        if not isinstance(rec, dict):
+            return f"the record of file '{path}' is not an object"
+        sha = rec.get("sha256")
+        if not isinstance(sha, str) or len(sha) != 64:
+            return f"the record of file '{path}' has no sha256"
+        if rec.get("kind") not in KINDS:
+            return f"the record of file '{path}' has no kind (owned or scaffold)"
+    for key in ("devices", "models"):
+        for name, rec in data.get(key, {}).items():
+            if not isinstance(rec, dict):
+                return f"the record of {key[:-1]} '{name}' is not an object"
+    for name, rec in data.get("devices", {}).items():
+        for key, kind in (("platforms", list), ("ops", list), ("options", dict)):
+            value = rec.get(key, kind())
+            if not isinstance(value, kind) or (kind is list and not all(
+                    isinstance(v, str) for v in value)) or (key == "platforms" and not value):
+                what = "an object" if kind is dict else "a list of names"
+                return f"the record of device '{name}' needs {what} as '{key}'"
+    return None
+
+
+def _json_type(value: Any) -> str:
+    names = {list: "array", str: "string", bool: "boolean", int: "number", float: "number",
+             type(None): "null", dict: "object"}
+    return names.get(type(value), type(value).__name__)
 
 
 def merged(old: Mapping[str, Any], records: Mapping[str, Any],
