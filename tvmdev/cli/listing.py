@@ -11,7 +11,7 @@ from ..load.board import all_boards, board_by_name
 from ..load.platform import all_platforms
 from ..model.ops import OPS
 from ..plan.kernels import build_registry, device_dir_libraries
-from ..write.files import read_manifest
+from ..write.manifest import read_manifest
 
 
 def cmd_list(args: argparse.Namespace) -> int:

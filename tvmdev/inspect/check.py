@@ -21,7 +21,7 @@ from ..load.platform import Platform, platform_by_name
 from ..model.device import DeviceSpec
 from ..model.ops import OPS, kernel_params
 from ..resources import runtime_dir
-from ..write.files import read_manifest
+from ..write.manifest import read_manifest
 
 DEVICE_FUNCTIONS = ("Init", "Activate", "Open", "Close", "Deactivate", "Destroy")
 

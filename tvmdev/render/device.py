@@ -20,7 +20,8 @@ from ..model.device import DeviceSpec, check_collisions
 from ..model.ops import OPS, kernel_params, kernel_prototype
 from ..plan.kernels import portable_library
 from ..resources import runtime_dir
-from ..write.files import OutFile, read_manifest
+from ..write.files import OutFile
+from ..write.manifest import read_manifest
 from .engine import banner, render
 
 _PORTABLE = "kernels/portable"  # the portable kernel library, under runtime/

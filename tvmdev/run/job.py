@@ -25,7 +25,8 @@ from ..render.device import device_files, project_files
 from ..render.executor import generate
 from ..render.harness import Harness
 from ..resources import runtime_dir
-from ..write.files import OutFile, read_manifest, sync
+from ..write.files import OutFile, sync
+from ..write.manifest import read_manifest
 from . import external
 from .backend import Job, RunOptions, backend_for
 from .compare import OpReport, RunResult, op_errors
