@@ -6,6 +6,7 @@ writes.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -96,16 +97,26 @@ def plan_memory(model: Model, inplace: bool = True, scratch: Mapping[int, int] |
 def _place_scratch(tensors: Sequence[Buffer], scratch: Mapping[int, int]
                    ) -> tuple[Buffer, ...]:
     """Each operator's scratch at the lowest offset free of the tensor buffers live during
-    that operator (one operator's scratch never meets another's)."""
+    that operator (one operator's scratch never meets another's). One sweep over the
+    operators, with the buffers live at each: no scan of every buffer per operator."""
+    by_start = sorted(tensors, key=lambda b: b.start)
+    live: dict[int, Buffer] = {}
+    ends: list[tuple[int, int]] = []  # (end, id) of the live buffers, a heap
+    nxt = 0
     out = []
     for index, size in sorted(scratch.items()):
+        while nxt < len(by_start) and by_start[nxt].start <= index:
+            b = by_start[nxt]
+            live[id(b)] = b
+            heapq.heappush(ends, (b.end, id(b)))
+            nxt += 1
+        while ends and ends[0][0] < index:
+            live.pop(heapq.heappop(ends)[1], None)
         if size <= 0:
             continue
         size = _aligned(size)
-        busy = sorted((b.offset, b.offset + b.size) for b in tensors
-                      if b.start <= index <= b.end)
         offset = 0
-        for lo, hi in busy:
+        for lo, hi in sorted((b.offset, b.offset + b.size) for b in live.values()):
             if lo - offset >= size:
                 break
             offset = max(offset, hi)
