@@ -23,9 +23,10 @@ from pathlib import Path
 import unicorn
 import unicorn.arm_const as arm
 from elftools.elf.elffile import ELFFile
-from tvmdev.registry import build_registry
 
-from tvmdev import aot, model
+from tvmdev.load.model import load_model
+from tvmdev.plan.kernels import build_registry
+from tvmdev.render import executor as aot
 
 CFLAGS = ["-mcpu=cortex-m3", "-mthumb", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror",
           "-ffreestanding", "-ffunction-sections"]
@@ -106,7 +107,7 @@ SECTIONS {
 
 def build(tmp: Path, n_ops: int) -> tuple[Path, str]:
     (tmp / f"m{n_ops}.yaml").write_text(model_yaml(n_ops))
-    m = model.load(tmp / f"m{n_ops}.yaml")
+    m = load_model(tmp / f"m{n_ops}.yaml")
     gen = aot.generate(m, build_registry([], []), "eager")
     out = tmp / f"m{n_ops}"
     out.mkdir(exist_ok=True)

@@ -3,7 +3,8 @@
     python benchmarks/gemm_bench.py [--size 512] [--repeat 20]
 
 Builds runtime/kernels/portable/gemm.c with -O3 -march=native into a small timing
-program, times an NxNxN float32 gemm (alpha 1, beta 0), then times numpy's matmul with
+program, times an NxNxN float32 gemm (alpha 1, beta 0; the scratch tvmdev plans for the
+host), then times numpy's matmul with
 OpenBLAS limited to one thread, in the same run. First bar 0.25; aim 0.5.
 """
 
@@ -18,6 +19,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PORTABLE = ROOT / "runtime/kernels/portable"
+sys.path.insert(0, str(ROOT))
+
+from tvmdev.model.scratch import Tuning, gemm_pack  # noqa: E402
 
 HARNESS = r"""
 #define _POSIX_C_SOURCE 200809L
@@ -26,12 +30,14 @@ HARNESS = r"""
 #include <time.h>
 #include "tvmk_portable.h"
 static float A[SIZE * SIZE], B[SIZE * SIZE], Y[SIZE * SIZE];
+static float scratch[SCRATCH_BYTES / 4 + 1]; /* what tvmdev's planner gives the call */
 static double now(void) {
     struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 int main(int argc, char **argv) {
-    struct tvmk_gemm_params p = {SIZE, SIZE, SIZE, 0, 0, 1.0f, 0.0f, 0, 0, 0};
+    struct tvmk_gemm_params p = {SIZE, SIZE, SIZE, 0, 0, 1.0f, 0.0f, 0, 0, 0, SCRATCH_BYTES,
+                                 scratch};
     int i, reps = atoi(argv[1]);
     double best = 1e30, t;
     unsigned s = 1;
@@ -64,7 +70,9 @@ def main() -> int:
         subprocess.run(["tvmdev", "new-device", "bench", "--platform", "posix", "-o",
                         str(t / "dev")], check=True, capture_output=True)
         (t / "bench.c").write_text(HARNESS)
-        cmd = ["gcc", "-O3", "-march=native", "-std=c99", f"-DSIZE={n}", f"-I{PORTABLE}",
+        scratch = gemm_pack({"M": n, "N": n, "K": n}, Tuning())
+        cmd = ["gcc", "-O3", "-march=native", "-std=c99", f"-DSIZE={n}",
+               f"-DSCRATCH_BYTES={scratch}", f"-I{PORTABLE}",
                f"-I{t / 'dev/include'}", str(t / "bench.c"), str(PORTABLE / "gemm.c"),
                "-lm", "-o", str(t / "bench")]
         subprocess.run(cmd, check=True)

@@ -20,9 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _graphs import write_graph  # noqa: E402
-from tvmdev.registry import build_registry  # noqa: E402
 
-from tvmdev import aot, model  # noqa: E402
+from tvmdev.load.model import load_model  # noqa: E402
+from tvmdev.plan.kernels import build_registry  # noqa: E402
+from tvmdev.render import executor as aot  # noqa: E402
 
 
 def timed(path: Path, repeat: int) -> tuple[float, float, int]:
@@ -32,7 +33,7 @@ def timed(path: Path, repeat: int) -> tuple[float, float, int]:
     gc.disable()  # as the tvmdev command line runs
     for _ in range(repeat):
         t0 = time.perf_counter()
-        m = model.load(path)
+        m = load_model(path)
         t1 = time.perf_counter()
         gen = aot.generate(m, registry, "lazy")
         t2 = time.perf_counter()

@@ -23,7 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tvmdev import external, platforms  # noqa: E402
+from tvmdev.load.platform import platform_by_name  # noqa: E402
+from tvmdev.run import external  # noqa: E402
 
 PROGRAM = r"""
 #define _POSIX_C_SOURCE 200809L
@@ -38,6 +39,7 @@ PROGRAM = r"""
 
 static uint8_t arena[160U << 20] __attribute__((aligned(64)));
 static uint8_t lhs_packed[8U << 20] __attribute__((aligned(64)));
+static float scratch[32768 / 4]; /* the portable kernel's, as planned on a host */
 
 static double now(void)
 {
@@ -52,7 +54,7 @@ int main(int argc, char **argv)
     const unsigned mask = (unsigned)atoi(argv[5]);
     float *A = malloc((size_t)M * K * 4), *B = malloc((size_t)K * N * 4);
     float *Y = malloc((size_t)M * N * 4);
-    struct tvmk_gemm_params p = {M, N, K, 0, 0, 1.0f, 0.0f, 0, 0, 1};
+    struct tvmk_gemm_params p = {M, N, K, 0, 0, 1.0f, 0.0f, 0, 0, 1, 0, scratch};
     struct tvmdev_kai_config cfg;
     tvm_device_kleidiai_t dev;
     const struct tvmdev_kai_f32_ukernel *uk;
@@ -62,6 +64,8 @@ int main(int argc, char **argv)
 
     for (i = 0; i < M * K; i++) A[i] = (float)((i * 7) % 13) / 13.0f - 0.5f;
     for (i = 0; i < K * N; i++) B[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
+    p.scratch_bytes = tvmk_gemm_scratch_bytes(M, N, K);
+    if (p.scratch_bytes > (int32_t)sizeof(scratch)) p.scratch_bytes = (int32_t)sizeof(scratch);
     memset(&cfg, 0, sizeof(cfg));
     cfg.arena = arena;
     cfg.arena_size = sizeof(arena);
@@ -106,7 +110,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=15)
     args = ap.parse_args()
-    plat = platforms.get("kleidiai")
+    plat = platform_by_name("kleidiai")
     root = external.tree(plat)
     cc = "aarch64-linux-gnu-gcc"
     with tempfile.TemporaryDirectory() as tmp_s:

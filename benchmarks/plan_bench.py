@@ -17,8 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _graphs import write_graph  # noqa: E402
 
-from tvmdev import model  # noqa: E402
-from tvmdev.plan import plan_memory  # noqa: E402
+from tvmdev.load.model import load_model  # noqa: E402
+from tvmdev.plan.memory import plan_memory  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,7 +29,7 @@ def main() -> int:
     args = ap.parse_args()
     print(f"{'model':<28} {'ops':>5} {'arena':>9} {'lower bound':>12} {'ratio':>7}")
     for path in sorted((ROOT / "examples").glob("*/*.yaml")):
-        m = model.load(path)
+        m = load_model(path)
         p = plan_memory(m)
         print(f"{path.parent.name:<28} {len(m.operators):>5} {p.arena_size:>9} "
               f"{p.lower_bound:>12} {p.ratio:>7.3f}")
@@ -38,7 +38,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(args.graphs):
             n = rng.randint(50, 500)
-            m = model.load(write_graph(Path(tmp), n, seed))
+            m = load_model(write_graph(Path(tmp), n, seed))
             p = plan_memory(m)
             ratios.append(p.ratio)
     print(f"{'random graphs (' + str(args.graphs) + ')':<28} {'50-500':>5}   ratio: "

@@ -15,6 +15,7 @@ APT_PACKAGES=(
     qemu-system-arm                                  # runs the Cortex-M firmware
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross      # AArch64 Linux; its libc headers/libs
     qemu-user                                        # qemu-aarch64
+    strace                                           # kills tvmdev at each rename
 )
 # Never install gcc-multilib: on Debian 12 it removes gcc-aarch64-linux-gnu.
 

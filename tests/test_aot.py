@@ -43,6 +43,29 @@ def test_plan_metadata(cli: Callable[..., Result], tmp_path: Path) -> None:
     assert ["r1", "c1"] in plan["arena"]["in_place"]
 
 
+def test_plan_lists_each_operators_scratch(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """The gemm operators' scratch: in plan.json, in the arena, and pointed into the
+    workspace the run was given (not the static one) by the executor."""
+    assert cli("aot", str(MLP), "-o", str(tmp_path / "out")).code == 0
+    plan = json.loads((tmp_path / "out/tvmgen_mlp_plan.json").read_text())
+    scratch = {o["name"]: o["scratch"] for o in plan["operators"]}
+    assert scratch == {"fc1": {"bytes": 5696, "offset": 128}, "act1": None,
+                       "fc2": {"bytes": 3008, "offset": 176}, "prob": None}
+    assert plan["arena"]["size"] == 128 + 5696 == plan["arena"]["lower_bound"]
+    assert plan["arena"]["size_without_scratch"] == 176
+    assert plan["tuning"] == {"gemm_mr": 5, "gemm_nr": 16, "gemm_kc": 64,
+                              "gemm_scratch_max": 32768}
+    c = (tmp_path / "out/tvmgen_mlp.c").read_text()
+    assert "    .scratch_bytes = 5696,\n" in c
+    assert ("    gemm_params = tvmgen_mlp_params_fc1;\n"
+            "    gemm_params.scratch = ws + 128; /* 5696 bytes */\n"
+            "    ret = tvmk_gemm_f32(\n        inputs->x,\n        tvmgen_mlp_const_w1.values,\n"
+            "        tvmgen_mlp_const_b1,\n        t_h1,\n        &gemm_params,\n"
+            "        devices->npu0);\n") in c
+    relu = "ret = tvmk_relu_f32(t_h1, t_a1, &tvmgen_mlp_params_act1, NULL);"
+    assert relu in c
+
+
 def test_selective_build_copies_only_selected_kernels(cli: Callable[..., Result],
                                                       tmp_path: Path) -> None:
     assert cli("aot", str(MLP), "-o", str(tmp_path / "out")).code == 0

@@ -20,6 +20,7 @@ from tvmdev.inspect import elf
 from tvmdev.load.board import board_by_name
 from tvmdev.load.model import load_model
 from tvmdev.model import reference
+from tvmdev.model.scratch import Tuning
 from tvmdev.run.compare import ATOL, RTOL
 from tvmdev.run.job import execute, prepare
 
@@ -75,6 +76,17 @@ def test_fault_injection_on_cortex_m3(fn: str, tmp_path: Path) -> None:
     assert res.balanced() == [], res.devices
     for name, c in res.devices.items():
         assert c["open"] == c["close"] and c["activate"] == c["deactivate"], (name, c)
+
+
+def test_kernels_are_compiled_as_their_scratch_was_planned(tmp_path: Path) -> None:
+    """The board's tuning sizes the scratch and compiles gemm.c (-DTVMK_GEMM_MR=4 ...)."""
+    _tools()
+    board = board_by_name("mps2_an385")
+    prep = prepare(load_model(REPO / "examples/mlp/mlp.yaml"), board, tmp_path / "b")
+    assert prep.gen.tuning == board.tuning == Tuning(4, 4, 64, 4096)
+    prep.backend.build(prep)
+    cmd = (tmp_path / "b/build.cmd").read_text().split()
+    assert {"-DTVMK_GEMM_MR=4", "-DTVMK_GEMM_NR=4", "-DTVMK_GEMM_KC=64"} <= set(cmd)
 
 
 def test_missing_qemu_is_one_clear_error(cli: Callable[..., Result], tmp_path: Path,

@@ -196,9 +196,8 @@ MODEL_CASES = [
      "m.yaml:9: constant 'c' has values beyond float32's range (±3.403e+38)", None),
     ("npy list", (VALUES, "npy: [c.npy]"),
      "m.yaml:9: constant 'c': npy must be a file name, not ['c.npy']", None),
-    ("long name", ("name: m", "name: " + "m" * 300),
-     f"m.yaml:1: model name {quoted('m' * 300)} is 300 characters long; at most 63 are "
-     "supported", None),
+    ("long operator name", ("{name: a, op: add", "{name: " + "a" * 100_000 + ", op: [add]"),
+     f"m.yaml:7: operator {quoted('a' * 100_000)}: unknown op ['add']", KNOWN_OPS),
     ("33 devices", ("name: m", "name: m\ndevices:\n" + "".join(
         f"  d{i}: {{kind: woofles}}\n" for i in range(33))),
      "m.yaml:2: the model declares 33 devices; at most 32 are supported", None),
@@ -439,22 +438,23 @@ def test_special_program_and_sources(refuse: Refuse, tmp_path: Path,
 
 MANIFEST_CASES = [
     ("platforms a string", '{"devices": {"woofles": {"platforms": "posix"}}}',
-     "the manifest's entry for device 'woofles' is malformed: platforms must be a list of "
-     "platform names"),
+     "the record of device 'woofles' needs a list of names as 'platforms'"),
     ("platforms nested", '{"devices": {"woofles": {"platforms": [["posix"]]}}}',
-     "the manifest's entry for device 'woofles' is malformed: platforms must be a list of "
-     "platform names"),
+     "the record of device 'woofles' needs a list of names as 'platforms'"),
     ("unknown platform", '{"devices": {"woofles": {"platforms": ["p"]}}}',
-     "the manifest's entry for device 'woofles' is malformed: unknown platform 'p'"),
+     "the record of device 'woofles' names unknown platform 'p'"),
     ("ops a string", '{"devices": {"woofles": {"platforms": ["posix"], "ops": "gemm"}}}',
-     "the manifest's entry for device 'woofles' is malformed: ops must be a list of op names"),
+     "the record of device 'woofles' needs a list of names as 'ops'"),
+    ("unknown op", '{"devices": {"woofles": {"platforms": ["posix"], "ops": ["m"]}}}',
+     "the record of device 'woofles' names unknown op 'm'"),
     ("bad name", '{"devices": {"Bad Name": {"platforms": ["posix"]}}}',
-     "the manifest's entry for device 'Bad Name' is malformed: its name is not a device "
-     "name"),
-    ("devices a list", '{"devices": ["woofles"]}',
-     "the manifest's devices must be a mapping, not ['woofles']"),
+     "the device name 'Bad Name' is not one tvmdev makes"),
+    ("devices a list", '{"devices": ["woofles"]}', "'devices' is a JSON array, not an object"),
+    ("deep", "[" * 100_000, None),
 ]
-MANIFEST_HINT = "regenerate the folder with tvmdev new-device (or restore .tvmdev.json)"
+MANIFEST_HINT = ("delete .tvmdev.json to start over (tvmdev then treats files that differ "
+                 "from its output as edits: it keeps scaffolds and stops at owned files "
+                 "unless --force)")
 
 
 @pytest.fixture
@@ -467,12 +467,14 @@ def device_folder(cli: Callable[..., Result], tmp_path: Path) -> Path:
 @pytest.mark.parametrize("manifest,message", [c[1:] for c in MANIFEST_CASES],
                          ids=[c[0] for c in MANIFEST_CASES])
 def test_manifest_of_the_wrong_shape(refuse: Refuse, tmp_path: Path, device_folder: Path,
-                                     manifest: str, message: str) -> None:
+                                     manifest: str, message: str | None) -> None:
     (device_folder / ".tvmdev.json").write_text(manifest)
     write(tmp_path, {"m.yaml": MODEL.replace("name: m", "name: m\ndevices:\n  d: {kind: "
                                              "woofles}").replace("outputs: [y]}",
                                                                  "outputs: [y], device: d}")})
     where = "nd/.tvmdev.json: "
+    message = ("the manifest is not valid JSON" if message is None else
+               f"the manifest is not one tvmdev wrote: {message}")
     for args in (["check", "nd"], ["new-device", "woofles", "--platform", "cmsis", "-o", "nd"],
                  ["run", "m.yaml", "--device-dir", "nd"],
                  ["aot", "m.yaml", "-o", "out", "--device-dir", "nd"],
@@ -484,8 +486,12 @@ def test_manifest_files_of_the_wrong_shape(refuse: Refuse, tmp_path: Path,
                                            device_folder: Path) -> None:
     (device_folder / ".tvmdev.json").write_text('{"files": ["a"]}')
     refuse(tmp_path, "new-device", "woofles", "--platform", "cmsis", "-o", "nd",
-           message="nd/.tvmdev.json: the manifest's files record is malformed",
-           hint="delete .tvmdev.json to start over (edited files are then treated as yours)")
+           message="nd/.tvmdev.json: the manifest is not one tvmdev wrote: 'files' is a JSON "
+                   "array, not an object", hint=MANIFEST_HINT)
+    (device_folder / ".tvmdev.json").unlink()
+    os.mkfifo(device_folder / ".tvmdev.json")
+    refuse(tmp_path, "new-device", "woofles", "--platform", "cmsis", "-o", "nd",
+           message="nd/.tvmdev.json: is a FIFO, not a regular file")
 
 
 LIBRARY_CASES = [

@@ -84,8 +84,8 @@ int main(void)
 {{
     static const float a[6] = {{1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f}};
     static const float b[6] = {{1.0f, 0.5f, -1.0f, 2.0f, 0.25f, 3.0f}};
-    const struct tvmk_gemm_params gp = {{2, 2, 3, 0, 0, 1.0f, 0.0f, 0, 0, 1}};
-    const struct tvmk_matmul_params mp = {{1, 2, 2, 3, 0, 0, 1}};
+    const struct tvmk_gemm_params gp = {{2, 2, 3, 0, 0, 1.0f, 0.0f, 0, 0, 1, 0, NULL}};
+    const struct tvmk_matmul_params mp = {{1, 2, 2, 3, 0, {{1}}, {{0}}, {{0}}, 1, 0, NULL}};
     float y[4];
     float z[4];
     tvm_device_{name}_t dev;

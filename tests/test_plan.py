@@ -10,7 +10,9 @@ from conftest import REPO
 
 from tvmdev.load.model import load_model
 from tvmdev.model.graph import Model
-from tvmdev.plan.memory import plan_memory
+from tvmdev.model.scratch import Tuning
+from tvmdev.plan.kernels import build_registry, operator_scratch, resolve
+from tvmdev.plan.memory import ALIGN, MemoryPlan, plan_memory
 from tvmdev.plan.schedule import schedule
 
 EXAMPLES = sorted((REPO / "examples").glob("*/*.yaml"))
@@ -47,9 +49,23 @@ def random_model(tmp: Path, n_ops: int, seed: int) -> Model:
     return load_model(path)
 
 
-def check_plan(m: Model) -> None:
-    plan = plan_memory(m)
-    # Buffers alive at the same operator never share bytes.
+HOST = Tuning()
+MCU = Tuning(4, 4, 64, 4096)  # boards/mps2_an385.yaml
+
+
+def scratch_of(m: Model, tuning: Tuning) -> dict[int, int]:
+    """Each operator's scratch with the portable kernels (the chains of a plain run)."""
+    return operator_scratch(m, resolve(m, build_registry([], [])), tuning)
+
+
+def check_plan(m: Model, scratch: dict[int, int] | None = None) -> MemoryPlan:
+    plan = plan_memory(m, scratch=scratch)
+    # Each buffer lives from its first writer to its last reader, whatever they write.
+    for b in plan.buffers:
+        for t in b.tensors:
+            uses = [op.index for op in m.operators if t in op.inputs or t in op.outputs]
+            assert b.start <= min(uses) and max(uses) <= b.end, (t, b)
+    # Buffers alive at the same operator never share bytes (scratch included).
     bufs = plan.buffers
     for i, a in enumerate(bufs):
         assert a.offset % plan.alignment == 0
@@ -66,17 +82,70 @@ def check_plan(m: Model) -> None:
         users = [op.index for op in m.operators if src in op.inputs]
         writer = next(op.index for op in m.operators if out in op.outputs)
         assert max(users) == writer
+    # Each operator's scratch: its own buffer, live during that operator only, in the arena.
+    assert plan.scratch.keys() == {i for i, n in (scratch or {}).items() if n}
+    for index, (offset, nbytes) in plan.scratch.items():
+        assert nbytes == (scratch or {})[index]
+        (buf,) = [b for b in bufs if b.scratch_of == index]
+        assert (buf.start, buf.end, buf.offset, buf.tensors) == (index, index, offset, ())
+        assert buf.size >= nbytes and offset + buf.size <= plan.arena_size
+    return plan
 
 
 @pytest.mark.parametrize("seed", range(12))
 def test_random_graphs_plan_safely(seed: int, tmp_path: Path) -> None:
-    check_plan(random_model(tmp_path, 20 + seed * 15, seed))
+    m = random_model(tmp_path, 20 + seed * 15, seed)
+    check_plan(m)
+    check_plan(m, scratch_of(m, HOST if seed % 2 else MCU))
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.parent.name for p in EXAMPLES])
 def test_examples_plan_safely(path: Path) -> None:
     m = load_model(path)
     check_plan(m)
+    check_plan(m, scratch_of(m, HOST))
+    check_plan(m, scratch_of(m, MCU))
+
+
+# Each example's arena without and with the portable kernels' scratch, and the scratch of
+# each gemm: (name, M, N, K) -> bytes. A gemm with M <= MR gets the tile, one sliver of A
+# and one strip of B (4 * (MR * NR + MR * KC + NR * KC) with KC = min(64, K)).
+ARENAS = {
+    ("mlp", "host"): (176, 5824, {"fc1": 5696, "fc2": 3008}),
+    ("mlp", "mcu"): (176, 2240, {"fc1": 2112, "fc2": 1088}),
+    ("cnn", "host"): (10240, 10240, {"fc": 5696}),
+    ("cnn", "mcu"): (10240, 10240, {"fc": 2112}),
+    ("decoder", "host"): (2048, 7232, {"down": 5696, "proj": 5696}),
+    ("decoder", "mcu"): (2048, 3648, {"down": 2112, "proj": 2112}),
+}
+
+
+@pytest.mark.parametrize("name,tuning", list(ARENAS), ids=[f"{n}-{t}" for n, t in ARENAS])
+def test_scratch_grows_the_arena_only_where_it_fits_no_gap(name: str, tuning: str) -> None:
+    """Scratch moves no tensor; each operator's goes to the lowest offset free during that
+    operator, and the arena grows by exactly the part of it above the tensors' arena."""
+    m = load_model(REPO / f"examples/{name}/{name}.yaml")
+    scratch = scratch_of(m, HOST if tuning == "host" else MCU)
+    before = plan_memory(m)
+    after = check_plan(m, scratch)
+    want_before, want_after, want_scratch = ARENAS[(name, tuning)]
+    assert (before.arena_size, after.arena_size) == (want_before, want_after)
+    assert {m.operators[i].name: n for i, n in scratch.items()} == want_scratch
+    assert after.offsets == before.offsets
+    assert after.tensor_arena_size == before.arena_size
+    tops = [off + -(-n // ALIGN) * ALIGN for off, n in after.scratch.values()]
+    assert after.arena_size == max([before.arena_size, *tops])
+    for index, (offset, nbytes) in after.scratch.items():
+        live = [(b.offset, b.offset + b.size) for b in before.buffers
+                if b.start <= index <= b.end]
+        size = -(-nbytes // ALIGN) * ALIGN
+        assert all(offset + size <= lo or hi <= offset for lo, hi in live)
+        assert all(any(o + size > lo and hi > o for lo, hi in live)
+                   for o in range(0, offset, ALIGN)), "a lower offset was free"
+    # The lower bound counts the scratch with the tensors live beside it.
+    assert after.lower_bound >= max(
+        n + sum(b.size for b in before.buffers if b.start <= i <= b.end)
+        for i, (_, n) in after.scratch.items())
 
 
 def test_chain_shares_memory_and_goes_in_place(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 import itertools
+import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,7 +26,9 @@ import pytest
 from conftest import REPO, need_tool, run_ok
 
 from tvmdev.cli import main
+from tvmdev.load.board import board_by_name
 from tvmdev.model.ops import OPS
+from tvmdev.model.scratch import Tuning, gemm_full_bytes, gemm_pack
 
 PORTABLE = REPO / "runtime" / "kernels" / "portable"
 KERNEL_SOURCES = ["gemm.c", "matmul.c", "add.c", "mul.c", "relu.c", "sigmoid.c", "tanh.c",
@@ -243,48 +246,80 @@ def contiguous_strides(shape: tuple[int, ...]) -> list[int]:
 GEMM_SHAPES = [(1, 1, 1), (1, 17, 33), (7, 5, 3), (65, 33, 129), (128, 64, 96),
                (9, 1, 40), (20, 300, 200)]
 
-GEMM_CODE = body("tvmk_gemm_params", """
+# The scratch a call is given: the driver allocates params.scratch_bytes (the kernel must
+# not depend on what is there: it is filled with NaN patterns) and puts a guard after it
+# that the kernel must not touch (status 77 if it does).
+SCRATCH_CALL = """
+unsigned char *scratch = (unsigned char *)malloc((size_t)p.scratch_bytes + 64U);
+int32_t g;
+if (scratch == NULL) { return 2; }
+memset(scratch, 0xFF, (size_t)p.scratch_bytes);
+memset(scratch + p.scratch_bytes, 0xA5, 64U);
+p.scratch = p.scratch_bytes > 0 ? scratch : NULL;
+CALL
+for (g = 0; g < 64; ++g) {
+    if (scratch[p.scratch_bytes + g] != 0xA5) { status = 77; }
+}
+free(scratch);
+"""
+
+GEMM_CODE = body("tvmk_gemm_params", SCRATCH_CALL.replace("CALL", """
 if (mode == 2) {
     /* C aliases Y: Y's initial contents are C. */
     status = tvmk_gemm_f32(arr[0], arr[1], y, y, &p, NULL);
 } else {
     status = tvmk_gemm_f32(arr[0], arr[1], mode == 1 ? arr[2] : NULL, y, &p, NULL);
-}""")
+}"""))
 
 
-# gemm.c's tuning macros: the host defaults, the micro-controller defaults (a 4 x 4 tile in
-# a 4 KiB packing buffer) and an odd configuration that splits K and N into many blocks.
+# gemm.c's tuning macros, each with the Tuning tvmdev plans its scratch with: the host
+# defaults, the micro-controller defaults (a 4 x 4 tile, 4 KiB of scratch at most) and an
+# odd configuration that splits K and N into many blocks.
 GEMM_TUNINGS = {
-    "host": [],
-    "mcu": ["-DTVMK_GEMM_PACK_BYTES=4096", "-DTVMK_GEMM_MR=4", "-DTVMK_GEMM_NR=4",
-            "-DTVMK_GEMM_KC=64"],
-    "odd": ["-DTVMK_GEMM_PACK_BYTES=1024", "-DTVMK_GEMM_MR=3", "-DTVMK_GEMM_NR=5",
-            "-DTVMK_GEMM_KC=7"],
+    "host": Tuning(),
+    "mcu": Tuning(4, 4, 64, 4096),
+    "odd": Tuning(3, 5, 7, 1024),
 }
+
+
+def gemm_params(m: int, n: int, k: int, ta: int, tb: int, alpha: float, beta: float, sm: int,
+                sn: int, scratch_bytes: int) -> bytes:
+    """struct tvmk_gemm_params, with a NULL scratch pointer (the driver sets it)."""
+    return struct.pack("@5i2f3iiP", m, n, k, ta, tb, alpha, beta, sm, sn, 0, scratch_bytes, 0)
+
+
+def gemm_objects(build: Build, tuning: str) -> list[str]:
+    """The kernel objects with gemm.c compiled for ``tuning``."""
+    obj = build.root / f"gemm_{tuning}.o"
+    if not obj.is_file():
+        defines = [f"-D{d}" for d in GEMM_TUNINGS[tuning].defines()]
+        run_ok(["gcc", *STRICT, *build.includes, *defines, "-c", str(PORTABLE / "gemm.c"),
+                "-o", str(obj)])
+    return [str(obj) if o.endswith("/gemm.o") else o for o in build.objects]
 
 
 @pytest.mark.parametrize("tuning", list(GEMM_TUNINGS))
 def test_gemm(build: Build, tuning: str) -> None:
-    objects = build.objects
-    if GEMM_TUNINGS[tuning]:
-        obj = build.root / f"gemm_{tuning}.o"
-        run_ok(["gcc", *STRICT, *build.includes, *GEMM_TUNINGS[tuning], "-c",
-                str(PORTABLE / "gemm.c"), "-o", str(obj)])
-        objects = [str(obj) if o.endswith("/gemm.o") else o for o in build.objects]
+    """Every shape, transposition and C against numpy, with the scratch tvmdev plans, none,
+    one strip of B and all of B: the results must be identical bit for bit."""
+    t = GEMM_TUNINGS[tuning]
     cases = []
     for (m, n, k), ta, tb in itertools.product(GEMM_SHAPES, (0, 1), (0, 1)):
         a = rand(k, m) if ta else rand(m, k)
         b = rand(n, k) if tb else rand(k, n)
         prod = (a.astype(np.float64).T if ta else a.astype(np.float64)) @ \
             (b.astype(np.float64).T if tb else b.astype(np.float64))
+        kc = min(t.gemm_kc, k)
+        one_strip = 4 * (t.gemm_mr * t.gemm_nr + t.gemm_mr * kc + t.gemm_nr * kc)
+        sizes = {"planned": gemm_pack({"M": m, "N": n, "K": k}, t), "none": 0,
+                 "one strip": one_strip, "one strip - 4": one_strip - 4,
+                 "all": gemm_full_bytes(m, n, k, t)}
         # C shapes: absent, (N,), (M, 1), (1, 1), (M, N); the last also computed in place.
         variants: list[tuple[str, tuple[int, ...] | None, int, int, int]] = [
             ("none", None, 0, 0, 0), ("N", (n,), 0, 1, 1), ("M1", (m, 1), 1, 0, 1),
             ("11", (1, 1), 0, 0, 1), ("MN", (m, n), n, 1, 1), ("MN-inplace", (m, n), n, 1, 2)]
         for label, cshape, sm, sn, mode in variants:
             alpha, beta = (1.0, 0.0) if label == "none" and ta == tb == 0 else (0.75, -1.5)
-            params = (i32(m, n, k, ta, tb) + struct.pack("<ff", alpha, beta)
-                      + i32(sm, sn, 0))
             expect = alpha * prod
             arrays = [a, b]
             out = nan_out(m * n)
@@ -294,9 +329,31 @@ def test_gemm(build: Build, tuning: str) -> None:
                 arrays.append(c)
                 if mode == 2:
                     out = c.copy()
-            cases.append(Case(params, arrays, out, mode, expect,
-                              f"gemm M,N,K={m},{n},{k} ta={ta} tb={tb} C={label}"))
+            for scratch, nbytes in sizes.items():
+                cases.append(Case(gemm_params(m, n, k, ta, tb, alpha, beta, sm, sn, nbytes),
+                                  arrays, out, mode, expect,
+                                  f"gemm M,N,K={m},{n},{k} ta={ta} tb={tb} C={label} "
+                                  f"scratch={scratch} ({nbytes} bytes)"))
+    objects = gemm_objects(build, tuning)
     check(build, f"gemm_{tuning}", GEMM_CODE, cases, objects)
+    results = run_cases(build, f"gemm_{tuning}_again", GEMM_CODE, cases, objects)
+    for i in range(0, len(cases), 5):
+        for j in range(i + 1, i + 5):
+            assert results[j][1].tobytes() == results[i][1].tobytes(), cases[j].label
+
+
+def test_gemm_scratch_bytes_agrees_with_the_planner(build: Build) -> None:
+    """tvmk_gemm_scratch_bytes (C) and gemm_full_bytes (the planner) for every tuning."""
+    shapes = [(m, n, k) for m in (0, 1, 7) for n in (0, 1, 5, 16, 17, 300)
+              for k in (0, 1, 7, 64, 65, 200)]
+    code = "".join(f"y[{i}] = (float)tvmk_gemm_scratch_bytes({m}, {n}, {k});\n"
+                   for i, (m, n, k) in enumerate(shapes)) + "status = 0;\n"
+    for tuning, t in GEMM_TUNINGS.items():
+        ((status, got),) = run_cases(build, f"scratch_bytes_{tuning}", code,
+                                     [Case(b"", [], nan_out(len(shapes)))],
+                                     gemm_objects(build, tuning))
+        assert status == OK
+        assert got.tolist() == [float(gemm_full_bytes(m, n, k, t)) for m, n, k in shapes]
 
 
 MAX_BATCH_DIMS = MAX_DIMS - 2
@@ -312,7 +369,8 @@ MATMUL_SHAPES: list[tuple[tuple[int, ...], tuple[int, ...]]] = [
 
 
 def matmul_params(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> list[int]:
-    """struct tvmk_matmul_params for np.matmul(A, B), worked out here from numpy's rules."""
+    """struct tvmk_matmul_params for np.matmul(A, B) up to its scratch fields, worked out
+    here from numpy's rules."""
     a2 = (1, *a_shape) if len(a_shape) == 1 else a_shape
     b2 = (*b_shape, 1) if len(b_shape) == 1 else b_shape
     (m, k), n = a2[-2:], b2[-1]
@@ -328,17 +386,30 @@ def matmul_params(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> list[in
             *strides(a2[:-2], m * k), *[0] * fill, *strides(b2[:-2], k * n), *[0] * fill, 0]
 
 
+def matmul_struct(ints: list[int], scratch_bytes: int = 0) -> bytes:
+    """The struct's bytes: ``ints``, then scratch_bytes and a NULL scratch pointer (the
+    driver sets it)."""
+    return struct.pack(f"@{len(ints) + 1}iP", *ints, scratch_bytes, 0)
+
+
 def test_matmul_numpy_batching(build: Build) -> None:
-    code = body("tvmk_matmul_params",
-                "status = tvmk_matmul_f32(arr[0], arr[1], y, &p, NULL);")
+    """Every product reuses the call's scratch; none works too, with the same results."""
+    code = body("tvmk_matmul_params", SCRATCH_CALL.replace(
+        "CALL", "status = tvmk_matmul_f32(arr[0], arr[1], y, &p, NULL);"))
     cases = []
     for a_shape, b_shape in MATMUL_SHAPES:
         a, b = rand(*a_shape), rand(*b_shape)
         expect = np.matmul(a.astype(np.float64), b.astype(np.float64))
-        cases.append(Case(i32(*matmul_params(a_shape, b_shape)), [a, b],
-                          nan_out(max(expect.size, 1)), 0, expect,
-                          f"matmul {list(a_shape)} x {list(b_shape)}"))
+        a2 = (1, *a_shape) if len(a_shape) == 1 else a_shape
+        mnk = {"M": a2[-2], "N": (b_shape[-1] if len(b_shape) > 1 else 1), "K": a2[-1]}
+        for nbytes in (gemm_pack(mnk, Tuning()), 0):
+            cases.append(Case(matmul_struct(matmul_params(a_shape, b_shape), nbytes), [a, b],
+                              nan_out(max(expect.size, 1)), 0, expect,
+                              f"matmul {list(a_shape)} x {list(b_shape)} scratch {nbytes}"))
     check(build, "matmul", code, cases)
+    results = run_cases(build, "matmul_again", code, cases)
+    for i in range(0, len(cases), 2):
+        assert results[i][1].tobytes() == results[i + 1][1].tobytes(), cases[i].label
 
 
 def test_matmul_params_match_numpy() -> None:
@@ -365,8 +436,8 @@ def test_matmul_rejects_inconsistent_params(build: Build) -> None:
     for label, (field, value) in bad.items():
         params = list(good)
         params[field] = value
-        cases.append(Case(i32(*params), [rand(3, 1, 3, 4), rand(1, 2, 4, 2)], nan_out(36),
-                          label=label))
+        cases.append(Case(matmul_struct(params), [rand(3, 1, 3, 4), rand(1, 2, 4, 2)],
+                          nan_out(36), label=label))
     for case, (status, got) in zip(cases, run_cases(build, "matmul_bad", code, cases),
                                    strict=True):
         assert status == ERR_INVALID, case.label
@@ -644,11 +715,15 @@ def test_null_arguments_are_invalid(build: Build) -> None:
         "tvmk_flatten_f32(x, y, NULL, NULL)", "tvmk_transpose_f32(x, NULL, &tp, NULL)",
         "tvmk_conv2d_f32(x, NULL, NULL, y, &cp, NULL)", "tvmk_maxpool2d_f32(x, y, NULL, NULL)",
         "tvmk_avgpool2d_f32(NULL, y, &pp, NULL)",
+        # Scratch of negative size, or a size without a pointer.
+        "tvmk_gemm_f32(x, x, NULL, y, &gneg, NULL)", "tvmk_gemm_f32(x, x, NULL, y, &gnull, NULL)",
     ]
     code = (
         "static const float x[4] = {0};\n"
-        "struct tvmk_gemm_params gp = {1, 1, 1, 0, 0, 1.0f, 0.0f, 0, 0, 0};\n"
-        "struct tvmk_matmul_params mp = {1, 1, 1, 1, 0, {1}, {0}, {0}, 0};\n"
+        "struct tvmk_gemm_params gp = {1, 1, 1, 0, 0, 1.0f, 0.0f, 0, 0, 0, 0, NULL};\n"
+        "struct tvmk_gemm_params gneg = {1, 1, 1, 0, 0, 1.0f, 0.0f, 0, 0, 0, -4, NULL};\n"
+        "struct tvmk_gemm_params gnull = {1, 1, 1, 0, 0, 1.0f, 0.0f, 0, 0, 0, 64, NULL};\n"
+        "struct tvmk_matmul_params mp = {1, 1, 1, 1, 0, {1}, {0}, {0}, 0, 0, NULL};\n"
         "struct tvmk_binary_params bp;\n"
         "struct tvmk_unary_params up = {1};\n"
         "struct tvmk_softmax_params sp = {1, 1, 1};\n"
@@ -663,3 +738,101 @@ def test_null_arguments_are_invalid(build: Build) -> None:
                                  [Case(b"", [], nan_out(len(calls)))])
     assert status == OK
     assert got.tolist() == [float(ERR_INVALID)] * len(calls)
+
+
+# --- no stack buffers -------------------------------------------------------------------
+
+LOCAL_ARRAY = re.compile(r"^[ \t]+(?:const\s+|static\s+|volatile\s+)*(?P<type>(?:struct\s+)?\w+)"
+                         r"\s+\**\s*(?P<name>\w+)(?P<dims>(?:\[[^\]]*\])+)\s*(?:=[^;]*)?;", re.M)
+CTYPE_BYTES = {"float": 4, "double": 8, "int": 4, "int32_t": 4, "uint32_t": 4, "int16_t": 2,
+               "uint16_t": 2, "int8_t": 1, "uint8_t": 1, "char": 1, "size_t": 8,
+               "ptrdiff_t": 8}
+MAX_LOCAL_ARRAY = 64
+# The one exception: the gemm micro-kernel's MR x NR accumulators, written as a local
+# array for the compiler to keep in vector registers (64 bytes with a Cortex-M's 4 x 4
+# tile; 5 x 16 floats on hosts, more than SSE's registers hold).
+REGISTER_TILES = {("gemm.c", "acc"): 4 * 8 * 16}
+
+
+def local_arrays(text: str, macros: dict[str, str]) -> list[tuple[str, int]]:
+    """(name, bytes) of every array declared inside a function of a C source."""
+    def value(expr: str) -> int:
+        for _ in range(20):
+            expr = re.sub(r"\b[A-Za-z_]\w*\b", lambda t: macros.get(t[0], t[0]), expr)
+        expr = re.sub(r"sizeof\s*\(\s*(\w+)\s*\)", lambda t: str(CTYPE_BYTES[t[1]]), expr)
+        expr = re.sub(r"\((?:int32_t|size_t|int)\)", "", expr)
+        assert re.fullmatch(r"[\d\s()+\-*/]+", expr), f"cannot evaluate {expr!r}"
+        return int(eval(expr.replace("/", "//")))  # digits and operators only
+
+    found = []
+    for m in LOCAL_ARRAY.finditer(text):
+        assert m["type"] in CTYPE_BYTES, f"add the size of {m['type']} ({m[0].strip()})"
+        count = 1
+        for dim in re.findall(r"\[([^\]]*)\]", m["dims"]):
+            count *= value(dim)
+        found.append((m["name"], count * CTYPE_BYTES[m["type"]]))
+    return found
+
+
+@pytest.mark.parametrize("target", ["host", "cortex-m"])
+def test_no_portable_kernel_has_a_stack_buffer(build: Build, target: str) -> None:
+    """Kernels take buffers from their scratch: no local array above 64 bytes, with each
+    source's macros as the preprocessor sees them on a host and on a Cortex-M."""
+    flags = [] if target == "host" else ["-D__ARM_ARCH_7M__=1"]
+    sources = sorted(PORTABLE.glob("*.c"))
+    assert len(sources) >= 15
+    seen = set()
+    for src in sources:
+        defs = run_ok(["gcc", "-E", "-dM", *flags, *build.includes, str(src)]).stdout
+        macros = dict(re.findall(r"^#define (\w+) (.+)$", defs, re.M))
+        for name, nbytes in local_arrays(src.read_text(), macros):
+            seen.add((src.name, name))
+            limit = MAX_LOCAL_ARRAY
+            if target == "host":
+                limit = REGISTER_TILES.get((src.name, name), MAX_LOCAL_ARRAY)
+            assert nbytes <= limit, f"{src.name}: {name} is {nbytes} bytes on the stack"
+    # The scanner sees the small arrays that remain ...
+    assert seen >= {("gemm.c", "acc"), ("softmax.c", "maxv"), ("softmax.c", "sum"),
+                    ("transpose.c", "idx")}
+    # ... and would see a packing buffer like the one gemm.c had.
+    old = "    float pack[TVMK_GEMM_PACK_FLOATS];\n    float acc[TVMK_GEMM_MR * TVMK_GEMM_NR];\n"
+    assert local_arrays(old, {"TVMK_GEMM_PACK_FLOATS": "((int32_t)(4096 / 4))",
+                              "TVMK_GEMM_MR": "4", "TVMK_GEMM_NR": "4"}) == [
+        ("pack", 4096), ("acc", 64)]
+
+
+def test_portable_kernel_frames_are_small_on_cortex_m(tmp_path: Path) -> None:
+    """What the compiler says (-fstack-usage): every portable kernel function's frame on a
+    Cortex-M3 and a Cortex-M55 (before: 4472 bytes for tvmk_gemm_f32)."""
+    cc = need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["new-device", "woofles", "--platform", "cmsis", "-o",
+                     str(tmp_path / "dev")]) == 0
+    for cpu in (["-mcpu=cortex-m3"], ["-mcpu=cortex-m55", "-mfloat-abi=hard"]):
+        out = tmp_path / cpu[0][6:]
+        out.mkdir()
+        run_ok([cc, *cpu, "-mthumb", *STRICT, "-fstack-usage", f"-I{PORTABLE}",
+                f"-I{tmp_path / 'dev/include'}", "-c",
+                *[str(s) for s in sorted(PORTABLE.glob("*.c"))]], cwd=out)
+        frames = {}
+        for su in out.glob("*.su"):
+            for line in su.read_text().splitlines():
+                where, size, kind = line.split("\t")
+                frames[where.rsplit(":", 1)[-1]] = (int(size), kind)
+        assert frames["tvmk_gemm_f32"][0] > 0
+        assert {k for _, k in frames.values()} == {"static"}, frames
+        assert max(n for n, _ in frames.values()) <= 512, frames
+
+
+@pytest.mark.parametrize("board", ["host", "mps2_an385", "mps3_an547", "linux_aarch64"])
+def test_board_tuning_is_what_gemm_compiles_to_by_default(build: Build, board: str) -> None:
+    """tvmdev passes a board's tuning to the compiler, but a build of its own (tvmdev aot
+    output, a Zephyr app) gets gemm.c's defaults for the CPU: they must agree."""
+    b = board_by_name(board)
+    cc = need_tool(b.toolchain.cc)
+    defs = run_ok([cc, *b.toolchain.cflags, *build.includes, "-E", "-dM",
+                   str(PORTABLE / "gemm.c")]).stdout
+    macros = dict(re.findall(r"^#define (TVMK_GEMM_\w+) (\d+)$", defs, re.M))
+    assert (int(macros["TVMK_GEMM_MR"]), int(macros["TVMK_GEMM_NR"]),
+            int(macros["TVMK_GEMM_KC"])) == (b.tuning.gemm_mr, b.tuning.gemm_nr,
+                                             b.tuning.gemm_kc)

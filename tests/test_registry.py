@@ -13,7 +13,9 @@ from conftest import REPO, Result, need_tool, tree
 from tvmdev.errors import TvmdevError
 from tvmdev.load.library import load_library
 from tvmdev.load.model import load_model
-from tvmdev.plan.kernels import build_registry, resolve
+from tvmdev.model.scratch import Tuning, gemm_pack
+from tvmdev.plan.kernels import build_registry, operator_scratch, resolve
+from tvmdev.plan.memory import plan_memory
 
 MLP = REPO / "examples/mlp/mlp.yaml"
 
@@ -148,6 +150,15 @@ BAD_LIBS = [
      "lib.yaml:1: unknown op 'gelu'"),
     ("- op: gemm\n  header: h.h\n  kernels:\n    - {arg_meta: {Z: [float32]}, "
      "kernel_name: g}\n", "lib.yaml:4: 'Z' is not an argument of gemm"),
+    ("- op: relu\n  header: h.h\n  kernels:\n    - {arg_meta: null, kernel_name: r, "
+     "scratch: 64}\n", "lib.yaml:4: relu kernels get no scratch: struct tvmk_unary_params "
+     "has no scratch fields"),
+    ("- op: gemm\n  header: h.h\n  kernels:\n    - {arg_meta: null, kernel_name: g, "
+     "scratch: -1}\n", "lib.yaml:4: scratch must be a number of bytes or a rule for gemm, "
+     "got -1"),
+    ("- op: gemm\n  header: h.h\n  kernels:\n    - {arg_meta: null, kernel_name: g,\n"
+     "       scratch: im2col}\n", "lib.yaml:5: scratch must be a number of bytes or a rule "
+     "for gemm, got 'im2col'"),
 ]
 
 
@@ -164,6 +175,25 @@ def test_bad_library(text: str, message: str, cli: Callable[..., Result],
     assert tree(tmp_path) == before
 
 
+def test_operator_scratch_is_the_most_its_chain_needs(tmp_path: Path) -> None:
+    """A kernel that declares scratch adds its need to the chain's; one that declares none
+    takes nothing away from the portable kernel it may decline to."""
+    m = load_model(MLP)
+    tuning = Tuning()
+    portable = operator_scratch(m, resolve(m, build_registry([], [])), tuning)
+    assert portable == {0: gemm_pack({"M": 1, "N": 32, "K": 64}, tuning),
+                        2: gemm_pack({"M": 1, "N": 10, "K": 32}, tuning)}
+    lib = _user_lib(tmp_path)
+    none = operator_scratch(m, resolve(m, build_registry([lib], [])), tuning)
+    assert none == portable
+    lib.write_text(USER_LIB.replace("kernel_name: my_gemm_nobias\n",
+                                    "kernel_name: my_gemm_nobias\n      scratch: 100000\n"))
+    big = operator_scratch(m, resolve(m, build_registry([lib], [])), tuning)
+    assert big == {0: portable[0], 2: 100000}  # my_gemm_nobias serves fc2 (no bias) only
+    plan = plan_memory(m, scratch=big)
+    assert plan.scratch[2][1] == 100000 and plan.arena_size >= 100000
+
+
 def test_list_kernels_merged_table(cli: Callable[..., Result], tmp_path: Path) -> None:
     cli("new-device", "woofles", "--platform", "posix", "-o", str(tmp_path / "dev"))
     lib = _user_lib(tmp_path)
@@ -177,5 +207,7 @@ def test_list_kernels_merged_table(cli: Callable[..., Result], tmp_path: Path) -
                     ("tvmk_gemm_q4c32_f32", "portable")]
     r = cli("list", "kernels")
     assert r.out.splitlines()[0].split() == ["op", "kernel", "level", "scope", "dtypes",
-                                             "header"]
+                                             "header", "scratch"]
+    scratch = [(x["kernel"], x["scratch"]) for x in rows if x["scratch"] != "-"]
+    assert scratch == [("tvmk_gemm_f32", "gemm_pack"), ("tvmk_matmul_f32", "gemm_pack")]
     assert len(r.out.splitlines()) == 1 + 15  # 14 ops, gemm twice (float32, int4 weights)

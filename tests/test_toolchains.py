@@ -13,7 +13,9 @@ the tests that use it would fail anyway, only less clearly.
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,7 +47,7 @@ AARCH64 = Toolchain("aarch64-linux-gnu-gcc", "aarch64-linux-gnu-gcc", "gcc-aarch
 TOOLCHAINS = [HOST, CORTEX_M, AARCH64]
 # The programs the suite runs, with the packages that provide them.
 PROGRAMS = {"qemu-system-arm": "qemu-system-arm", "qemu-aarch64": "qemu-user",
-            "cmake": "cmake", "make": "make"}
+            "cmake": "cmake", "make": "make", "strace": "strace"}
 
 BODY = """
 #define _POSIX_C_SOURCE 200809L
@@ -130,6 +132,19 @@ def test_qemu_system_arm_has_the_mps2_an385(tmp_path: Path) -> None:
 @pytest.mark.parametrize("program", ["cmake", "make"])
 def test_build_tools(program: str) -> None:
     need_tool(program, f"apt-get install {PROGRAMS[program]}")
+
+
+def test_strace_can_kill_at_a_rename(tmp_path: Path) -> None:
+    """tests/test_write_interrupted.py kills tvmdev at each rename with strace; that needs
+    strace and a kernel (or container) that lets it trace."""
+    strace = need_tool("strace", f"apt-get install {PROGRAMS['strace']}")
+    (tmp_path / "a").write_text("")
+    proc = subprocess.run([strace, "-f", "-qq", "-o", "/dev/null", "-e", "inject=rename,"
+                           "renameat,renameat2:signal=SIGKILL:when=1", sys.executable, "-c",
+                           "import os; os.replace('a', 'b')"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -signal.SIGKILL and (tmp_path / "a").exists(), (
+        f"strace cannot kill a process at a rename here (is ptrace allowed?)\n{proc.stderr}")
 
 
 def test_test_script_installs_every_package() -> None:

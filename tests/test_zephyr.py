@@ -15,6 +15,11 @@ from pathlib import Path
 import pytest
 from conftest import REPO, Result, need_tool, run_ok
 
+from tvmdev.load.board import board_by_name
+from tvmdev.load.model import load_model
+from tvmdev.model.scratch import Tuning
+from tvmdev.run.job import prepare
+
 pytestmark = pytest.mark.slow  # west builds
 
 ZEPHYR_BASE = os.environ.get("ZEPHYR_BASE")
@@ -94,3 +99,16 @@ def test_zephyr_board_without_zephyr_base(cli: Callable[..., Result], tmp_path: 
     assert r.code == 1
     assert r.err.splitlines()[0] == ("tvmdev: ZEPHYR_BASE is not set (board native_sim_64 "
                                      "builds with Zephyr)")
+
+
+def test_model_cmake_carries_the_boards_kernel_tuning(tmp_path: Path) -> None:
+    """zephyr_app compiles the portable kernels with the tuning their scratch was planned
+    for (tvmdev_model.cmake's TVMDEV_MODEL_DEFINES), whatever Zephyr's compiler defaults."""
+    board = board_by_name("qemu_cortex_m3")
+    job = prepare(load_model(REPO / "examples/mlp/mlp.yaml"), board, tmp_path / "b")
+    assert job.gen.tuning == board.tuning == Tuning(4, 4, 64, 4096)
+    cmake = (tmp_path / "b/model/tvmdev_model.cmake").read_text()
+    assert "set(TVMDEV_MODEL_DEFINES\n  TVMK_GEMM_MR=4\n  TVMK_GEMM_NR=4\n  TVMK_GEMM_KC=64\n)" \
+        in cmake
+    assert "target_compile_definitions(app PRIVATE ${TVMDEV_MODEL_DEFINES})" in \
+        (REPO / "zephyr_app/CMakeLists.txt").read_text()

@@ -21,10 +21,6 @@ NULL errno assert main malloc calloc realloc free memcpy memset exit abort stdin
 offsetof size_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t
 """.split())
 
-# Names become C identifiers and file names (tvmgen_<model>.c, <input>.bin): C99 keeps 63
-# significant characters, and file names end at 255 bytes.
-MAX_NAME = 63
-
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SNAKE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*\Z")
 
@@ -34,32 +30,24 @@ def check_identifier(name: object, what: str, where: Where | None = None, *,
     """Return ``name`` if it is usable as a C identifier, else raise :class:`TvmdevError`."""
     if not isinstance(name, str) or not name:
         raise TvmdevError(f"{what} must be a non-empty string, got {shown(name)}", where)
-    check_length(name, what, where)
     if name[0].isdigit():
-        raise TvmdevError(f"{what} '{name}' starts with a digit", where,
+        raise TvmdevError(f"{what} {shown(name)} starts with a digit", where,
                           hint="C identifiers start with a letter or '_'")
     if not _IDENT.match(name):
-        raise TvmdevError(f"{what} '{name}' is not a valid C identifier", where,
+        raise TvmdevError(f"{what} {shown(name)} is not a valid C identifier", where,
                           hint="use letters, digits and '_' only")
     if name.startswith("__") or (name.startswith("_") and len(name) > 1 and name[1].isupper()):
-        raise TvmdevError(f"{what} '{name}' is reserved for the C implementation", where,
+        raise TvmdevError(f"{what} {shown(name)} is reserved for the C implementation", where,
                           hint="names starting with '__' or '_' and a capital are reserved")
     if name in C_KEYWORDS:
-        raise TvmdevError(f"{what} '{name}' is a C keyword", where, hint="pick another name")
+        raise TvmdevError(f"{what} {shown(name)} is a C keyword", where, hint="pick another name")
     if name in RESERVED:
-        raise TvmdevError(f"{what} '{name}' is reserved by the C standard library", where,
+        raise TvmdevError(f"{what} {shown(name)} is reserved by the C standard library", where,
                           hint="pick another name")
     if snake and not _SNAKE.match(name):
-        raise TvmdevError(f"{what} '{name}' must be lower snake_case", where,
+        raise TvmdevError(f"{what} {shown(name)} must be lower snake_case", where,
                           hint="for example: woofles, uart_accel, ethos_u")
     return name
-
-
-def check_length(name: str, what: str, where: Where | None = None) -> None:
-    """A name of at most MAX_NAME characters."""
-    if len(name) > MAX_NAME:
-        raise TvmdevError(f"{what} {shown(name)} is {len(name)} characters long; at most "
-                          f"{MAX_NAME} are supported", where)
 
 
 def camel(name: str) -> str:

@@ -407,5 +407,7 @@ int32_t tvmdev_kai_matmul_f32(const float *A, const float *B, float *Y,
     g.c_stride_m = 0;
     g.c_stride_n = 0;
     g.b_constant = params->b_constant;
+    g.scratch_bytes = params->scratch_bytes;
+    g.scratch = params->scratch;
     return tvmdev_kai_gemm_f32(A, B, NULL, Y, &g, resource_handle);
 }

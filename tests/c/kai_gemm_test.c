@@ -121,6 +121,8 @@ int main(int argc, char **argv)
         p.c_stride_m = c_kind == 3 ? N : c_kind == 2 ? 1 : 0;
         p.c_stride_n = c_kind == 3 || c_kind == 1 ? 1 : 0;
         p.b_constant = b_constant;
+        p.scratch_bytes = 0; /* KleidiAI packs into the device's arena, not the scratch */
+        p.scratch = NULL;
         (void)TVMDeviceKleidiaiActivate(&dev);
         for (i = 0; i < calls; i++) {
             memset(Y, 0, (size_t)M * (size_t)N * sizeof(float));

@@ -50,9 +50,9 @@ static void run(const char *label, const struct tvmk_matmul_params *p)
 int main(void)
 {
     /* [3, 4] x [4, 2]: one product. */
-    struct tvmk_matmul_params single = {1, 3, 2, 4, 0, {1, 1, 1, 1}, {0}, {0}, 0};
+    struct tvmk_matmul_params single = {1, 3, 2, 4, 0, {1, 1, 1, 1}, {0}, {0}, 0, 0, NULL};
     /* [3, 1, 3, 4] x [1, 2, 4, 2]: numpy batch broadcasting to [3, 2]. */
-    struct tvmk_matmul_params broadcast = {6, 3, 2, 4, 2, {3, 2, 1, 1}, {12, 0}, {0, 8}, 0};
+    struct tvmk_matmul_params broadcast = {6, 3, 2, 4, 2, {3, 2, 1, 1}, {12, 0}, {0, 8}, 0, 0, NULL};
     int i;
 
     for (i = 0; i < (int)(sizeof(A) / sizeof(A[0])); i++) {

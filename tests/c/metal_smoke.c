@@ -50,11 +50,13 @@ static void compare(tvm_device_metal_t *dev, int32_t m, int32_t n, int32_t k)
     float *c = random_matrix((size_t)n, &state);
     float *want = (float *)calloc((size_t)m * (size_t)n, sizeof(float));
     float *got = (float *)calloc((size_t)m * (size_t)n, sizeof(float));
+    const int32_t scratch_bytes = tvmk_gemm_scratch_bytes(m, n, k);
+    void *scratch = malloc((size_t)scratch_bytes + 1U);
     int32_t status;
     float worst = 0.0f;
     size_t i;
 
-    if (a == NULL || b == NULL || c == NULL || want == NULL || got == NULL) {
+    if (a == NULL || b == NULL || c == NULL || want == NULL || got == NULL || scratch == NULL) {
         fprintf(stderr, "out of memory\n");
         failures++;
         return;
@@ -68,6 +70,9 @@ static void compare(tvm_device_metal_t *dev, int32_t m, int32_t n, int32_t k)
     p.beta = 2.0f;
     p.c_stride_m = 0;
     p.c_stride_n = 1;
+    p.b_constant = 0;
+    p.scratch_bytes = scratch_bytes; /* the portable kernel packs all of B in one block */
+    p.scratch = scratch;
     EXPECT(tvmk_gemm_f32(a, b, c, want, &p, NULL), TVM_DEVICE_OK);
     EXPECT(TVMDeviceMetalOpen(dev), TVM_DEVICE_OK);
     status = tvmk_metal_gemm_f32(a, b, c, got, &p, dev);
@@ -94,6 +99,7 @@ static void compare(tvm_device_metal_t *dev, int32_t m, int32_t n, int32_t k)
     free(c);
     free(want);
     free(got);
+    free(scratch);
 }
 
 int main(void)

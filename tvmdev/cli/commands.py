@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import __version__
 from ..errors import TvmdevError, UsageError, shown
 from ..inspect.check import check_folder
 from ..inspect.elf import format_report
@@ -31,6 +32,7 @@ from ..run.backend import RunOptions, backend_for
 from ..run.compare import RunResult, load_inputs, report, save_outputs
 from ..run.job import device_folder_kinds, execute, prepare
 from ..write.files import check_out_dir, copy_files, write
+from ..write.journal import recover
 
 # Flags that change how a command runs, not what it generates, and the output folder:
 # kept out of banners, so that `--force`, `--dry-run` or the spelling of `-o` never
@@ -65,6 +67,14 @@ def model_command(verb: str, model: Path, args: argparse.Namespace) -> str:
     if args.device_dir:
         parts += ["--device-dir", Path(args.device_dir).name]
     return shlex.join(parts)
+
+
+def _prepare_out_dir(out_dir: Path, dry_run: bool) -> None:
+    """Check the output folder and complete a write into it that was interrupted, before
+    anything reads it (a dry run writes nothing: it stops at such a folder instead)."""
+    check_out_dir(out_dir)
+    if not dry_run and recover(out_dir):
+        print(f"completed an interrupted write into {out_dir}")
 
 
 def _print_report(lines: list[str], dry_run: bool) -> None:
@@ -124,7 +134,7 @@ def cmd_new_device(args: argparse.Namespace) -> int:
     spec = DeviceSpec(name=name, platforms=tuple(chosen), options=tuple(sorted(options.items())),
                       ops=ops, command=recorded_command(args.argv), given=args.name)
     out_dir = Path(args.output)
-    check_out_dir(out_dir)
+    _prepare_out_dir(out_dir, args.dry_run)
     specs = folder_specs(out_dir, spec)
     report = write(out_dir, device_folder_files(specs), manifest_for(specs), force=args.force,
                    dry_run=args.dry_run)
@@ -136,6 +146,8 @@ def cmd_new_device(args: argparse.Namespace) -> int:
 
 def cmd_aot(args: argparse.Namespace) -> int:
     """``tvmdev aot``: generate a model's executor and its selected kernels."""
+    out_dir = Path(args.output)
+    _prepare_out_dir(out_dir, args.dry_run)
     m = load_model(Path(args.model))
     device_dir = Path(args.device_dir) if args.device_dir else None
     if device_dir is not None:
@@ -149,14 +161,17 @@ def cmd_aot(args: argparse.Namespace) -> int:
               if s.parent == portable.resolve()]
     extra = [portable / "tvmk_portable.h"] + sorted(portable.glob("*.h"))
     copies += [(h, f"kernels/portable/{h.name}") for h in dict.fromkeys(extra)]
-    out_dir = Path(args.output)
     files = list(gen.files) + copy_files(copies)
-    manifest = {"tool": "tvmdev", "model": m.name, "command": command}
-    report = write(out_dir, files, manifest, force=args.force, dry_run=args.dry_run)
+    # aot owns its model's entry under "models" (other models and new-device's "devices"
+    # stay); "model" and "command" were this command's keys before a folder held several.
+    records = {"tool": "tvmdev", "version": __version__, "models": {m.name: {"command": command}},
+               "model": None, "command": None}
+    report = write(out_dir, files, records, force=args.force, dry_run=args.dry_run)
     _print_report(report.lines(), args.dry_run)
     mem = gen.memory
-    print(f"arena: {mem.arena_size} bytes (lower bound {mem.lower_bound}, "
-          f"ratio {mem.ratio:.3f}); kernels: {', '.join(k.name for k in gen.kernels)}")
+    print(f"arena: {mem.arena_size} bytes ({mem.tensor_arena_size} without kernel scratch; "
+          f"lower bound {mem.lower_bound}, ratio {mem.ratio:.3f}); kernels: "
+          f"{', '.join(k.name for k in gen.kernels)}")
     return 0
 
 

@@ -53,16 +53,18 @@ def _list_kernels(args: argparse.Namespace) -> int:
             meta = ("any" if k.arg_meta is None else
                     " ".join(f"{a}:{'|'.join(d)}" for a, d in k.arg_meta))
             scope = f"on {lib.kind} devices" if lib.kind else "everywhere"
+            scratch = ("-" if k.scratch is None else k.scratch if isinstance(k.scratch, str)
+                       else f"{k.scratch} bytes")
             rows.append({"op": k.op, "kernel": k.name, "level": lib.level,
                          "library": lib.name, "scope": scope, "dtypes": meta,
-                         "header": k.header})
+                         "header": k.header, "scratch": scratch})
     order = {o: i for i, o in enumerate(OPS)}
     level = {"user": 0, "device": 1, "portable": 2}
     rows.sort(key=lambda r: (order[r["op"]], level[r["level"]]))
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    cols = ["op", "kernel", "level", "scope", "dtypes", "header"]
+    cols = ["op", "kernel", "level", "scope", "dtypes", "header", "scratch"]
     widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in cols}
     print("  ".join(c.ljust(widths[c]) for c in cols).rstrip())
     for r in rows:

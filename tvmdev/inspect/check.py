@@ -23,7 +23,7 @@ from ..model.device import DeviceSpec, specs_from_manifest
 from ..model.ops import OPS, kernel_params
 from ..reading import read_bytes
 from ..resources import runtime_dir
-from ..write.files import MANIFEST, read_manifest
+from ..write.manifest import MANIFEST, MANIFEST_HINT, read_manifest
 
 DEVICE_FUNCTIONS = ("Init", "Activate", "Open", "Close", "Deactivate", "Destroy")
 
@@ -166,7 +166,7 @@ def check_folder(folder: Path) -> list[Problem]:
         raise TvmdevError("no such folder" if not folder.exists() else "is not a folder",
                           str(folder), hint="run tvmdev check on a new-device output folder")
     specs = specs_from_manifest(read_manifest(folder).get("devices"),
-                                str(folder / MANIFEST), all_platforms())
+                                str(folder / MANIFEST), all_platforms(), MANIFEST_HINT)
     if not specs:
         raise TvmdevError("no devices here (no .tvmdev.json from tvmdev new-device)",
                           str(folder), hint="run tvmdev check on a new-device output folder")

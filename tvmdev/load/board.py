@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import TvmdevError, Where, shown
 from ..model.ops import OPS
+from ..model.scratch import Tuning
 from ..resources import boards_dir, runtime_dir
 from . import yamlio
 from .platform import all_platforms
@@ -102,6 +103,7 @@ class Board:
     kernels: tuple[Path, ...] = ()
     offload: Offload | None = None
     line: int = 0  # the line of its name in the board file
+    tuning: Tuning = Tuning()  # the portable kernels' tuning for the CPU
 
     @property
     def where(self) -> Where:
@@ -177,6 +179,7 @@ def load_board(path: Path, origin: str = "path") -> Board:
         offload=Offload(off["device"], off["kind"], tuple(off["ops"]),
                         (off.get("gemm") or {}).get("metal_crossover_m")) if off else None,
         line=doc.where("name").line,
+        tuning=Tuning(**doc.get("tuning") or {}),
     )
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import Where, cut, shown
-from ..model.ops import Shape, numel
+from ..model.shapes import Shape, numel
 from ..reading import as_float32, load_npy
 from . import yamlio
 from .fields import (
@@ -37,16 +37,16 @@ RANDOM_KEYS = ("seed", "low", "high")
 def constant(name: str, node: yamlio.LineDict, base: Path) -> tuple[Shape, str, np.ndarray]:
     """The shape, dtype and (read-only, float32) data of constant ``name``."""
     where = node.where()
-    keys(node, TENSOR_KEYS + CONST_SOURCES + ("quantize",), f"constant '{name}'")
+    keys(node, TENSOR_KEYS + CONST_SOURCES + ("quantize",), f"constant {shown(name)}")
     for key in TENSOR_KEYS:
         if key not in node:
-            raise err(f"constant '{name}' needs '{key}'", where)
-    dims = shape(node["shape"], f"constant '{name}'", node.where("shape"),
+            raise err(f"constant {shown(name)} needs '{key}'", where)
+    dims = shape(node["shape"], f"constant {shown(name)}", node.where("shape"),
                  MAX_CONSTANT_ELEMENTS)
-    dt = dtype(node["dtype"], f"constant '{name}'", node.where("dtype"))
+    dt = dtype(node["dtype"], f"constant {shown(name)}", node.where("dtype"))
     sources = [k for k in CONST_SOURCES if k in node]
     if len(sources) != 1:
-        raise err(f"constant '{name}' needs exactly one of npy, values, random", where)
+        raise err(f"constant {shown(name)} needs exactly one of npy, values, random", where)
     src = sources[0]
     swhere = node.where(src)
     if src == "npy":
@@ -55,43 +55,43 @@ def constant(name: str, node: yamlio.LineDict, base: Path) -> tuple[Shape, str, 
         data = _values(name, node["values"], dims, swhere)
     else:
         data = _random(name, node["random"], dims, swhere)
-    data = as_float32(data, f"constant '{name}'", swhere, finite=True).astype(dt, copy=False)
+    data = as_float32(data, f"constant {shown(name)}", swhere, finite=True).astype(dt, copy=False)
     data.setflags(write=False)
     return dims, dt, data
 
 
 def _npy(name: str, file: object, dims: Shape, base: Path, where: Where) -> np.ndarray:
     if not isinstance(file, str) or not file:
-        raise err(f"constant '{name}': npy must be a file name, not {shown(file)}", where)
+        raise err(f"constant {shown(name)}: npy must be a file name, not {shown(file)}", where)
     path = base / file
     if not path.exists():
-        raise err(f"constant '{name}': no such .npy file: {cut(file)}", where,
+        raise err(f"constant {shown(name)}: no such .npy file: {cut(file)}", where,
                   hint=f"paths are relative to the model file ({base})")
-    data = load_npy(path, f"constant '{name}'")
+    data = load_npy(path, f"constant {shown(name)}")
     if tuple(data.shape) != dims:
-        raise err(f"constant '{name}': {cut(file)} has shape {list(data.shape)}, "
+        raise err(f"constant {shown(name)}: {cut(file)} has shape {list(data.shape)}, "
                   f"declared {list(dims)}", where)
     return data
 
 
 def _values(name: str, values: object, dims: Shape, where: Where) -> np.ndarray:
     if not isinstance(values, list):
-        raise err(f"constant '{name}': values must be a flat list of numbers, not "
+        raise err(f"constant {shown(name)}: values must be a flat list of numbers, not "
                   f"{shown(values)}", where)
     for i, v in enumerate(values):
         if not is_number(v):
             text = isinstance(v, str) and _EXPONENT.fullmatch(v)
-            raise err(f"constant '{name}': values[{i}] is {shown(v)}, not a number",
+            raise err(f"constant {shown(name)}: values[{i}] is {shown(v)}, not a number",
                       yamlio.where_of(values, i, where),
                       hint="YAML reads 1e5 as text: write 1.0e+5" if text else None)
     if len(values) != numel(dims):
-        raise err(f"constant '{name}': {len(values)} values for shape {list(dims)} "
+        raise err(f"constant {shown(name)}: {len(values)} values for shape {list(dims)} "
                   f"({numel(dims)} elements)", where)
     return np.asarray(values, dtype=np.float64).reshape(dims)
 
 
 def _random(name: str, node: object, dims: Shape, where: Where) -> np.ndarray:
-    what = f"random of constant '{name}'"
+    what = f"random of constant {shown(name)}"
     rnd = mapping(node, what, where)
     keys(rnd, RANDOM_KEYS, what)
     for key in RANDOM_KEYS:
@@ -114,13 +114,13 @@ def _random(name: str, node: object, dims: Shape, where: Where) -> np.ndarray:
 
 def quantize_spec(name: str, cnode: yamlio.LineDict) -> tuple[int, Where]:
     """The block size of a constant marked ``quantize`` (4 bits only)."""
-    qn = mapping(cnode["quantize"], f"quantize of constant '{name}'", cnode.where("quantize"))
-    keys(qn, QUANT_KEYS, f"quantize of constant '{name}'")
+    qn = mapping(cnode["quantize"], f"quantize of constant {shown(name)}", cnode.where("quantize"))
+    keys(qn, QUANT_KEYS, f"quantize of constant {shown(name)}")
     if qn.get("bits") != 4:
-        raise err(f"constant '{name}': only 4-bit quantisation is supported",
+        raise err(f"constant {shown(name)}: only 4-bit quantisation is supported",
                   qn.where("bits"), hint="quantize: {bits: 4, block: 32}")
     block: Any = qn.get("block")
     if not is_int(block) or block <= 0 or block % 32:
-        raise err(f"constant '{name}': block must be a positive multiple of 32",
+        raise err(f"constant {shown(name)}: block must be a positive multiple of 32",
                   qn.where("block") if "block" in qn else qn.where())
     return int(block), qn.where()

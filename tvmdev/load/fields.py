@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import TvmdevError, Where, shown
-from ..model.ops import DTYPES, MAX_DIMS, Shape, numel
+from ..model.ops import DTYPES
+from ..model.shapes import MAX_DIMS, Shape, numel
 from . import yamlio
 
 # The kernels index tensors with int32_t, so no tensor may hold more elements.

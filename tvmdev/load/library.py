@@ -16,6 +16,10 @@ NULL), its outputs, ``const struct <params> *params``, ``void *resource_handle``
 may list its own order with ``args: [Y, A, B, C, params, resource_handle]`` (every name
 exactly once).
 
+Scratch: a kernel of an op whose params carry scratch (gemm, matmul) may say what it
+needs of the workspace for a call, ``scratch: 1024`` (bytes) or ``scratch: gemm_pack`` (a
+rule of :mod:`tvmdev.model.scratch`); a kernel that says nothing gets none of its own.
+
 Libraries merge with precedence user > device kind > portable. For each operator the
 resolver builds a chain of every kernel that matches the op and its tensors' dtypes, in
 precedence order (within a library: specific ``arg_meta`` before ``null``); the executor
@@ -31,11 +35,12 @@ from typing import Any
 from .. import naming
 from ..errors import TvmdevError, Where, shown
 from ..model.ops import KERNEL_DTYPES, OPS, kernel_params
+from ..model.scratch import RULES
 from . import yamlio
 from .fields import name_in, optional
 
 ENTRY_KEYS = ("op", "header", "type_alias", "kernels")
-KERNEL_KEYS = ("arg_meta", "kernel_name", "sources", "args")
+KERNEL_KEYS = ("arg_meta", "kernel_name", "sources", "args", "scratch")
 LEVELS = ("user", "device", "portable")
 
 
@@ -53,6 +58,7 @@ class Kernel:
     level: str  # "user", "device" or "portable"
     where: Where
     args: tuple[str, ...] = ()  # the calling order; empty: the default order
+    scratch: str | int | None = None  # bytes, or a rule of tvmdev.model.scratch
 
     def matches(self, dtypes: dict[str, str]) -> bool:
         """Whether the kernel accepts these argument dtypes."""
@@ -144,7 +150,7 @@ class _LibraryReader:
         meta = None if item["arg_meta"] is None else _arg_meta(op, item, aliases)
         self.kernels.append(Kernel(op, kname, meta, header, self.include,
                                    self.sources(item, kname), self.name, self.level, kw,
-                                   _arg_order(op, item, kname)))
+                                   _arg_order(op, item, kname), _scratch(item, op)))
 
     def sources(self, item: dict[str, Any], kname: str) -> tuple[Path, ...]:
         sources = optional(item, "sources", [])
@@ -228,3 +234,23 @@ def _arg_order(op: str, item: dict[str, Any], kname: str) -> tuple[str, ...]:
         raise TvmdevError(f"args of {kname} must name each of {', '.join(want)} once",
                           yamlio.where_of(item, "args"))
     return tuple(map(str, given))
+
+
+def _scratch(item: dict[str, object], op: str) -> str | int | None:
+    """A kernel's ``scratch``: bytes, or a rule for ``op``'s params."""
+    if "scratch" not in item:
+        return None
+    value = item["scratch"]
+    where = yamlio.where_of(item, "scratch")
+    if not OPS[op].scratch:
+        with_scratch = ", ".join(o.name for o in OPS.values() if o.scratch)
+        raise TvmdevError(f"{op} kernels get no scratch: struct {OPS[op].params_struct} has "
+                          "no scratch fields", where,
+                          hint=f"ops whose kernels may have scratch: {with_scratch}")
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 2**31 - 1:
+        return value  # params.scratch_bytes is an int32_t
+    rules = [r.name for r in RULES.values() if op in r.ops]
+    if isinstance(value, str) and value in rules:
+        return value
+    raise TvmdevError(f"scratch must be a number of bytes or a rule for {op}, got {shown(value)}",
+                      where, hint="rules for " + op + ": " + (", ".join(rules) or "none"))

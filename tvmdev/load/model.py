@@ -16,8 +16,9 @@ from .. import naming
 from ..errors import TvmdevError, Where, shown
 from ..model.device import MAX_DEVICES, device_name
 from ..model.graph import Device, Model, Operator, Tensor
-from ..model.ops import OPS, Shape, ShapeError, check_attrs
+from ..model.ops import OPS, check_attrs
 from ..model.quant import Q4Weight, quantize
+from ..model.shapes import Shape, ShapeError
 from . import yamlio
 from .constants import TENSOR_KEYS, constant, quantize_spec
 from .fields import (
@@ -41,20 +42,19 @@ def _cname(name: str, what: str, where: Where, taken: dict[str, str]) -> str:
     also appear upper-cased in macros)."""
     if not isinstance(name, str) or not name:
         raise err(f"{what} name must be a non-empty string, not {shown(name)}", where)
-    naming.check_length(name, what, where)
     c = naming.sanitize(name)
     if c.startswith("_"):
         c = "t" + c
     try:
-        naming.check_identifier(c, f"{what} '{name}'", where)
+        naming.check_identifier(c, f"{what} {shown(name)}", where)
     except TvmdevError as exc:
         raise err(f"{exc.message} once converted to C", where, "rename it") from None
     key = c.upper()
     if key in taken:
         other = taken[key]
         if other == name:
-            raise err(f"duplicate name '{name}'", where, hint="names must be unique")
-        raise err(f"{what} '{name}' collides with '{other}' once converted to C ({c})",
+            raise err(f"duplicate name {shown(name)}", where, hint="names must be unique")
+        raise err(f"{what} {shown(name)} collides with {shown(other)} once converted to C ({c})",
                    where, hint="rename one of them")
     taken[key] = name
     return c
@@ -84,7 +84,7 @@ def load_model(path: Path) -> Model:
     loader.operators(top)
     for t in out_node:
         if t not in loader.written:
-            raise err(f"output '{t}' is never written by an operator", out_node.where(t))
+            raise err(f"output {shown(t)} is never written by an operator", out_node.where(t))
     quantized = loader.quantize()
     return Model(name=name, path=file, devices=tuple(loader.device_list),
                  inputs=tuple(in_node), outputs=tuple(out_node), constants=loader.consts,
@@ -115,10 +115,10 @@ class _ModelLoader:
             w = node.where(dname)
             _cname(dname, "device", w, dev_taken)
             naming.check_identifier(dname, "device instance", w)
-            dnode = mapping(dnode, f"device '{dname}'", w)
-            keys(dnode, ("kind",), f"device '{dname}'")
+            dnode = mapping(dnode, f"device {shown(dname)}", w)
+            keys(dnode, ("kind",), f"device {shown(dname)}")
             if "kind" not in dnode:
-                raise err(f"device '{dname}' needs a kind", w,
+                raise err(f"device {shown(dname)} needs a kind", w,
                            hint="for example: {kind: woofles}")
             kind = device_name(dnode["kind"], dnode.where("kind"))
             self.device_list.append(Device(dname, kind, w))
@@ -130,13 +130,13 @@ class _ModelLoader:
         for tname, tnode in node.items():
             w = node.where(tname)
             cname = _cname(tname, role, w, self.taken)
-            tnode = mapping(tnode, f"{role} '{tname}'", w)
-            keys(tnode, TENSOR_KEYS, f"{role} '{tname}'")
+            tnode = mapping(tnode, f"{role} {shown(tname)}", w)
+            keys(tnode, TENSOR_KEYS, f"{role} {shown(tname)}")
             if "shape" not in tnode or "dtype" not in tnode:
-                raise err(f"{role} '{tname}' needs shape and dtype", w)
+                raise err(f"{role} {shown(tname)} needs shape and dtype", w)
             self.tensors[tname] = Tensor(
-                tname, shape(tnode["shape"], f"{role} '{tname}'", w),
-                dtype(tnode["dtype"], f"{role} '{tname}'", tnode.where("dtype")), role,
+                tname, shape(tnode["shape"], f"{role} {shown(tname)}", w),
+                dtype(tnode["dtype"], f"{role} {shown(tname)}", tnode.where("dtype")), role,
                 cname, w)
         return node
 
@@ -146,7 +146,7 @@ class _ModelLoader:
             c = _cname(name, "constant", w, self.taken)
             if isinstance(cnode, yamlio.LineDict) and "quantize" in cnode:
                 self.to_quantize[name] = quantize_spec(name, cnode)
-            dims, dt, data = constant(name, mapping(cnode, f"constant '{name}'", w),
+            dims, dt, data = constant(name, mapping(cnode, f"constant {shown(name)}", w),
                                       self.path.parent)
             self.consts[name] = data
             self.tensors[name] = Tensor(name, dims, dt, "constant", c, w)
@@ -171,36 +171,36 @@ class _ModelLoader:
         ocname = _cname(oname, "operator", onode.where("name"), self.op_taken)
         opname = onode["op"]
         if not name_in(opname, OPS):
-            raise err(f"operator '{oname}': unknown op {shown(opname)}", onode.where("op"),
+            raise err(f"operator {shown(oname)}: unknown op {shown(opname)}", onode.where("op"),
                        hint="known ops: " + ", ".join(OPS))
         opdef = OPS[opname]
         ins, outs = onode["inputs"], onode["outputs"]
         if not isinstance(ins, list) or not isinstance(outs, list):
-            raise err(f"operator '{oname}': inputs and outputs must be lists", w)
+            raise err(f"operator {shown(oname)}: inputs and outputs must be lists", w)
         if not (opdef.required_inputs <= len(ins) <= len(opdef.inputs)):
-            raise err(f"operator '{oname}': {opname} takes "
+            raise err(f"operator {shown(oname)}: {opname} takes "
                        f"{opdef.required_inputs}" + (f" to {len(opdef.inputs)}"
                        if len(opdef.inputs) != opdef.required_inputs else "") +
                        f" inputs ({', '.join(opdef.inputs)}), got {len(ins)}",
                        onode.where("inputs"))
         if len(outs) != len(opdef.outputs):
-            raise err(f"operator '{oname}': {opname} has {len(opdef.outputs)} output, "
+            raise err(f"operator {shown(oname)}: {opname} has {len(opdef.outputs)} output, "
                        f"got {len(outs)}", onode.where("outputs"))
         in_names, shapes = self.operator_inputs(oname, opdef.inputs, opdef.optional, ins,
                                                 onode, w)
-        attrs_node = mapping(optional(onode, "attrs", {}), f"attrs of '{oname}'",
+        attrs_node = mapping(optional(onode, "attrs", {}), f"attrs of {shown(oname)}",
                               onode.where("attrs"))
         attr_numbers(attrs_node, [k for k, a in opdef.attrs.items() if a.kind == "float"],
-                     f"operator '{oname}'")
+                     f"operator {shown(oname)}")
         try:
             attrs = check_attrs(opdef, dict(attrs_node))
             out_shape = opdef.infer(shapes, attrs)
         except ShapeError as exc:
-            raise err(f"operator '{oname}' ({opname}): {exc}", w) from None
+            raise err(f"operator {shown(oname)} ({opname}): {exc}", w) from None
         out_names = self.operator_outputs(oname, opname, outs, out_shape, onode, w)
         device = onode.get("device")
         if device is not None and not name_in(device, {d.name for d in self.device_list}):
-            raise err(f"operator '{oname}' runs on unknown device {shown(device)}",
+            raise err(f"operator {shown(oname)} runs on unknown device {shown(device)}",
                        onode.where("device"),
                        hint="declared devices: " + (", ".join(d.name for d in self.device_list)
                                                    or "none"))
@@ -218,17 +218,17 @@ class _ModelLoader:
                 shapes.append(None)
                 continue
             if not isinstance(t, str):
-                raise err(f"operator '{oname}': input {j} must be a tensor name", w)
+                raise err(f"operator {shown(oname)}: input {j} must be a tensor name", w)
             known = self.tensors.get(t)
             if known is not None and known.role in ("input", "constant"):
                 shapes.append(known.shape)
             elif t in self.written:
                 shapes.append(self.inferred[t])
             elif known is not None and known.role == "output":
-                raise err(f"operator '{oname}' reads output {shown(t)} before any operator "
+                raise err(f"operator {shown(oname)} reads output {shown(t)} before any operator "
                            "writes it", onode.where("inputs"))
             else:
-                raise err(f"operator '{oname}' reads {shown(t)}, which no earlier operator "
+                raise err(f"operator {shown(oname)} reads {shown(t)}, which no earlier operator "
                            "writes and which is not an input or constant",
                            onode.where("inputs"), hint="operators run in the order listed")
             in_names.append(t)
@@ -239,25 +239,25 @@ class _ModelLoader:
         out_names: list[str] = []
         for t in outs:
             if not isinstance(t, str) or not t:
-                raise err(f"operator '{oname}': outputs must be tensor names", w)
+                raise err(f"operator {shown(oname)}: outputs must be tensor names", w)
             if t in self.written:
                 raise err(f"tensor {shown(t)} has two writers: '{self.written[t]}' and "
-                           f"'{oname}'", onode.where("outputs"),
+                           f"{shown(oname)}", onode.where("outputs"),
                            hint="each tensor is written once")
             declared = self.tensors.get(t)
             if declared is not None and declared.role in ("input", "constant"):
-                raise err(f"operator '{oname}' writes {shown(t)}, which is a model "
+                raise err(f"operator {shown(oname)} writes {shown(t)}, which is a model "
                            f"{declared.role}", onode.where("outputs"))
             if declared is not None:  # a model output: the declared shape must match
                 if declared.shape != out_shape:
-                    raise err(f"output '{t}' is declared {list(declared.shape)} but "
-                               f"'{oname}' ({opname}) produces {list(out_shape)}",
+                    raise err(f"output {shown(t)} is declared {list(declared.shape)} but "
+                               f"{shown(oname)} ({opname}) produces {list(out_shape)}",
                                onode.where("outputs"), hint="fix the declared shape")
             else:
                 self.tensors[t] = Tensor(t, out_shape, "float32", "intermediate",
                                          _cname(t, "tensor", onode.where("outputs"),
                                                 self.taken), onode.where("outputs"))
-            check_elements(out_shape, f"tensor {shown(t)} written by '{oname}'",
+            check_elements(out_shape, f"tensor {shown(t)} written by {shown(oname)}",
                            onode.where("outputs"))
             self.written[t] = oname
             self.inferred[t] = out_shape
@@ -270,15 +270,15 @@ class _ModelLoader:
         for name, (block, qwhere) in self.to_quantize.items():
             uses = [(op, j) for op in self.ops for j, t in enumerate(op.inputs) if t == name]
             if not uses or any(op.op != "gemm" or j != 1 for op, j in uses):
-                raise err(f"constant '{name}': a 4-bit constant must be the B of gemm "
+                raise err(f"constant {shown(name)}: a 4-bit constant must be the B of gemm "
                            "operators only", qwhere)
             trans = {op.attr_dict["transB"] for op, _ in uses}
             if len(trans) != 1:
-                raise err(f"constant '{name}': used with and without transB", qwhere)
+                raise err(f"constant {shown(name)}: used with and without transB", qwhere)
             weights = self.consts[name]
             w_nk = weights if trans.pop() else weights.T  # N x K
             if w_nk.shape[1] % block:
-                raise err(f"constant '{name}': K = {w_nk.shape[1]} is not a multiple of "
+                raise err(f"constant {shown(name)}: K = {w_nk.shape[1]} is not a multiple of "
                            f"the block ({block})", qwhere)
             q = quantize(w_nk, block)
             deq = q.dequantize()

@@ -27,17 +27,16 @@ def device_name(given: str, where: Where | None = None) -> str:
     if not isinstance(given, str) or not given:
         raise TvmdevError("device name must not be empty" if given == "" else
                           f"device name must be a string, not {shown(given)}", where)
-    naming.check_length(given, "device name", where)
     if not _DEVICE_NAME.match(given):
         raise TvmdevError(f"device name {shown(given)} is not a valid C identifier", where,
                           hint="use lower-case letters, digits, '_' or '-'")
     name = given.replace("-", "_")
     naming.check_identifier(name, "device name", where)
     if name != name.lower():
-        raise TvmdevError(f"device name '{given}' must be lower case", where,
+        raise TvmdevError(f"device name {shown(given)} must be lower case", where,
                           hint=f"try '{name.lower()}'")
     if name.startswith("_") or name.endswith("_") or "__" in name:
-        raise TvmdevError(f"device name '{given}' has a leading, trailing or doubled '_'",
+        raise TvmdevError(f"device name {shown(given)} has a leading, trailing or doubled '_'",
                           where, hint="for example: woofles, uart_accel, ethos_u")
     return name
 
@@ -86,45 +85,49 @@ def _strings(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
-def _manifest_problem(name: Any, data: Any, platforms: Collection[str]) -> str | None:
-    """What is wrong with one manifest entry, or None."""
-    if not isinstance(name, str) or not _DEVICE_NAME.match(name) or name != name.lower():
-        return "its name is not a device name"
+def _manifest_problem(data: Any, platforms: Collection[str]) -> str | None:
+    """What is wrong with one device record of a manifest, or None."""
     if not isinstance(data, dict):
-        return "it is not a mapping"
+        return "is not an object"
     if not _strings(data.get("platforms")) or not data["platforms"]:
-        return "platforms must be a list of platform names"
+        return "needs a list of names as 'platforms'"
     unknown = [p for p in data["platforms"] if p not in platforms]
     if unknown:
-        return f"unknown platform {shown(unknown[0])}"
-    if not _strings(data.get("ops", [])) or any(o not in OPS for o in data.get("ops", [])):
-        return "ops must be a list of op names"
+        return f"names unknown platform {shown(unknown[0])}"
+    if not _strings(data.get("ops", [])):
+        return "needs a list of names as 'ops'"
+    unknown = [o for o in data.get("ops", []) if o not in OPS]
+    if unknown:
+        return f"names unknown op {shown(unknown[0])}"
     options = data.get("options", {})
     if not isinstance(options, dict) or not all(
             isinstance(v, (str, bool)) for v in options.values()):
-        return "options must map option names to strings or true/false"
+        return "needs strings or true/false as 'options'"
     if not all(isinstance(data.get(k, ""), str) for k in ("command", "given")):
-        return "command and given must be strings"
+        return "needs strings as 'command' and 'given'"
     return None
 
 
-def specs_from_manifest(devices: Any, file: str, platforms: Collection[str]
-                        ) -> list[DeviceSpec]:
+def specs_from_manifest(devices: Any, file: str, platforms: Collection[str],
+                        hint: str | None = None) -> list[DeviceSpec]:
     """The device kinds a folder's manifest (``.tvmdev.json``) records, each checked,
-    sorted by name; a malformed entry is one line naming it."""
+    sorted by name: a record tvmdev cannot use is one line naming it (``hint``: how to
+    recover)."""
     if devices is None:
         return []
-    hint = "regenerate the folder with tvmdev new-device (or restore .tvmdev.json)"
-    if not isinstance(devices, dict):
-        raise TvmdevError(f"the manifest's devices must be a mapping, not {shown(devices)}",
-                          file, hint=hint)
+    problem = None if isinstance(devices, dict) else "'devices' is not an object"
     specs = []
-    for name, data in sorted(devices.items()):
-        problem = _manifest_problem(name, data, platforms)
+    for name, data in sorted(devices.items()) if problem is None else []:
+        if not isinstance(name, str) or not _DEVICE_NAME.match(name) or name != name.lower():
+            problem = f"the device name {shown(name)} is not one tvmdev makes"
+        else:
+            found = _manifest_problem(data, platforms)
+            problem = f"the record of device {shown(name)} {found}" if found else None
         if problem is not None:
-            raise TvmdevError(f"the manifest's entry for device {shown(name)} is malformed: "
-                              f"{problem}", file, hint=hint)
+            break
         specs.append(DeviceSpec.from_json(name, data))
+    if problem is not None:
+        raise TvmdevError(f"the manifest is not one tvmdev wrote: {problem}", file, hint=hint)
     return specs
 
 
@@ -136,6 +139,6 @@ def check_collisions(specs: list[DeviceSpec]) -> None:
             other = seen.setdefault((form, key), spec)
             if other.name != spec.name:
                 raise TvmdevError(
-                    f"device '{spec.given or spec.name}' collides with "
-                    f"'{other.given or other.name}' once converted to C (both give {form} "
+                    f"device {shown(spec.given or spec.name)} collides with "
+                    f"{shown(other.given or other.name)} once converted to C (both give {form} "
                     f"name {key})", hint="rename one of them")

@@ -11,8 +11,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import Where
-from .ops import Shape, numel
+from .ops import OPS
 from .quant import Q4Weight
+from .shapes import Shape, numel
 
 DTYPE_SIZE = {"float32": 4, "q4c32": 4}  # q4c32: constants only, sized as their floats
 
@@ -74,6 +75,15 @@ class Model:
     def device(self, name: str) -> Device:
         """The device instance called ``name``."""
         return next(d for d in self.devices if d.name == name)
+
+    def call_params(self, op: Operator) -> dict[str, Any]:
+        """The values of ``op``'s params struct (shapes and attributes resolved)."""
+        shapes = [self.tensors[t].shape if t is not None else None for t in op.inputs]
+        attrs = dict(op.attr_dict)
+        # Facts about the operands the kernels may use (an accelerator packs constants once).
+        attrs["_b_constant"] = int(len(op.inputs) > 1 and op.inputs[1] is not None
+                                   and self.tensors[op.inputs[1]].role == "constant")
+        return OPS[op.op].params(shapes, self.tensors[op.outputs[0]].shape, attrs)
 
     @property
     def kinds(self) -> tuple[str, ...]:

@@ -3,7 +3,8 @@
 Libraries merge with precedence user > device kind > portable. For each operator the
 resolver builds a chain of every kernel that matches the op and its tensors' dtypes, in
 precedence order (within a library: specific ``arg_meta`` before ``null``); the executor
-calls them in turn while they return ``TVM_DEVICE_DECLINED``.
+calls them in turn while they return ``TVM_DEVICE_DECLINED``. Any kernel of the chain may
+serve the call, so the operator's scratch is the most any of them needs.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ..errors import TvmdevError
 from ..load.library import Kernel, Library, load_library
 from ..model.graph import Model, Operator
 from ..model.ops import OPS
+from ..model.scratch import Tuning, scratch_need
 from ..resources import runtime_dir
 
 
@@ -99,3 +101,18 @@ def resolve(model: Model, registry: Registry) -> dict[int, tuple[Kernel, ...]]:
                 else f"no library has a kernel for {op.op}")
         chains[op.index] = chain
     return chains
+
+
+def operator_scratch(model: Model, chains: dict[int, tuple[Kernel, ...]], tuning: Tuning
+                     ) -> dict[int, int]:
+    """The scratch bytes of every operator that needs some: the most over its chain."""
+    out: dict[int, int] = {}
+    for op in model.operators:
+        if not OPS[op.op].scratch:
+            continue
+        params = model.call_params(op)
+        need = max((scratch_need(k.scratch, params, tuning) for k in chains[op.index]),
+                   default=0)
+        if need:
+            out[op.index] = need
+    return out

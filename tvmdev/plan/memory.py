@@ -6,8 +6,9 @@ writes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import heapq
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from ..model.graph import Model
 from ..model.ops import OPS
@@ -20,13 +21,15 @@ SCHEDULES = ("eager", "lazy")
 
 @dataclass(frozen=True)
 class Buffer:
-    """A region of the arena shared by tensors computed in place into one another."""
+    """A region of the arena shared by tensors computed in place into one another, or the
+    scratch of one operator's kernel (no tensors; live during that operator only)."""
 
     tensors: tuple[str, ...]
     size: int  # bytes, aligned
     start: int  # index of the operator that first writes it
     end: int  # index of the operator that last reads it
     offset: int
+    scratch_of: int | None = None  # the operator whose scratch this is
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,13 @@ class MemoryPlan:
     lower_bound: int  # the most bytes live at any one time
     alignment: int
     inplace: tuple[tuple[str, str], ...]  # (output, input) pairs computed in place
+    scratch: dict[int, tuple[int, int]] = field(default_factory=dict)  # op -> offset, bytes
+
+    @property
+    def tensor_arena_size(self) -> int:
+        """The arena the tensors alone need: what scratch that fits no gap adds to."""
+        return max((b.offset + b.size for b in self.buffers if b.scratch_of is None),
+                   default=0)
 
     @property
     def ratio(self) -> float:
@@ -48,51 +58,20 @@ def _aligned(n: int) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
-def plan_memory(model: Model, inplace: bool = True) -> MemoryPlan:
-    """Give every intermediate tensor an arena offset.
+def plan_memory(model: Model, inplace: bool = True, scratch: Mapping[int, int] | None = None
+                ) -> MemoryPlan:
+    """Give every intermediate tensor an arena offset, and every operator in ``scratch``
+    (operator index -> bytes) its kernel's scratch.
 
     Tensors whose lifetimes don't overlap share bytes; an elementwise operator whose input
     dies at that operator writes its output over it (in place). Placement is greedy by
     size: the largest buffer first, each at the lowest offset free for its whole lifetime.
+    Scratch is placed afterwards, so it never moves a tensor: each operator's at the lowest
+    offset free of the buffers live during that operator; the arena grows only by the
+    scratch that fits in no gap.
     """
     tensors = model.tensors
-    last_use: dict[str, int] = {}
-    for op in model.operators:
-        for t in op.inputs:
-            if t is not None:
-                last_use[t] = op.index
-    # Union-find of tensors sharing a buffer.
-    owner: dict[str, str] = {}
-    members: dict[str, list[str]] = {}
-    start: dict[str, int] = {}
-    end: dict[str, int] = {}
-    pairs: list[tuple[str, str]] = []
-    for op in model.operators:
-        out = op.outputs[0]
-        if tensors[out].role != "intermediate":
-            continue
-        source = None
-        if inplace:
-            for idx in OPS[op.op].inplace:
-                t = op.inputs[idx] if idx < len(op.inputs) else None
-                if (t is not None and tensors[t].role == "intermediate"
-                        and last_use.get(t) == op.index
-                        and tensors[t].shape == tensors[out].shape
-                        and op.inputs.count(t) == 1):
-                    source = t
-                    break
-        if source is None:
-            owner[out] = out
-            members[out] = [out]
-            start[out] = op.index
-            end[out] = op.index
-        else:
-            owner[out] = owner[source]
-            members[owner[source]].append(out)
-            pairs.append((out, source))
-        for t in op.inputs:
-            if t is not None and t in owner:
-                end[owner[t]] = max(end[owner[t]], op.index)
+    owner, members, start, end, pairs = _buffer_lifetimes(model, inplace)
     roots = list(members)
     sizes = {r: _aligned(max(tensors[t].nbytes for t in members[r])) for r in roots}
     # Two placement orders; the smaller arena wins: largest first (ties: earliest), and
@@ -106,8 +85,43 @@ def plan_memory(model: Model, inplace: bool = True) -> MemoryPlan:
     buffers = tuple(Buffer(tuple(members[r]), sizes[r], start[r], end[r], offsets_by_root[r])
                     for r in roots)
     offsets = {t: offsets_by_root[owner[t]] for t in owner}
+    scratch_buffers = _place_scratch(buffers, scratch or {})
+    buffers += scratch_buffers
     arena = max((b.offset + b.size for b in buffers), default=0)
-    return MemoryPlan(offsets, buffers, arena, lower_bound(buffers), ALIGN, tuple(pairs))
+    placed = {b.scratch_of: (b.offset, (scratch or {})[b.scratch_of]) for b in scratch_buffers
+              if b.scratch_of is not None}
+    return MemoryPlan(offsets, buffers, arena, lower_bound(buffers), ALIGN, tuple(pairs),
+                      dict(sorted(placed.items())))
+
+
+def _place_scratch(tensors: Sequence[Buffer], scratch: Mapping[int, int]
+                   ) -> tuple[Buffer, ...]:
+    """Each operator's scratch at the lowest offset free of the tensor buffers live during
+    that operator (one operator's scratch never meets another's). One sweep over the
+    operators, with the buffers live at each: no scan of every buffer per operator."""
+    by_start = sorted(tensors, key=lambda b: b.start)
+    live: dict[int, Buffer] = {}
+    ends: list[tuple[int, int]] = []  # (end, id) of the live buffers, a heap
+    nxt = 0
+    out = []
+    for index, size in sorted(scratch.items()):
+        while nxt < len(by_start) and by_start[nxt].start <= index:
+            b = by_start[nxt]
+            live[id(b)] = b
+            heapq.heappush(ends, (b.end, id(b)))
+            nxt += 1
+        while ends and ends[0][0] < index:
+            live.pop(heapq.heappop(ends)[1], None)
+        if size <= 0:
+            continue
+        size = _aligned(size)
+        offset = 0
+        for lo, hi in sorted((b.offset, b.offset + b.size) for b in live.values()):
+            if lo - offset >= size:
+                break
+            offset = max(offset, hi)
+        out.append(Buffer((), size, index, index, offset, index))
+    return tuple(out)
 
 
 def lower_bound(buffers: Sequence[Buffer]) -> int:
@@ -149,3 +163,56 @@ def _greedy(roots: list[str], sizes: dict[str, int], start: dict[str, int],
         for t in range(s, e + 1):
             live_at.setdefault(t, []).append(r)
     return offsets
+
+
+_Lifetimes = tuple[dict[str, str], dict[str, list[str]], dict[str, int], dict[str, int],
+                   list[tuple[str, str]]]
+
+
+def _buffer_lifetimes(model: Model, inplace: bool) -> _Lifetimes:
+    """Which buffer each intermediate tensor lives in (an elementwise operator whose input
+    dies there writes in place), and each buffer's first writer and last reader:
+    (owner, members, start, end, in-place pairs)."""
+    tensors = model.tensors
+    last_use: dict[str, int] = {}
+    for op in model.operators:
+        for t in op.inputs:
+            if t is not None:
+                last_use[t] = op.index
+    # Union-find of tensors sharing a buffer.
+    owner: dict[str, str] = {}
+    members: dict[str, list[str]] = {}
+    start: dict[str, int] = {}
+    end: dict[str, int] = {}
+    pairs: list[tuple[str, str]] = []
+    for op in model.operators:
+        out = op.outputs[0]
+        if tensors[out].role != "intermediate":
+            # Writes a model output: no buffer starts here, but its inputs live until now.
+            for t in op.inputs:
+                if t is not None and t in owner:
+                    end[owner[t]] = max(end[owner[t]], op.index)
+            continue
+        source = None
+        if inplace:
+            for idx in OPS[op.op].inplace:
+                t = op.inputs[idx] if idx < len(op.inputs) else None
+                if (t is not None and tensors[t].role == "intermediate"
+                        and last_use.get(t) == op.index
+                        and tensors[t].shape == tensors[out].shape
+                        and op.inputs.count(t) == 1):
+                    source = t
+                    break
+        if source is None:
+            owner[out] = out
+            members[out] = [out]
+            start[out] = op.index
+            end[out] = op.index
+        else:
+            owner[out] = owner[source]
+            members[owner[source]].append(out)
+            pairs.append((out, source))
+        for t in op.inputs:
+            if t is not None and t in owner:
+                end[owner[t]] = max(end[owner[t]], op.index)
+    return owner, members, start, end, pairs

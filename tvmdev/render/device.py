@@ -20,7 +20,8 @@ from ..model.device import DeviceSpec, check_collisions, specs_from_manifest
 from ..model.ops import OPS, kernel_params, kernel_prototype
 from ..plan.kernels import portable_library
 from ..resources import runtime_dir
-from ..write.files import OutFile, read_manifest
+from ..write.files import OutFile
+from ..write.manifest import MANIFEST, MANIFEST_HINT, read_manifest
 from .engine import banner, render
 
 _PORTABLE = "kernels/portable"  # the portable kernel library, under runtime/
@@ -236,7 +237,7 @@ def folder_specs(out_dir: Path, new: DeviceSpec) -> list[DeviceSpec]:
     """
     manifest = read_manifest(out_dir)
     specs = {s.name: s for s in specs_from_manifest(
-        manifest.get("devices"), str(out_dir / ".tvmdev.json"), all_platforms())}
+        manifest.get("devices"), str(out_dir / MANIFEST), all_platforms(), MANIFEST_HINT)}
     old = specs.get(new.name)
     if old is not None and old.given != new.given:
         raise TvmdevError(

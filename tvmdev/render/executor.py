@@ -6,7 +6,7 @@ Python computes every name, offset and initializer; the templates only lay them 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +16,11 @@ from ..load.library import Kernel
 from ..model import status
 from ..model.device import MAX_DEVICES
 from ..model.graph import Model, Operator
-from ..model.ops import OPS, kernel_params, numel
+from ..model.ops import OPS, kernel_params
+from ..model.scratch import Tuning
+from ..model.shapes import numel
 from ..naming import camel
-from ..plan.kernels import Registry, resolve
+from ..plan.kernels import Registry, operator_scratch, resolve
 from ..plan.memory import MemoryPlan, plan_memory
 from ..plan.schedule import Step, schedule
 from ..write.files import OutFile
@@ -38,6 +40,7 @@ class Generated:
     memory: MemoryPlan
     chains: dict[int, tuple[Kernel, ...]]
     files: tuple[OutFile, ...]
+    tuning: Tuning = Tuning()
 
     @property
     def kernels(self) -> list[Kernel]:
@@ -81,23 +84,27 @@ def _tensor_expr(model: Model, name: str | None, prefix: str) -> str:
     return f"t_{t.cname}"
 
 
-def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], prefix: str
-                ) -> dict[str, Any]:
+def _scratch_local(opdef_name: str) -> str:
+    """The run function's local copy of a params struct that gets scratch: gemm_params."""
+    return OPS[opdef_name].params_struct.removeprefix("tvmk_")
+
+
+def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], prefix: str,
+                memory: MemoryPlan) -> dict[str, Any]:
     opdef = OPS[op.op]
-    shapes = [model.tensors[t].shape if t is not None else None for t in op.inputs]
     out = model.tensors[op.outputs[0]]
-    attrs = dict(op.attr_dict)
-    # Facts about the operands the kernels may use (an accelerator packs constants once).
-    attrs["_b_constant"] = int(len(op.inputs) > 1 and op.inputs[1] is not None
-                               and model.tensors[op.inputs[1]].role == "constant")
-    params = opdef.params(shapes, out.shape, attrs)
+    params = model.call_params(op)
     params_name = f"{prefix}_params_{op.cname}"
+    scratch_offset, scratch_bytes = memory.scratch.get(op.index, (0, 0))
+    if opdef.scratch:
+        params["scratch_bytes"] = scratch_bytes  # the pointer is set at run time
     dev = model.device(op.device) if op.device else None
     exprs = dict(zip(opdef.inputs, [_tensor_expr(model, t, prefix) for t in op.inputs]
                      + ["NULL"] * (len(opdef.inputs) - len(op.inputs)), strict=True))
     exprs.update(zip(opdef.outputs, [_tensor_expr(model, t, prefix) for t in op.outputs],
                      strict=True))
-    exprs["params"] = f"&{params_name}"
+    # With scratch, the kernels get a copy of the params pointing into the workspace.
+    exprs["params"] = f"&{_scratch_local(op.op)}" if scratch_bytes else f"&{params_name}"
     exprs["resource_handle"] = f"devices->{dev.name}" if dev else "NULL"
     default_order = [n for _, n in kernel_params(opdef)]
 
@@ -116,6 +123,8 @@ def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], prefix: s
         "params": [(k, _init_value(v)) for k, v in params.items()],
         "first_call": call(chain[0], "ret = ", 4),
         "fallback_calls": [call(k, "ret = ", 8) for k in chain[1:]],
+        "scratch": {"local": _scratch_local(op.op), "offset": scratch_offset,
+                    "bytes": scratch_bytes} if scratch_bytes else None,
         "kernels": [k.name for k in chain],
         "out_expr": _tensor_expr(model, op.outputs[0], prefix),
         "out_bytes": out.nbytes,
@@ -196,15 +205,20 @@ def _constants_context(model: Model) -> dict[str, Any]:
 
 
 def generate(model: Model, registry: Registry, schedule_kind: str = "eager",
-             command: str = "tvmdev aot") -> Generated:
-    """Plan and render the executor of ``model``."""
+             command: str = "tvmdev aot", tuning: Tuning | None = None) -> Generated:
+    """Plan and render the executor of ``model``; kernel scratch is sized for ``tuning``
+    (the target's, default: the portable kernels' off Cortex-M)."""
+    tuning = tuning or Tuning()
     steps = schedule(model, schedule_kind)
-    memory = plan_memory(model)
     chains = resolve(model, registry)
+    memory = plan_memory(model, scratch=operator_scratch(model, chains, tuning))
     prefix = f"tvmgen_{model.name}"
     macro = prefix.upper()
-    ops = {op.index: _op_context(model, op, chains[op.index], prefix) for op in model.operators}
+    ops = {op.index: _op_context(model, op, chains[op.index], prefix, memory)
+           for op in model.operators}
     bits = _device_bits(model, steps, macro)
+    scratch_params = [{"struct": OPS[op.op].params_struct, "name": _scratch_local(op.op)}
+                      for op in model.operators if op.index in memory.scratch]
 
     def tensor_ctx(name: str) -> dict[str, Any]:
         t = model.tensors[name]
@@ -234,6 +248,7 @@ def generate(model: Model, registry: Registry, schedule_kind: str = "eager",
             {"cname": model.tensors[t].cname, "offset": off,
              "shape": list(model.tensors[t].shape), "ctype": CTYPE[model.tensors[t].dtype]}
             for t, off in memory.offsets.items()],
+        "scratch_params": list({p["name"]: p for p in scratch_params}.values()),
         "kernel_headers": headers,
     }
     files = [
@@ -242,9 +257,9 @@ def generate(model: Model, registry: Registry, schedule_kind: str = "eager",
         OutFile(f"{prefix}.c", render("executor.c.j2", banner=banner("c", command, "owned"),
                                       **ctx), "owned"),
     ]
-    gen = Generated(model, schedule_kind, steps, memory, chains, tuple(files))
+    gen = Generated(model, schedule_kind, steps, memory, chains, tuple(files), tuning)
     files.append(OutFile(f"{prefix}_plan.json", plan_json(gen) + "\n", "owned"))
-    return Generated(model, schedule_kind, steps, memory, chains, tuple(files))
+    return Generated(model, schedule_kind, steps, memory, chains, tuple(files), tuning)
 
 
 def plan_json(gen: Generated) -> str:
@@ -261,7 +276,8 @@ def plan_json(gen: Generated) -> str:
                   for s in gen.steps],
         "operators": [{"name": op.name, "op": op.op, "device": op.device,
                        "kernels": [k.name for k in gen.chains[op.index]],
-                       "inputs": list(op.inputs), "outputs": list(op.outputs)}
+                       "inputs": list(op.inputs), "outputs": list(op.outputs),
+                       "scratch": _scratch_json(mem, op.index)}
                       for op in m.operators],
         "tensors": {name: {"shape": list(t.shape), "dtype": t.dtype, "role": t.role,
                            "bytes": t.nbytes,
@@ -270,11 +286,20 @@ def plan_json(gen: Generated) -> str:
         "arena": {"size": mem.arena_size, "lower_bound": mem.lower_bound,
                   "alignment": mem.alignment,
                   "ratio": round(mem.ratio, 4),
-                  "in_place": [list(p) for p in mem.inplace]},
+                  "in_place": [list(p) for p in mem.inplace],
+                  "size_without_scratch": mem.tensor_arena_size},
+        "tuning": asdict(gen.tuning),
         "kernels": [{"name": k.name, "op": k.op, "library": k.library,
                      "header": k.header} for k in gen.kernels],
     }
     return _json_lines(doc)
+
+
+def _scratch_json(mem: MemoryPlan, index: int) -> dict[str, int] | None:
+    if index not in mem.scratch:
+        return None
+    offset, nbytes = mem.scratch[index]
+    return {"bytes": nbytes, "offset": offset}
 
 
 def _json_lines(doc: dict[str, Any]) -> str:
@@ -300,3 +325,11 @@ def _json_lines(doc: dict[str, Any]) -> str:
             out.append(f"  {json.dumps(key)}: {json.dumps(value)}{comma}")
     out.append("}")
     return "\n".join(out)
+
+
+def update_plan_json(path: Path, key: str, value: Any) -> None:
+    """Set one top-level key of a plan.json written by :func:`generate` (a build adds what
+    it found, such as the firmware's stack), keeping its layout."""
+    doc = json.loads(path.read_text())
+    doc[key] = value
+    path.write_text(_json_lines(doc) + "\n")

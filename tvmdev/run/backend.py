@@ -17,6 +17,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..errors import TvmdevError
+from ..inspect.stack import StackUsage
 from ..load.board import Board
 from ..load.platform import Platform
 from ..model.graph import Model
@@ -43,6 +44,12 @@ class Job:
     defines: list[str] = field(default_factory=list)
     link_flags: list[str] = field(default_factory=list)
     external: list[tuple[Platform, Path]] = field(default_factory=list)
+    stack: StackUsage | None = None  # firmware: the run's worst-case stack
+
+    @property
+    def plan_path(self) -> Path:
+        """The build's plan.json."""
+        return self.build_dir / "model" / f"tvmgen_{self.model.name}_plan.json"
 
 
 @dataclass(frozen=True)

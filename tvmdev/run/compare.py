@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import TvmdevError, Where
+from ..inspect.stack import StackUsage
 from ..model import reference
 from ..model.graph import Model
 from ..reading import as_float32, load_npy
@@ -46,6 +47,7 @@ class RunResult:
     stderr: str = ""
     exit_code: int = 0
     quantized: bool = False  # the model has 4-bit weights: the looser tolerance applies
+    stack: StackUsage | None = None  # firmware: the run's stack, worst case and measured
     failed_thread: int | None = None  # with several threads: the one that failed first
 
     def tolerance(self, name: str) -> tuple[float, float]:
@@ -162,6 +164,8 @@ def report(result: RunResult) -> list[str]:
         lines.append(f"device {name}: activate {c['activate']} / deactivate {c['deactivate']}, "
                      f"open {c['open']} / close {c['close']}, operators {c['operator']}: "
                      f"{'balanced' if ok else 'NOT BALANCED'}")
+    if result.stack is not None:
+        lines.append(result.stack.summary())
     return lines
 
 

@@ -1,20 +1,28 @@
 """Bare-metal firmware run under ``qemu-system``: the inputs are compiled in, the
 outputs come back as float32 bit patterns on the console UART, and semihosting carries
-the exit status out. A simulated device's failure is compiled in."""
+the exit status out. A simulated device's failure is compiled in.
+
+Each build also finds the worst-case stack below ``tvmgen_<model>_run``
+(:mod:`tvmdev.inspect.stack`), and each run prints the stack it used; both go into the
+build folder's plan.json (``stack``)."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import TvmdevError
+from ..inspect.stack import analyse
 from ..model.graph import Model
+from ..render.executor import update_plan_json
 from ..render.harness import Harness, firmware_files
 from ..resources import platforms_dir
 from ..write.files import OutFile
 from .backend import Backend, Job, RawRun, RunOptions, parse_output
-from .compile import compile_program
+from .compile import compile_program, object_dir
 
 
 def printed_outputs(model: Model, data: dict[str, list[int]], exe: Path
@@ -51,9 +59,16 @@ class QemuSystemBackend(Backend):
 
     def build(self, job: Job, fault: str | None = None,
               extra_cflags: tuple[str, ...] = ()) -> Path:
-        """Build the program; ``fault`` compiled in where it cannot be passed at run time."""
-        return compile_program(job, [f'TVMDEV_SIM_FAIL="{fault}"'] if fault else [],
-                               extra_cflags)
+        """Build the program; ``fault`` compiled in where it cannot be passed at run time.
+        The worst-case stack below the run function goes into plan.json."""
+        exe = compile_program(job, [f'TVMDEV_SIM_FAIL="{fault}"'] if fault else [],
+                              extra_cflags, stack_usage=True)
+        cc = self.board.toolchain.cc
+        objdump = (cc[:-3] if cc.endswith("gcc") else cc + "-") + "objdump"
+        job.stack = analyse(sorted(object_dir(job).glob("*.ci")), exe, objdump,
+                            f"tvmgen_{job.model.name}_run")
+        update_plan_json(job.plan_path, "stack", job.stack.to_json())
+        return exe
 
     def command(self, job: Job) -> list[str]:
         """The emulator command line that runs the firmware."""
@@ -70,5 +85,9 @@ class QemuSystemBackend(Backend):
         if "tvmdev: end" not in proc.stdout:
             raise TvmdevError(f"the firmware stopped early (exit {proc.returncode})",
                               str(job.exe), hint=(proc.stdout + proc.stderr)[-1500:])
+        used = re.search(r"^tvmdev: stack (\d+)$", proc.stdout, re.M)
+        if job.stack is not None and used is not None:
+            job.stack = replace(job.stack, measured_bytes=int(used[1]))
+            update_plan_json(job.plan_path, "stack", job.stack.to_json())
         return RawRun(proc, status, status_name, devices,
                       printed_outputs(job.model, data, job.exe))

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import TvmdevError, cut
-from ..model.ops import numel
+from ..model.shapes import numel
 from ..render.harness import Harness, host_files
 from ..write.files import OutFile
 from .backend import Backend, Job, RawRun, RunOptions, failed_thread, parse_output

@@ -26,7 +26,8 @@ from ..render.device import device_files, project_files
 from ..render.executor import generate
 from ..render.harness import Harness
 from ..resources import runtime_dir
-from ..write.files import MANIFEST, OutFile, read_manifest, sync
+from ..write.files import OutFile, sync
+from ..write.manifest import MANIFEST, MANIFEST_HINT, read_manifest
 from . import external
 from .backend import Job, RunOptions, backend_for
 from .compare import OpReport, RunResult, op_errors
@@ -42,7 +43,7 @@ def device_folder_kinds(device_dir: Path) -> dict[str, tuple[str, ...]]:
                           "is not a folder", str(device_dir),
                           hint="--device-dir takes a folder made by tvmdev new-device")
     specs = specs_from_manifest(read_manifest(device_dir).get("devices"),
-                                str(device_dir / MANIFEST), all_platforms())
+                                str(device_dir / MANIFEST), all_platforms(), MANIFEST_HINT)
     if not specs:
         raise TvmdevError("no devices here (no .tvmdev.json from tvmdev new-device)",
                           str(device_dir),
@@ -135,7 +136,8 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
                                       external_dirs)
     registry = build_registry([*board.kernels, *(kernel_files or [])], device_libs)
     command = f"tvmdev run {Path(model.path).name}"
-    job.gen = generate(model, registry, schedule, command=command)
+    job.gen = generate(model, registry, schedule, command=command, tuning=board.tuning)
+    job.defines += board.tuning.defines()  # the kernels as the planner sized their scratch
     files = dev_files + [OutFile(f"model/{f.path}", f.content, f.kind) for f in job.gen.files]
     dev_sources = list(job.sources)
     job.sources = []
@@ -159,7 +161,7 @@ def execute(job: Job, inputs: dict[str, np.ndarray] | None = None,
                        {k: ref[k] for k in model.outputs}, raw.devices,
                        stdout=raw.proc.stdout, stderr=raw.proc.stderr,
                        exit_code=raw.proc.returncode, quantized=bool(model.quantized),
-                       failed_thread=raw.failed_thread)
+                       stack=job.stack, failed_thread=raw.failed_thread)
     for op in model.operators:
         max_abs, max_rel = op_errors(model, ref, raw.trace_dir, op.index, op.outputs[0])
         result.ops.append(OpReport(op.index, op.name, op.op, op.device,

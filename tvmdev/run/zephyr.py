@@ -41,7 +41,7 @@ class WestBackend(Backend):
         sources = [model_dir / f"tvmgen_{job.model.name}.c", model_dir / "tvmdev_app.c",
                    *job.gen.sources()]
         return zephyr_files(harness, expected, atol, rtol, sources,
-                            [*job.include_dirs, *job.gen.include_dirs()])
+                            [*job.include_dirs, *job.gen.include_dirs()], job.defines)
 
     takes_cflags = False  # west builds with the app's own configuration
 

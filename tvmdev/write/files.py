@@ -4,29 +4,37 @@ Every file is either *owned* (regenerated on every run) or *scaffold* (written o
 the user's). A manifest in the output folder records what was written and its hash, so a
 later run can tell a user's edit from its own output:
 
-* an owned file the user edited stops the run (exit 1) unless ``force``;
-* a scaffold file the user edited is kept as it is;
-* a file whose content would not change is not touched;
-* with ``force``, an edited file that is overwritten is first saved as ``<file>.orig``.
+* an owned file the user edited stops the run (exit 1) unless ``force``, which
+  overwrites it after saving the user's version beside it as ``<file>.orig``; a backup is
+  never overwritten: if ``<file>.orig`` exists, the next free one of ``<file>.orig.1``,
+  ``<file>.orig.2``, ... is used;
+* a scaffold file the user edited is kept as it is, with or without ``force``;
+* a file whose content would not change is not touched.
 
-All files are rendered and checked before anything is written; they are then staged as
-temporary files beside their targets and renamed into place.
+All files are rendered and checked (names within the file system's limits, the manifest's
+shape, edits) before anything is written; they are then committed through a journal
+(:mod:`.journal`): a run interrupted at any point is completed or rolled back by the next
+run that writes into the folder, before that run reads anything. The manifest is merged:
+each command replaces its own records and keeps the others' (:mod:`.manifest`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import tempfile
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import TvmdevError
-from ..reading import read_text
+from .journal import commit, normalized, recover
+from .manifest import MANIFEST, manifest_text, merged, read_manifest
 
-MANIFEST = ".tvmdev.json"
+# The temporary files of tvmdev 0.1's writer, left beside their targets by an interrupted
+# run: tempfile.mkstemp(prefix=".<name>.", suffix=".tmp").
+_OLD_TEMP = re.compile(r"^\.(.+)\.[a-z0-9_]{8}\.tmp$")
 
 
 @dataclass(frozen=True)
@@ -60,36 +68,11 @@ def digest(text: str | bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_manifest(out_dir: Path) -> dict[str, Any]:
-    """The manifest of ``out_dir``, or an empty one; its ``files`` record is checked (the
-    ``devices`` record by :func:`tvmdev.model.device.specs_from_manifest`)."""
-    path = out_dir / MANIFEST
-    if not os.path.lexists(path):
-        return {}
-    hint = f"delete {MANIFEST} to start over (edited files are then treated as yours)"
-    try:
-        data = json.loads(read_text(path, "manifest"))
-    except (ValueError, RecursionError):
-        raise TvmdevError("the manifest is not valid JSON", str(path), hint=hint) from None
-    if not isinstance(data, dict):
-        raise TvmdevError("the manifest is not a JSON object", str(path), hint=hint)
-    files = data.get("files", {})
-    if not isinstance(files, dict) or not all(
-            isinstance(v, dict) and isinstance(v.get("sha256", ""), str)
-            for v in files.values()):
-        raise TvmdevError("the manifest's files record is malformed", str(path), hint=hint)
-    return data
-
-
-def normalized(path: Path) -> Path:
-    """``path`` made absolute with ``.`` and ``..`` folded (``b/../b`` is ``b``), as a
-    shell's ``cd`` reads it."""
-    return Path(os.path.normpath(os.path.abspath(path)))
-
-
 def check_out_dir(out_dir: Path, flag: str = "-o") -> None:
-    """An output path must be a folder or not exist yet (nor have a file among its
-    parents); ``flag`` is the option that gave it, for the hint."""
+    """An output path must fit the file system's limits, and be a folder or not exist yet
+    (nor have a file among its parents); ``flag`` is the option that gave it, for the
+    hint."""
+    check_names(out_dir, [])
     for p in [out_dir, *out_dir.parents]:
         if p.exists():
             if not p.is_dir():
@@ -99,27 +82,64 @@ def check_out_dir(out_dir: Path, flag: str = "-o") -> None:
             break
 
 
+def _short(text: str) -> str:
+    return text if len(text) <= 64 else f"{text[:40]}...{text[-16:]}"
+
+
+def check_names(out_dir: Path, rels: list[str]) -> None:
+    """Every path to write fits the file system: each file or folder name within its
+    limit in bytes (255 on most), the whole path within the path limit (4096 on Linux)."""
+    root = normalized(out_dir)
+    for part in root.parts:
+        if len(os.fsencode(part)) > 255:  # before any call that could fail on it
+            raise TvmdevError(f"the output path has a name of {len(os.fsencode(part))} "
+                              "bytes; the file system allows 255", _short(str(out_dir)),
+                              hint="use a shorter folder name")
+    existing = next(p for p in [root, *root.parents] if p.exists())
+    name_max, path_max = _limits(existing)
+    for rel in rels:
+        for part in Path(rel).parts:
+            if len(os.fsencode(part)) > name_max:
+                raise TvmdevError(
+                    f"cannot write {_short(rel)}: a name of {len(os.fsencode(part))} bytes; "
+                    f"the file system allows {name_max}", str(out_dir),
+                    hint="use a shorter device or model name")
+        if len(os.fsencode(str(root / rel))) >= path_max:
+            raise TvmdevError(f"cannot write {_short(rel)}: its path is longer than the "
+                              f"file system allows ({path_max} bytes)", _short(str(out_dir)),
+                              hint="use a shorter output folder, device or model name")
+
+
+def _limits(folder: Path) -> tuple[int, int]:
+    """The longest name and path the file system holding ``folder`` allows, in bytes."""
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX"), os.pathconf(folder, "PC_PATH_MAX")
+    except (OSError, ValueError):
+        return 255, 4096
+
+
 @dataclass
 class _Plan:
     """What a write will do, decided before anything is touched."""
 
+    out_dir: Path
     report: Report = field(default_factory=Report)
-    to_write: list[tuple[Path, str]] = field(default_factory=list)
-    backups: list[tuple[Path, bytes]] = field(default_factory=list)
+    to_write: list[tuple[str, bytes]] = field(default_factory=list)
     records: dict[str, Any] = field(default_factory=dict)
     conflicts: list[str] = field(default_factory=list)
 
-    def decide(self, out_dir: Path, f: OutFile, recorded: str | None, force: bool) -> None:
-        """One file: create, leave, update, keep the user's edit, or (with force)
-        overwrite it after saving it as .orig; an edited owned file is a conflict."""
-        target = out_dir / f.path
+    def decide(self, f: OutFile, recorded: str | None, force: bool) -> None:
+        """One file: create, leave, update, keep the user's edit, or (with force, owned
+        files only) overwrite it after saving it as .orig; an edited owned file is a
+        conflict."""
+        target = self.out_dir / f.path
         new_hash = digest(f.content)
         record = {"kind": f.kind, "sha256": new_hash}
         if target.is_dir():
             raise TvmdevError("a folder stands where a file must be written", str(target))
         if not target.exists():
             self.report.add("create", f.path)
-            self.to_write.append((target, f.content))
+            self.to_write.append((f.path, f.content.encode("utf-8")))
             self.records[f.path] = record
             return
         on_disk = target.read_bytes()
@@ -129,19 +149,28 @@ class _Plan:
             self.records[f.path] = record
         elif recorded == disk_hash:  # not edited since tvmdev wrote it
             self.report.add("update", f.path)
-            self.to_write.append((target, f.content))
+            self.to_write.append((f.path, f.content.encode("utf-8")))
             self.records[f.path] = record
-        elif f.kind == "scaffold" and not force:
+        elif f.kind == "scaffold":  # the user's, always: --force does not touch it
             self.report.add("kept (yours)", f.path)
             # Keep recording what tvmdev generated, so the edit stays detectable.
             self.records[f.path] = {"kind": f.kind, "sha256": recorded or new_hash}
         elif force:
-            self.report.add("overwrite (saved .orig)", f.path)
-            self.backups.append((target.with_name(target.name + ".orig"), on_disk))
-            self.to_write.append((target, f.content))
+            backup = self.backup_name(f.path)
+            self.report.add(f"overwrite (yours saved as {backup[len(f.path):]})", f.path)
+            self.to_write += [(backup, on_disk), (f.path, f.content.encode("utf-8"))]
             self.records[f.path] = record
         else:
             self.conflicts.append(f.path)
+
+    def backup_name(self, rel: str) -> str:
+        """``<rel>.orig``, or the first of ``<rel>.orig.1``, ``.orig.2``, ... that is free."""
+        name, n = f"{rel}.orig", 0
+        while os.path.lexists(self.out_dir / name):
+            n += 1
+            name = f"{rel}.orig.{n}"
+        check_names(self.out_dir, [name])
+        return name
 
 
 def _check_unique(files: list[OutFile]) -> None:
@@ -154,19 +183,25 @@ def _check_unique(files: list[OutFile]) -> None:
             raise AssertionError(f"internal error: bad kind {f.kind}")
 
 
-def write(out_dir: Path, files: list[OutFile], manifest: dict[str, Any], *,
+def write(out_dir: Path, files: list[OutFile], records: Mapping[str, Any], *,
           force: bool = False, dry_run: bool = False) -> Report:
     """Write ``files`` under ``out_dir`` and update the manifest there.
 
-    ``manifest`` holds the caller's records (inputs, tool version); this function adds the
-    ``files`` table. Raises :class:`TvmdevError` before writing anything on a conflict.
+    ``records`` are the caller's own manifest keys (see :func:`.manifest.merged`); the
+    writer keeps every other command's and adds the ``files`` table. Completes an
+    interrupted write into ``out_dir`` first (not in a dry run). Raises
+    :class:`TvmdevError` before writing anything on a conflict.
     """
     check_out_dir(out_dir)
+    check_names(out_dir, [f.path for f in files])
     _check_unique(files)
-    old_files: dict[str, Any] = read_manifest(out_dir).get("files", {})
-    plan = _Plan()
+    if not dry_run:
+        recover(out_dir)
+    old = read_manifest(out_dir)
+    old_files: dict[str, Any] = old.get("files", {})
+    plan = _Plan(out_dir)
     for f in sorted(files, key=lambda f: f.path):
-        plan.decide(out_dir, f, old_files.get(f.path, {}).get("sha256"), force)
+        plan.decide(f, old_files.get(f.path, {}).get("sha256"), force)
     if plan.conflicts:
         first = plan.conflicts[0]
         more = f" (and {len(plan.conflicts) - 1} more)" if len(plan.conflicts) > 1 else ""
@@ -179,15 +214,36 @@ def write(out_dir: Path, files: list[OutFile], manifest: dict[str, Any], *,
     for path, rec in old_files.items():
         if path not in plan.records and (out_dir / path).exists():
             plan.records[path] = rec
-    new_manifest = dict(manifest)
-    new_manifest["files"] = dict(sorted(plan.records.items()))
-    manifest_text = json.dumps(new_manifest, indent=2, sort_keys=True) + "\n"
+    text = manifest_text(merged(old, records, plan.records))
+    strays = old_temp_files(out_dir, [*plan.records, MANIFEST])
+    for stray in strays:
+        plan.report.add("remove (stray temporary file)", stray)
     if dry_run:
         return plan.report
-    if plan.to_write or plan.backups or manifest_text != _read_text(out_dir / MANIFEST):
-        _commit(out_dir, [*plan.backups, *((p, t.encode("utf-8")) for p, t in plan.to_write),
-                          (out_dir / MANIFEST, manifest_text.encode("utf-8"))])
+    if plan.to_write or text != _read_text(out_dir / MANIFEST):
+        commit(out_dir, [*plan.to_write, (MANIFEST, text.encode("utf-8"))])
+    for stray in strays:
+        (out_dir / stray).unlink(missing_ok=True)
     return plan.report
+
+
+def old_temp_files(out_dir: Path, rels: list[str]) -> list[str]:
+    """Temporary files that tvmdev 0.1's writer left beside ``rels`` when interrupted."""
+    by_folder: dict[str, set[str]] = {}
+    for rel in rels:
+        parent, _, name = rel.rpartition("/")
+        by_folder.setdefault(parent, set()).add(name)
+    found = []
+    for parent, names in sorted(by_folder.items()):
+        try:
+            entries = sorted(os.listdir(out_dir / parent))
+        except OSError:
+            continue
+        for entry in entries:
+            m = _OLD_TEMP.match(entry)
+            if m and m.group(1) in names:
+                found.append(f"{parent}/{entry}" if parent else entry)
+    return found
 
 
 def _read_text(path: Path) -> str | None:
@@ -197,55 +253,22 @@ def _read_text(path: Path) -> str | None:
         return None
 
 
-def _commit(out_dir: Path, items: list[tuple[Path, bytes]]) -> None:
-    """Stage every file as a temporary beside its target, then rename all into place."""
-    created_dirs: list[Path] = []
-    staged: list[tuple[Path, Path]] = []
-    try:
-        for target, data in items:
-            target = normalized(target)
-            parent = target.parent
-            missing = []
-            while not parent.exists():
-                missing.append(parent)
-                parent = parent.parent
-            for d in reversed(missing):
-                d.mkdir()
-                created_dirs.append(d)
-            fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                                            dir=target.parent)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            mode = target.stat().st_mode & 0o7777 if target.exists() else 0o644
-            os.chmod(tmp_name, mode)
-            staged.append((Path(tmp_name), target))
-    except OSError as exc:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
-        for d in reversed(created_dirs):
-            try:
-                d.rmdir()
-            except OSError:
-                pass
-        raise TvmdevError(f"cannot write: {exc.strerror}", str(exc.filename or out_dir)) from None
-    for tmp, target in staged:
-        os.replace(tmp, target)
-
-
 def sync(out_dir: Path, files: list[OutFile]) -> list[str]:
     """Write files into a folder tvmdev owns entirely (a build folder): each file that is
-    missing or differs is replaced atomically; nothing else is checked or recorded.
-    Returns the paths written."""
+    missing or differs is replaced, in one journaled commit; nothing else is checked or
+    recorded. Returns the paths written."""
     check_out_dir(out_dir)
+    check_names(out_dir, [f.path for f in files])
+    recover(out_dir)
     items = []
     for f in files:
         target = out_dir / f.path
         data = f.content.encode("utf-8")
         if not target.is_file() or target.read_bytes() != data:
-            items.append((target, data))
+            items.append((f.path, data))
     if items:
-        _commit(out_dir, items)
-    return [str(t.relative_to(out_dir)) for t, _ in items]
+        commit(out_dir, items)
+    return [rel for rel, _ in items]
 
 
 def copy_files(sources: list[tuple[Path, str]]) -> list[OutFile]:

@@ -2,7 +2,8 @@
  * tvmdev portable kernels: Gemm, Y = alpha * op(A) @ op(B) + beta * C (ONNX semantics).
  *
  * Blocked for caches: a KC x NC block of op(B) and an MR x KC sliver of op(A) are packed
- * into one fixed-size stack buffer (TVMK_GEMM_PACK_BYTES), then an MR x NR
+ * into the call's scratch (params->scratch, params->scratch_bytes: a region of the
+ * workspace that tvmdev's memory planner gives the call), then an MR x NR
  * register-blocked micro-kernel computes each output tile. The micro-kernel is plain C:
  * its accumulators are a local array that the compiler keeps in vector registers, and
  * its loops are shaped so that GCC vectorises them at -O2 and -O3 without spilling.
@@ -11,9 +12,15 @@
  * stores beta * C + alpha * acc (C is read exactly where Y is written, so C may alias Y),
  * the later ones add alpha * acc.
  *
- * Tuning macros (override with -D): TVMK_GEMM_PACK_BYTES (stack bytes for packing),
- * TVMK_GEMM_MR (<= 8) / TVMK_GEMM_NR (micro-tile) and TVMK_GEMM_KC (K block). Cortex-M
- * targets default to a 4 KiB buffer and a 4 x 4 tile, other targets to 32 KiB and 5 x 16.
+ * The scratch decides only NC, the columns of op(B) packed at a time (as many whole NR
+ * strips as fit, at most all of them: tvmk_gemm_scratch_bytes). K is always cut into
+ * blocks of KC, so every output element is the same sum in the same order whatever the
+ * scratch: the results are identical bit for bit. With less scratch than one strip needs
+ * (none at all, say) the kernel computes each element directly, in that same order.
+ *
+ * Tuning macros (override with -D): TVMK_GEMM_MR (<= 8) / TVMK_GEMM_NR (micro-tile) and
+ * TVMK_GEMM_KC (K block). Cortex-M targets default to a 4 x 4 tile, other targets to
+ * 5 x 16; a board file gives tvmdev's planner the same figures (portable_gemm).
  */
 #include <math.h>
 #include <stddef.h>
@@ -25,14 +32,6 @@
     defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_BASE__) || \
     defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8_1M_MAIN__)
 #define TVMK_GEMM_SMALL_TARGET 1
-#endif
-
-#ifndef TVMK_GEMM_PACK_BYTES
-#ifdef TVMK_GEMM_SMALL_TARGET
-#define TVMK_GEMM_PACK_BYTES 4096
-#else
-#define TVMK_GEMM_PACK_BYTES 32768
-#endif
 #endif
 
 #ifndef TVMK_GEMM_MR
@@ -55,10 +54,8 @@
 #define TVMK_GEMM_KC 64
 #endif
 
-#define TVMK_GEMM_PACK_FLOATS ((int32_t)(TVMK_GEMM_PACK_BYTES / sizeof(float)))
-
-#if TVMK_GEMM_PACK_BYTES < 4 * (TVMK_GEMM_MR + TVMK_GEMM_NR) * 8
-#error "TVMK_GEMM_PACK_BYTES is too small for the micro-tile"
+#if TVMK_GEMM_MR < 1 || TVMK_GEMM_NR < 1 || TVMK_GEMM_KC < 1
+#error "TVMK_GEMM_MR, TVMK_GEMM_NR and TVMK_GEMM_KC must be at least 1"
 #endif
 
 /* a * b + c, fused when the target has a fast single-precision FMA (then fmaf is one
@@ -277,13 +274,67 @@ static void tvmk_gemm_store(const float *restrict acc, int32_t mr, int32_t nr, f
     }
 }
 
+/* The K block: KC, or all of K when it is shorter. */
+static int32_t tvmk_gemm_kc(int32_t K)
+{
+    return K < TVMK_GEMM_KC ? K : TVMK_GEMM_KC;
+}
+
+int32_t tvmk_gemm_scratch_bytes(int32_t M, int32_t N, int32_t K)
+{
+    int32_t kc, strips;
+
+    if (M <= 0 || N <= 0 || K <= 0) {
+        return 0;
+    }
+    kc = tvmk_gemm_kc(K);
+    strips = (N + TVMK_GEMM_NR - 1) / TVMK_GEMM_NR;
+    return (int32_t)sizeof(float) *
+           (TVMK_GEMM_MR * TVMK_GEMM_NR + TVMK_GEMM_MR * kc + strips * TVMK_GEMM_NR * kc);
+}
+
+/* Without room to pack: each element of a K block summed in the micro-kernel's order
+ * (from 0, k ascending, one multiply-add at a time) and stored as tvmk_gemm_store does,
+ * so the results equal the packed path's. */
+static void tvmk_gemm_direct(const float *A, const float *B, const float *C, float *Y,
+                             const struct tvmk_gemm_params *p)
+{
+    const int32_t M = p->M, N = p->N, K = p->K, kc_max = tvmk_gemm_kc(K);
+    const size_t sa_m = p->trans_a ? 1U : (size_t)K, sa_k = p->trans_a ? (size_t)M : 1U;
+    const size_t sb_k = p->trans_b ? 1U : (size_t)N, sb_n = p->trans_b ? (size_t)K : 1U;
+    int32_t pc, i, j, k;
+
+    for (pc = 0; pc < K; pc += kc_max) {
+        const int32_t kc = (K - pc < kc_max) ? K - pc : kc_max;
+        for (i = 0; i < M; ++i) {
+            for (j = 0; j < N; ++j) {
+                const float *a = A + (size_t)i * sa_m + (size_t)pc * sa_k;
+                const float *b = B + (size_t)pc * sb_k + (size_t)j * sb_n;
+                float *y = Y + (size_t)i * (size_t)N + (size_t)j;
+                float acc = 0.0f;
+
+                for (k = 0; k < kc; ++k) {
+                    acc = TVMK_GEMM_MADD(a[(size_t)k * sa_k], b[(size_t)k * sb_k], acc);
+                }
+                if (pc != 0) {
+                    *y += p->alpha * acc;
+                } else if (C == NULL) {
+                    *y = p->alpha * acc;
+                } else {
+                    *y = p->beta * C[(ptrdiff_t)i * p->c_stride_m +
+                                     (ptrdiff_t)j * p->c_stride_n] +
+                         p->alpha * acc;
+                }
+            }
+        }
+    }
+}
+
 int32_t tvmk_gemm_f32(const float *A, const float *B, const float *C, float *Y,
                       const struct tvmk_gemm_params *params, void *resource_handle)
 {
-    /* One buffer: the MR x KC sliver of A, then the KC x NC block of B. */
-    float pack[TVMK_GEMM_PACK_FLOATS];
-    float acc[TVMK_GEMM_MR * TVMK_GEMM_NR];
     int32_t M, N, K, kc_max, nc_max, jc, pc, ic, jr;
+    float *acc;
     float *apack;
     float *bpack;
 
@@ -294,7 +345,8 @@ int32_t tvmk_gemm_f32(const float *A, const float *B, const float *C, float *Y,
     M = params->M;
     N = params->N;
     K = params->K;
-    if (M < 0 || N < 0 || K < 0) {
+    if (M < 0 || N < 0 || K < 0 || params->scratch_bytes < 0 ||
+        (params->scratch == NULL && params->scratch_bytes != 0)) {
         return TVM_DEVICE_ERR_INVALID;
     }
     if (M == 0 || N == 0) {
@@ -314,18 +366,18 @@ int32_t tvmk_gemm_f32(const float *A, const float *B, const float *C, float *Y,
         return TVM_DEVICE_OK;
     }
 
-    /* Split the buffer: KC is capped so that at least one NR strip of B fits. */
-    kc_max = TVMK_GEMM_KC;
-    if (kc_max > TVMK_GEMM_PACK_FLOATS / (TVMK_GEMM_MR + TVMK_GEMM_NR)) {
-        kc_max = TVMK_GEMM_PACK_FLOATS / (TVMK_GEMM_MR + TVMK_GEMM_NR);
+    /* The scratch, in floats: the MR x NR tile, the MR x KC sliver of A, then as many
+     * KC x NR strips of B as fit (all of them at most). */
+    kc_max = tvmk_gemm_kc(K);
+    nc_max = ((params->scratch_bytes / (int32_t)sizeof(float)) - TVMK_GEMM_MR * TVMK_GEMM_NR -
+              TVMK_GEMM_MR * kc_max) / (TVMK_GEMM_NR * kc_max) * TVMK_GEMM_NR;
+    if (nc_max < TVMK_GEMM_NR) {
+        tvmk_gemm_direct(A, B, C, Y, params);
+        return TVM_DEVICE_OK;
     }
-    if (kc_max > K) {
-        kc_max = K;
-    }
-    nc_max = (TVMK_GEMM_PACK_FLOATS - TVMK_GEMM_MR * kc_max) / kc_max;
-    nc_max -= nc_max % TVMK_GEMM_NR;
-    apack = pack;
-    bpack = pack + TVMK_GEMM_MR * kc_max;
+    acc = (float *)params->scratch;
+    apack = acc + TVMK_GEMM_MR * TVMK_GEMM_NR;
+    bpack = apack + TVMK_GEMM_MR * kc_max;
 
     for (jc = 0; jc < N; jc += nc_max) {
         const int32_t nc = (N - jc < nc_max) ? N - jc : nc_max;

@@ -1,16 +1,12 @@
 /*
  * Portable gemm with a 4-bit block-quantised B (struct tvmk_q4c32):
  * Y = alpha * A @ op(B) + beta * C, op(B) being the K x N matrix the N quantised rows of
- * K values stand for. Dequantises one block of one row at a time (at most
- * TVMK_Q4_MAX_BLOCK floats on the stack) and accumulates into Y.
+ * K values stand for. Accumulates into Y one block of one row of B at a time,
+ * dequantising each weight where it is used (no buffer, no scratch).
  */
 #include <stddef.h>
 
 #include "tvmk_portable.h"
-
-#ifndef TVMK_Q4_MAX_BLOCK
-#define TVMK_Q4_MAX_BLOCK 256
-#endif
 
 static float bf16_to_f32(uint16_t bits)
 {
@@ -26,7 +22,6 @@ static float bf16_to_f32(uint16_t bits)
 int32_t tvmk_gemm_q4c32_f32(const float *A, const struct tvmk_q4c32 *B, const float *C, float *Y,
                             const struct tvmk_gemm_params *params, void *resource_handle)
 {
-    float w[TVMK_Q4_MAX_BLOCK];
     int32_t M, N, K, bl, n, m, b, i;
 
     (void)resource_handle;
@@ -38,8 +33,7 @@ int32_t tvmk_gemm_q4c32_f32(const float *A, const struct tvmk_q4c32 *B, const fl
     N = params->N;
     K = params->K;
     bl = B->block;
-    if (params->trans_a || B->n != N || B->k != K || bl <= 0 || bl > TVMK_Q4_MAX_BLOCK ||
-        K % bl != 0 || bl % 2 != 0) {
+    if (params->trans_a || B->n != N || B->k != K || bl <= 0 || K % bl != 0 || bl % 2 != 0) {
         return TVM_DEVICE_ERR_INVALID;
     }
     for (m = 0; m < M; m++) {
@@ -55,16 +49,13 @@ int32_t tvmk_gemm_q4c32_f32(const float *A, const struct tvmk_q4c32 *B, const fl
             const float scale = bf16_to_f32(scales[b]);
             const uint8_t *bytes = row + (size_t)b * (size_t)(bl / 2);
 
-            for (i = 0; i < bl / 2; i++) {
-                w[2 * i] = (float)((int32_t)(bytes[i] & 0x0F) - 8) * scale;
-                w[2 * i + 1] = (float)((int32_t)(bytes[i] >> 4) - 8) * scale;
-            }
             for (m = 0; m < M; m++) {
                 const float *a = A + (size_t)m * (size_t)K + (size_t)b * (size_t)bl;
                 float acc = 0.0f;
 
-                for (i = 0; i < bl; i++) {
-                    acc += a[i] * w[i];
+                for (i = 0; i < bl / 2; i++) {
+                    acc += a[2 * i] * ((float)((int32_t)(bytes[i] & 0x0F) - 8) * scale);
+                    acc += a[2 * i + 1] * ((float)((int32_t)(bytes[i] >> 4) - 8) * scale);
                 }
                 Y[(size_t)m * (size_t)N + (size_t)n] += acc;
             }

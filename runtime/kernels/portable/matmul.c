@@ -1,9 +1,10 @@
 /*
  * tvmdev portable kernels: MatMul (ONNX, numpy batching), Y[i] = A[i] @ B[i].
  *
- * Each product is one call of the blocked Gemm kernel (alpha 1, no C, no transposes), so
- * MatMul runs at Gemm's speed. The batch index i runs over params->shape in row-major
- * order; an operand's batch strides are 0 along the dims it broadcasts.
+ * Each product is one call of the blocked Gemm kernel (alpha 1, no C, no transposes)
+ * with this call's scratch, so MatMul runs at Gemm's speed. The batch index i runs over
+ * params->shape in row-major order; an operand's batch strides are 0 along the dims it
+ * broadcasts.
  */
 #include <stddef.h>
 
@@ -44,6 +45,8 @@ int32_t tvmk_matmul_f32(const float *A, const float *B, float *Y,
     g.c_stride_m = 0;
     g.c_stride_n = 0;
     g.b_constant = params->b_constant;
+    g.scratch_bytes = params->scratch_bytes;
+    g.scratch = params->scratch;
     for (b = 0; b < batch; ++b) {
         size_t a_offset = 0;
         size_t b_offset = 0;

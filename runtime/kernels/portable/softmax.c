@@ -1,16 +1,17 @@
 /*
  * tvmdev portable kernels: Softmax (ONNX) over the middle axis of an
  * outer x axis x inner view. Numerically stable: the maximum along the axis is
- * subtracted before expf. The inner dimension is processed in chunks held in small
- * local arrays so that every pass reads memory contiguously; output may alias input
- * (each element is read before it is overwritten at the same position).
+ * subtracted before expf. The inner dimension is processed in chunks of 16 columns (one
+ * 64-byte local array each for the maxima and the sums) so that every pass reads memory
+ * contiguously; output may alias input (each element is read before it is overwritten
+ * at the same position).
  */
 #include <math.h>
 #include <stddef.h>
 
 #include "tvmk_portable.h"
 
-#define TVMK_SOFTMAX_CHUNK 32
+#define TVMK_SOFTMAX_CHUNK 16
 
 int32_t tvmk_softmax_f32(const float *input, float *output,
                          const struct tvmk_softmax_params *params, void *resource_handle)

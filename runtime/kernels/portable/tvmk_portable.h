@@ -12,6 +12,13 @@
  * falls back to the next kernel registered for the operator). resource_handle is the
  * device the operator is bound to (NULL on the host); portable kernels ignore it.
  *
+ * Scratch: the params of gemm and matmul end with scratch_bytes and scratch, memory the
+ * call may use as it likes (aligned for float at least; NULL and 0 when it has none).
+ * tvmdev's memory planner sizes it per call at generation time, for the kernels of the
+ * operator's chain (kernels.yaml: scratch), and gives it an arena offset live only
+ * during that operator (aligned to 16); the executor points it into the workspace the
+ * run was given. Kernels need no stack beyond a few small locals.
+ *
  * Elementwise kernels (unary, binary with an operand of the output's shape, copy) accept
  * an output that aliases that input: the memory planner computes them in place.
  */
@@ -31,13 +38,16 @@ extern "C" {
 /* Y = alpha * op(A) @ op(B) + beta * C; op() transposes when trans_a / trans_b is set.
  * A is M x K (K x M when trans_a), B is K x N (N x K when trans_b), Y is M x N.
  * C (optional) is read at C[m * c_stride_m + n * c_stride_n]: strides of 0 broadcast.
- * b_constant is set when B is a model constant, so an accelerator may pack it once. */
+ * b_constant is set when B is a model constant, so an accelerator may pack it once.
+ * scratch_bytes / scratch: the call's scratch (see above). */
 struct tvmk_gemm_params {
     int32_t M, N, K;
     int32_t trans_a, trans_b;
     float alpha, beta;
     int32_t c_stride_m, c_stride_n;
     int32_t b_constant;
+    int32_t scratch_bytes;
+    void *scratch;
 };
 
 /* A float32 weight quantised to 4 bits in blocks (tvmdev/quant.py): N rows of K values,
@@ -54,7 +64,8 @@ struct tvmk_q4c32 {
  * Y[i] M x N, for every index i of the batch shape shape[0..ndim) (batch is the product of
  * its dims; 1 and ndim 0 for one product). Y's matrices are contiguous in row-major order
  * of i; A[i] starts at sum over d of i[d] * a_strides[d] elements, where a stride is 0
- * along a dim A broadcasts (a dim it lacks or has of size 1), likewise B. */
+ * along a dim A broadcasts (a dim it lacks or has of size 1), likewise B.
+ * scratch_bytes / scratch: the call's scratch, which each product reuses. */
 #define TVMK_MAX_BATCH_DIMS (TVMK_MAX_DIMS - 2)
 struct tvmk_matmul_params {
     int32_t batch, M, N, K;
@@ -63,6 +74,8 @@ struct tvmk_matmul_params {
     int32_t a_strides[TVMK_MAX_BATCH_DIMS];
     int32_t b_strides[TVMK_MAX_BATCH_DIMS];
     int32_t b_constant;
+    int32_t scratch_bytes;
+    void *scratch;
 };
 
 /* Elementwise C = A op B with numpy broadcasting. The output has ndim dims of the given
@@ -120,6 +133,11 @@ struct tvmk_pool2d_params {
 
 int32_t tvmk_gemm_f32(const float *A, const float *B, const float *C, float *Y,
                       const struct tvmk_gemm_params *params, void *resource_handle);
+/* The scratch tvmk_gemm_f32 (and tvmk_matmul_f32, per batch) packs all of op(B) with in
+ * one block: sizeof(float) * (MR * NR + MR * KC' + ceil(N / NR) * NR * KC'), KC' being
+ * min(KC, K). Less is slower, never different: the kernel packs as many NR-column strips
+ * of B as fit, and computes each element directly with room for none. */
+int32_t tvmk_gemm_scratch_bytes(int32_t M, int32_t N, int32_t K);
 int32_t tvmk_gemm_q4c32_f32(const float *A, const struct tvmk_q4c32 *B, const float *C, float *Y,
                             const struct tvmk_gemm_params *params, void *resource_handle);
 int32_t tvmk_matmul_f32(const float *A, const float *B, float *Y,

@@ -373,6 +373,7 @@ static const struct tvmk_gemm_params tvmgen_cnn_params_fc = {
     .c_stride_m = 0,
     .c_stride_n = 1,
     .b_constant = 1,
+    .scratch_bytes = 5696,
 };
 
 /* prob: softmax */
@@ -446,6 +447,7 @@ int32_t tvmgen_cnn_run_with_workspace(
     float *const t_p2 = (float *)(void *)(ws + 1024); /* [1, 16, 2, 2] */
     float *const t_f = (float *)(void *)(ws + 0); /* [1, 64] */
     float *const t_logits = (float *)(void *)(ws + 256); /* [1, 10] */
+    struct tvmk_gemm_params gemm_params; /* a call's params, with its scratch in the workspace */
     int32_t ret;
 
     if (inputs == NULL || outputs == NULL || devices == NULL || workspace == NULL) {
@@ -567,12 +569,14 @@ int32_t tvmgen_cnn_run_with_workspace(
     if (ret != TVM_DEVICE_OK) {
         return tvmgen_cnn_unwind(devices, 0U, TVMGEN_CNN_DEVICE_NPU0 | TVMGEN_CNN_DEVICE_NPU1, ret);
     }
+    gemm_params = tvmgen_cnn_params_fc;
+    gemm_params.scratch = ws + 304; /* 5696 bytes */
     ret = tvmk_gemm_f32(
         t_f,
         tvmgen_cnn_const_fc_w.values,
         tvmgen_cnn_const_fc_b,
         t_logits,
-        &tvmgen_cnn_params_fc,
+        &gemm_params,
         devices->npu0);
     if (ret != TVM_DEVICE_OK) {
         /* Close the device, and keep the kernel's error: it came first. */

@@ -10,7 +10,8 @@
  * returns TVM_DEVICE_OK, or the first error a device function or kernel returned,
  * unchanged. Whatever happens, every device it opened is closed and every device it
  * activated is deactivated before it returns. It allocates nothing: intermediate
- * tensors live in one static workspace of TVMGEN_CNN_WORKSPACE_SIZE bytes.
+ * tensors and the kernels' scratch live in one static workspace of
+ * TVMGEN_CNN_WORKSPACE_SIZE bytes.
  *
  * The constants are in section TVMGEN_CNN_CONST_SECTION (".rodata.tvm") and the static
  * workspace in TVMGEN_CNN_WORKSPACE_SECTION (".bss.noinit.tvm"): define either macro

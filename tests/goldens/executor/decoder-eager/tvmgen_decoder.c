@@ -7382,6 +7382,7 @@ static const struct tvmk_gemm_params tvmgen_decoder_params_up = {
     .c_stride_m = 0,
     .c_stride_n = 1,
     .b_constant = 1,
+    .scratch_bytes = 0,
 };
 
 /* act: sigmoid */
@@ -7410,6 +7411,7 @@ static const struct tvmk_gemm_params tvmgen_decoder_params_down = {
     .c_stride_m = 0,
     .c_stride_n = 0,
     .b_constant = 1,
+    .scratch_bytes = 5696,
 };
 
 /* res: add */
@@ -7433,6 +7435,7 @@ static const struct tvmk_gemm_params tvmgen_decoder_params_proj = {
     .c_stride_m = 0,
     .c_stride_n = 0,
     .b_constant = 1,
+    .scratch_bytes = 5696,
 };
 
 /* out: tanh */
@@ -7442,7 +7445,7 @@ static const struct tvmk_unary_params tvmgen_decoder_params_out = {
 
 
 #ifndef TVMGEN_DECODER_NO_STATIC_WORKSPACE
-static uint8_t tvmgen_decoder_workspace[2048] TVMGEN_DECODER_WORKSPACE;
+static uint8_t tvmgen_decoder_workspace[7232] TVMGEN_DECODER_WORKSPACE;
 
 int32_t tvmgen_decoder_run(
     const struct tvmgen_decoder_inputs *inputs,
@@ -7466,6 +7469,7 @@ int32_t tvmgen_decoder_run_with_workspace(
     float *const t_d = (float *)(void *)(ws + 1024); /* [1, 128] */
     float *const t_r = (float *)(void *)(ws + 1024); /* [1, 128] */
     float *const t_p = (float *)(void *)(ws + 0); /* [1, 128] */
+    struct tvmk_gemm_params gemm_params; /* a call's params, with its scratch in the workspace */
     int32_t ret;
 
     if (inputs == NULL || outputs == NULL || devices == NULL || workspace == NULL) {
@@ -7500,13 +7504,9 @@ int32_t tvmgen_decoder_run_with_workspace(
     TVMGEN_DECODER_TRACE(2, "gate", t_g, 1024U);
 
     /* 3: down (gemm) -> [1, 128] */
-    ret = tvmk_gemm_f32(
-        t_g,
-        tvmgen_decoder_const_w_gate.values,
-        NULL,
-        t_d,
-        &tvmgen_decoder_params_down,
-        NULL);
+    gemm_params = tvmgen_decoder_params_down;
+    gemm_params.scratch = ws + 1536; /* 5696 bytes */
+    ret = tvmk_gemm_f32(t_g, tvmgen_decoder_const_w_gate.values, NULL, t_d, &gemm_params, NULL);
     if (ret != TVM_DEVICE_OK) {
         return ret;
     }
@@ -7520,13 +7520,9 @@ int32_t tvmgen_decoder_run_with_workspace(
     TVMGEN_DECODER_TRACE(4, "res", t_r, 512U);
 
     /* 5: proj (gemm) -> [1, 128] */
-    ret = tvmk_gemm_f32(
-        t_r,
-        tvmgen_decoder_const_w_down.values,
-        NULL,
-        t_p,
-        &tvmgen_decoder_params_proj,
-        NULL);
+    gemm_params = tvmgen_decoder_params_proj;
+    gemm_params.scratch = ws + 1536; /* 5696 bytes */
+    ret = tvmk_gemm_f32(t_r, tvmgen_decoder_const_w_down.values, NULL, t_p, &gemm_params, NULL);
     if (ret != TVM_DEVICE_OK) {
         return ret;
     }

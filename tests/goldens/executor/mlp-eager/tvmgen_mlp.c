@@ -386,6 +386,7 @@ static const struct tvmk_gemm_params tvmgen_mlp_params_fc1 = {
     .c_stride_m = 0,
     .c_stride_n = 1,
     .b_constant = 1,
+    .scratch_bytes = 5696,
 };
 
 /* act1: relu */
@@ -405,6 +406,7 @@ static const struct tvmk_gemm_params tvmgen_mlp_params_fc2 = {
     .c_stride_m = 0,
     .c_stride_n = 0,
     .b_constant = 1,
+    .scratch_bytes = 3008,
 };
 
 /* prob: softmax */
@@ -451,7 +453,7 @@ static int32_t tvmgen_mlp_unwind(
 }
 
 #ifndef TVMGEN_MLP_NO_STATIC_WORKSPACE
-static uint8_t tvmgen_mlp_workspace[176] TVMGEN_MLP_WORKSPACE;
+static uint8_t tvmgen_mlp_workspace[5824] TVMGEN_MLP_WORKSPACE;
 
 int32_t tvmgen_mlp_run(
     const struct tvmgen_mlp_inputs *inputs,
@@ -472,6 +474,7 @@ int32_t tvmgen_mlp_run_with_workspace(
     float *const t_h1 = (float *)(void *)(ws + 0); /* [1, 32] */
     float *const t_a1 = (float *)(void *)(ws + 0); /* [1, 32] */
     float *const t_h2 = (float *)(void *)(ws + 128); /* [1, 10] */
+    struct tvmk_gemm_params gemm_params; /* a call's params, with its scratch in the workspace */
     int32_t ret;
 
     if (inputs == NULL || outputs == NULL || devices == NULL || workspace == NULL) {
@@ -499,12 +502,14 @@ int32_t tvmgen_mlp_run_with_workspace(
     if (ret != TVM_DEVICE_OK) {
         return tvmgen_mlp_unwind(devices, 0U, TVMGEN_MLP_DEVICE_NPU0 | TVMGEN_MLP_DEVICE_NPU1, ret);
     }
+    gemm_params = tvmgen_mlp_params_fc1;
+    gemm_params.scratch = ws + 128; /* 5696 bytes */
     ret = tvmk_gemm_f32(
         inputs->x,
         tvmgen_mlp_const_w1.values,
         tvmgen_mlp_const_b1,
         t_h1,
-        &tvmgen_mlp_params_fc1,
+        &gemm_params,
         devices->npu0);
     if (ret != TVM_DEVICE_OK) {
         /* Close the device, and keep the kernel's error: it came first. */
@@ -532,13 +537,9 @@ int32_t tvmgen_mlp_run_with_workspace(
     if (ret != TVM_DEVICE_OK) {
         return tvmgen_mlp_unwind(devices, 0U, TVMGEN_MLP_DEVICE_NPU0 | TVMGEN_MLP_DEVICE_NPU1, ret);
     }
-    ret = tvmk_gemm_f32(
-        t_a1,
-        tvmgen_mlp_const_w2.values,
-        NULL,
-        t_h2,
-        &tvmgen_mlp_params_fc2,
-        devices->npu1);
+    gemm_params = tvmgen_mlp_params_fc2;
+    gemm_params.scratch = ws + 176; /* 3008 bytes */
+    ret = tvmk_gemm_f32(t_a1, tvmgen_mlp_const_w2.values, NULL, t_h2, &gemm_params, devices->npu1);
     if (ret != TVM_DEVICE_OK) {
         /* Close the device, and keep the kernel's error: it came first. */
         return tvmgen_mlp_unwind(

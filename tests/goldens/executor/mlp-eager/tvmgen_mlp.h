@@ -10,7 +10,8 @@
  * returns TVM_DEVICE_OK, or the first error a device function or kernel returned,
  * unchanged. Whatever happens, every device it opened is closed and every device it
  * activated is deactivated before it returns. It allocates nothing: intermediate
- * tensors live in one static workspace of TVMGEN_MLP_WORKSPACE_SIZE bytes.
+ * tensors and the kernels' scratch live in one static workspace of
+ * TVMGEN_MLP_WORKSPACE_SIZE bytes.
  *
  * The constants are in section TVMGEN_MLP_CONST_SECTION (".rodata.tvm") and the static
  * workspace in TVMGEN_MLP_WORKSPACE_SECTION (".bss.noinit.tvm"): define either macro
@@ -40,7 +41,7 @@ extern "C" {
 /* Sizes in bytes. */
 #define TVMGEN_MLP_X_SIZE 256 /* input x: float[1, 64] */
 #define TVMGEN_MLP_Y_SIZE 40 /* output y: float[1, 10] */
-#define TVMGEN_MLP_WORKSPACE_SIZE 176
+#define TVMGEN_MLP_WORKSPACE_SIZE 5824
 #define TVMGEN_MLP_WORKSPACE_ALIGNMENT 16
 
 struct tvmgen_mlp_inputs {
