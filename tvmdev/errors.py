@@ -48,6 +48,10 @@ def shown(value: object, limit: int = SHOWN_LIMIT) -> str:
     """``value`` as a message quotes it, like ``repr`` but cut to at most ``limit``
     characters. Nested lists and mappings are walked only as
     far as the text needs, so a huge or deeply shared value costs nothing to show."""
+    if type(value) is str and len(value) < limit - 2:  # the common case (a name), fast
+        text = repr(value)
+        if len(text) <= limit:  # escapes can lengthen it
+            return text
     parts: list[str] = []
     _shown(value, parts, limit + 1)
     text = "".join(parts)

@@ -21,6 +21,7 @@ from .errors import TvmdevError, Where
 
 MIB = 1 << 20
 MAX_INPUT_BYTES = 256 * MIB  # any one file tvmdev reads
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 # numpy kinds that are numbers: bool, signed and unsigned integers, floats.
 NUMBER_KINDS = "biuf"
 _KIND_NAMES = {"U": "strings", "S": "bytes", "O": "Python objects", "c": "complex numbers",
@@ -138,13 +139,14 @@ def load_npy(path: Path, what: str = "array") -> np.ndarray:
 
 def as_float32(arr: np.ndarray, what: str, where: Where, finite: bool) -> np.ndarray:
     """``arr`` as float32, refusing values float32 cannot hold (and, when ``finite``,
-    NaN and infinities)."""
-    with np.errstate(all="ignore"):
-        out = np.ascontiguousarray(arr, dtype=np.float32)
-        was_finite = np.isfinite(arr) if arr.dtype.kind == "f" else np.ones(arr.shape, bool)
-    if finite and not np.all(was_finite):
-        raise TvmdevError(f"{what} has values that are not finite (NaN or infinity)", where)
-    if not np.all(np.isfinite(out) | ~was_finite):
-        raise TvmdevError(f"{what} has values beyond float32's range "
-                          f"(±{np.finfo(np.float32).max:.4g})", where)
-    return out
+    NaN and infinities). Checked first, so the cast itself never overflows (or warns)."""
+    if arr.dtype.kind == "f" and arr.size:
+        mask = np.isfinite(arr)
+        all_finite = bool(mask.all())
+        if finite and not all_finite:
+            raise TvmdevError(f"{what} has values that are not finite (NaN or infinity)",
+                              where)
+        if float(np.abs(arr if all_finite else arr[mask]).max(initial=0.0)) > FLOAT32_MAX:
+            raise TvmdevError(f"{what} has values beyond float32's range "
+                              f"(±{FLOAT32_MAX:.4g})", where)
+    return np.ascontiguousarray(arr, dtype=np.float32)

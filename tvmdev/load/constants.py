@@ -108,8 +108,7 @@ def _random(name: str, node: object, dims: Shape, where: Where) -> np.ndarray:
     if low > high:
         raise err(f"{what}: low ({shown(rnd['low'])}) is above high ({shown(rnd['high'])})",
                   rnd.where("low"), hint="low <= high")
-    with np.errstate(all="ignore"):
-        return np.random.default_rng(rnd["seed"]).uniform(low, high, dims)
+    return np.random.default_rng(rnd["seed"]).uniform(low, high, dims)
 
 
 def quantize_spec(name: str, cnode: yamlio.LineDict) -> tuple[int, Where]:

@@ -22,11 +22,36 @@ from ..reading import read_text
 
 MAX_DEPTH = 64  # nested mappings and lists
 MAX_ALIAS_NODES = 100_000  # nodes that aliases may add to a document
-_INT_DIGITS = 40  # more digits than any 64-bit integer, in any YAML notation
+_INT_TEXT = 4000  # characters of an integer's text read at all
 # The column after a line's indentation and block indicators ("- ", "? ", ": "): block
 # collections nest only by starting at a larger column (or, for a sequence in a mapping,
 # at the same one), so a document whose columns stay small cannot nest deeply in blocks.
 _BLOCK_START = re.compile(r"^(?:[ \t]|[-?:](?=[ \t]|$))*", re.M)
+_FLOW_CHARS = re.compile(r"[\[\]{}'\"#\n]")
+
+
+def _flow_bound(text: str) -> int | None:
+    """The deepest flow nesting any line reaches, when every line with brackets closes
+    them all and has no quote or comment: then each line starts outside flow context, no
+    bracket on it can be text (plain scalars inside brackets cannot hold brackets), and
+    its brackets' running count bounds its nesting. None when a line breaks that rule."""
+    deepest = depth = 0
+    brackets = unsure = False
+    for m in _FLOW_CHARS.finditer(text + "\n"):
+        c = m.group()
+        if c == "\n":
+            if depth or (brackets and unsure):
+                return None
+            brackets = unsure = False
+        elif c in "'\"#":
+            unsure = True
+        else:
+            brackets = True
+            depth += 1 if c in "[{" else -1
+            if depth < 0:
+                return None
+            deepest = max(deepest, depth)
+    return deepest
 
 
 class LineDict(dict[str, Any]):
@@ -94,8 +119,8 @@ def _make_loader(file: str) -> Any:
         return result
 
     def construct_int(loader: Any, node: yaml.ScalarNode) -> int:
-        digits = sum(c.isalnum() for c in str(node.value))
-        value = None if digits > _INT_DIGITS else loader.construct_yaml_int(node)
+        # Python converts at most 4300 digits: a longer integer is too large anyway.
+        value = None if len(node.value) > _INT_TEXT else loader.construct_yaml_int(node)
         if value is None or not -(2**63) <= value < 2**63:
             raise TvmdevError(f"integer {shown(node.value)} is too large (tvmdev reads "
                               "integers of at most 64 bits)", Where(file, node.start_mark.line + 1))
@@ -111,10 +136,12 @@ def _check_depth(text: str, file: str) -> None:
     """Refuse nesting deeper than MAX_DEPTH before anything recursive reads the text.
 
     A cheap bound first: block nesting is at most twice the largest starting column, flow
-    nesting at most the number of brackets. Only a document past that bound has its
-    events counted (libyaml's parser is not recursive; its composer is)."""
+    nesting at most what :func:`_flow_bound` finds. Only a document past that bound (or
+    whose lines it cannot vouch for) has its events counted (libyaml's parser is not
+    recursive; its composer is)."""
     column = max((len(m) for m in _BLOCK_START.findall(text)), default=0)
-    if 2 * (column + 1) + text.count("[") + text.count("{") <= MAX_DEPTH:
+    flow = _flow_bound(text)
+    if flow is not None and 2 * (column + 1) + flow <= MAX_DEPTH:
         return
     depth = 0
     for event in yaml.parse(text, Loader=_BASE):
@@ -162,7 +189,8 @@ def _compose_and_construct(text: str, file: str) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        _check_aliases(node, file)
+        if "&" in text:  # no anchor, no alias
+            _check_aliases(node, file)
         return loader.construct_document(node)
     finally:
         loader.dispose()
