@@ -816,3 +816,44 @@ def test_the_sanitizer_lane_catches_a_bad_kernel(cli: Callable[..., Result], tmp
     assert r.code == 1 and len(lines) == 2, r.out + r.err
     assert "bad.c:" in lines[0] and "out of bounds" in lines[0]
     assert lines[1] == f"  hint: what it wrote to stderr is in {tmp_path}/b/run/stderr.txt"
+
+
+def _depth(text: str) -> int:
+    import yaml
+    depth = deepest = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+    return deepest
+
+
+def test_the_cheap_nesting_bound_never_undercounts() -> None:
+    """The bound that lets ordinary files skip the event scan is an upper bound (or gives
+    up): brackets in quotes, comments and plain text, and flows over several lines."""
+    import random
+
+    from tvmdev.load.yamlio import _BLOCK_START, _flow_bound
+
+    fixed = ['a: "]]" [[[x]]]\n', "a: [\n [[x]]\n]\n", "- x]\n- [[y]]\n",
+             "a: x # ]]]\nb: [[[1]]]\n", "a: 'it''s ]' \nb: [[[[1]]]]\n",
+             "a: |\n  ]]] [\nb: [[1]]\n", "a: [x, 'y]', [[z]]]\n", "- - - [[a]]\n"]
+    rng = random.Random(12)
+
+    def flow(depth: int) -> str:
+        if depth == 0 or rng.random() < 0.3:
+            return rng.choice(["'a]b'", '"[c"']) if rng.random() < 0.05 else "x"
+        items = [flow(depth - 1) for _ in range(rng.randint(1, 3))]
+        sep = rng.choice([", ", ",\n  "])
+        return "[" + sep.join(items) + "]"
+
+    docs = fixed + [f"k: {flow(rng.randint(0, 8))}\n" for _ in range(300)]
+    vouched = 0
+    for text in docs:
+        bound = _flow_bound(text)
+        column = max(len(m) for m in _BLOCK_START.findall(text))
+        assert bound is None or 2 * (column + 1) + bound >= _depth(text), text
+        vouched += bound is not None and _depth(text) > 2
+    assert vouched > 20  # the bound is used, not only given up on
