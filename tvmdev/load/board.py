@@ -223,7 +223,7 @@ def board_by_name(name: str) -> Board:
             return b
     if name.endswith((".yaml", ".yml")) or os.sep in name:
         path = Path(name)
-        if not path.is_file():
+        if not os.path.lexists(path):  # a FIFO or a folder is reported by the reader
             raise TvmdevError("no such board file", name,
                               hint="--board takes a board name (tvmdev list boards) or a "
                                    "board file's path")
