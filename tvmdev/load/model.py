@@ -87,7 +87,27 @@ def _cname(name: str, what: str, where: Where, taken: dict[str, str]) -> str:
     return c
 
 
-def _constant(name: str, node: yamlio.LineDict, base: Path) -> tuple[Shape, str, np.ndarray]:
+def _npy(name: str, npy: str, shape: Shape, base: Path, arrays: dict[str, np.ndarray],
+         where: Where) -> np.ndarray:
+    if npy in arrays:  # a model imported in memory
+        data = arrays[npy]
+    else:
+        path = base / npy
+        if not path.is_file():
+            raise _err(f"constant '{name}': no such .npy file: {npy}", where,
+                       hint=f"paths are relative to the model file ({base})")
+        try:
+            data = np.load(path, allow_pickle=False)
+        except (ValueError, OSError) as exc:
+            raise _err(f"constant '{name}': cannot read {npy}: {exc}", where) from None
+    if tuple(data.shape) != shape:
+        raise _err(f"constant '{name}': {npy} has shape {list(data.shape)}, "
+                   f"declared {list(shape)}", where)
+    return data
+
+
+def _constant(name: str, node: yamlio.LineDict, base: Path, arrays: dict[str, np.ndarray]
+              ) -> tuple[Shape, str, np.ndarray]:
     where = node.where()
     _keys(node, TENSOR_KEYS + CONST_SOURCES + ("quantize",), f"constant '{name}'")
     for key in TENSOR_KEYS:
@@ -101,18 +121,7 @@ def _constant(name: str, node: yamlio.LineDict, base: Path) -> tuple[Shape, str,
     src = sources[0]
     swhere = node.where(src)
     if src == "npy":
-        path = base / str(node["npy"])
-        if not path.is_file():
-            raise _err(f"constant '{name}': no such .npy file: {node['npy']}", swhere,
-                       hint=f"paths are relative to the model file ({base})")
-        try:
-            data = np.load(path, allow_pickle=False)
-        except (ValueError, OSError) as exc:
-            raise _err(f"constant '{name}': cannot read {node['npy']}: {exc}", swhere) from None
-        if tuple(data.shape) != shape:
-            raise _err(f"constant '{name}': {node['npy']} has shape {list(data.shape)}, "
-                       f"declared {list(shape)}", swhere)
-        data = data.astype(dtype)
+        data = _npy(name, str(node["npy"]), shape, base, arrays, swhere).astype(dtype)
     elif src == "values":
         values = node["values"]
         if not isinstance(values, list) or not all(
@@ -143,7 +152,13 @@ def _constant(name: str, node: yamlio.LineDict, base: Path) -> tuple[Shape, str,
 def load_model(path: Path) -> Model:
     """Load and check a model description."""
     path = Path(path)
-    doc = yamlio.load(path)
+    return model_from_doc(yamlio.load(path), path)
+
+
+def model_from_doc(doc: Any, path: Path, arrays: dict[str, np.ndarray] | None = None
+                   ) -> Model:
+    """Check a model description already parsed (``yamlio.load`` or ``yamlio.wrap``);
+    ``arrays`` holds the contents of its .npy files when they are not on disk."""
     file = str(path)
     if doc is None:
         raise _err("the model is empty", Where(file, 1),
@@ -155,7 +170,7 @@ def load_model(path: Path) -> Model:
             raise _err(f"the model needs '{key}'", top.where(), hint="see the README")
     name = top["name"]
     naming.check_identifier(name, "model name", top.where("name"))
-    loader = _ModelLoader(path)
+    loader = _ModelLoader(path, arrays or {})
     loader.devices(_mapping(top.get("devices") or {}, "devices", top.where("devices")))
     in_node = loader.io_tensors(top, "inputs", "input")
     out_node = loader.io_tensors(top, "outputs", "output")
@@ -173,8 +188,9 @@ def load_model(path: Path) -> Model:
 class _ModelLoader:
     """The sections of a model, loaded in order; each checks against what came before."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, arrays: dict[str, np.ndarray]) -> None:
         self.path = path
+        self.arrays = arrays
         self.taken: dict[str, str] = {}  # C spellings of tensor names
         self.device_list: list[Device] = []
         self.tensors: dict[str, Tensor] = {}
@@ -223,7 +239,7 @@ class _ModelLoader:
             w = node.where(name)
             c = _cname(name, "constant", w, self.taken)
             shape, dtype, data = _constant(name, _mapping(cnode, f"constant '{name}'", w),
-                                           self.path.parent)
+                                           self.path.parent, self.arrays)
             self.consts[name] = data
             self.tensors[name] = Tensor(name, shape, dtype, "constant", c, w)
 
