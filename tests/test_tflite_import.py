@@ -158,3 +158,115 @@ def test_run_every_converter(cli: Callable[..., Result], tmp_path: Path) -> None
     assert r.code == 0, r.out + r.err
     assert "device npu0: activate 1 / deactivate 1" in r.out
     assert r.out.rstrip().endswith("PASS")
+
+
+# --- bad models: one line each, exit 1, nothing written --------------------------------
+
+def _small(**kw: object) -> bytes:
+    """x -> RELU -> y, with the tensors' fields overridden by ``kw``."""
+    from tflite_build import Graph, Op, T, build
+    x = T(**{"name": "x", "shape": [1, 4], **kw.pop("x", {})})  # type: ignore[dict-item]
+    y = T(**{"name": "y", "shape": [1, 4], **kw.pop("y", {})})  # type: ignore[dict-item]
+    return build(Graph([x, y], [Op(_codes()["RELU"], [0], [1])], [0], [1], **kw))  # type: ignore
+
+
+
+BAD = {
+    "truncated": ("t.tflite", lambda sine: sine.read_bytes()[:1500],
+                  "corrupt or truncated TFLite model (1500 bytes)", None),
+    "not_flatbuffer": ("t.tflite", lambda sine: b"name: m\n",
+                       "not a TFLite model (no TFL3 identifier)", None),
+    "neither": ("t.bin", lambda sine: b"\x00" * 64, "neither a TFLite nor an ONNX model",
+                "tvmdev import reads .tflite (and later .onnx) files"),
+    "subgraphs": ("t.tflite", lambda sine: _small(extra_subgraphs=1),
+                  "the model has 2 subgraphs (control flow or several signatures); "
+                  "tvmdev imports one", "export the model without control flow"),
+    "dynamic": ("t.tflite", lambda sine: _small(x={"shape": [1, 1],
+                                                   "signature": [1, -1]}),
+                "input 'x' has a dynamic shape [1, -1]", "fix it: --input-shape x=1,1"),
+    "int8": ("t.tflite", lambda sine: _small(x={"type": 9}),
+             "input 'x' is int8; tvmdev imports float32 models for now", None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_model(case: str, tflite_model: Callable[[str], Path],
+                   cli: Callable[..., Result], tmp_path: Path) -> None:
+    fname, make, message, hint = BAD[case]
+    model = tmp_path / fname
+    model.write_bytes(make(tflite_model("sine_float.tflite")))
+    commands = [["import", str(model), "-o", str(tmp_path / "o")]]
+    if fname.endswith(".tflite"):  # aot reads anything else as a description
+        commands.append(["aot", str(model), "-o", str(tmp_path / "o")])
+    for argv in commands:
+        r = cli(*argv)
+        assert r.code == 1
+        assert r.err.splitlines() == [f"tvmdev: {model}: {message}"] + (
+            [f"  hint: {hint}"] if hint else [])
+        assert not (tmp_path / "o").exists()
+
+
+def test_dynamic_shape_fixed_by_option(cli: Callable[..., Result], tmp_path: Path) -> None:
+    model = tmp_path / "dyn.tflite"
+    model.write_bytes(_small(x={"shape": [1, 1], "signature": [1, -1]},
+                             y={"shape": [1, 1], "signature": [1, -1]}))
+    r = cli("import", str(model), "-o", str(tmp_path / "o"), "--input-shape", "x=1,7")
+    assert r.code == 0, r.err
+    assert "input x: [1, 7] float32" in r.out and "output y: [1, 7] float32" in r.out
+    r = cli("import", str(model), "-o", str(tmp_path / "o"), "--input-shape", "z=1,7")
+    assert r.code == 1
+    assert r.err.splitlines()[0] == f"tvmdev: {model}: --input-shape z: no such input"
+
+
+def test_unsupported_operators_all_listed(cli: Callable[..., Result], tmp_path: Path) -> None:
+    from tflite_build import Graph, Op, T, build
+    c = _codes()
+    ts = [T("x", [1, 4, 4, 2]), T("a", [1, 4, 4, 2]), T("b", [1, 2, 2, 2]),
+          T("c", [1, 1, 1, 2]), T("d", [1, 1, 1, 2])]
+    ops = [Op(c["RELU6"], [0], [1]), Op(c["MAX_POOL_2D"], [1], [2]),
+           Op(c["MAX_POOL_2D"], [2], [3]), Op(c["RELU"], [3], [4])]
+    model = tmp_path / "u.tflite"
+    model.write_bytes(build(Graph(ts, ops, [0], [4])))
+    r = cli("run", str(model))
+    assert r.code == 1
+    assert r.err.splitlines()[0] == (
+        f"tvmdev: {model}: 3 unsupported operators: RELU6 x1 (first: operator 0 'a'); "
+        "MAX_POOL_2D x2 (first: operator 1 'b')")
+
+
+def test_without_the_extra(cli: Callable[..., Result], tmp_path: Path,
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    monkeypatch.setitem(sys.modules, "tflite", None)
+    model = tmp_path / "m.tflite"
+    model.write_bytes(b"\x00" * 4 + b"TFL3" + b"\x00" * 8)
+    r = cli("import", str(model), "-o", str(tmp_path / "o"))
+    assert r.code == 1
+    assert r.err.splitlines() == [f"tvmdev: {model}: reading a .tflite model needs the tflite "
+                                  "extra: pip install 'tvmdev[tflite]'"]
+
+
+def test_import_options_refused_for_descriptions(cli: Callable[..., Result]) -> None:
+    from conftest import REPO
+    mlp = REPO / "examples/mlp/mlp.yaml"
+    r = cli("aot", str(mlp), "-o", "unused", "--device", "npu9:woofles")
+    assert r.code == 1
+    assert r.err.splitlines()[0] == (f"tvmdev: {mlp}: --device apply to imported models "
+                                     "(.tflite), not to a model description")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board,tool", [("mps2_an385", "qemu-system-arm"),
+                                        ("mps3_an547", "qemu-system-arm"),
+                                        ("linux_aarch64", "qemu-aarch64")])
+def test_imported_models_on_boards(board: str, tool: str, tflite_model: Callable[[str], Path],
+                                   cli: Callable[..., Result], tmp_path: Path) -> None:
+    """Both float32 models that map today, the autoencoder's gemms on a device."""
+    need_tool(tool, "scripts/test.sh installs it")
+    for name, extra in (("sine_float.tflite", []),
+                        ("autoencoder_example.float32.tflite",
+                         ["--device", "npu0:woofles", "--place", "fully_connected=npu0"])):
+        r = cli("run", str(tflite_model(name)), "--board", board, "--build-dir",
+                str(tmp_path / name), *extra)
+        assert r.code == 0, r.out + r.err
+        assert r.out.rstrip().endswith("PASS")

@@ -111,13 +111,19 @@ def read(path: Path, raw: bytes) -> TfGraph:
         raise TvmdevError("not a TFLite model (no TFL3 identifier)", str(path))
     try:
         model = tfl.Model.GetRootAsModel(raw, 0)
+        if model.SubgraphsLength() * 4 > len(raw):  # flatbuffers checks no vector length
+            raise ValueError("a vector longer than the file")
+        if model.Version() != 3:
+            raise TvmdevError(f"TFLite schema version {model.Version()}; tvmdev reads "
+                              "version 3", str(path))
         if model.SubgraphsLength() != 1:
             raise TvmdevError(f"the model has {model.SubgraphsLength()} subgraphs (control "
                               "flow or several signatures); tvmdev imports one", str(path),
                               hint="export the model without control flow")
         return _subgraph(tfl, model, raw)
-    except _CORRUPT as exc:
-        raise TvmdevError(f"corrupt or truncated TFLite model ({exc})", str(path)) from None
+    except _CORRUPT:
+        raise TvmdevError(f"corrupt or truncated TFLite model ({len(raw)} bytes)",
+                          str(path)) from None
 
 
 def _subgraph(tfl: ModuleType, model: Any, raw: bytes) -> TfGraph:
@@ -184,6 +190,12 @@ def convert(path: Path, raw: bytes, name: str,
     b = Builder(path)
     for t in g.tensors:
         b.reserve(t.cname)
+    unknown = set(given) - {n for j in g.inputs for n in (g.tensors[j].name,
+                                                          g.tensors[j].cname)}
+    if unknown:
+        raise TvmdevError(f"--input-shape {', '.join(sorted(unknown))}: no such input",
+                          str(path),
+                          hint="inputs: " + ", ".join(g.tensors[j].cname for j in g.inputs))
     for j in g.inputs:
         t = g.tensors[j]
         shape = _input_shape(t, given, path)
@@ -193,9 +205,6 @@ def convert(path: Path, raw: bytes, name: str,
             raise TvmdevError(f"input '{t.name}' is {t.dtype}{q}; tvmdev imports float32 "
                               "models for now", str(path))
         b.add_input(t.cname, shape)
-    if given:
-        raise TvmdevError(f"--input-shape {', '.join(given)}: no such input", str(path),
-                          hint="inputs: " + ", ".join(g.tensors[j].cname for j in g.inputs))
     folded = _folded(g)
     for op in g.ops:
         b.summary[op.kind] = b.summary.get(op.kind, 0) + 1
