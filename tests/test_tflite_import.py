@@ -299,3 +299,17 @@ def test_corrupt_files_are_one_line(tflite_model: Callable[[str], Path],
         if r.code:
             assert r.err.startswith(f"tvmdev: {model}: ") and "Traceback" not in r.err
         assert not (tmp_path / "o").exists()
+
+
+def test_placement_errors(cli: Callable[..., Result], tmp_path: Path) -> None:
+    model = tmp_path / "m.tflite"
+    model.write_bytes(_small())
+    cases = [(["--device", "npu0"], "--device npu0: expected ID:KIND"),
+             (["--place", "relu=npu0"], "--place relu=npu0: no device 'npu0'"),
+             (["--device", "npu0:woofles", "--place", "conv2d=npu0"],
+              "--place conv2d=npu0: no operator of kind conv2d in the model")]
+    for extra, message in cases:
+        r = cli("import", str(model), "-o", str(tmp_path / "o"), *extra)
+        assert r.code == 1
+        assert r.err.splitlines()[0] == f"tvmdev: {message}"
+        assert not (tmp_path / "o").exists()
