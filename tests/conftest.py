@@ -69,6 +69,25 @@ def need_tool(name: str, why: str = "") -> str:
     pytest.skip(message)
 
 
+@pytest.fixture
+def tflite_model() -> Callable[[str], Path]:
+    """The path of a fetched real model (tests/models.py): skip without it, fail without
+    it under CI."""
+    from models import MODELS, cache_dir, model_path
+
+    def find(name: str) -> Path:
+        assert name in MODELS, f"{name} is not in tests/models.py MODELS"
+        path = model_path(name)
+        if path is not None:
+            return path
+        message = (f"{name} has not been fetched into {cache_dir()}: run "
+                   f"python3 tests/models.py (scripts/test.sh does)")
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    return find
+
+
 def run_ok(cmd: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
     """Run a command; on failure show its output in the assertion."""
     proc = subprocess.run(cmd, capture_output=True, text=True, **kw)  # type: ignore[call-overload]

@@ -16,7 +16,6 @@ from ..inspect.check import check_folder
 from ..inspect.elf import format_report
 from ..inspect.elf import inspect as inspect_elf
 from ..load.board import board_by_name
-from ..load.model import load_model
 from ..load.platform import PlatformOption, all_platforms, platform_by_name
 from ..model.device import DeviceSpec, device_name
 from ..model.graph import Model
@@ -33,6 +32,7 @@ from ..run.compare import RunResult, load_inputs, report, save_outputs
 from ..run.job import device_folder_kinds, execute, prepare
 from ..write.files import check_out_dir, copy_files, write
 from ..write.journal import recover
+from .importing import load_any
 
 # Flags that change how a command runs, not what it generates, and the output folder:
 # kept out of banners, so that `--force`, `--dry-run` or the spelling of `-o` never
@@ -148,7 +148,7 @@ def cmd_aot(args: argparse.Namespace) -> int:
     """``tvmdev aot``: generate a model's executor and its selected kernels."""
     out_dir = Path(args.output)
     _prepare_out_dir(out_dir, args.dry_run)
-    m = load_model(Path(args.model))
+    m = load_any(args)
     device_dir = Path(args.device_dir) if args.device_dir else None
     if device_dir is not None:
         device_folder_kinds(device_dir)
@@ -177,7 +177,7 @@ def cmd_aot(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``tvmdev run``: generate, build and run a model on a board, then compare."""
-    m = load_model(Path(args.model))
+    m = load_any(args)
     board = board_by_name(args.board)
     backend = backend_for(board)
     if args.cpu and not backend.emulates_cpu:

@@ -21,6 +21,7 @@ from .commands import (
     cmd_run,
     platform_option_flags,
 )
+from .importing import add_import_options, cmd_import
 from .listing import cmd_list
 
 Handler = Callable[[argparse.Namespace], int]
@@ -98,9 +99,10 @@ def _add_aot(sub: Any, common: argparse.ArgumentParser) -> None:
         description="Generate tvmgen_<model>.h/.c (the executor), its plan metadata and the "
                     "selected portable kernels.",
         epilog="example: tvmdev aot examples/mlp/mlp.yaml -o out/mlp --schedule lazy")
-    ao.add_argument("model", help="the model description (YAML or JSON)")
+    ao.add_argument("model", help="the model: a description (YAML or JSON) or a .tflite")
     ao.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder")
     _model_options(ao)
+    add_import_options(ao)
     ao.add_argument("--force", action="store_true", help="overwrite files you edited")
     ao.add_argument("--dry-run", action="store_true", help="list what would be written")
     ao.set_defaults(handler=cmd_aot)
@@ -114,7 +116,7 @@ def _add_run(sub: Any, common: argparse.ArgumentParser) -> None:
         description="Generate the device code and the executor, build them for the board, "
                     "run the model and compare every output with a numpy reference.",
         epilog="example: tvmdev run examples/mlp/mlp.yaml --board host")
-    rn.add_argument("model", help="the model description (YAML or JSON)")
+    rn.add_argument("model", help="the model: a description (YAML or JSON) or a .tflite")
     rn.add_argument("--board", default="host",
                     help="a board name (tvmdev list boards) or a board file")
     rn.add_argument("--inputs", metavar="DIR", help="read DIR/<input>.npy (default: seeded "
@@ -123,6 +125,7 @@ def _add_run(sub: Any, common: argparse.ArgumentParser) -> None:
     rn.add_argument("--build-dir", metavar="DIR",
                     help="build folder (default: tvmdev-build/<model>-<board>)")
     _model_options(rn)
+    add_import_options(rn)
     rn.add_argument("--fail", metavar="FN:N:CODE", type=fail_spec,
                     help="simulated devices: make the Nth call of FN (activate, open, "
                          "operator, close, deactivate) return CODE")
@@ -138,6 +141,24 @@ def _add_run(sub: Any, common: argparse.ArgumentParser) -> None:
                     help="run in THREADS threads at once")
     rn.add_argument("--iterations", type=positive_int, default=1, help="runs per thread")
     rn.set_defaults(handler=cmd_run)
+
+
+def _add_import(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``tvmdev import``: a .tflite model as a model description."""
+    im = sub.add_parser(
+        "import", allow_abbrev=False, parents=[common],
+        help="import a .tflite model as a model description",
+        description="Write DIR/<name>.yaml (the model description tvmdev reads) and its "
+                    "constants as .npy files beside it; print the inputs, outputs and "
+                    "operators.",
+        epilog="example: tvmdev import sine_float.tflite -o out/sine --device npu0:woofles "
+               "--place gemm=npu0")
+    im.add_argument("model", help="the model file (.tflite)")
+    im.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder")
+    add_import_options(im)
+    im.add_argument("--force", action="store_true", help="overwrite files you edited")
+    im.add_argument("--dry-run", action="store_true", help="list what would be written")
+    im.set_defaults(handler=cmd_import)
 
 
 def _add_inspect(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -199,7 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show tracebacks")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for add in (_add_new_device, _add_aot, _add_run, _add_inspect, _add_check, _add_list):
+    for add in (_add_new_device, _add_import, _add_aot, _add_run, _add_inspect, _add_check,
+                _add_list):
         add(sub, common)
     return parser
 

@@ -34,8 +34,10 @@ QUANT_KEYS = ("bits", "block")
 RANDOM_KEYS = ("seed", "low", "high")
 
 
-def constant(name: str, node: yamlio.LineDict, base: Path) -> tuple[Shape, str, np.ndarray]:
-    """The shape, dtype and (read-only, float32) data of constant ``name``."""
+def constant(name: str, node: yamlio.LineDict, base: Path,
+             arrays: dict[str, np.ndarray] | None = None) -> tuple[Shape, str, np.ndarray]:
+    """The shape, dtype and (read-only, float32) data of constant ``name``; ``arrays``
+    holds the contents of .npy files that are not on disk (a model imported in memory)."""
     where = node.where()
     keys(node, TENSOR_KEYS + CONST_SOURCES + ("quantize",), f"constant {shown(name)}")
     for key in TENSOR_KEYS:
@@ -50,7 +52,7 @@ def constant(name: str, node: yamlio.LineDict, base: Path) -> tuple[Shape, str, 
     src = sources[0]
     swhere = node.where(src)
     if src == "npy":
-        data = _npy(name, node["npy"], dims, base, swhere)
+        data = _npy(name, node["npy"], dims, base, swhere, arrays or {})
     elif src == "values":
         data = _values(name, node["values"], dims, swhere)
     else:
@@ -60,14 +62,18 @@ def constant(name: str, node: yamlio.LineDict, base: Path) -> tuple[Shape, str, 
     return dims, dt, data
 
 
-def _npy(name: str, file: object, dims: Shape, base: Path, where: Where) -> np.ndarray:
+def _npy(name: str, file: object, dims: Shape, base: Path, where: Where,
+         arrays: dict[str, np.ndarray]) -> np.ndarray:
     if not isinstance(file, str) or not file:
         raise err(f"constant {shown(name)}: npy must be a file name, not {shown(file)}", where)
-    path = base / file
-    if not path.exists():
-        raise err(f"constant {shown(name)}: no such .npy file: {cut(file)}", where,
-                  hint=f"paths are relative to the model file ({base})")
-    data = load_npy(path, f"constant {shown(name)}")
+    if file in arrays:  # imported in memory
+        data = arrays[file]
+    else:
+        path = base / file
+        if not path.exists():
+            raise err(f"constant {shown(name)}: no such .npy file: {cut(file)}", where,
+                      hint=f"paths are relative to the model file ({base})")
+        data = load_npy(path, f"constant {shown(name)}")
     if tuple(data.shape) != dims:
         raise err(f"constant {shown(name)}: {cut(file)} has shape {list(data.shape)}, "
                   f"declared {list(dims)}", where)

@@ -63,7 +63,13 @@ def _cname(name: str, what: str, where: Where, taken: dict[str, str]) -> str:
 def load_model(path: Path) -> Model:
     """Load and check a model description."""
     path = Path(path)
-    doc = yamlio.load(path)
+    return model_from_doc(yamlio.load(path), path)
+
+
+def model_from_doc(doc: Any, path: Path, arrays: dict[str, np.ndarray] | None = None
+                   ) -> Model:
+    """Check a model description already parsed (``yamlio.load`` or ``yamlio.wrap``);
+    ``arrays`` holds the contents of its .npy files when they are not on disk."""
     file = str(path)
     if doc is None:
         raise err("the model is empty", Where(file, 1),
@@ -75,7 +81,7 @@ def load_model(path: Path) -> Model:
             raise err(f"the model needs '{key}'", top.where(), hint="see the README")
     name = top["name"]
     naming.check_identifier(name, "model name", top.where("name"))
-    loader = _ModelLoader(path)
+    loader = _ModelLoader(path, arrays or {})
     loader.devices(mapping(optional(top, "devices", {}), "devices", top.where("devices")),
                    top.where("devices"))
     in_node = loader.io_tensors(top, "inputs", "input")
@@ -94,8 +100,9 @@ def load_model(path: Path) -> Model:
 class _ModelLoader:
     """The sections of a model, loaded in order; each checks against what came before."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, arrays: dict[str, np.ndarray]) -> None:
         self.path = path
+        self.arrays = arrays
         self.taken: dict[str, str] = {}  # C spellings of tensor names
         self.device_list: list[Device] = []
         self.tensors: dict[str, Tensor] = {}
@@ -147,7 +154,7 @@ class _ModelLoader:
             if isinstance(cnode, yamlio.LineDict) and "quantize" in cnode:
                 self.to_quantize[name] = quantize_spec(name, cnode)
             dims, dt, data = constant(name, mapping(cnode, f"constant {shown(name)}", w),
-                                      self.path.parent)
+                                      self.path.parent, self.arrays)
             self.consts[name] = data
             self.tensors[name] = Tensor(name, dims, dt, "constant", c, w)
 

@@ -65,7 +65,7 @@ def _library(files: list[OutFile], path: str, root: Path, kind: str, include: Pa
     """A device kernel library among files about to be written under ``root``."""
     for f in files:
         if f.path == path:
-            return load_library(root / path, "device", kind, kind, include, text=f.content)
+            return load_library(root / path, "device", kind, kind, include, text=f.data.decode())
     return None
 
 

@@ -39,11 +39,17 @@ _OLD_TEMP = re.compile(r"^\.(.+)\.[a-z0-9_]{8}\.tmp$")
 
 @dataclass(frozen=True)
 class OutFile:
-    """A file to write: a path relative to the output folder, its text and its kind."""
+    """A file to write: a path relative to the output folder, its text (or bytes: a
+    constant's .npy) and its kind."""
 
     path: str
-    content: str
+    content: str | bytes
     kind: str  # "owned" or "scaffold"
+
+    @property
+    def data(self) -> bytes:
+        """The bytes to write."""
+        return self.content if isinstance(self.content, bytes) else self.content.encode()
 
 
 @dataclass
@@ -139,7 +145,7 @@ class _Plan:
             raise TvmdevError("a folder stands where a file must be written", str(target))
         if not target.exists():
             self.report.add("create", f.path)
-            self.to_write.append((f.path, f.content.encode("utf-8")))
+            self.to_write.append((f.path, f.data))
             self.records[f.path] = record
             return
         on_disk = target.read_bytes()
@@ -149,7 +155,7 @@ class _Plan:
             self.records[f.path] = record
         elif recorded == disk_hash:  # not edited since tvmdev wrote it
             self.report.add("update", f.path)
-            self.to_write.append((f.path, f.content.encode("utf-8")))
+            self.to_write.append((f.path, f.data))
             self.records[f.path] = record
         elif f.kind == "scaffold":  # the user's, always: --force does not touch it
             self.report.add("kept (yours)", f.path)
@@ -158,7 +164,7 @@ class _Plan:
         elif force:
             backup = self.backup_name(f.path)
             self.report.add(f"overwrite (yours saved as {backup[len(f.path):]})", f.path)
-            self.to_write += [(backup, on_disk), (f.path, f.content.encode("utf-8"))]
+            self.to_write += [(backup, on_disk), (f.path, f.data)]
             self.records[f.path] = record
         else:
             self.conflicts.append(f.path)
@@ -263,7 +269,7 @@ def sync(out_dir: Path, files: list[OutFile]) -> list[str]:
     items = []
     for f in files:
         target = out_dir / f.path
-        data = f.content.encode("utf-8")
+        data = f.data
         if not target.is_file() or target.read_bytes() != data:
             items.append((f.path, data))
     if items:

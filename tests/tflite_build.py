@@ -1,0 +1,125 @@
+"""Small .tflite files built in the tests with the flatbuffers builder of the ``tflite``
+package: each case the real models do not cover (several subgraphs, dynamic shapes,
+shape arithmetic, operators without a converter)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class T:
+    name: str
+    shape: list[int]
+    data: np.ndarray | None = None
+    signature: list[int] | None = None
+    type: int = 0  # TensorType: FLOAT32 0, INT32 2, INT8 9
+
+
+@dataclass
+class Op:
+    code: int  # BuiltinOperator
+    inputs: list[int]
+    outputs: list[int]
+
+
+@dataclass
+class Graph:
+    tensors: list[T]
+    ops: list[Op]
+    inputs: list[int]
+    outputs: list[int]
+    extra_subgraphs: int = 0
+    codes: list[int] = field(default_factory=list)
+
+
+def _ivec(b: object, start: object, values: list[int]) -> int:
+    start(b, len(values))  # type: ignore[operator]
+    for v in reversed(values):
+        b.PrependInt32(v)  # type: ignore[attr-defined]
+    return b.EndVector()  # type: ignore[attr-defined, no-any-return]
+
+
+def build(g: Graph) -> bytes:
+    """The bytes of a .tflite model with ``g`` as its subgraph (repeated when
+    ``extra_subgraphs``)."""
+    import flatbuffers
+    import tflite as tfl
+
+    b = flatbuffers.Builder(1024)
+    buffers = [b""] + [t.data.tobytes() for t in g.tensors if t.data is not None]
+    buf_offs = []
+    for data in buffers:
+        vec = b.CreateByteVector(data) if data else None
+        tfl.BufferStart(b)
+        if vec is not None:
+            tfl.BufferAddData(b, vec)
+        buf_offs.append(tfl.BufferEnd(b))
+    codes = sorted({op.code for op in g.ops})
+    code_offs = []
+    for c in codes:
+        tfl.OperatorCodeStart(b)
+        tfl.OperatorCodeAddBuiltinCode(b, c)
+        tfl.OperatorCodeAddDeprecatedBuiltinCode(b, min(c, 127))
+        code_offs.append(tfl.OperatorCodeEnd(b))
+    subgraphs = [_subgraph(b, tfl, g, codes) for _ in range(1 + g.extra_subgraphs)]
+    vecs = []
+    for start, offs in ((tfl.ModelStartBuffersVector, buf_offs),
+                        (tfl.ModelStartOperatorCodesVector, code_offs),
+                        (tfl.ModelStartSubgraphsVector, subgraphs)):
+        start(b, len(offs))
+        for o in reversed(offs):
+            b.PrependUOffsetTRelative(o)
+        vecs.append(b.EndVector())
+    tfl.ModelStart(b)
+    tfl.ModelAddVersion(b, 3)
+    tfl.ModelAddBuffers(b, vecs[0])
+    tfl.ModelAddOperatorCodes(b, vecs[1])
+    tfl.ModelAddSubgraphs(b, vecs[2])
+    b.Finish(tfl.ModelEnd(b), file_identifier=b"TFL3")
+    return bytes(b.Output())
+
+
+def _subgraph(b: object, tfl: object, g: Graph, codes: list[int]) -> int:
+    t_offs, nbuf = [], 0
+    for t in g.tensors:
+        name = b.CreateString(t.name)  # type: ignore[attr-defined]
+        shape = _ivec(b, tfl.TensorStartShapeVector, t.shape)  # type: ignore[attr-defined]
+        sig = (_ivec(b, tfl.TensorStartShapeSignatureVector, t.signature)  # type: ignore
+               if t.signature else None)
+        if t.data is not None:
+            nbuf += 1
+        tfl.TensorStart(b)  # type: ignore[attr-defined]
+        tfl.TensorAddName(b, name)  # type: ignore[attr-defined]
+        tfl.TensorAddShape(b, shape)  # type: ignore[attr-defined]
+        if sig is not None:
+            tfl.TensorAddShapeSignature(b, sig)  # type: ignore[attr-defined]
+        tfl.TensorAddType(b, t.type)  # type: ignore[attr-defined]
+        tfl.TensorAddBuffer(b, nbuf if t.data is not None else 0)  # type: ignore
+        t_offs.append(tfl.TensorEnd(b))  # type: ignore[attr-defined]
+    o_offs = []
+    for op in g.ops:
+        ins = _ivec(b, tfl.OperatorStartInputsVector, op.inputs)  # type: ignore[attr-defined]
+        outs = _ivec(b, tfl.OperatorStartOutputsVector, op.outputs)  # type: ignore
+        tfl.OperatorStart(b)  # type: ignore[attr-defined]
+        tfl.OperatorAddOpcodeIndex(b, codes.index(op.code))  # type: ignore[attr-defined]
+        tfl.OperatorAddInputs(b, ins)  # type: ignore[attr-defined]
+        tfl.OperatorAddOutputs(b, outs)  # type: ignore[attr-defined]
+        o_offs.append(tfl.OperatorEnd(b))  # type: ignore[attr-defined]
+    vecs = []
+    for start, offs in ((tfl.SubGraphStartTensorsVector, t_offs),  # type: ignore
+                        (tfl.SubGraphStartOperatorsVector, o_offs)):  # type: ignore
+        start(b, len(offs))
+        for o in reversed(offs):
+            b.PrependUOffsetTRelative(o)  # type: ignore[attr-defined]
+        vecs.append(b.EndVector())  # type: ignore[attr-defined]
+    ins = _ivec(b, tfl.SubGraphStartInputsVector, g.inputs)  # type: ignore[attr-defined]
+    outs = _ivec(b, tfl.SubGraphStartOutputsVector, g.outputs)  # type: ignore
+    tfl.SubGraphStart(b)  # type: ignore[attr-defined]
+    tfl.SubGraphAddTensors(b, vecs[0])  # type: ignore[attr-defined]
+    tfl.SubGraphAddOperators(b, vecs[1])  # type: ignore[attr-defined]
+    tfl.SubGraphAddInputs(b, ins)  # type: ignore[attr-defined]
+    tfl.SubGraphAddOutputs(b, outs)  # type: ignore[attr-defined]
+    return tfl.SubGraphEnd(b)  # type: ignore[attr-defined, no-any-return]

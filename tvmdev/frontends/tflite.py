@@ -1,0 +1,232 @@
+"""The TFLite front end: a ``.tflite`` flatbuffer read with the ``tflite`` package (the
+``tflite`` extra), its one subgraph converted operator by operator (the table in
+:mod:`.tflite_ops`) into a model description.
+
+Tensors keep their shape, dtype, constant data and quantisation parameters; inputs and
+outputs keep the model's order and are named after its tensor names made into C
+identifiers. Shape arithmetic feeding a RESHAPE (SHAPE, STRIDED_SLICE, PACK on static
+shapes) is folded: the RESHAPE takes its static output shape.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from ..errors import TvmdevError
+from ..model.shapes import Shape
+from .graph import Builder, Imported, QuantParams, Unsupported, c_names
+from .tflite_ops import CONVERTERS, SHAPE_KINDS, Context
+
+IDENTIFIER = b"TFL3"
+EXTRA_HINT = "pip install 'tvmdev[tflite]'"
+# Errors the flatbuffer accessors raise on a truncated or corrupt buffer.
+_CORRUPT = (struct.error, IndexError, ValueError, TypeError, UnicodeDecodeError,
+            AttributeError, OverflowError)
+
+
+@dataclass(frozen=True)
+class TfTensor:
+    index: int
+    name: str  # the model's name
+    cname: str  # as a C identifier
+    shape: Shape
+    signature: tuple[int, ...]  # -1: a dynamic dimension
+    dtype: str  # numpy's name ("float32", "int8"), or "type N"
+    data: np.ndarray | None  # a constant's values
+    quant: QuantParams | None
+
+
+@dataclass(frozen=True)
+class TfOp:
+    index: int
+    kind: str  # BUILTIN_NAME, or CUSTOM:code
+    inputs: tuple[int, ...]  # -1: an absent optional input
+    outputs: tuple[int, ...]
+    raw: Any  # the flatbuffer Operator (for its options)
+
+
+@dataclass(frozen=True)
+class TfGraph:
+    tensors: tuple[TfTensor, ...]
+    ops: tuple[TfOp, ...]
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+
+
+def _package(path: Path) -> ModuleType:
+    try:
+        import tflite
+    except ImportError:
+        raise TvmdevError("reading a .tflite model needs the tflite extra: " + EXTRA_HINT,
+                          str(path)) from None
+    return tflite  # type: ignore[no-any-return]
+
+
+def _names(cls: Any) -> dict[int, str]:
+    return {v: k for k, v in vars(cls).items() if isinstance(v, int) and not k.startswith("_")}
+
+
+def _quant(t: Any) -> QuantParams | None:
+    q = t.Quantization()
+    if q is None or q.ScaleLength() == 0:
+        return None
+    return QuantParams(tuple(float(s) for s in q.ScaleAsNumpy()),
+                       tuple(int(z) for z in q.ZeroPointAsNumpy()), int(q.QuantizedDimension()))
+
+
+def _tensor(tfl: ModuleType, model: Any, raw: bytes, t: Any, i: int, cname: str) -> TfTensor:
+    shape = tuple(int(d) for d in t.ShapeAsNumpy()) if t.ShapeLength() else ()
+    sig = (tuple(int(d) for d in t.ShapeSignatureAsNumpy())
+           if t.ShapeSignatureLength() else shape)
+    tname = _names(tfl.TensorType).get(t.Type(), f"TYPE {t.Type()}").lower()
+    dtype = tname if tname in ("float32", "float16", "float64", "int8", "uint8", "int16",
+                               "int32", "int64", "bool") else tname
+    data = None
+    buf = model.Buffers(t.Buffer()) if t.Buffer() > 0 else None
+    if buf is not None:
+        if buf.Offset() > 1:  # data stored after the flatbuffer
+            payload = raw[buf.Offset():buf.Offset() + buf.Size()]
+        else:
+            payload = buf.DataAsNumpy().tobytes() if buf.DataLength() else b""
+        if payload:
+            size = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+            if len(payload) != size:
+                raise ValueError(f"tensor {i}: {len(payload)} bytes of data for "
+                                 f"{list(shape)} {dtype}")
+            data = np.frombuffer(payload, dtype=dtype).reshape(shape)
+    name = t.Name().decode("utf-8") if t.Name() else f"tensor{i}"
+    return TfTensor(i, name, cname, shape, sig, dtype, data, _quant(t))
+
+
+def read(path: Path, raw: bytes) -> TfGraph:
+    """The one subgraph of a .tflite model."""
+    tfl = _package(path)
+    if len(raw) < 8 or raw[4:8] != IDENTIFIER:
+        raise TvmdevError("not a TFLite model (no TFL3 identifier)", str(path))
+    try:
+        model = tfl.Model.GetRootAsModel(raw, 0)
+        if model.SubgraphsLength() * 4 > len(raw):  # flatbuffers checks no vector length
+            raise ValueError("a vector longer than the file")
+        if model.Version() != 3:
+            raise TvmdevError(f"TFLite schema version {model.Version()}; tvmdev reads "
+                              "version 3", str(path))
+        if model.SubgraphsLength() != 1:
+            raise TvmdevError(f"the model has {model.SubgraphsLength()} subgraphs (control "
+                              "flow or several signatures); tvmdev imports one", str(path),
+                              hint="export the model without control flow")
+        return _subgraph(tfl, model, raw)
+    except _CORRUPT:
+        raise TvmdevError(f"corrupt or truncated TFLite model ({len(raw)} bytes)",
+                          str(path)) from None
+
+
+def _subgraph(tfl: ModuleType, model: Any, raw: bytes) -> TfGraph:
+    g = model.Subgraphs(0)
+    builtin = _names(tfl.BuiltinOperator)
+    traw = [g.Tensors(i) for i in range(g.TensorsLength())]
+    # Fused tensors are named "a;b;c" after every TF op folded into them: the first names it.
+    cnames = c_names([t.Name().decode("utf-8").split(";")[0] if t.Name() else f"tensor{i}"
+                      for i, t in enumerate(traw)])
+    tensors = tuple(_tensor(tfl, model, raw, t, i, cnames[i]) for i, t in enumerate(traw))
+    ops = []
+    for i in range(g.OperatorsLength()):
+        op = g.Operators(i)
+        code = model.OperatorCodes(op.OpcodeIndex())
+        num = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        kind = builtin.get(num, f"BUILTIN {num}")
+        if kind == "CUSTOM":
+            kind = "CUSTOM:" + (code.CustomCode() or b"").decode("utf-8")
+        ins = tuple(int(j) for j in op.InputsAsNumpy()) if op.InputsLength() else ()
+        outs = tuple(int(j) for j in op.OutputsAsNumpy()) if op.OutputsLength() else ()
+        if any(j >= len(tensors) for j in ins + outs):
+            raise IndexError(f"operator {i} refers to a tensor that does not exist")
+        ops.append(TfOp(i, kind, ins, outs, op))
+    io = (tuple(int(j) for j in g.InputsAsNumpy()) if g.InputsLength() else (),
+          tuple(int(j) for j in g.OutputsAsNumpy()) if g.OutputsLength() else ())
+    if any(not 0 <= j < len(tensors) for j in io[0] + io[1]):
+        raise IndexError("a model input or output refers to a tensor that does not exist")
+    return TfGraph(tensors, tuple(ops), *io)
+
+
+def _input_shape(t: TfTensor, given: dict[str, Shape], path: Path) -> Shape:
+    for key in (t.name, t.cname):
+        if key in given:
+            return given.pop(key)
+    # A dynamic batch (-1 in the signature's first dim) runs with the stored batch, as in
+    # TFLM; any other dynamic dimension needs a size.
+    if any(d <= 0 for d in t.shape) or any(d < 0 for d in t.signature[1:]):
+        example = ",".join(str(d if d > 0 else 1) for d in t.signature)
+        raise TvmdevError(f"input '{t.name}' has a dynamic shape {list(t.signature)}",
+                          str(path), hint=f"fix it: --input-shape {t.cname}={example}")
+    return t.shape
+
+
+def _folded(g: TfGraph) -> set[int]:
+    """Shape arithmetic whose every use is, in the end, a RESHAPE's shape operand."""
+    users: dict[int, list[tuple[TfOp, int]]] = {}
+    for op in g.ops:
+        for j, t in enumerate(op.inputs):
+            users.setdefault(t, []).append((op, j))
+    folded: set[int] = set()
+    for op in reversed(g.ops):
+        if op.kind in SHAPE_KINDS and not set(op.outputs) & set(g.outputs) and all(
+                (u.kind == "RESHAPE" and j == 1) or u.index in folded
+                for t in op.outputs for u, j in users.get(t, [])):
+            folded.add(op.index)
+    return folded
+
+
+def convert(path: Path, raw: bytes, name: str,
+            input_shapes: dict[str, Shape] | None = None) -> Imported:
+    """Import the .tflite model in ``raw`` (read from ``path``) as model ``name``."""
+    g = read(path, raw)
+    given = dict(input_shapes or {})
+    b = Builder(path)
+    for t in g.tensors:
+        b.reserve(t.cname)
+    unknown = set(given) - {n for j in g.inputs for n in (g.tensors[j].name,
+                                                          g.tensors[j].cname)}
+    if unknown:
+        raise TvmdevError(f"--input-shape {', '.join(sorted(unknown))}: no such input",
+                          str(path),
+                          hint="inputs: " + ", ".join(g.tensors[j].cname for j in g.inputs))
+    for j in g.inputs:
+        t = g.tensors[j]
+        shape = _input_shape(t, given, path)
+        if t.dtype != "float32":
+            q = f", quantized: scale {t.quant.scale[0]:g}, zero point {t.quant.zero_point[0]}" \
+                if t.quant else ""
+            raise TvmdevError(f"input '{t.name}' is {t.dtype}{q}; tvmdev imports float32 "
+                              "models for now", str(path))
+        b.add_input(t.cname, shape)
+    folded = _folded(g)
+    for op in g.ops:
+        b.summary[op.kind] = b.summary.get(op.kind, 0) + 1
+        if op.index not in folded:
+            _convert_op(b, g, op)
+    return b.finish(name, [g.tensors[j].cname for j in g.outputs],
+                    hint="these operators come with the NHWC and new-operator work; see "
+                         "README 'tvmdev import' for what maps today")
+
+
+def _convert_op(b: Builder, g: TfGraph, op: TfOp) -> None:
+    outs = [g.tensors[j] for j in op.outputs]
+    try:
+        converter = CONVERTERS.get(op.kind)
+        if converter is None:
+            raise Unsupported()
+        bad = sorted({t.dtype for t in outs if t.dtype != "float32"})
+        if bad:
+            raise Unsupported(", ".join(bad))
+        converter(Context(b, g, op))
+    except Unsupported as exc:
+        first = outs[0].name.split(";")[0] if outs else f"operator {op.index}"
+        b.refuse(op.kind, exc.detail, f"operator {op.index} '{first}'")
+        for t in outs:  # later operators still convert, to list every refusal at once
+            b.shapes.setdefault(t.cname, t.shape)
