@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import __version__
-from ..errors import TvmdevError, UsageError
+from ..errors import TvmdevError, UsageError, one_line
 from .commands import (
     cmd_aot,
     cmd_check,
@@ -233,7 +233,7 @@ def _main(argv: list[str]) -> int:
             raise
         print(f"tvmdev: {exc}", file=sys.stderr)
         if exc.hint:
-            print(f"  hint: {exc.hint}", file=sys.stderr)
+            print(f"  hint: {one_line(exc.hint)}", file=sys.stderr)
         return 1
     except UsageError as exc:
         if args.debug:

@@ -14,130 +14,31 @@ import numpy as np
 
 from .. import naming
 from ..errors import TvmdevError, Where
+from ..model.cnames import Namer
 from ..model.device import device_name
 from ..model.graph import Device, Model, Operator, Tensor
-from ..model.ops import DTYPES, OPS, check_attrs
+from ..model.limits import object_problem, params_problem
+from ..model.ops import OPS, check_attrs
 from ..model.quant import Q4Weight, quantize
 from ..model.shapes import Shape, ShapeError, numel
 from . import yamlio
+from .constants import (
+    TENSOR_KEYS,
+    check_keys,
+    load_constant,
+    mapping,
+    quantize_spec,
+    tensor_dtype,
+    tensor_shape,
+)
+from .platform import all_platforms
 
 MODEL_KEYS = ("name", "devices", "inputs", "outputs", "constants", "operators")
 OP_KEYS = ("name", "op", "inputs", "outputs", "attrs", "device")
-TENSOR_KEYS = ("shape", "dtype")
-CONST_SOURCES = ("npy", "values", "random")
-QUANT_KEYS = ("bits", "block")
-RANDOM_KEYS = ("seed", "low", "high")
 
 
 def _err(msg: str, where: Where, hint: str | None = None) -> TvmdevError:
     return TvmdevError(msg, where, hint)
-
-
-def _mapping(node: Any, what: str, where: Where) -> yamlio.LineDict:
-    if not isinstance(node, dict):
-        raise _err(f"{what} must be a mapping", where)
-    return node  # type: ignore[return-value]
-
-
-def _keys(node: yamlio.LineDict, allowed: tuple[str, ...], what: str) -> None:
-    for key in node:
-        if key not in allowed:
-            raise _err(f"unknown key '{key}' in {what}", node.where(key),
-                       hint="allowed keys: " + ", ".join(allowed))
-
-
-def _shape(node: Any, what: str, where: Where) -> Shape:
-    if not isinstance(node, list) or not all(
-            isinstance(d, int) and not isinstance(d, bool) for d in node):
-        raise _err(f"shape of {what} must be a list of integers", where)
-    if any(d <= 0 for d in node):
-        raise _err(f"shape of {what} has a dimension <= 0: {list(node)}", where)
-    if len(node) > 6:
-        raise _err(f"shape of {what} has {len(node)} dims; at most 6 are supported", where)
-    return tuple(node)
-
-
-def _dtype(node: Any, what: str, where: Where) -> str:
-    if node not in DTYPES:
-        raise _err(f"unknown dtype {node!r} for {what}", where,
-                   hint="supported dtypes: " + ", ".join(DTYPES))
-    return str(node)
-
-
-def _cname(name: str, what: str, where: Where, taken: dict[str, str]) -> str:
-    """The C spelling of a name, unique among ``taken`` (case-insensitively, since names
-    also appear upper-cased in macros)."""
-    if not isinstance(name, str) or not name:
-        raise _err(f"{what} name must be a non-empty string", where)
-    c = naming.sanitize(name)
-    if c.startswith("_"):
-        c = "t" + c
-    try:
-        naming.check_identifier(c, f"{what} '{name}'", where)
-    except TvmdevError as exc:
-        raise _err(f"{exc.message} once converted to C", where, "rename it") from None
-    key = c.upper()
-    if key in taken:
-        other = taken[key]
-        if other == name:
-            raise _err(f"duplicate name '{name}'", where, hint="names must be unique")
-        raise _err(f"{what} '{name}' collides with '{other}' once converted to C ({c})",
-                   where, hint="rename one of them")
-    taken[key] = name
-    return c
-
-
-def _constant(name: str, node: yamlio.LineDict, base: Path) -> tuple[Shape, str, np.ndarray]:
-    where = node.where()
-    _keys(node, TENSOR_KEYS + CONST_SOURCES + ("quantize",), f"constant '{name}'")
-    for key in TENSOR_KEYS:
-        if key not in node:
-            raise _err(f"constant '{name}' needs '{key}'", where)
-    shape = _shape(node["shape"], f"constant '{name}'", node.where("shape"))
-    dtype = _dtype(node["dtype"], f"constant '{name}'", node.where("dtype"))
-    sources = [k for k in CONST_SOURCES if k in node]
-    if len(sources) != 1:
-        raise _err(f"constant '{name}' needs exactly one of npy, values, random", where)
-    src = sources[0]
-    swhere = node.where(src)
-    if src == "npy":
-        path = base / str(node["npy"])
-        if not path.is_file():
-            raise _err(f"constant '{name}': no such .npy file: {node['npy']}", swhere,
-                       hint=f"paths are relative to the model file ({base})")
-        try:
-            data = np.load(path, allow_pickle=False)
-        except (ValueError, OSError) as exc:
-            raise _err(f"constant '{name}': cannot read {node['npy']}: {exc}", swhere) from None
-        if tuple(data.shape) != shape:
-            raise _err(f"constant '{name}': {node['npy']} has shape {list(data.shape)}, "
-                       f"declared {list(shape)}", swhere)
-        data = data.astype(dtype)
-    elif src == "values":
-        values = node["values"]
-        if not isinstance(values, list) or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            raise _err(f"constant '{name}': values must be a flat list of numbers", swhere)
-        if len(values) != numel(shape):
-            raise _err(f"constant '{name}': {len(values)} values for shape {list(shape)} "
-                       f"({numel(shape)} elements)", swhere)
-        data = np.asarray(values, dtype=dtype).reshape(shape)
-    else:
-        rnd = _mapping(node["random"], f"random of constant '{name}'", swhere)
-        _keys(rnd, RANDOM_KEYS, f"random of constant '{name}'")
-        for key in RANDOM_KEYS:
-            if key not in rnd or isinstance(rnd[key], bool) or not isinstance(
-                    rnd[key], (int, float)):
-                raise _err(f"random of constant '{name}' needs a number '{key}'", swhere)
-        if not isinstance(rnd["seed"], int) or rnd["seed"] < 0:
-            raise _err(f"random of constant '{name}': seed must be an integer >= 0", swhere)
-        data = np.random.default_rng(rnd["seed"]).uniform(
-            rnd["low"], rnd["high"], shape).astype(dtype)
-    if not np.all(np.isfinite(data)):
-        raise _err(f"constant '{name}' has values that are not finite", swhere)
-    data = np.ascontiguousarray(data)
-    data.setflags(write=False)
-    return shape, dtype, data
 
 
 def load_model(path: Path) -> Model:
@@ -148,18 +49,17 @@ def load_model(path: Path) -> Model:
     if doc is None:
         raise _err("the model is empty", Where(file, 1),
                    hint="a model needs name, inputs, outputs and operators")
-    top = _mapping(doc, "a model", Where(file, 1))
-    _keys(top, MODEL_KEYS, "the model")
+    top = mapping(doc, "a model", Where(file, 1))
+    check_keys(top, MODEL_KEYS, "the model")
     for key in ("name", "inputs", "outputs", "operators"):
         if key not in top:
             raise _err(f"the model needs '{key}'", top.where(), hint="see the README")
-    name = top["name"]
-    naming.check_identifier(name, "model name", top.where("name"))
-    loader = _ModelLoader(path)
-    loader.devices(_mapping(top.get("devices") or {}, "devices", top.where("devices")))
+    name = naming.check_identifier(top["name"], "model name", top.where("name"))
+    loader = _ModelLoader(path, name)
+    loader.devices(mapping(top.get("devices") or {}, "devices", top.where("devices")))
     in_node = loader.io_tensors(top, "inputs", "input")
     out_node = loader.io_tensors(top, "outputs", "output")
-    loader.constants(_mapping(top.get("constants") or {}, "constants", top.where("constants")))
+    loader.constants(mapping(top.get("constants") or {}, "constants", top.where("constants")))
     loader.operators(top)
     for t in out_node:
         if t not in loader.written:
@@ -173,9 +73,9 @@ def load_model(path: Path) -> Model:
 class _ModelLoader:
     """The sections of a model, loaded in order; each checks against what came before."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, name: str) -> None:
         self.path = path
-        self.taken: dict[str, str] = {}  # C spellings of tensor names
+        self.namer = Namer(name, all_platforms())  # the C spellings of every name
         self.device_list: list[Device] = []
         self.tensors: dict[str, Tensor] = {}
         self.consts: dict[str, np.ndarray] = {}
@@ -183,47 +83,47 @@ class _ModelLoader:
         self.ops: list[Operator] = []
         self.written: dict[str, str] = {}  # tensor -> the operator that writes it
         self.inferred: dict[str, Shape] = {}
-        self.op_taken: dict[str, str] = {}
+        self.op_names: set[str] = set()
 
     def devices(self, node: yamlio.LineDict) -> None:
-        dev_taken: dict[str, str] = {}
         for dname, dnode in node.items():
             w = node.where(dname)
-            _cname(dname, "device", w, dev_taken)
             naming.check_identifier(dname, "device instance", w)
-            dnode = _mapping(dnode, f"device '{dname}'", w)
-            _keys(dnode, ("kind",), f"device '{dname}'")
+            self.namer.device(dname, w)
+            dnode = mapping(dnode, f"device '{dname}'", w)
+            check_keys(dnode, ("kind",), f"device '{dname}'")
             if "kind" not in dnode:
                 raise _err(f"device '{dname}' needs a kind", w,
                            hint="for example: {kind: woofles}")
             kind = device_name(str(dnode["kind"]), dnode.where("kind"))
+            self.namer.kind(kind, dnode.where("kind"))
             self.device_list.append(Device(dname, kind, w))
 
     def io_tensors(self, top: yamlio.LineDict, key: str, role: str) -> yamlio.LineDict:
-        node = _mapping(top[key], key, top.where(key))
+        node = mapping(top[key], key, top.where(key))
         if not node:
             raise _err(f"the model has no {key}", top.where(key))
         for tname, tnode in node.items():
             w = node.where(tname)
-            cname = _cname(tname, role, w, self.taken)
-            tnode = _mapping(tnode, f"{role} '{tname}'", w)
-            _keys(tnode, TENSOR_KEYS, f"{role} '{tname}'")
+            cname = self.tensor_cname(tname, role, w)
+            tnode = mapping(tnode, f"{role} '{tname}'", w)
+            check_keys(tnode, TENSOR_KEYS, f"{role} '{tname}'")
             if "shape" not in tnode or "dtype" not in tnode:
                 raise _err(f"{role} '{tname}' needs shape and dtype", w)
             self.tensors[tname] = Tensor(
-                tname, _shape(tnode["shape"], f"{role} '{tname}'", w),
-                _dtype(tnode["dtype"], f"{role} '{tname}'", tnode.where("dtype")), role,
+                tname, tensor_shape(tnode["shape"], f"{role} '{tname}'", w),
+                tensor_dtype(tnode["dtype"], f"{role} '{tname}'", tnode.where("dtype")), role,
                 cname, w)
         return node
 
     def constants(self, node: yamlio.LineDict) -> None:
         for name, cnode in node.items():
             if isinstance(cnode, yamlio.LineDict) and "quantize" in cnode:
-                self.to_quantize[name] = _quantize_spec(name, cnode)
+                self.to_quantize[name] = quantize_spec(name, cnode)
             w = node.where(name)
-            c = _cname(name, "constant", w, self.taken)
-            shape, dtype, data = _constant(name, _mapping(cnode, f"constant '{name}'", w),
-                                           self.path.parent)
+            c = self.tensor_cname(name, "constant", w, name in self.to_quantize)
+            shape, dtype, data = load_constant(name, mapping(cnode, f"constant '{name}'", w),
+                                               self.path.parent)
             self.consts[name] = data
             self.tensors[name] = Tensor(name, shape, dtype, "constant", c, w)
 
@@ -235,18 +135,17 @@ class _ModelLoader:
             raise _err("the model has no operators", top.where("operators"),
                        hint="list at least one operator")
         for i, onode in enumerate(ops_node):
-            self.operator(i, _mapping(onode, f"operator {i}", ops_node.where(i)),
+            self.operator(i, mapping(onode, f"operator {i}", ops_node.where(i)),
                           ops_node.where(i))
 
     def operator(self, i: int, onode: yamlio.LineDict, w: Where) -> None:
-        _keys(onode, OP_KEYS, f"operator {i}")
+        check_keys(onode, OP_KEYS, f"operator {i}")
         for key in ("name", "op", "inputs", "outputs"):
             if key not in onode:
                 raise _err(f"operator {i} needs '{key}'", w)
-        oname = onode["name"]
-        ocname = _cname(oname, "operator", onode.where("name"), self.op_taken)
+        oname, ocname = self.operator_name(onode)
         opname = onode["op"]
-        if opname not in OPS:
+        if not isinstance(opname, str) or opname not in OPS:
             raise _err(f"operator '{oname}': unknown op '{opname}'", onode.where("op"),
                        hint="known ops: " + ", ".join(OPS))
         opdef = OPS[opname]
@@ -264,22 +163,37 @@ class _ModelLoader:
                        f"got {len(outs)}", onode.where("outputs"))
         in_names, shapes = self.operator_inputs(oname, opdef.inputs, opdef.optional, ins,
                                                 onode, w)
-        attrs_node = _mapping(onode.get("attrs") or {}, f"attrs of '{oname}'",
+        attrs_node = mapping(onode.get("attrs") or {}, f"attrs of '{oname}'",
                               onode.where("attrs"))
         try:
             attrs = check_attrs(opdef, dict(attrs_node))
             out_shape = opdef.infer(shapes, attrs)
+            problem = params_problem(opdef.params(shapes, out_shape, attrs))
         except ShapeError as exc:
-            raise _err(f"operator '{oname}' ({opname}): {exc}", w) from None
+            problem = str(exc)
+        if problem is not None:
+            raise _err(f"operator '{oname}' ({opname}): {problem}", w)
         out_names = self.operator_outputs(oname, opname, outs, out_shape, onode, w)
         device = onode.get("device")
-        if device is not None and device not in {d.name for d in self.device_list}:
+        if device is not None and (not isinstance(device, str)
+                                   or device not in {d.name for d in self.device_list}):
             raise _err(f"operator '{oname}' runs on unknown device '{device}'",
                        onode.where("device"),
                        hint="declared devices: " + (", ".join(d.name for d in self.device_list)
                                                    or "none"))
         self.ops.append(Operator(i, oname, opname, tuple(in_names), tuple(out_names),
                                  tuple(sorted(attrs.items())), device, ocname, w))
+
+    def operator_name(self, onode: yamlio.LineDict) -> tuple[str, str]:
+        """An operator's name, checked unique, and its C spelling."""
+        oname = onode["name"]
+        if not isinstance(oname, str) or not oname:
+            raise _err("operator name must be a non-empty string", onode.where("name"))
+        if oname in self.op_names:
+            raise _err(f"duplicate name '{oname}'", onode.where("name"),
+                       hint="names must be unique")
+        self.op_names.add(oname)
+        return oname, self.namer.operator(oname)
 
     def operator_inputs(self, oname: str, args: tuple[str, ...], optional: frozenset[str],
                         ins: list[Any], onode: yamlio.LineDict, w: Where
@@ -328,9 +242,13 @@ class _ModelLoader:
                                f"'{oname}' ({opname}) produces {list(out_shape)}",
                                onode.where("outputs"), hint="fix the declared shape")
             else:
+                problem = object_problem(numel(out_shape) * 4)
+                if problem is not None:
+                    raise _err(f"operator '{oname}' ({opname}): its output '{t}' "
+                               f"{list(out_shape)} has {problem}", onode.where("outputs"))
                 self.tensors[t] = Tensor(t, out_shape, "float32", "intermediate",
-                                         _cname(t, "tensor", onode.where("outputs"),
-                                                self.taken), onode.where("outputs"))
+                                         self.tensor_cname(t, "intermediate", w),
+                                         onode.where("outputs"))
             self.written[t] = oname
             self.inferred[t] = out_shape
             out_names.append(t)
@@ -361,14 +279,13 @@ class _ModelLoader:
         return quantized
 
 
-def _quantize_spec(name: str, cnode: yamlio.LineDict) -> tuple[int, Where]:
-    qn = _mapping(cnode["quantize"], f"quantize of constant '{name}'", cnode.where("quantize"))
-    _keys(qn, QUANT_KEYS, f"quantize of constant '{name}'")
-    if qn.get("bits") != 4:
-        raise _err(f"constant '{name}': only 4-bit quantisation is supported",
-                   qn.where("bits"), hint="quantize: {bits: 4, block: 32}")
-    block = qn.get("block")
-    if not isinstance(block, int) or isinstance(block, bool) or block <= 0 or block % 32:
-        raise _err(f"constant '{name}': block must be a positive multiple of 32",
-                   qn.where("block") if "block" in qn else qn.where())
-    return block, qn.where()
+
+    def tensor_cname(self, name: Any, role: str, where: Where, quantized: bool = False
+                     ) -> str:
+        """The C spelling of a new tensor (a name used twice is refused)."""
+        if not isinstance(name, str) or not name:
+            raise _err(f"{role} name must be a non-empty string", where)
+        if name in self.tensors:
+            raise _err(f"duplicate name '{name}'", where, hint="names must be unique")
+        return self.namer.tensor(name, role, quantized)
+
