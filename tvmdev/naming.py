@@ -42,8 +42,8 @@ offsetof size_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_
 # Object-like macros of the C and POSIX headers, of newlib, CMSIS and the compilers, and
 # tvmdev's own: a struct member or variable spelled like one of them is replaced by the
 # preprocessor. Families first (the C standard reserves E*, SIG*, LC_*, FE_*, ... for its
-# headers; each pattern ends in a letter or digit, so a trailing '_' escapes it), then the
-# single names. tests/test_cnames.py checks the list against gcc's and newlib's headers.
+# headers; header guards end in _H or _H_; a trailing '_' escapes every pattern), then
+# the single names. tests/test_cnames.py checks the list against gcc's and newlib's headers.
 _FAMILIES = [
     r"E[A-Z0-9]", r"SIG", r"SA_", r"SI_", r"SS_", r"SEGV_", r"ILL_", r"FPE_", r"BUS_",
     r"TRAP_", r"CLD_", r"POLL_", r"LC_", r"FP_", r"FE_", r"FLT_", r"DBL_", r"LDBL_",
@@ -53,7 +53,7 @@ _FAMILIES = [
     r"sa_", r"si_", r"sigev_", r"sival_", r"sched_",
 ]
 _MACRO_FAMILY = re.compile("(?:" + "|".join(_FAMILIES) + r")(?:[A-Za-z0-9_]*[A-Za-z0-9])?"
-                           r"|[A-Z0-9_]*_(?:MAX|MIN)")
+                           r"|[A-Z0-9_]*_(?:MAX|MIN)|[A-Z][A-Z0-9_]*_H_?")
 MACROS = frozenset("""
 NULL BUFSIZ CHAR_BIT DECIMAL_DIG I INFINITY NAN L_ctermid L_tmpnam P_tmpdir TMP_MAX NSIG
 MINSIGSTKSZ NDEBUG MAX_CANON MAX_INPUT PIPE_BUF TIMER_ABSTIME TIME_UTC HAVE_INITFINI_ARRAY

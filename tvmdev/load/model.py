@@ -271,7 +271,11 @@ class _ModelLoader:
                 raise _err(f"constant '{name}': K = {w_nk.shape[1]} is not a multiple of "
                            f"the block ({block})", qwhere)
             q = quantize(w_nk, block)
-            deq = q.dequantize()
+            with np.errstate(over="ignore"):
+                deq = q.dequantize()
+            if not np.all(np.isfinite(deq)):
+                raise _err(f"constant '{name}': its 4-bit blocks' scales (bfloat16) make "
+                           "values beyond float32", qwhere, hint="scale the weights down")
             self.consts[name] = deq if w_nk is weights else np.ascontiguousarray(deq.T)
             self.consts[name].setflags(write=False)
             quantized[name] = q

@@ -44,7 +44,7 @@ HARNESS_IDENTIFIERS = (
     "workspace", "trace_dir", "read_file", "write_file", "tvmdev_host_trace", "run_job",
     "main", "put", "put_hex", "put_int", "put_floats", "put_counts", "stack_pointer",
     "stack_paint", "stack_low_water", "magnitude", "matches", "print_floats",
-    "tvmdev_app_run", "TVMDeviceStatusName")
+    "tvmdev_app_run")
 HARNESS_MACROS = ("MAX_THREADS", "STACK_PAINT", "TVMDEV_APP_H_", "TVMDEV_APP_DEVICE_COUNT",
                   "TVMDEV_APP_DEVICES")
 
@@ -104,8 +104,9 @@ class Names:
         ``dev_npu0``, ``sim_npu0``."""
         return f"{prefix}_{name}"
 
-    def fixed(self) -> list[Spelling]:
-        """What the executor and harnesses define whatever the model holds."""
+    def fixed(self) -> list[tuple[str, list[Spelling]]]:
+        """What the executor, the status header and the harnesses define whatever the
+        model holds, by owner."""
         macros = [self.guard] + [f"{self.macro}_{m}" for m in (
             "WORKSPACE_SIZE", "WORKSPACE_ALIGNMENT", "ALIGNED", "COLD", "CONST_SECTION",
             "WORKSPACE_SECTION", "CONST", "WORKSPACE", "TRACE_HOOK", "TRACE",
@@ -115,16 +116,21 @@ class Names:
         idents += ["inputs", "outputs", "devices", "workspace", "ws", "ret", "open_mask",
                    "active_mask", "status", *{self.scratch_local(o) for o in OPS
                                               if OPS[o].scratch}]
-        tags = [f"{self.prefix}_{s}" for s in ("inputs", "outputs", "devices")] + ["job"]
-        return ([Spelling(MACRO, m) for m in (*macros, *STATUS_SPELLINGS, *HARNESS_MACROS)]
-                + [Spelling(GLOBAL, i) for i in (*idents, *HARNESS_IDENTIFIERS)]
-                + [Spelling(TAG, t) for t in tags]
-                + [Spelling(FILE, "tvm/device/status.h")])
+        tags = [f"{self.prefix}_{s}" for s in ("inputs", "outputs", "devices")]
+        return [
+            (f"the executor ({self.prefix}.h/.c)",
+             [Spelling(MACRO, m) for m in macros] + [Spelling(GLOBAL, i) for i in idents]
+             + [Spelling(TAG, t) for t in tags]),
+            ("tvm/device/status.h", [Spelling(MACRO, m) for m in STATUS_SPELLINGS]
+             + [Spelling(GLOBAL, "TVMDeviceStatusName"), Spelling(FILE, "tvm/device/status.h")]),
+            ("the harnesses", [Spelling(MACRO, m) for m in HARNESS_MACROS]
+             + [Spelling(GLOBAL, i) for i in HARNESS_IDENTIFIERS] + [Spelling(TAG, "job")]),
+        ]
 
     def tensor(self, cname: str, role: str, quantized: bool = False) -> list[Spelling]:
         """What a tensor of ``role`` gives: struct members, macros, arrays, locals and
         the harnesses' buffers (``in_x``, ``out_x``, ``expect_x``)."""
-        out = [name_key("tensor", cname)]
+        out = []
         if role in ("input", "output"):
             out += [member(role + "s", cname), Spelling(MACRO, self.size(cname))]
             out += [Spelling(GLOBAL, self.harness(p, cname))
@@ -134,18 +140,18 @@ class Names:
                     for p in (("", "_data", "_scales") if quantized else ("",))]
         else:
             out.append(Spelling(GLOBAL, self.local(cname)))
-        return out
+        return [*out, name_key("tensor", cname)]
 
     def operator(self, cname: str) -> list[Spelling]:
         """What an operator gives: its params struct."""
-        return [name_key("operator", cname), Spelling(GLOBAL, self.params(cname))]
+        return [Spelling(GLOBAL, self.params(cname)), name_key("operator", cname)]
 
     def device(self, name: str) -> list[Spelling]:
         """What a device instance gives: a member, its unwind bit, the harnesses'
         instances (``dev_npu0``, ``sim_npu0``)."""
-        return [name_key("device", name), member("devices", name),
-                Spelling(GLOBAL, self.bit(name)), Spelling(GLOBAL, self.harness("dev", name)),
-                Spelling(GLOBAL, self.harness("sim", name))]
+        return [member("devices", name), Spelling(GLOBAL, self.bit(name)),
+                Spelling(GLOBAL, self.harness("dev", name)),
+                Spelling(GLOBAL, self.harness("sim", name)), name_key("device", name)]
 
 
 def kind_spellings(kind: str, platforms: Iterable[str]) -> list[Spelling]:
@@ -234,7 +240,8 @@ class Namer:
         self.names = Names(model)
         self.platforms = tuple(platforms)
         self.registry = Registry()
-        self.registry.claim(self.names.fixed(), "tvmdev's generated code")
+        for owner, spellings in self.names.fixed():
+            self.registry.claim(spellings, owner)
         self._kinds: set[str] = set()
 
     def device(self, name: str, where: Where) -> None:
@@ -276,7 +283,8 @@ def check_model(model: Model, platforms: Iterable[str], kernels: Iterable[str]) 
     the first clash."""
     names, where = Names(model.name), model.path
     reg = Registry()
-    reg.claim(names.fixed(), "tvmdev's generated code")
+    for owner, spellings in names.fixed():
+        reg.claim(spellings, owner)
     for d in model.devices:
         reg.refuse(names.device(d.name), f"device '{d.name}'", d.where)
     for kind in model.kinds:
