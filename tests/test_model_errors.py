@@ -57,12 +57,6 @@ CASES = [
     ("input and constant share a name", GOOD.replace("  w: {shape", "  x: {shape")
      .replace("[x, w]", "[x, x]"),
      "m.yaml:9: duplicate name 'x'"),
-    ("collide once sanitised", GOOD.replace("outputs: [h]", "outputs: [h.1]")
-     .replace("inputs: [h]", "inputs: [h.1]")
-     .replace("  - {name: act,", "  - {name: mid, op: relu, inputs: [h.1], outputs: [h_1]}\n"
-              "  - {name: act,").replace("inputs: [h.1], outputs: [y]",
-                                         "inputs: [h_1], outputs: [y]"),
-     "m.yaml:12: tensor 'h_1' collides with 'h.1' once converted to C (h_1)"),
     ("empty model", "", "m.yaml:1: the model is empty"),
     ("no operators", GOOD.split("operators:")[0] + "operators: []\n",
      "m.yaml:10: the model has no operators"),

@@ -201,7 +201,17 @@ def test_names_that_collide_once_sanitised(cli: Callable[..., Result], tmp_path:
     assert r.code == 0
     r = cli("new-device", "npu_1", "--platform", "posix", "-o", "out", cwd=tmp_path)
     assert r.code == 1
-    assert "collides with 'npu1' once converted to C (both give function name Npu1)" in r.err
+    assert r.err.splitlines()[0] == ("tvmdev: device 'npu_1' collides with device 'npu1' "
+                                     "once converted to C (both give TVMDeviceNpu1Init)")
+    # A kind and another's platform header share a guard; a kind named status, the
+    # status header's.
+    for kind, first in (("npu1_posix", "tvmdev: device 'npu1_posix' collides with device "
+                         "'npu1' once converted to C (both give TVM_DEVICE_NPU1_POSIX_H_)"),
+                        ("status", "tvmdev: device 'status' collides with "
+                         "tvm/device/status.h once converted to C (both give "
+                         "TVM_DEVICE_STATUS_H_)")):
+        r = cli("new-device", kind, "--platform", "posix", "-o", "out", cwd=tmp_path)
+        assert (r.code, r.err.splitlines()[0]) == (1, first)
     assert "ethos_u" in json.loads((tmp_path / "out/.tvmdev.json").read_text())["devices"]
     assert tree(tmp_path / "out")["include/tvm/device/ethos_u.h"] == before[
         "include/tvm/device/ethos_u.h"]

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks and other control characters escaped (a name may
+    hold any of them), so that an error stays one line."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 @dataclass(frozen=True)
@@ -34,7 +43,7 @@ class TvmdevError(Exception):
 
     def __str__(self) -> str:
         prefix = f"{self.where}: " if self.where is not None else ""
-        return f"{prefix}{self.message}"
+        return one_line(f"{prefix}{self.message}")
 
 
 class UsageError(Exception):

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import __version__
-from ..errors import TvmdevError, UsageError, shown
+from ..errors import TvmdevError, UsageError, one_line, shown
 from .commands import (
     cmd_aot,
     cmd_check,
@@ -264,7 +264,7 @@ def _main(argv: list[str]) -> int:
             raise
         print(f"tvmdev: {exc}", file=sys.stderr)
         if exc.hint:
-            print(f"  hint: {exc.hint}", file=sys.stderr)
+            print(f"  hint: {one_line(exc.hint)}", file=sys.stderr)
         return 1
     except UsageError as exc:
         if args.debug:

@@ -11,7 +11,6 @@ with the YAML loader's checks, ``files`` writes it as YAML and .npy files.
 from __future__ import annotations
 
 import io
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,18 +48,14 @@ class QuantParams:
 
 
 def c_names(names: Sequence[str]) -> list[str]:
-    """Source names as C identifiers, unique case-insensitively, by tvmdev's rules
-    (``naming.sanitize``; a leading '_' or digit gets a 't'; keywords get a '_')."""
+    """Source names as C identifiers (``naming.c_spelling``: ``serving_default_x:0`` ->
+    ``serving_default_x_0``), made unique case-insensitively with ``_2``, ``_3``..."""
     taken: set[str] = set()
     out = []
     for name in names:
-        c = naming.sanitize(name)[:MAX_NAME] or "t"
-        if c.startswith("_"):
-            c = "t" + c
-        if c in naming.C_KEYWORDS or c in naming.RESERVED or c.startswith("t__"):
-            c = re.sub(r"_+", "_", c) + "_"
-        base, n = c, 2
-        while c.upper() in taken:
+        base = c = naming.c_spelling(name)
+        n = 2
+        while c.upper() in taken or naming.reserved(c):
             c, n = f"{base}_{n}", n + 1
         taken.add(c.upper())
         out.append(c)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import TvmdevError, Where, shown
+from ..model.limits import INT32_MAX, INT32_MIN, float32, object_problem
 from ..model.ops import DTYPES
 from ..model.shapes import MAX_DIMS, Shape, numel
 from . import yamlio
@@ -19,7 +20,6 @@ from . import yamlio
 MAX_TENSOR_ELEMENTS = 2**31 - 1
 # A constant is compiled into the program: 64 MiB of float32 at most.
 MAX_CONSTANT_ELEMENTS = 2**24
-INT32 = (-(2**31), 2**31 - 1)
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
@@ -81,12 +81,16 @@ def shape(node: Any, what: str, where: Where, limit: int = MAX_TENSOR_ELEMENTS) 
 
 def check_elements(dims: Shape, what: str, where: Where, limit: int = MAX_TENSOR_ELEMENTS
                    ) -> None:
-    """A shape holds at most ``limit`` elements."""
+    """A shape holds at most ``limit`` elements, and is one C object a 32-bit target can
+    declare (every dtype is 4 bytes an element: float32, and q4c32 sized as its floats)."""
     if numel(dims) > limit:
         why = ("a constant is compiled into the program" if limit < MAX_TENSOR_ELEMENTS
                else "the kernels index tensors with int32_t")
         raise err(f"{what} has {shown(numel(dims))} elements; at most {limit} are supported "
                   f"({why})", where)
+    problem = object_problem(numel(dims) * 4)
+    if problem is not None:
+        raise err(f"{what} {shown(list(dims))} has {problem}", where)
 
 
 def dtype(node: Any, what: str, where: Where) -> str:
@@ -103,9 +107,11 @@ def attr_numbers(attrs: yamlio.LineDict, floats: Collection[str], what: str) -> 
     right type at all is the op's check."""
     for key, value in attrs.items():
         for v in value if isinstance(value, list) else [value]:
-            if key in floats and is_number(v) and math.isfinite(v) and abs(v) > FLOAT32_MAX:
+            # inf and nan are the op's check ("not a finite float32")
+            if (key in floats and is_number(v) and float32(v) is None
+                    and not (isinstance(v, float) and not math.isfinite(v))):
                 raise err(f"{what}: attribute '{key}' = {shown(v)} does not fit float32",
                           attrs.where(key))
-            if key not in floats and is_int(v) and not INT32[0] <= v <= INT32[1]:
+            if key not in floats and is_int(v) and not INT32_MIN <= v <= INT32_MAX:
                 raise err(f"{what}: attribute '{key}' = {shown(v)} does not fit int32",
                           attrs.where(key))

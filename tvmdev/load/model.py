@@ -13,9 +13,11 @@ from typing import Any
 import numpy as np
 
 from .. import naming
-from ..errors import TvmdevError, Where, shown
+from ..errors import Where, shown
+from ..model.cnames import Namer
 from ..model.device import MAX_DEVICES, device_name
 from ..model.graph import Device, Model, Operator, Tensor
+from ..model.limits import params_problem
 from ..model.ops import OPS, check_attrs
 from ..model.quant import Q4Weight, quantize
 from ..model.shapes import Shape, ShapeError
@@ -32,32 +34,12 @@ from .fields import (
     optional,
     shape,
 )
+from .platform import all_platforms
 
 MODEL_KEYS = ("name", "devices", "inputs", "outputs", "constants", "operators")
 OP_KEYS = ("name", "op", "inputs", "outputs", "attrs", "device")
 
 
-def _cname(name: str, what: str, where: Where, taken: dict[str, str]) -> str:
-    """The C spelling of a name, unique among ``taken`` (case-insensitively, since names
-    also appear upper-cased in macros)."""
-    if not isinstance(name, str) or not name:
-        raise err(f"{what} name must be a non-empty string, not {shown(name)}", where)
-    c = naming.sanitize(name)
-    if c.startswith("_"):
-        c = "t" + c
-    try:
-        naming.check_identifier(c, f"{what} {shown(name)}", where)
-    except TvmdevError as exc:
-        raise err(f"{exc.message} once converted to C", where, "rename it") from None
-    key = c.upper()
-    if key in taken:
-        other = taken[key]
-        if other == name:
-            raise err(f"duplicate name {shown(name)}", where, hint="names must be unique")
-        raise err(f"{what} {shown(name)} collides with {shown(other)} once converted to C ({c})",
-                   where, hint="rename one of them")
-    taken[key] = name
-    return c
 
 
 def load_model(path: Path) -> Model:
@@ -81,7 +63,7 @@ def model_from_doc(doc: Any, path: Path, arrays: dict[str, np.ndarray] | None = 
             raise err(f"the model needs '{key}'", top.where(), hint="see the README")
     name = top["name"]
     naming.check_identifier(name, "model name", top.where("name"))
-    loader = _ModelLoader(path, arrays or {})
+    loader = _ModelLoader(path, name, arrays or {})
     loader.devices(mapping(optional(top, "devices", {}), "devices", top.where("devices")),
                    top.where("devices"))
     in_node = loader.io_tensors(top, "inputs", "input")
@@ -100,10 +82,10 @@ def model_from_doc(doc: Any, path: Path, arrays: dict[str, np.ndarray] | None = 
 class _ModelLoader:
     """The sections of a model, loaded in order; each checks against what came before."""
 
-    def __init__(self, path: Path, arrays: dict[str, np.ndarray]) -> None:
+    def __init__(self, path: Path, name: str, arrays: dict[str, np.ndarray]) -> None:
         self.path = path
         self.arrays = arrays
-        self.taken: dict[str, str] = {}  # C spellings of tensor names
+        self.namer = Namer(name, all_platforms())  # the C spellings of every name
         self.device_list: list[Device] = []
         self.tensors: dict[str, Tensor] = {}
         self.consts: dict[str, np.ndarray] = {}
@@ -111,23 +93,23 @@ class _ModelLoader:
         self.ops: list[Operator] = []
         self.written: dict[str, str] = {}  # tensor -> the operator that writes it
         self.inferred: dict[str, Shape] = {}
-        self.op_taken: dict[str, str] = {}
+        self.op_names: set[str] = set()
 
     def devices(self, node: yamlio.LineDict, where: Where) -> None:
         if len(node) > MAX_DEVICES:
             raise err(f"the model declares {len(node)} devices; at most {MAX_DEVICES} are "
                       "supported", where)
-        dev_taken: dict[str, str] = {}
         for dname, dnode in node.items():
             w = node.where(dname)
-            _cname(dname, "device", w, dev_taken)
             naming.check_identifier(dname, "device instance", w)
+            self.namer.device(dname, w)
             dnode = mapping(dnode, f"device {shown(dname)}", w)
             keys(dnode, ("kind",), f"device {shown(dname)}")
             if "kind" not in dnode:
                 raise err(f"device {shown(dname)} needs a kind", w,
                            hint="for example: {kind: woofles}")
             kind = device_name(dnode["kind"], dnode.where("kind"))
+            self.namer.kind(kind, dnode.where("kind"))
             self.device_list.append(Device(dname, kind, w))
 
     def io_tensors(self, top: yamlio.LineDict, key: str, role: str) -> yamlio.LineDict:
@@ -136,7 +118,7 @@ class _ModelLoader:
             raise err(f"the model has no {key}", top.where(key))
         for tname, tnode in node.items():
             w = node.where(tname)
-            cname = _cname(tname, role, w, self.taken)
+            cname = self.tensor_cname(tname, role, w)
             tnode = mapping(tnode, f"{role} {shown(tname)}", w)
             keys(tnode, TENSOR_KEYS, f"{role} {shown(tname)}")
             if "shape" not in tnode or "dtype" not in tnode:
@@ -150,8 +132,9 @@ class _ModelLoader:
     def constants(self, node: yamlio.LineDict) -> None:
         for name, cnode in node.items():
             w = node.where(name)
-            c = _cname(name, "constant", w, self.taken)
-            if isinstance(cnode, yamlio.LineDict) and "quantize" in cnode:
+            quantized = isinstance(cnode, yamlio.LineDict) and "quantize" in cnode
+            c = self.tensor_cname(name, "constant", w, quantized)  # checks the name first
+            if quantized:
                 self.to_quantize[name] = quantize_spec(name, cnode)
             dims, dt, data = constant(name, mapping(cnode, f"constant {shown(name)}", w),
                                       self.path.parent, self.arrays)
@@ -174,8 +157,7 @@ class _ModelLoader:
         for key in ("name", "op", "inputs", "outputs"):
             if key not in onode:
                 raise err(f"operator {i} needs '{key}'", w)
-        oname = onode["name"]
-        ocname = _cname(oname, "operator", onode.where("name"), self.op_taken)
+        oname, ocname = self.operator_name(onode)
         opname = onode["op"]
         if not name_in(opname, OPS):
             raise err(f"operator {shown(oname)}: unknown op {shown(opname)}", onode.where("op"),
@@ -202,8 +184,11 @@ class _ModelLoader:
         try:
             attrs = check_attrs(opdef, dict(attrs_node))
             out_shape = opdef.infer(shapes, attrs)
+            problem = params_problem(opdef.params(shapes, out_shape, attrs))
         except ShapeError as exc:
-            raise err(f"operator {shown(oname)} ({opname}): {exc}", w) from None
+            problem = str(exc)
+        if problem is not None:
+            raise err(f"operator {shown(oname)} ({opname}): {problem}", w)
         out_names = self.operator_outputs(oname, opname, outs, out_shape, onode, w)
         device = onode.get("device")
         if device is not None and not name_in(device, {d.name for d in self.device_list}):
@@ -213,6 +198,18 @@ class _ModelLoader:
                                                    or "none"))
         self.ops.append(Operator(i, oname, opname, tuple(in_names), tuple(out_names),
                                  tuple(sorted(attrs.items())), device, ocname, w))
+
+    def operator_name(self, onode: yamlio.LineDict) -> tuple[str, str]:
+        """An operator's name, checked unique, and its C spelling."""
+        oname = onode["name"]
+        if not isinstance(oname, str) or not oname:
+            raise err(f"operator name must be a non-empty string, not {shown(oname)}",
+                      onode.where("name"))
+        if oname in self.op_names:
+            raise err(f"duplicate name {shown(oname)}", onode.where("name"),
+                       hint="names must be unique")
+        self.op_names.add(oname)
+        return oname, self.namer.operator(oname)
 
     def operator_inputs(self, oname: str, args: tuple[str, ...], optional: frozenset[str],
                         ins: list[Any], onode: yamlio.LineDict, w: Where
@@ -261,11 +258,11 @@ class _ModelLoader:
                                f"{shown(oname)} ({opname}) produces {list(out_shape)}",
                                onode.where("outputs"), hint="fix the declared shape")
             else:
+                check_elements(out_shape, f"tensor {shown(t)} written by {shown(oname)}",
+                               onode.where("outputs"))
                 self.tensors[t] = Tensor(t, out_shape, "float32", "intermediate",
-                                         _cname(t, "tensor", onode.where("outputs"),
-                                                self.taken), onode.where("outputs"))
-            check_elements(out_shape, f"tensor {shown(t)} written by {shown(oname)}",
-                           onode.where("outputs"))
+                                         self.tensor_cname(t, "intermediate", w),
+                                         onode.where("outputs"))
             self.written[t] = oname
             self.inferred[t] = out_shape
             out_names.append(t)
@@ -288,10 +285,22 @@ class _ModelLoader:
                 raise err(f"constant {shown(name)}: K = {w_nk.shape[1]} is not a multiple of "
                            f"the block ({block})", qwhere)
             q = quantize(w_nk, block)
-            deq = q.dequantize()
+            with np.errstate(over="ignore"):
+                deq = q.dequantize()
+            if not np.all(np.isfinite(deq)):
+                raise err(f"constant {shown(name)}: its 4-bit blocks' scales (bfloat16) make "
+                           "values beyond float32", qwhere, hint="scale the weights down")
             self.consts[name] = deq if w_nk is weights else np.ascontiguousarray(deq.T)
             self.consts[name].setflags(write=False)
             quantized[name] = q
             self.tensors[name] = replace(self.tensors[name], dtype="q4c32")
         return quantized
 
+    def tensor_cname(self, name: Any, role: str, where: Where, quantized: bool = False
+                     ) -> str:
+        """The C spelling of a new tensor (a name used twice is refused)."""
+        if not isinstance(name, str) or not name:
+            raise err(f"{role} name must be a non-empty string, not {shown(name)}", where)
+        if name in self.tensors:
+            raise err(f"duplicate name {shown(name)}", where, hint="names must be unique")
+        return self.namer.tensor(name, role, quantized)

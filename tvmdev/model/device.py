@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import naming
 from ..errors import TvmdevError, Where, shown
+from .cnames import STATUS_SPELLINGS, Registry, Spelling, kind_spellings
 from .ops import OPS
 
 # Device instances a model may have: the executor's unwind masks are 32 bits, and the
@@ -131,14 +132,14 @@ def specs_from_manifest(devices: Any, file: str, platforms: Collection[str],
     return specs
 
 
-def check_collisions(specs: list[DeviceSpec]) -> None:
-    """Two device kinds whose C names (type, functions or macros) would clash."""
-    seen: dict[tuple[str, str], DeviceSpec] = {}
+def check_collisions(specs: list[DeviceSpec], platforms: Iterable[str]) -> None:
+    """Two device kinds whose C names (types, functions, macros, header guards and paths
+    on any of ``platforms``) would clash, or a kind that clashes with the status header
+    (``status``): refused, naming both."""
+    registry = Registry()
+    registry.claim([Spelling("macro", m) for m in STATUS_SPELLINGS]
+                   + [Spelling("file", "tvm/device/status.h")], "tvm/device/status.h")
+    platforms = tuple(platforms)
     for spec in specs:
-        for form, key in (("type", spec.name), ("function", spec.camel), ("macro", spec.upper)):
-            other = seen.setdefault((form, key), spec)
-            if other.name != spec.name:
-                raise TvmdevError(
-                    f"device {shown(spec.given or spec.name)} collides with "
-                    f"{shown(other.given or other.name)} once converted to C (both give {form} "
-                    f"name {key})", hint="rename one of them")
+        registry.refuse(kind_spellings(spec.name, platforms),
+                        f"device {shown(spec.given or spec.name)}", None)

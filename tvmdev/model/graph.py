@@ -86,6 +86,12 @@ class Model:
         return OPS[op.op].params(shapes, self.tensors[op.outputs[0]].shape, attrs)
 
     @property
+    def unread_constants(self) -> frozenset[str]:
+        """The constants no operator reads (the executor does not emit them)."""
+        read = {t for op in self.operators for t in op.inputs}
+        return frozenset(n for n in self.constants if n not in read)
+
+    @property
     def kinds(self) -> tuple[str, ...]:
         """The device kinds the model uses, in order of first appearance."""
         return tuple(dict.fromkeys(d.kind for d in self.devices))

@@ -7,12 +7,12 @@ independent implementation of the same semantics.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import shown
+from .limits import float32, int32_problem
 from .shapes import (
     Shape,
     ShapeError,
@@ -146,29 +146,35 @@ def check_attrs(op: OpDef, given: dict[str, Any]) -> dict[str, Any]:
                 raise ShapeError(f"{op.name} needs the attribute '{key}'")
             out[key] = spec.default
             continue
-        value = given[key]
-        if spec.kind == "float":
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ShapeError(f"attribute '{key}' must be a number, got {shown(value)}")
-            if not math.isfinite(value):
-                raise ShapeError(f"attribute '{key}' must be finite")
-            out[key] = float(value)
-        elif spec.kind in ("int", "bool"):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ShapeError(f"attribute '{key}' must be an integer, got {shown(value)}")
-            if spec.kind == "bool" and value not in (0, 1):
-                raise ShapeError(f"attribute '{key}' must be 0 or 1, got {value}")
-            out[key] = value
-        else:
-            if not isinstance(value, list) or not all(
-                    isinstance(v, int) and not isinstance(v, bool) for v in value):
-                raise ShapeError(f"attribute '{key}' must be a list of integers, got "
-                                 f"{shown(value)}")
-            if spec.length is not None and len(value) != spec.length:
-                raise ShapeError(f"attribute '{key}' must have {spec.length} values, got "
-                                 f"{len(value)}")
-            out[key] = tuple(value)
+        out[key] = _attr_value(key, spec, given[key])
     return out
+
+
+def _attr_value(key: str, spec: Attr, value: Any) -> Any:
+    """One given attribute, checked against its spec and what C can hold."""
+    if spec.kind == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ShapeError(f"attribute '{key}' must be a number, got {shown(value)}")
+        if float32(value) is None:
+            raise ShapeError(f"attribute '{key}' is {shown(value)}, which is not a finite "
+                             "float32")
+        return float(value)
+    if spec.kind in ("int", "bool"):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ShapeError(f"attribute '{key}' must be an integer, got {shown(value)}")
+        if spec.kind == "bool" and value not in (0, 1):
+            raise ShapeError(f"attribute '{key}' must be 0 or 1, got {shown(value)}")
+    elif not isinstance(value, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise ShapeError(f"attribute '{key}' must be a list of integers, got "
+                         f"{shown(value)}")
+    elif spec.length is not None and len(value) != spec.length:
+        raise ShapeError(f"attribute '{key}' must have {spec.length} values, got "
+                         f"{len(value)}")
+    problem = int32_problem(value)
+    if problem is not None:
+        raise ShapeError(f"attribute '{key}': {problem}")
+    return tuple(value) if isinstance(value, list) else value
 
 
 def kernel_params(op: OpDef, dtypes: dict[str, str] | None = None) -> list[tuple[str, str]]:

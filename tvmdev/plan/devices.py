@@ -55,7 +55,7 @@ def with_offload(model: Model, device: str, kind: str, ops: tuple[str, ...]) -> 
     if not picked:
         return model
     name = device
-    while any(d.name == name for d in model.devices):
+    while any(d.name.lower() == name.lower() for d in model.devices):  # as C sees them
         name += "_"
     new_ops = tuple(replace(op, device=name) if op in picked else op for op in model.operators)
     dev = Device(name, kind, Where(model.path))

@@ -1,14 +1,64 @@
-"""C spellings of values: exact float literals and bit patterns, for constants and
-compiled-in data."""
+"""C spellings of values and text: exact float literals and bit patterns for constants
+and compiled-in data, and the one escape of user text (names, the command line) for each
+place it goes: :func:`c_string` for a string literal, :func:`c_comment` for a comment."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
+
+from ..model.limits import float32
+
+_STRING_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def c_string(text: str) -> str:
+    """``text`` as a C string literal, quotes included: '"' and '\\' escaped, every '?'
+    that touches another escaped (so no trigraph such as ``??/`` forms), and whatever is
+    not printable ASCII as octal escapes of its UTF-8 bytes. A template writes
+    ``{{ name|c_string }}``, never ``"{{ name }}"``; nothing escaped here is ever used as
+    a printf format (pass it to ``%s``)."""
+    out = []
+    for i, ch in enumerate(text):
+        if ch in _STRING_ESCAPES:
+            out.append(_STRING_ESCAPES[ch])
+        elif ch == "?" and "?" in text[max(i - 1, 0):i] + text[i + 1:i + 2]:
+            out.append("\\?")
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out += [f"\\{b:03o}" for b in ch.encode("utf-8", "surrogatepass")]
+    return '"' + "".join(out) + '"'
+
+
+def c_comment(text: str) -> str:
+    """``text`` made safe inside any comment, on one line: no ``*/`` (which would end a
+    block comment) or ``/*`` (-Wcomment), no line break, no backslash or trigraph that
+    could splice lines, non-ASCII as ``\\u`` escapes. A template writes
+    ``/* {{ name|c_comment }} */``."""
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif " " <= ch <= "~":
+            out.append(ch)
+        elif ch == "\t":
+            out.append(" ")
+        else:
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+    s = re.sub(r"\?(?=\?)", "?\\\\", "".join(out))
+    return s.replace("*/", "* /").replace("/*", "/ *")
 
 
 def c_float(v: float) -> str:
-    """A float32 as a C literal that round-trips exactly."""
-    s = f"{v:.9g}"
+    """A float as the C float literal of its float32 value, which round-trips exactly (a
+    value that underflows float32 is 0.0f: gcc would warn that the literal truncates to
+    zero). A value beyond float32 is refused by the loaders; here it is an error."""
+    f = float32(v)
+    if f is None:
+        raise ValueError(f"{v!r} is not a finite float32")
+    s = f"{f:.9g}"
     if not any(c in s for c in ".e"):
         s += ".0"
     return s + "f"

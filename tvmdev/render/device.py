@@ -252,7 +252,7 @@ def folder_specs(out_dir: Path, new: DeviceSpec) -> list[DeviceSpec]:
                          new.command, new.given)
     specs[new.name] = new
     ordered = [specs[k] for k in sorted(specs)]
-    check_collisions(ordered)
+    check_collisions(ordered, all_platforms())
     return ordered
 
 

@@ -13,9 +13,12 @@ from typing import Any
 from .. import __version__
 from ..errors import TvmdevError
 from ..load.library import Kernel
+from ..load.platform import all_platforms
 from ..model import status
+from ..model.cnames import Names, check_model
 from ..model.device import MAX_DEVICES
 from ..model.graph import Model, Operator
+from ..model.limits import object_problem
 from ..model.ops import OPS, kernel_params
 from ..model.scratch import Tuning
 from ..model.shapes import numel
@@ -68,7 +71,7 @@ def _init_value(v: Any) -> str:
     return str(v)
 
 
-def _tensor_expr(model: Model, name: str | None, prefix: str) -> str:
+def _tensor_expr(model: Model, name: str | None, names: Names) -> str:
     if name is None:
         return "NULL"
     t = model.tensors[name]
@@ -78,33 +81,28 @@ def _tensor_expr(model: Model, name: str | None, prefix: str) -> str:
         return f"outputs->{t.cname}"
     if t.role == "constant":
         if t.dtype == "q4c32":
-            return f"&{prefix}_const_{t.cname}"
+            return f"&{names.const(t.cname)}"
         suffix = ".values" if numel(t.shape) > DECIMAL_LIMIT else ""
-        return f"{prefix}_const_{t.cname}{suffix}"
-    return f"t_{t.cname}"
+        return f"{names.const(t.cname)}{suffix}"
+    return names.local(t.cname)
 
 
-def _scratch_local(opdef_name: str) -> str:
-    """The run function's local copy of a params struct that gets scratch: gemm_params."""
-    return OPS[opdef_name].params_struct.removeprefix("tvmk_")
-
-
-def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], prefix: str,
+def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], names: Names,
                 memory: MemoryPlan) -> dict[str, Any]:
     opdef = OPS[op.op]
     out = model.tensors[op.outputs[0]]
     params = model.call_params(op)
-    params_name = f"{prefix}_params_{op.cname}"
+    params_name = names.params(op.cname)
     scratch_offset, scratch_bytes = memory.scratch.get(op.index, (0, 0))
     if opdef.scratch:
         params["scratch_bytes"] = scratch_bytes  # the pointer is set at run time
     dev = model.device(op.device) if op.device else None
-    exprs = dict(zip(opdef.inputs, [_tensor_expr(model, t, prefix) for t in op.inputs]
+    exprs = dict(zip(opdef.inputs, [_tensor_expr(model, t, names) for t in op.inputs]
                      + ["NULL"] * (len(opdef.inputs) - len(op.inputs)), strict=True))
-    exprs.update(zip(opdef.outputs, [_tensor_expr(model, t, prefix) for t in op.outputs],
+    exprs.update(zip(opdef.outputs, [_tensor_expr(model, t, names) for t in op.outputs],
                      strict=True))
     # With scratch, the kernels get a copy of the params pointing into the workspace.
-    exprs["params"] = f"&{_scratch_local(op.op)}" if scratch_bytes else f"&{params_name}"
+    exprs["params"] = f"&{names.scratch_local(op.op)}" if scratch_bytes else f"&{params_name}"
     exprs["resource_handle"] = f"devices->{dev.name}" if dev else "NULL"
     default_order = [n for _, n in kernel_params(opdef)]
 
@@ -123,23 +121,23 @@ def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], prefix: s
         "params": [(k, _init_value(v)) for k, v in params.items()],
         "first_call": call(chain[0], "ret = ", 4),
         "fallback_calls": [call(k, "ret = ", 8) for k in chain[1:]],
-        "scratch": {"local": _scratch_local(op.op), "offset": scratch_offset,
+        "scratch": {"local": names.scratch_local(op.op), "offset": scratch_offset,
                     "bytes": scratch_bytes} if scratch_bytes else None,
         "kernels": [k.name for k in chain],
-        "out_expr": _tensor_expr(model, op.outputs[0], prefix),
+        "out_expr": _tensor_expr(model, op.outputs[0], names),
         "out_bytes": out.nbytes,
         "out_shape": list(out.shape),
     }
 
 
-def _device_bits(model: Model, steps: tuple[Step, ...], macro: str) -> dict[str, str]:
+def _device_bits(model: Model, steps: tuple[Step, ...], names: Names) -> dict[str, str]:
     """The name of each activated device's bit in the unwind masks, in activation order
     (bit i: the i-th device the run activates)."""
     activation = [s.device for s in steps if s.action == "activate" and s.device is not None]
     if len(activation) > MAX_DEVICES:
         raise TvmdevError(f"the model uses {len(activation)} devices; at most {MAX_DEVICES} "
                           "are supported", model.path)
-    return {name: f"{macro}_DEVICE_{name.upper()}" for name in activation}
+    return {name: names.bit(name) for name in activation}
 
 
 def _steps_context(model: Model, steps: tuple[Step, ...], ops: dict[int, dict[str, Any]],
@@ -190,13 +188,23 @@ def _signatures(prefix: str) -> dict[str, str]:
     }
 
 
-def _constants_context(model: Model) -> dict[str, Any]:
+def _constants_context(model: Model, names: Names) -> dict[str, Any]:
+    """The constants the operators read (one no operator reads is not emitted: C would
+    warn that it is unused)."""
+    unread = model.unread_constants
+
+    def symbols(n: str) -> dict[str, str]:
+        c = model.tensors[n].cname
+        return {"name": n, "symbol": names.const(c), "data_symbol": names.const(c, "_data"),
+                "scales_symbol": names.const(c, "_scales")}
+
     return {
-        "constants": [{"cname": model.tensors[n].cname, "count": int(v.size),
+        "constants": [{**symbols(n), "count": int(v.size),
                        "shape": list(v.shape), "bits": v.size > DECIMAL_LIMIT,
                        "data": c_bits(v) if v.size > DECIMAL_LIMIT else c_array(v)}
-                      for n, v in model.constants.items() if n not in model.quantized],
-        "quantized": [{"cname": model.tensors[n].cname, "shape": list(model.tensors[n].shape),
+                      for n, v in model.constants.items()
+                      if n not in model.quantized and n not in unread],
+        "quantized": [{**symbols(n), "shape": list(model.tensors[n].shape),
                        "n": q.n, "k": q.k, "block": q.block, "nbytes": int(q.data.size),
                        "nscales": int(q.scales.size), "data": c_ints(q.data.ravel(), 16),
                        "scales": c_ints(q.scales.ravel(), 12)}
@@ -211,23 +219,43 @@ def generate(model: Model, registry: Registry, schedule_kind: str = "eager",
     tuning = tuning or Tuning()
     steps = schedule(model, schedule_kind)
     chains = resolve(model, registry)
+    # Every spelling once more, now with a board's offload device and the kernels called.
+    check_model(model, all_platforms(), [k.name for chain in chains.values() for k in chain])
     memory = plan_memory(model, scratch=operator_scratch(model, chains, tuning))
-    prefix = f"tvmgen_{model.name}"
-    macro = prefix.upper()
-    ops = {op.index: _op_context(model, op, chains[op.index], prefix, memory)
+    problem = object_problem(memory.arena_size)
+    if problem is not None:
+        raise TvmdevError(f"the workspace of model '{model.name}' needs {problem}",
+                          model.path, hint="split the model, or make its tensors smaller")
+    names = Names(model.name)
+    ctx = _context(model, schedule_kind, steps, chains, memory, names)
+    c_banner = banner("c", command, "owned")
+    files = [OutFile(f"{names.prefix}.h", render("executor.h.j2", banner=c_banner, **ctx),
+                     "owned"),
+             OutFile(f"{names.prefix}.c", render("executor.c.j2", banner=c_banner, **ctx),
+                     "owned")]
+    gen = Generated(model, schedule_kind, steps, memory, chains, tuple(files), tuning)
+    files.append(OutFile(f"{names.prefix}_plan.json", plan_json(gen) + "\n", "owned"))
+    return Generated(model, schedule_kind, steps, memory, chains, tuple(files), tuning)
+
+
+def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
+             chains: dict[int, tuple[Kernel, ...]], memory: MemoryPlan, names: Names
+             ) -> dict[str, Any]:
+    """What the executor templates lay out; every name comes from ``names``."""
+    ops = {op.index: _op_context(model, op, chains[op.index], names, memory)
            for op in model.operators}
-    bits = _device_bits(model, steps, macro)
-    scratch_params = [{"struct": OPS[op.op].params_struct, "name": _scratch_local(op.op)}
+    bits = _device_bits(model, steps, names)
+    scratch_params = [{"struct": OPS[op.op].params_struct, "name": names.scratch_local(op.op)}
                       for op in model.operators if op.index in memory.scratch]
 
     def tensor_ctx(name: str) -> dict[str, Any]:
         t = model.tensors[name]
         return {"name": t.name, "cname": t.cname, "ctype": CTYPE[t.dtype],
-                "shape": list(t.shape), "bytes": t.nbytes, "macro": t.cname.upper()}
+                "shape": list(t.shape), "bytes": t.nbytes, "size": names.size(t.cname)}
 
-    headers = list(dict.fromkeys(k.header for chain in chains.values() for k in chain))
-    ctx = {
-        "model": model.name, "prefix": prefix, "macro": macro,
+    return {
+        "model": model.name, "prefix": names.prefix, "macro": names.macro,
+        "guard": names.guard, "workspace": f"{names.prefix}_workspace",
         "api_version": status.API_VERSION, "schedule": schedule_kind,
         "inputs": [tensor_ctx(n) for n in model.inputs],
         "outputs": [tensor_ctx(n) for n in model.outputs],
@@ -237,35 +265,28 @@ def generate(model: Model, registry: Registry, schedule_kind: str = "eager",
                           "bit": bit, "value": f"0x{1 << i:x}U"}
                          for i, (name, bit) in enumerate(bits.items())],
         "kinds": list(model.kinds),
-        **_constants_context(model),
+        **_constants_context(model, names),
         "ops": [ops[i] for i in sorted(ops)],
-        "steps": _steps_context(model, steps, ops, bits, prefix),
-        "signatures": _signatures(prefix),
+        "steps": _steps_context(model, steps, ops, bits, names.prefix),
+        "signatures": _signatures(names.prefix),
         "workspace_size": memory.arena_size,
         "static_workspace_size": max(memory.arena_size, 1),  # C has no empty arrays
         "alignment": memory.alignment,
         "intermediates": [
-            {"cname": model.tensors[t].cname, "offset": off,
+            {"local": names.local(model.tensors[t].cname), "offset": off,
              "shape": list(model.tensors[t].shape), "ctype": CTYPE[model.tensors[t].dtype]}
             for t, off in memory.offsets.items()],
         "scratch_params": list({p["name"]: p for p in scratch_params}.values()),
-        "kernel_headers": headers,
+        "kernel_headers": list(dict.fromkeys(k.header for chain in chains.values()
+                                             for k in chain)),
     }
-    files = [
-        OutFile(f"{prefix}.h", render("executor.h.j2", banner=banner("c", command, "owned"),
-                                      **ctx), "owned"),
-        OutFile(f"{prefix}.c", render("executor.c.j2", banner=banner("c", command, "owned"),
-                                      **ctx), "owned"),
-    ]
-    gen = Generated(model, schedule_kind, steps, memory, chains, tuple(files), tuning)
-    files.append(OutFile(f"{prefix}_plan.json", plan_json(gen) + "\n", "owned"))
-    return Generated(model, schedule_kind, steps, memory, chains, tuple(files), tuning)
 
 
 def plan_json(gen: Generated) -> str:
     """The metadata written beside the sources: what was decided, for people and tools."""
     m = gen.model
     mem = gen.memory
+    unread = m.unread_constants
     doc = {
         "generator": f"tvmdev {__version__}",
         "model": m.name,
@@ -274,14 +295,19 @@ def plan_json(gen: Generated) -> str:
         "steps": [{"action": s.action, "device": s.device,
                    "operator": m.operators[s.op].name if s.op is not None else None}
                   for s in gen.steps],
-        "operators": [{"name": op.name, "op": op.op, "device": op.device,
+        "operators": [{"name": op.name, **({"c_name": op.cname} if op.cname != op.name else {}),
+                       "op": op.op, "device": op.device,
                        "kernels": [k.name for k in gen.chains[op.index]],
                        "inputs": list(op.inputs), "outputs": list(op.outputs),
                        "scratch": _scratch_json(mem, op.index)}
                       for op in m.operators],
         "tensors": {name: {"shape": list(t.shape), "dtype": t.dtype, "role": t.role,
                            "bytes": t.nbytes,
-                           **({"offset": mem.offsets[name]} if name in mem.offsets else {})}
+                           **({"offset": mem.offsets[name]} if name in mem.offsets else {}),
+                           # the C spelling, where the name is not one (tvmdev.naming)
+                           **({"c_name": t.cname} if t.cname != name else {}),
+                           # no operator reads it: not emitted
+                           **({"unread": True} if name in unread else {})}
                     for name, t in m.tensors.items()},
         "arena": {"size": mem.arena_size, "lower_bound": mem.lower_bound,
                   "alignment": mem.alignment,

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import TvmdevError
 from ..load.board import Board
+from ..model.cnames import Names
 from ..model.graph import Model
 from ..naming import camel
 from ..plan.devices import DevicePlan
@@ -42,22 +43,27 @@ class Harness:
     def context(self, embed_inputs: bool) -> dict[str, Any]:
         """The template context; ``embed_inputs`` compiles the inputs in (firmware)."""
         m = self.model
-        prefix = f"tvmgen_{m.name}"
+        names = Names(m.name)
         sim = set(self.devices.sim_kinds)
         return {
-            "model": m.name, "prefix": prefix, "macro": prefix.upper(),
+            "model": m.name, "prefix": names.prefix, "macro": names.macro,
             "max_threads": MAX_THREADS,
             "board": self.board.name,
             "kinds": [{"kind": k.kind, "platform": k.platform} for k in self.devices.kinds],
             "sim": bool(sim),
             "inputs": [{"name": n, "cname": m.tensors[n].cname,
+                        "var": names.harness("in", m.tensors[n].cname),
                         "shape": list(m.tensors[n].shape),
                         "count": int(np.prod(m.tensors[n].shape)),
                         "data": c_bits(self.inputs[n]) if embed_inputs else ""}
                        for n in m.inputs],
             "outputs": [{"name": n, "cname": m.tensors[n].cname,
+                         "var": names.harness("out", m.tensors[n].cname),
+                         "expect_var": names.harness("expect", m.tensors[n].cname),
                          "count": int(np.prod(m.tensors[n].shape))} for n in m.outputs],
             "devices": [{"name": d.name, "kind": d.kind, "dashed": d.kind.replace("_", "-"),
+                         "var": names.harness("dev", d.name),
+                         "sim_var": names.harness("sim", d.name),
                          "type": f"tvm_device_{d.kind}_t", "sim": d.kind in sim,
                          "camel": camel(d.kind)} for d in m.devices],
         }
