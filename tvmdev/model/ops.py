@@ -12,7 +12,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .regions import (
+    FLOAT_MAX,
+    clip_infer,
+    clip_params,
+    fc_infer,
+    fc_params,
+    global_pool_infer,
+    global_pool_params,
+    mean_infer,
+    mean_params,
+    pad_infer,
+    pad_params,
+)
 from .shapes import (
+    ACTIVATIONS,
     Shape,
     ShapeError,
     binary_infer,
@@ -31,20 +45,22 @@ from .shapes import (
     transpose_params,
 )
 from .windowed import (
-    avgpool_infer,
-    avgpool_params,
+    LAYOUTS,
     conv_infer,
     conv_params,
-    maxpool_infer,
-    maxpool_params,
+    depthwise_infer,
+    depthwise_params,
+    pool_infer,
+    pool_params,
 )
 
 
 @dataclass(frozen=True)
 class Attr:
-    kind: str  # "float", "int", "bool", "ints"
+    kind: str  # "float", "int", "bool", "ints", "str"
     default: Any  # None: required
     length: int | None = None  # for "ints": required length
+    choices: tuple[str, ...] = ()  # for "str": the values allowed
 
 
 @dataclass(frozen=True)
@@ -74,8 +90,13 @@ class OpDef:
 
 
 
+_LAYOUT = Attr("str", "NCHW", choices=LAYOUTS)
+_ACT = Attr("str", "NONE", choices=ACTIVATIONS)
 _POOL_ATTRS = {"kernel_shape": Attr("ints", None, 2), "strides": Attr("ints", (1, 1), 2),
-               "pads": Attr("ints", (0, 0, 0, 0), 4), "ceil_mode": Attr("bool", 0)}
+               "pads": Attr("ints", (0, 0, 0, 0), 4), "ceil_mode": Attr("bool", 0),
+               "dilations": Attr("ints", (1, 1), 2), "layout": _LAYOUT}
+_WINDOW_ATTRS = {"strides": Attr("ints", (1, 1), 2), "pads": Attr("ints", (0, 0, 0, 0), 4),
+                 "dilations": Attr("ints", (1, 1), 2), "activation": _ACT}
 
 OPS: dict[str, OpDef] = {o.name: o for o in [
     OpDef("gemm", ("A", "B", "C"), frozenset({"C"}), ("Y",),
@@ -85,10 +106,10 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
           doc="Y = alpha * A' @ B' + beta * C"),
     OpDef("matmul", ("A", "B"), frozenset(), ("Y",), {}, "tvmk_matmul_params",
           matmul_infer, matmul_params, scratch=True, doc="numpy matmul"),
-    OpDef("add", ("A", "B"), frozenset(), ("C",), {}, "tvmk_binary_params",
-          binary_infer, binary_params, inplace=(0, 1), doc="C = A + B, broadcasting"),
-    OpDef("mul", ("A", "B"), frozenset(), ("C",), {}, "tvmk_binary_params",
-          binary_infer, binary_params, inplace=(0, 1), doc="C = A * B, broadcasting"),
+    OpDef("add", ("A", "B"), frozenset(), ("C",), {"activation": _ACT}, "tvmk_binary_params",
+          binary_infer, binary_params, inplace=(0, 1), doc="C = act(A + B), broadcasting"),
+    OpDef("mul", ("A", "B"), frozenset(), ("C",), {"activation": _ACT}, "tvmk_binary_params",
+          binary_infer, binary_params, inplace=(0, 1), doc="C = act(A * B), broadcasting"),
     OpDef("relu", ("X",), frozenset(), ("Y",), {}, "tvmk_unary_params", same_infer,
           count_params, inplace=(0,), doc="Y = max(X, 0)"),
     OpDef("sigmoid", ("X",), frozenset(), ("Y",), {}, "tvmk_unary_params", same_infer,
@@ -108,28 +129,79 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
           "tvmk_transpose_params", transpose_infer, transpose_params,
           doc="permute dims (default: reverse)"),
     OpDef("conv2d", ("X", "W", "B"), frozenset({"B"}), ("Y",),
-          {"strides": Attr("ints", (1, 1), 2), "pads": Attr("ints", (0, 0, 0, 0), 4),
-           "dilations": Attr("ints", (1, 1), 2), "group": Attr("int", 1),
-           "kernel_shape": Attr("ints", None, 2)},
+          {**_WINDOW_ATTRS, "group": Attr("int", 1), "kernel_shape": Attr("ints", None, 2),
+           "layout": _LAYOUT},
           "tvmk_conv2d_params", conv_infer, conv_params,
-          doc="NCHW convolution; pads are [top, left, bottom, right]"),
-    OpDef("maxpool2d", ("X",), frozenset(), ("Y",),
-          {**_POOL_ATTRS, "dilations": Attr("ints", (1, 1), 2)},
-          "tvmk_pool2d_params", maxpool_infer, maxpool_params, doc="NCHW max pooling"),
+          doc="convolution, NCHW (W OIHW) or NHWC (W OHWI); pads [top, left, bottom, right]"),
+    OpDef("depthwise_conv2d", ("input", "filter", "bias"), frozenset({"bias"}), ("output",),
+          {**_WINDOW_ATTRS, "depth_multiplier": Attr("int", 1)},
+          "tvmk_depthwise_conv2d_params", depthwise_infer, depthwise_params,
+          doc="TFLite depthwise convolution, NHWC, filter [1, KH, KW, C * depth_multiplier]"),
+    OpDef("maxpool2d", ("X",), frozenset(), ("Y",), dict(_POOL_ATTRS),
+          "tvmk_pool2d_params", pool_infer, pool_params, doc="max pooling, NCHW or NHWC"),
     OpDef("avgpool2d", ("X",), frozenset(), ("Y",),
           {**_POOL_ATTRS, "count_include_pad": Attr("bool", 0)},
-          "tvmk_pool2d_params", avgpool_infer, avgpool_params, doc="NCHW average pooling"),
+          "tvmk_pool2d_params", pool_infer, pool_params, doc="average pooling, NCHW or NHWC"),
+    OpDef("fully_connected", ("input", "weights", "bias"), frozenset({"bias"}), ("output",),
+          {"keep_num_dims": Attr("bool", 0), "activation": _ACT},
+          "tvmk_fully_connected_params", fc_infer, fc_params,
+          doc="TFLite: act(input as [batch, in] @ weights[out, in]^T + bias)"),
+    OpDef("clip", ("input",), frozenset(), ("output",),
+          {"min": Attr("float", -FLOAT_MAX), "max": Attr("float", FLOAT_MAX)},
+          "tvmk_clip_params", clip_infer, clip_params, inplace=(0,),
+          doc="min(max(input, min), max)"),
+    OpDef("relu6", ("X",), frozenset(), ("Y",), {}, "tvmk_clip_params", clip_infer,
+          clip_params, inplace=(0,), doc="min(max(X, 0), 6)"),
+    OpDef("pad", ("data",), frozenset(), ("output",),
+          {"pads": Attr("ints", None), "value": Attr("float", 0.0),
+           "mode": Attr("str", "constant", choices=("constant",))},
+          "tvmk_pad_params", pad_infer, pad_params,
+          doc="constant padding; pads [x1_begin, x2_begin, ..., x1_end, x2_end, ...]"),
+    OpDef("mean", ("data",), frozenset(), ("reduced",),
+          {"axes": Attr("ints", None), "keepdims": Attr("bool", 1)},
+          "tvmk_mean_params", mean_infer, mean_params,
+          doc="mean over axes (default: all)"),
+    OpDef("global_average_pool", ("X",), frozenset(), ("Y",), {}, "tvmk_mean_params",
+          global_pool_infer, global_pool_params, doc="mean over the dims after N, C"),
 ]}
 
 # Attributes that may be left unset even without a default (kernel_shape of conv2d and
 # perm of transpose are derived).
-OPTIONAL_NO_DEFAULT = {("conv2d", "kernel_shape"), ("transpose", "perm")}
+OPTIONAL_NO_DEFAULT = {("conv2d", "kernel_shape"), ("transpose", "perm"), ("mean", "axes")}
 
 DTYPES = ("float32",)
 # Dtypes a kernel library may name beyond those a model declares: q4c32 is a float32
 # constant quantised to 4 bits in blocks (tvmdev/quant.py).
 KERNEL_DTYPES = ("float32", "q4c32")
 CTYPES = {"float32": "float", "q4c32": "struct tvmk_q4c32"}
+
+
+def _check_value(key: str, spec: Attr, value: Any) -> Any:
+    """One attribute's value, checked against its spec and normalised."""
+    if spec.kind == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ShapeError(f"attribute '{key}' must be a number, got {value!r}")
+        if not math.isfinite(value):
+            raise ShapeError(f"attribute '{key}' must be finite")
+        return float(value)
+    if spec.kind == "str":
+        if value not in spec.choices:
+            raise ShapeError(f"attribute '{key}' must be one of {', '.join(spec.choices)}, "
+                             f"got {value!r}")
+        return value
+    if spec.kind in ("int", "bool"):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ShapeError(f"attribute '{key}' must be an integer, got {value!r}")
+        if spec.kind == "bool" and value not in (0, 1):
+            raise ShapeError(f"attribute '{key}' must be 0 or 1, got {value}")
+        return value
+    if not isinstance(value, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise ShapeError(f"attribute '{key}' must be a list of integers, got {value!r}")
+    if spec.length is not None and len(value) != spec.length:
+        raise ShapeError(f"attribute '{key}' must have {spec.length} values, got "
+                         f"{len(value)}")
+    return tuple(value)
 
 
 def check_attrs(op: OpDef, given: dict[str, Any]) -> dict[str, Any]:
@@ -140,32 +212,12 @@ def check_attrs(op: OpDef, given: dict[str, Any]) -> dict[str, Any]:
             known = ", ".join(op.attrs) or "none"
             raise ShapeError(f"unknown attribute '{key}' for {op.name} (known: {known})")
     for key, spec in op.attrs.items():
-        if key not in given:
-            if spec.default is None and (op.name, key) not in OPTIONAL_NO_DEFAULT:
-                raise ShapeError(f"{op.name} needs the attribute '{key}'")
-            out[key] = spec.default
-            continue
-        value = given[key]
-        if spec.kind == "float":
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ShapeError(f"attribute '{key}' must be a number, got {value!r}")
-            if not math.isfinite(value):
-                raise ShapeError(f"attribute '{key}' must be finite")
-            out[key] = float(value)
-        elif spec.kind in ("int", "bool"):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ShapeError(f"attribute '{key}' must be an integer, got {value!r}")
-            if spec.kind == "bool" and value not in (0, 1):
-                raise ShapeError(f"attribute '{key}' must be 0 or 1, got {value}")
-            out[key] = value
+        if key in given:
+            out[key] = _check_value(key, spec, given[key])
+        elif spec.default is None and (op.name, key) not in OPTIONAL_NO_DEFAULT:
+            raise ShapeError(f"{op.name} needs the attribute '{key}'")
         else:
-            if not isinstance(value, list) or not all(
-                    isinstance(v, int) and not isinstance(v, bool) for v in value):
-                raise ShapeError(f"attribute '{key}' must be a list of integers, got {value!r}")
-            if spec.length is not None and len(value) != spec.length:
-                raise ShapeError(f"attribute '{key}' must have {spec.length} values, got "
-                                 f"{len(value)}")
-            out[key] = tuple(value)
+            out[key] = spec.default
     return out
 
 

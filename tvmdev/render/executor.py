@@ -63,7 +63,7 @@ def _init_value(v: Any) -> str:
     if isinstance(v, float):
         return c_float(v)
     if isinstance(v, (list, tuple)):
-        return "{" + ", ".join(str(x) for x in v) + "}"
+        return "{" + ", ".join(_init_value(x) for x in v) + "}"
     return str(v)
 
 
