@@ -34,7 +34,7 @@ PORTABLE = REPO / "runtime" / "kernels" / "portable"
 KERNEL_SOURCES = ["gemm.c", "matmul.c", "add.c", "mul.c", "relu.c", "sigmoid.c", "tanh.c",
                   "softmax.c", "reshape.c", "flatten.c", "transpose.c", "conv2d.c",
                   "maxpool2d.c", "avgpool2d.c", "depthwise_conv2d.c", "fully_connected.c",
-                  "clip.c", "pad.c", "mean.c"]
+                  "clip.c", "pad.c", "mean.c", "concat.c"]
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2"]
 RTOL, ATOL = 1e-4, 1e-5
 MAX_DIMS = 6

@@ -254,6 +254,25 @@ def test_mean_and_global_average_pool(build: Build) -> None:
     check(build, "mean", code, cases)
 
 
+def test_concat(build: Build) -> None:
+    code = body("tvmk_concat_params", """
+const float *ins[MAX_ARRAYS];
+int32_t i;
+for (i = 0; i < narr; ++i) { ins[i] = arr[i]; }
+status = tvmk_concat_f32(ins, y, &p, NULL);""")
+    cases = []
+    for shapes, axis in [([(2, 3, 4), (2, 1, 4), (2, 2, 4)], 1), ([(3, 2), (3, 5)], -1),
+                         ([(1, 4), (2, 4), (3, 4), (1, 4)], 0), ([(5,)], 0),
+                         ([(2, 2, 1, 3)] * 8, 2)]:
+        xs = [rand(*shape) for shape in shapes]
+        params, out = op_params("concat", [x.shape for x in xs], {"axis": axis})
+        expect = np.concatenate(xs, axis=axis)
+        assert expect.shape == out
+        cases.append(Case(params, xs, nan_out(expect.size), 0, expect,
+                          f"concat {shapes} axis={axis}"))
+    check(build, "concat", code, cases)
+
+
 def test_bad_params_are_invalid(build: Build) -> None:
     """An unknown activation or layout, or clip's min above max, is TVM_DEVICE_ERR_INVALID."""
     code = (
@@ -273,7 +292,12 @@ def test_bad_params_are_invalid(build: Build) -> None:
         "y[4] = (float)tvmk_clip_f32(x, y + 8, &clp, NULL);\n"
         "y[5] = (float)tvmk_depthwise_conv2d_f32(x, x, NULL, y + 8, &dp, NULL);\n"
         "y[6] = (float)tvmk_pad_f32(x, NULL, NULL, NULL);\n"
-        "y[7] = (float)tvmk_mean_f32(NULL, y, NULL, NULL);\n")
+        "y[7] = (float)tvmk_mean_f32(NULL, y, NULL, NULL);\n"
+        "{ const float *two[2] = {x, NULL};\n"
+        "  struct tvmk_concat_params kp = {2, 1, {1, 1}};\n"
+        "  y[8] = (float)tvmk_concat_f32(two, y + 12, &kp, NULL);\n"
+        "  kp.ninputs = 17;\n"
+        "  y[9] = (float)tvmk_concat_f32(two, y + 12, &kp, NULL); }\n")
     ((status, got),) = run_cases(build, "bad_nn", code, [Case(b"", [], nan_out(16))])
     assert status == 0
-    assert got[:8].tolist() == [float(ERR_INVALID)] * 8
+    assert got[:10].tolist() == [float(ERR_INVALID)] * 10

@@ -149,3 +149,43 @@ def _evaluate_with(text: str, inputs: dict[str, np.ndarray], constants: dict[str
         m = load_model(path)
         m.constants.update({k: np.ascontiguousarray(v) for k, v in constants.items()})
         return reference.evaluate(m, inputs)
+
+
+CONCAT_MODEL = """\
+name: cat
+devices:
+  npu0: {kind: woofles}
+inputs:
+  a: {shape: [2, 3, 4], dtype: float32}
+  b: {shape: [2, 1, 4], dtype: float32}
+outputs:
+  y: {shape: [2, 6, 4], dtype: float32}
+  z: {shape: [2, 6, 12], dtype: float32}
+constants:
+  c: {shape: [2, 2, 4], dtype: float32, random: {seed: 1, low: -1, high: 1}}
+operators:
+  - {name: neg, op: mul, inputs: [b, b], outputs: [bb]}
+  - {name: cat1, op: concat, inputs: [a, bb, c], outputs: [y], attrs: {axis: 1}}
+  - {name: cat2, op: concat, inputs: [y, y, y], outputs: [z], attrs: {axis: -1},
+     device: npu0}
+"""
+
+
+@pytest.mark.slow
+def test_concat_of_inputs_constants_and_intermediates(cli: Callable[..., Result],
+                                                      tmp_path: Path) -> None:
+    """concat takes any number of inputs (a model input, a constant, an intermediate, one
+    tensor three times), here on the host and on a device."""
+    need_tool("gcc")
+    path = tmp_path / "cat.yaml"
+    path.write_text(CONCAT_MODEL)
+    r = cli("run", str(path), "--build-dir", str(tmp_path / "b"), "--save-outputs",
+            str(tmp_path / "out"))
+    assert r.code == 0, r.out + r.err
+    m = load_model(path)
+    x = reference.random_inputs(m)
+    c = m.constants["c"].astype(np.float64)
+    y = np.concatenate([x["a"], x["b"].astype(np.float64) ** 2, c], axis=1)
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "y.npy"), y, rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "z.npy"),
+                               np.concatenate([y, y, y], axis=-1), rtol=RTOL, atol=ATOL)

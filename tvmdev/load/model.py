@@ -253,17 +253,18 @@ class _ModelLoader:
         ins, outs = onode["inputs"], onode["outputs"]
         if not isinstance(ins, list) or not isinstance(outs, list):
             raise _err(f"operator '{oname}': inputs and outputs must be lists", w)
-        if not (opdef.required_inputs <= len(ins) <= len(opdef.inputs)):
+        if not opdef.takes(len(ins)):
             raise _err(f"operator '{oname}': {opname} takes "
-                       f"{opdef.required_inputs}" + (f" to {len(opdef.inputs)}"
-                       if len(opdef.inputs) != opdef.required_inputs else "") +
+                       f"{opdef.required_inputs}" + (" or more" if opdef.variadic else
+                       f" to {len(opdef.inputs)}" if len(opdef.inputs) !=
+                       opdef.required_inputs else "") +
                        f" inputs ({', '.join(opdef.inputs)}), got {len(ins)}",
                        onode.where("inputs"))
         if len(outs) != len(opdef.outputs):
             raise _err(f"operator '{oname}': {opname} has {len(opdef.outputs)} output, "
                        f"got {len(outs)}", onode.where("outputs"))
-        in_names, shapes = self.operator_inputs(oname, opdef.inputs, opdef.optional, ins,
-                                                onode, w)
+        in_names, shapes = self.operator_inputs(oname, opdef.arg_names(len(ins)),
+                                                opdef.optional, ins, onode, w)
         attrs_node = _mapping(onode.get("attrs") or {}, f"attrs of '{oname}'",
                               onode.where("attrs"))
         try:

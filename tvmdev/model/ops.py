@@ -16,6 +16,8 @@ from .regions import (
     FLOAT_MAX,
     clip_infer,
     clip_params,
+    concat_infer,
+    concat_params,
     fc_infer,
     fc_params,
     global_pool_infer,
@@ -80,13 +82,28 @@ class OpDef:
     # The params struct ends with scratch_bytes and scratch: its kernels may be given
     # scratch in the workspace (tvmdev.model.scratch).
     scratch: bool = False
-    # Inputs that must be constants (known at generation time).
     doc: str = ""
+    # The last input takes any number (>= 1) of tensors (concat's inputs); kernels get
+    # them as an array of pointers.
+    variadic: bool = False
 
     @property
     def required_inputs(self) -> int:
         """How many inputs the op cannot do without."""
         return sum(1 for a in self.inputs if a not in self.optional)
+
+    def arg_names(self, count: int) -> tuple[str, ...]:
+        """The argument name of each of ``count`` given inputs (a variadic op repeats
+        its last one)."""
+        if not self.variadic:
+            return self.inputs[:count]
+        return self.inputs[:-1] + (self.inputs[-1],) * (count - len(self.inputs) + 1)
+
+    def takes(self, count: int) -> bool:
+        """Whether the op accepts ``count`` inputs."""
+        if self.variadic:
+            return count >= len(self.inputs)
+        return self.required_inputs <= count <= len(self.inputs)
 
 
 
@@ -163,6 +180,9 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
           doc="mean over axes (default: all)"),
     OpDef("global_average_pool", ("X",), frozenset(), ("Y",), {}, "tvmk_mean_params",
           global_pool_infer, global_pool_params, doc="mean over the dims after N, C"),
+    OpDef("concat", ("inputs",), frozenset(), ("concat_result",), {"axis": Attr("int", None)},
+          "tvmk_concat_params", concat_infer, concat_params, variadic=True,
+          doc="concatenate any number of tensors along axis"),
 ]}
 
 # Attributes that may be left unset even without a default (kernel_shape of conv2d and
@@ -225,6 +245,9 @@ def kernel_params(op: OpDef, dtypes: dict[str, str] | None = None) -> list[tuple
     """(C type, name) of every parameter of a kernel for ``op``, in calling order."""
     dtypes = dtypes or {}
     params = [(f"const {CTYPES[dtypes.get(a, 'float32')]} *", a) for a in op.inputs]
+    if op.variadic:
+        params[-1] = (f"const {CTYPES[dtypes.get(op.inputs[-1], 'float32')]} *const *",
+                      op.inputs[-1])
     params += [("float *", a) for a in op.outputs]
     params += [(f"const struct {op.params_struct} *", "params"), ("void *", "resource_handle")]
     return params

@@ -215,6 +215,7 @@ _SIMPLE: dict[str, Callable[[list[np.ndarray | None], dict[str, Any]], np.ndarra
     "pad": _pad,
     "mean": _mean,
     "global_average_pool": _global_average_pool,
+    "concat": lambda x, a: np.concatenate([v for v in x if v is not None], axis=a["axis"]),
 }
 _WINDOWED = {"conv2d": _conv2d, "depthwise_conv2d": _depthwise_conv2d,
              "maxpool2d": _maxpool2d, "avgpool2d": _avgpool2d}

@@ -1,5 +1,5 @@
 """Shape inference and kernel params of the ops that move or reduce regions of a tensor:
-fully_connected, clip, pad, mean and global_average_pool."""
+fully_connected, clip, pad, mean, global_average_pool and concat."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from .shapes import (
 )
 
 FLOAT_MAX = 3.4028234663852886e38  # the largest float32: clip's default bounds
+CONCAT_MAX_INPUTS = 16  # tvmk_portable.h: TVMK_CONCAT_MAX_INPUTS
 
 
 def _fc_dims(shapes: list[Shape | None]) -> tuple[int, int, int]:
@@ -155,3 +156,34 @@ def global_pool_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, 
     x = shapes[0]
     assert x is not None
     return mean_params(shapes, out, _global_attrs(x))
+
+
+def concat_infer(shapes: list[Shape | None], attrs: dict[str, Any]) -> Shape:
+    """The output shape of concat: the inputs' dims, summed along axis."""
+    first = shapes[0]
+    assert first is not None
+    if len(shapes) > CONCAT_MAX_INPUTS:
+        raise ShapeError(f"concat: at most {CONCAT_MAX_INPUTS} inputs are supported, got "
+                         f"{len(shapes)}")
+    axis = norm_axis(attrs["axis"], max(len(first), 1))
+    total = 0
+    for s in shapes:
+        assert s is not None
+        if len(s) != len(first) or any(a != b for i, (a, b) in enumerate(zip(s, first,
+                                                                               strict=True))
+                                       if i != axis):
+            raise ShapeError(f"concat: input {list(s)} does not match {list(first)} outside "
+                             f"axis {axis}")
+        total += s[axis]
+    return (*first[:axis], total, *first[axis + 1:])
+
+
+def concat_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]
+                   ) -> dict[str, Any]:
+    """The kernel params of concat: each input a block of (its axis dim x inner) values
+    per outer index."""
+    axis = norm_axis(attrs["axis"], max(len(out), 1))
+    inner = numel(out[axis + 1:])
+    blocks = [s[axis] * inner for s in shapes if s is not None]
+    return {"ninputs": len(blocks), "outer": numel(out[:axis]),
+            "blocks": blocks + [0] * (CONCAT_MAX_INPUTS - len(blocks))}

@@ -83,6 +83,21 @@ def _tensor_expr(model: Model, name: str | None, prefix: str) -> str:
     return f"t_{t.cname}"
 
 
+def _input_exprs(model: Model, op: Operator, prefix: str) -> dict[str, str]:
+    """The C expression of each input argument of ``op``'s kernels: NULL for an absent
+    optional input; the tensors of a variadic argument as a C99 compound literal array."""
+    opdef = OPS[op.op]
+    given = [_tensor_expr(model, t, prefix) for t in op.inputs]
+    if opdef.variadic:
+        fixed = len(opdef.inputs) - 1
+        exprs = dict(zip(opdef.inputs[:fixed], given[:fixed], strict=True))
+        exprs[opdef.inputs[-1]] = ("(const float *const[]){" + ", ".join(given[fixed:])
+                                   + "}")
+        return exprs
+    return dict(zip(opdef.inputs, given + ["NULL"] * (len(opdef.inputs) - len(given)),
+                    strict=True))
+
+
 def _scratch_local(opdef_name: str) -> str:
     """The run function's local copy of a params struct that gets scratch: gemm_params."""
     return OPS[opdef_name].params_struct.removeprefix("tvmk_")
@@ -98,8 +113,7 @@ def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], prefix: s
     if opdef.scratch:
         params["scratch_bytes"] = scratch_bytes  # the pointer is set at run time
     dev = model.device(op.device) if op.device else None
-    exprs = dict(zip(opdef.inputs, [_tensor_expr(model, t, prefix) for t in op.inputs]
-                     + ["NULL"] * (len(opdef.inputs) - len(op.inputs)), strict=True))
+    exprs = _input_exprs(model, op, prefix)
     exprs.update(zip(opdef.outputs, [_tensor_expr(model, t, prefix) for t in op.outputs],
                      strict=True))
     # With scratch, the kernels get a copy of the params pointing into the workspace.

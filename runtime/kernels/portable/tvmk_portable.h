@@ -197,6 +197,15 @@ struct tvmk_mean_params {
     int32_t out_count, reduced;
 };
 
+/* Concatenation along an axis: the output viewed as outer x (the inputs' blocks, in
+ * order); input i contributes blocks[i] contiguous values (its axis dim times the
+ * product of the dims after the axis) per outer index. ninputs <= TVMK_CONCAT_MAX_INPUTS. */
+#define TVMK_CONCAT_MAX_INPUTS 16
+struct tvmk_concat_params {
+    int32_t ninputs, outer;
+    int32_t blocks[TVMK_CONCAT_MAX_INPUTS];
+};
+
 int32_t tvmk_gemm_f32(const float *A, const float *B, const float *C, float *Y,
                       const struct tvmk_gemm_params *params, void *resource_handle);
 /* The scratch tvmk_gemm_f32 (and tvmk_matmul_f32, per batch) packs all of op(B) with in
@@ -245,6 +254,8 @@ int32_t tvmk_pad_f32(const float *data, float *output, const struct tvmk_pad_par
                      void *resource_handle);
 int32_t tvmk_mean_f32(const float *data, float *reduced, const struct tvmk_mean_params *params,
                       void *resource_handle);
+int32_t tvmk_concat_f32(const float *const *inputs, float *concat_result,
+                        const struct tvmk_concat_params *params, void *resource_handle);
 
 #ifdef __cplusplus
 }
