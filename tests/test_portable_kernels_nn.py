@@ -29,7 +29,7 @@ from test_portable_kernels import (
     run_cases,
 )
 
-from tvmdev.model.ops import OPS, check_attrs
+from tvmdev.model.ops import OPS, resolved_attrs
 
 pytestmark = pytest.mark.slow  # compiles and runs C drivers
 
@@ -60,7 +60,7 @@ def pack(params: dict[str, Any]) -> bytes:
 def op_params(op: str, shapes: list[tuple[int, ...] | None], attrs: dict[str, Any]
               ) -> tuple[bytes, tuple[int, ...]]:
     """The packed params and the output shape tvmdev computes for a call of ``op``."""
-    a = check_attrs(OPS[op], attrs)
+    a = resolved_attrs(OPS[op], shapes, attrs)
     out = OPS[op].infer(shapes, a)
     return pack(OPS[op].params(shapes, out, a)), out
 

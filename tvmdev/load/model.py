@@ -16,7 +16,7 @@ from .. import naming
 from ..errors import TvmdevError, Where
 from ..model.device import device_name
 from ..model.graph import Device, Model, Operator, Tensor
-from ..model.ops import DTYPES, OPS, check_attrs
+from ..model.ops import DTYPES, OPS, resolved_attrs
 from ..model.quant import Q4Weight, quantize
 from ..model.shapes import Shape, ShapeError, numel
 from . import yamlio
@@ -268,7 +268,7 @@ class _ModelLoader:
         attrs_node = _mapping(onode.get("attrs") or {}, f"attrs of '{oname}'",
                               onode.where("attrs"))
         try:
-            attrs = check_attrs(opdef, dict(attrs_node))
+            attrs = resolved_attrs(opdef, shapes, dict(attrs_node))
             out_shape = opdef.infer(shapes, attrs)
         except ShapeError as exc:
             raise _err(f"operator '{oname}' ({opname}): {exc}", w) from None

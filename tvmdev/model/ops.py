@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from .regions import (
@@ -47,6 +48,7 @@ from .shapes import (
     transpose_params,
 )
 from .windowed import (
+    AUTO_PADS,
     LAYOUTS,
     conv_infer,
     conv_params,
@@ -54,6 +56,7 @@ from .windowed import (
     depthwise_params,
     pool_infer,
     pool_params,
+    resolve_window,
 )
 
 
@@ -86,6 +89,9 @@ class OpDef:
     # The last input takes any number (>= 1) of tensors (concat's inputs); kernels get
     # them as an array of pointers.
     variadic: bool = False
+    # Rewrites the checked attributes into the form infer and params take (auto_pad into
+    # pads, 1-D windows into 2-D ones), given the input shapes; run once, at load time.
+    resolve: Callable[[list[Shape | None], dict[str, Any]], dict[str, Any]] | None = None
 
     @property
     def required_inputs(self) -> int:
@@ -109,11 +115,14 @@ class OpDef:
 
 _LAYOUT = Attr("str", "NCHW", choices=LAYOUTS)
 _ACT = Attr("str", "NONE", choices=ACTIVATIONS)
-_POOL_ATTRS = {"kernel_shape": Attr("ints", None, 2), "strides": Attr("ints", (1, 1), 2),
-               "pads": Attr("ints", (0, 0, 0, 0), 4), "ceil_mode": Attr("bool", 0),
-               "dilations": Attr("ints", (1, 1), 2), "layout": _LAYOUT}
-_WINDOW_ATTRS = {"strides": Attr("ints", (1, 1), 2), "pads": Attr("ints", (0, 0, 0, 0), 4),
-                 "dilations": Attr("ints", (1, 1), 2), "activation": _ACT}
+# Per spatial dim (two for 2-D, one for 1-D; () is every stride and dilation 1, no pads);
+# pads are [x1_begin, x2_begin, x1_end, x2_end]: [top, left, bottom, right] in 2-D.
+_WINDOW_ATTRS = {"strides": Attr("ints", ()), "pads": Attr("ints", ()),
+                 "dilations": Attr("ints", ()),
+                 "auto_pad": Attr("str", "NOTSET", choices=AUTO_PADS)}
+_POOL_ATTRS = {**_WINDOW_ATTRS, "kernel_shape": Attr("ints", None),
+               "ceil_mode": Attr("bool", 0), "layout": _LAYOUT}
+_CONV_ATTRS = {**_WINDOW_ATTRS, "activation": _ACT}
 
 OPS: dict[str, OpDef] = {o.name: o for o in [
     OpDef("gemm", ("A", "B", "C"), frozenset({"C"}), ("Y",),
@@ -146,19 +155,23 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
           "tvmk_transpose_params", transpose_infer, transpose_params,
           doc="permute dims (default: reverse)"),
     OpDef("conv2d", ("X", "W", "B"), frozenset({"B"}), ("Y",),
-          {**_WINDOW_ATTRS, "group": Attr("int", 1), "kernel_shape": Attr("ints", None, 2),
+          {**_CONV_ATTRS, "group": Attr("int", 1), "kernel_shape": Attr("ints", None),
            "layout": _LAYOUT},
-          "tvmk_conv2d_params", conv_infer, conv_params,
+          "tvmk_conv2d_params", conv_infer, conv_params, resolve=partial(resolve_window,
+                                                                          "conv2d"),
           doc="convolution, NCHW (W OIHW) or NHWC (W OHWI); pads [top, left, bottom, right]"),
     OpDef("depthwise_conv2d", ("input", "filter", "bias"), frozenset({"bias"}), ("output",),
-          {**_WINDOW_ATTRS, "depth_multiplier": Attr("int", 1)},
+          {**_CONV_ATTRS, "depth_multiplier": Attr("int", 1)},
           "tvmk_depthwise_conv2d_params", depthwise_infer, depthwise_params,
+          resolve=partial(resolve_window, "depthwise_conv2d"),
           doc="TFLite depthwise convolution, NHWC, filter [1, KH, KW, C * depth_multiplier]"),
     OpDef("maxpool2d", ("X",), frozenset(), ("Y",), dict(_POOL_ATTRS),
-          "tvmk_pool2d_params", pool_infer, pool_params, doc="max pooling, NCHW or NHWC"),
+          "tvmk_pool2d_params", pool_infer, pool_params,
+          resolve=partial(resolve_window, "maxpool2d"), doc="max pooling, NCHW or NHWC"),
     OpDef("avgpool2d", ("X",), frozenset(), ("Y",),
           {**_POOL_ATTRS, "count_include_pad": Attr("bool", 0)},
-          "tvmk_pool2d_params", pool_infer, pool_params, doc="average pooling, NCHW or NHWC"),
+          "tvmk_pool2d_params", pool_infer, pool_params,
+          resolve=partial(resolve_window, "avgpool2d"), doc="average pooling, NCHW or NHWC"),
     OpDef("fully_connected", ("input", "weights", "bias"), frozenset({"bias"}), ("output",),
           {"keep_num_dims": Attr("bool", 0), "activation": _ACT},
           "tvmk_fully_connected_params", fc_infer, fc_params,
@@ -239,6 +252,14 @@ def check_attrs(op: OpDef, given: dict[str, Any]) -> dict[str, Any]:
         else:
             out[key] = spec.default
     return out
+
+
+def resolved_attrs(op: OpDef, shapes: list[Shape | None], given: dict[str, Any]
+                   ) -> dict[str, Any]:
+    """The attributes checked and completed (:func:`check_attrs`), then resolved into the
+    form the op's shape inference and params take."""
+    attrs = check_attrs(op, given)
+    return op.resolve(shapes, attrs) if op.resolve is not None else attrs
 
 
 def kernel_params(op: OpDef, dtypes: dict[str, str] | None = None) -> list[tuple[str, str]]:

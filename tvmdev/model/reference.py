@@ -221,6 +221,17 @@ _WINDOWED = {"conv2d": _conv2d, "depthwise_conv2d": _depthwise_conv2d,
              "maxpool2d": _maxpool2d, "avgpool2d": _avgpool2d}
 
 
+def _windowed(op: str, args: list[np.ndarray | None], attrs: dict[str, Any],
+              shape: tuple[int, ...]) -> np.ndarray:
+    """A windowed op; a 1-D one (rank-3 X and W) as the 2-D one with H = 1."""
+    if len(shape) == 3:
+        axis = 1 if attrs.get("layout") == "NHWC" else 2
+        args = [np.expand_dims(v, axis) if v is not None and v.ndim == 3 else v
+                for v in args]
+        shape = (*shape[:axis], 1, *shape[axis:])
+    return _WINDOWED[op](args, attrs, shape)
+
+
 def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every tensor's value (inputs, constants, intermediates, outputs) as float32."""
     values: dict[str, np.ndarray] = {k: np.asarray(v, F64) for k, v in inputs.items()}
@@ -232,7 +243,7 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarra
             attrs = op.attr_dict
             shape = model.tensors[op.outputs[0]].shape
             if op.op in _WINDOWED:
-                y = _WINDOWED[op.op](args, attrs, shape)
+                y = _windowed(op.op, args, attrs, shape)
             else:
                 y = _SIMPLE[op.op](args, attrs)
             y = _ACTIVATIONS[attrs.get("activation", "NONE")](np.asarray(y, F64))

@@ -1,5 +1,10 @@
 """Shape inference and kernel params of the windowed ops: conv2d, depthwise_conv2d and
-the pools, in NCHW (ONNX) or NHWC (TFLite) layout.
+the pools, in NCHW (ONNX) or NHWC (TFLite) layout, 2-D or 1-D (a rank-3 input, NCW or
+NWC, computed as 2-D with H = 1).
+
+:func:`resolve_window` turns the attributes as written (1-D lists, auto_pad) into explicit
+2-D ones before shape inference: strides, dilations and kernel_shape of two values, and
+pads ``[top, left, bottom, right]``.
 
 Weights follow their layout's convention: OIHW ``[M, C / group, KH, KW]`` for NCHW (ONNX),
 OHWI ``[M, KH, KW, C / group]`` for NHWC (TFLite), and TFLite's ``[1, KH, KW, C * mult]``
@@ -28,18 +33,109 @@ def _window(size: int, k: int, stride: int, pad0: int, pad1: int, dil: int,
     return out
 
 
+AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
+
+
+def _as_2d(x: Shape, layout: str) -> Shape:
+    """A rank-3 tensor (NCW, or NWC for NHWC) as the 4-D one with H = 1."""
+    if len(x) == 3:
+        return (x[0], 1, x[1], x[2]) if layout == "NHWC" else (x[0], x[1], 1, x[2])
+    return x
+
+
 def _nchw(x: Shape | None, layout: str, what: str) -> tuple[int, int, int, int]:
-    """(N, C, H, W) of a 4-D tensor in ``layout``."""
+    """(N, C, H, W) of a 4-D (or 1-D spatial, rank-3) tensor in ``layout``."""
     assert x is not None
-    if len(x) != 4:
-        raise ShapeError(f"{what} must be 4-D {layout}, got {list(x)}")
+    if len(x) not in (3, 4):
+        raise ShapeError(f"{what} must be 4-D {layout} (or 3-D for 1-D), got {list(x)}")
+    x = _as_2d(x, layout)
     if layout == "NHWC":
         return x[0], x[3], x[1], x[2]
     return x[0], x[1], x[2], x[3]
 
 
-def _out_shape(n: int, c: int, h: int, w: int, layout: str) -> Shape:
+def _out_shape(n: int, c: int, h: int, w: int, layout: str, rank: int = 4) -> Shape:
+    if rank == 3:
+        return (n, w, c) if layout == "NHWC" else (n, c, w)
     return (n, h, w, c) if layout == "NHWC" else (n, c, h, w)
+
+
+def _kernel_hw(shapes: list[Shape | None], attrs: dict[str, Any], op: str
+               ) -> tuple[int, int]:
+    """The window of a windowed op, from its weights or its kernel_shape (resolved)."""
+    w = shapes[1] if len(shapes) > 1 else None
+    if op == "depthwise_conv2d" and w is not None and len(w) == 4:
+        return w[1], w[2]
+    if op == "conv2d" and w is not None and len(w) in (3, 4):
+        w4 = _as_2d(w, attrs["layout"])
+        return (w4[1], w4[2]) if attrs["layout"] == "NHWC" else (w4[2], w4[3])
+    if attrs.get("kernel_shape") is not None:
+        kh, kw = attrs["kernel_shape"]
+        return kh, kw
+    raise ShapeError(f"W must be {len(shapes[0] or ())}-D, got {list(w or ())}")
+
+
+def _two(key: str, value: tuple[int, ...] | None, spatial: int, fill: int
+         ) -> tuple[int, ...] | None:
+    """A per-spatial-dim attribute as two values (H first); () is the default."""
+    if value is None:
+        return None
+    if value == ():
+        return (fill, fill)
+    if len(value) != spatial:
+        raise ShapeError(f"attribute '{key}' must have {spatial} values for a "
+                         f"{spatial}-D window, got {len(value)}")
+    return tuple(value) if spatial == 2 else (fill, *value)
+
+
+def _auto_pads(size: tuple[int, int], k: tuple[int, int], st: tuple[int, ...],
+               dil: tuple[int, ...], mode: str) -> tuple[int, int, int, int]:
+    """Explicit [top, left, bottom, right] pads for auto_pad SAME_UPPER, SAME_LOWER or
+    VALID (ONNX): SAME pads so that the output is ceil(input / stride), the odd pad at the
+    end (UPPER) or the beginning (LOWER)."""
+    if mode == "VALID":
+        return (0, 0, 0, 0)
+    begin, end = [], []
+    for n, kk, s, d in zip(size, k, st, dil, strict=True):
+        out = -(-n // s)
+        total = max(0, (out - 1) * s + (kk - 1) * d + 1 - n)
+        small = total // 2
+        begin.append(small if mode == "SAME_UPPER" else total - small)
+        end.append(total - begin[-1])
+    return (begin[0], begin[1], end[0], end[1])
+
+
+def resolve_window(op: str, shapes: list[Shape | None], attrs: dict[str, Any]
+                   ) -> dict[str, Any]:
+    """The attributes of a windowed op as its kernels take them: 2-D strides, dilations,
+    kernel_shape and pads, auto_pad resolved into pads (and then NOTSET)."""
+    x = shapes[0]
+    assert x is not None
+    layout = attrs.get("layout", "NHWC")
+    if len(x) not in ((4,) if op == "depthwise_conv2d" else (3, 4)):
+        raise ShapeError(f"X must be 4-D {layout}" + (" (or 3-D for 1-D)" if op !=
+                         "depthwise_conv2d" else "") + f", got {list(x)}")
+    sd = len(x) - 2
+    a = dict(attrs)
+    for key, fill in (("strides", 1), ("dilations", 1), ("kernel_shape", 1)):
+        if key in a:
+            a[key] = _two(key, a[key], sd, fill)
+    pads = a["pads"]
+    if pads == ():
+        pads = (0,) * (2 * sd)
+    if len(pads) != 2 * sd:
+        raise ShapeError(f"attribute 'pads' must have {2 * sd} values for a {sd}-D window, "
+                         f"got {len(pads)}")
+    a["pads"] = tuple(pads) if sd == 2 else (0, pads[0], 0, pads[1])
+    mode = a.get("auto_pad", "NOTSET")
+    if mode != "NOTSET":
+        if any(a["pads"]):
+            raise ShapeError(f"pads {list(pads)} and auto_pad {mode} are both given")
+        n, c, h, w = _nchw(x, layout, "X")
+        a["pads"] = _auto_pads((h, w), _kernel_hw(shapes, a, op), a["strides"],
+                               a.get("dilations", (1, 1)), mode)
+        a["auto_pad"] = "NOTSET"
+    return a
 
 
 def _spatial(d: dict[str, int], attrs: dict[str, Any], what: str) -> dict[str, int]:
@@ -64,10 +160,11 @@ def _bias(shapes: list[Shape | None], m: int) -> None:
 def _conv_dims(shapes: list[Shape | None], attrs: dict[str, Any]) -> dict[str, int]:
     layout = attrs["layout"]
     n, c, h, wd = _nchw(shapes[0], layout, "X")
-    w = shapes[1]
-    assert w is not None
-    if len(w) != 4:
-        raise ShapeError(f"W must be 4-D, got {list(w)}")
+    x, w = shapes[0], shapes[1]
+    assert x is not None and w is not None
+    if len(w) != len(x):
+        raise ShapeError(f"W must be {len(x)}-D like X, got {list(w)}")
+    w = _as_2d(w, layout)
     m, cg, kh, kw = (w[0], w[3], w[1], w[2]) if layout == "NHWC" else w
     group = attrs["group"]
     if group < 1 or c % group or m % group:
@@ -91,7 +188,7 @@ def _conv_dims(shapes: list[Shape | None], attrs: dict[str, Any]) -> dict[str, i
 def conv_infer(shapes: list[Shape | None], attrs: dict[str, Any]) -> Shape:
     """The output shape of conv2d."""
     d = _conv_dims(shapes, attrs)
-    return _out_shape(d["N"], d["M"], d["OH"], d["OW"], attrs["layout"])
+    return _out_shape(d["N"], d["M"], d["OH"], d["OW"], attrs["layout"], len(shapes[0] or ()))
 
 
 def conv_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]
@@ -148,7 +245,7 @@ def _pool_dims(shapes: list[Shape | None], attrs: dict[str, Any]) -> dict[str, i
 def pool_infer(shapes: list[Shape | None], attrs: dict[str, Any]) -> Shape:
     """The output shape of maxpool2d and avgpool2d."""
     d = _pool_dims(shapes, attrs)
-    return _out_shape(d["N"], d["C"], d["OH"], d["OW"], attrs["layout"])
+    return _out_shape(d["N"], d["C"], d["OH"], d["OW"], attrs["layout"], len(shapes[0] or ()))
 
 
 def pool_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]
