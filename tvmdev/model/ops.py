@@ -82,6 +82,10 @@ class OpDef:
     params: Callable[[list[Shape | None], Shape, dict[str, Any]], dict[str, Any]]
     # Inputs the output may share memory with (elementwise: the planner may go in place).
     inplace: tuple[int, ...] = ()
+    # The output is the input's elements in the same order under another shape (reshape,
+    # flatten): the planner lets it alias its input's buffer, and the kernel copies
+    # nothing then.
+    view: bool = False
     # The params struct ends with scratch_bytes and scratch: its kernels may be given
     # scratch in the workspace (tvmdev.model.scratch).
     scratch: bool = False
@@ -146,10 +150,10 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
           "tvmk_softmax_params", softmax_infer, softmax_params, inplace=(0,),
           doc="softmax along axis"),
     OpDef("reshape", ("data",), frozenset(), ("reshaped",), {"shape": Attr("ints", None)},
-          "tvmk_unary_params", reshape_infer, count_params, inplace=(0,),
+          "tvmk_unary_params", reshape_infer, count_params, inplace=(0,), view=True,
           doc="reshape (0 copies a dim, -1 infers one)"),
     OpDef("flatten", ("input",), frozenset(), ("output",), {"axis": Attr("int", 1)},
-          "tvmk_unary_params", flatten_infer, count_params, inplace=(0,),
+          "tvmk_unary_params", flatten_infer, count_params, inplace=(0,), view=True,
           doc="flatten to 2-D at axis"),
     OpDef("transpose", ("data",), frozenset(), ("transposed",), {"perm": Attr("ints", None)},
           "tvmk_transpose_params", transpose_infer, transpose_params,

@@ -451,8 +451,8 @@ int32_t tvmgen_cnn_run_with_workspace(
     float *const t_s2 = (float *)(void *)(ws + 0); /* [1, 16, 4, 4] */
     float *const t_t2 = (float *)(void *)(ws + 0); /* [1, 16, 4, 4] */
     float *const t_p2 = (float *)(void *)(ws + 1024); /* [1, 16, 2, 2] */
-    float *const t_f = (float *)(void *)(ws + 0); /* [1, 64] */
-    float *const t_logits = (float *)(void *)(ws + 256); /* [1, 10] */
+    float *const t_f = (float *)(void *)(ws + 1024); /* [1, 64] */
+    float *const t_logits = (float *)(void *)(ws + 0); /* [1, 10] */
     struct tvmk_gemm_params gemm_params; /* a call's params, with its scratch in the workspace */
     int32_t ret;
 
@@ -577,7 +577,7 @@ int32_t tvmgen_cnn_run_with_workspace(
         return tvmgen_cnn_unwind(devices, 0U, TVMGEN_CNN_DEVICE_NPU0, ret);
     }
     gemm_params = tvmgen_cnn_params_fc;
-    gemm_params.scratch = ws + 304; /* 5696 bytes */
+    gemm_params.scratch = ws + 1280; /* 5696 bytes */
     ret = tvmk_gemm_f32(
         t_f,
         tvmgen_cnn_const_fc_w.values,
