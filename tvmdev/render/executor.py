@@ -17,7 +17,8 @@ from ..model import status
 from ..model.graph import Model, Operator
 from ..model.ops import OPS, kernel_params
 from ..model.scratch import Tuning
-from ..model.shapes import numel
+from ..model.shapes import ACTIVATIONS, numel
+from ..model.windowed import LAYOUTS
 from ..naming import camel
 from ..plan.kernels import Registry, operator_scratch, resolve
 from ..plan.memory import MemoryPlan, plan_memory
@@ -57,6 +58,17 @@ class Generated:
     def include_dirs(self) -> list[Path]:
         """The folders of the selected kernels' headers."""
         return sorted({k.include_dir for k in self.kernels})
+
+
+# Params fields whose values are codes, spelt with tvmk_portable.h's names.
+_CODE_NAMES = {"activation": tuple(f"TVMK_ACT_{a}" for a in ACTIVATIONS),
+               "layout": tuple(f"TVMK_LAYOUT_{x}" for x in LAYOUTS)}
+
+
+def _field_value(key: str, v: Any) -> str:
+    if key in _CODE_NAMES and isinstance(v, int):
+        return _CODE_NAMES[key][v]
+    return _init_value(v)
 
 
 def _init_value(v: Any) -> str:
@@ -133,7 +145,7 @@ def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], prefix: s
         "kind_camel": camel(dev.kind) if dev else None,
         "params_struct": opdef.params_struct,
         "params_name": params_name,
-        "params": [(k, _init_value(v)) for k, v in params.items()],
+        "params": [(k, _field_value(k, v)) for k, v in params.items()],
         "first_call": call(chain[0], "ret = ", 4),
         "fallback_calls": [call(k, "ret = ", 8) for k in chain[1:]],
         "scratch": {"local": _scratch_local(op.op), "offset": scratch_offset,

@@ -273,8 +273,8 @@ static const struct tvmk_conv2d_params tvmgen_cnn_params_conv1 = {
     .dil_h = 1,
     .dil_w = 1,
     .group = 1,
-    .layout = 0,
-    .activation = 0,
+    .layout = TVMK_LAYOUT_NCHW,
+    .activation = TVMK_ACT_NONE,
 };
 
 /* relu1: relu */
@@ -301,7 +301,7 @@ static const struct tvmk_pool2d_params tvmgen_cnn_params_pool1 = {
     .dil_h = 1,
     .dil_w = 1,
     .count_include_pad = 0,
-    .layout = 0,
+    .layout = TVMK_LAYOUT_NCHW,
 };
 
 /* conv2: conv2d on npu1 */
@@ -322,8 +322,8 @@ static const struct tvmk_conv2d_params tvmgen_cnn_params_conv2 = {
     .dil_h = 1,
     .dil_w = 1,
     .group = 2,
-    .layout = 0,
-    .activation = 0,
+    .layout = TVMK_LAYOUT_NCHW,
+    .activation = TVMK_ACT_NONE,
 };
 
 /* bn2: mul */
@@ -333,7 +333,7 @@ static const struct tvmk_binary_params tvmgen_cnn_params_bn2 = {
     .shape = {1, 16, 4, 4, 1, 1},
     .a_strides = {0, 16, 4, 1, 0, 0},
     .b_strides = {0, 1, 0, 0, 0, 0},
-    .activation = 0,
+    .activation = TVMK_ACT_NONE,
 };
 
 /* act2: tanh */
@@ -360,7 +360,7 @@ static const struct tvmk_pool2d_params tvmgen_cnn_params_pool2 = {
     .dil_h = 1,
     .dil_w = 1,
     .count_include_pad = 0,
-    .layout = 0,
+    .layout = TVMK_LAYOUT_NCHW,
 };
 
 /* flat: flatten */
