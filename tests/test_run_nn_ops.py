@@ -96,6 +96,31 @@ def test_nn_model_matches_reference(cli: Callable[..., Result], tmp_path: Path) 
     assert logits.min() >= np.float32(0.1) and logits.max() <= np.float32(2.0)
 
 
+ARM_GCC = "apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi"
+ARM_QEMU = "apt-get install qemu-system-arm"
+BOARD_TOOLS = {
+    "mps2_an385": [("arm-none-eabi-gcc", ARM_GCC), ("qemu-system-arm", ARM_QEMU)],
+    "mps3_an547": [("arm-none-eabi-gcc", ARM_GCC), ("qemu-system-arm", ARM_QEMU)],
+    "linux_aarch64": [("aarch64-linux-gnu-gcc", "apt-get install gcc-aarch64-linux-gnu"),
+                      ("qemu-aarch64", "apt-get install qemu-user")],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", list(BOARD_TOOLS))
+def test_nn_model_on_cross_targets(board: str, cli: Callable[..., Result], tmp_path: Path
+                                   ) -> None:
+    """The same model as firmware on a Cortex-M3 (soft float) and a Cortex-M55 under QEMU,
+    and as an AArch64 Linux program, against the reference."""
+    for tool, hint in BOARD_TOOLS[board]:
+        need_tool(tool, hint)
+    path = tmp_path / "nn.yaml"
+    path.write_text(NN_MODEL)
+    r = cli("run", str(path), "--board", board, "--build-dir", str(tmp_path / "b"))
+    assert r.code == 0, r.out + r.err
+    assert r.out.rstrip().endswith("PASS")
+
+
 def _evaluate(text: str) -> dict[str, np.ndarray]:
     """The reference's values for a model given as YAML text, on seeded inputs."""
     import tempfile
