@@ -1,8 +1,9 @@
-"""The TFLite-style operators through `tvmdev run` on the host: an NHWC network (conv2d,
-depthwise_conv2d, fused activations on conv, add, mul and fully_connected, pad, the
-pools, mean, clip) and an NCHW one (conv2d, relu6, global_average_pool, fully_connected
-with keep_num_dims), every output compared with the numpy reference; and the reference's
-NHWC paths against its NCHW ones.
+"""The TFLite-style operators through `tvmdev run` on the host and the cross boards: an NHWC
+network (conv2d, depthwise_conv2d, fused activations on conv, add, mul and
+fully_connected, pad, the pools, mean, clip) and an NCHW one (conv2d, relu6,
+global_average_pool, fully_connected with keep_num_dims), every output compared with the
+numpy reference; concat of any number of inputs; and the reference's NHWC paths against
+its NCHW ones.
 
 Tolerance: |c - r| <= 1e-5 + 1e-4 * |r| (tvmdev.run.compare).
 """
