@@ -207,3 +207,39 @@ def test_every_optional_input_way_runs(c: str, b: str, shape: str, device: bool,
                        capture_output=True, text=True, cwd=tmp_path,
                        env={**os.environ, "PYTHONPATH": str(REPO)})
     assert r.returncode == 0 and r.stdout.rstrip().endswith("PASS"), r.stdout + r.stderr
+
+
+HOSTILE_CONCAT = """\
+name: cat
+devices:
+  npu0: {kind: woofles}
+inputs:
+  'a"b': {shape: [2, 3, 4], dtype: float32}
+  '*/': {shape: [2, 1, 4], dtype: float32}
+outputs:
+  INT32_MAX: {shape: [2, 6, 4], dtype: float32}
+  concat_params: {shape: [2, 6, 12], dtype: float32}
+constants:
+  workspace: {shape: [2, 2, 4], dtype: float32, random: {seed: 1, low: -1, high: 1}}
+operators:
+  - {name: 'gemm_params', op: mul, inputs: ['*/', '*/'], outputs: [t_x]}
+  - {name: inputs, op: concat, inputs: ['a"b', t_x, workspace], outputs: [INT32_MAX],
+     attrs: {axis: 1}}
+  - {name: '%s', op: concat, inputs: [INT32_MAX, INT32_MAX, INT32_MAX],
+     outputs: [concat_params], attrs: {axis: -1}, device: npu0}
+"""
+
+
+def test_hostile_names_in_a_variadic_call_compile(tmp_path: Path) -> None:
+    """concat's compound-literal argument takes its tensors' registered spellings: names
+    like macros, generated locals and params structs are mangled and the executor compiles
+    strictly."""
+    (tmp_path / "m.yaml").write_text(HOSTILE_CONCAT)
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["aot", str(tmp_path / "m.yaml"), "-o", str(tmp_path / "out")]) == 0
+    text = (tmp_path / "out" / "tvmgen_cat.c").read_text()
+    assert text.count("(const float *const[]){") == 2
+    include = _device_headers({"woofles"}, tmp_path / "dev")
+    run_ok([need_tool("gcc"), *STRICT, "-S", f"-I{include}",
+            f"-I{REPO / 'runtime/kernels/portable'}", str(tmp_path / "out" / "tvmgen_cat.c")],
+           cwd=tmp_path)

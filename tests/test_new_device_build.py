@@ -45,7 +45,7 @@ def test_portable_copies_are_exactly_what_the_kernels_delegate_to(
     # add includes a private header of the library, which comes with it.
     out2 = _new_device(cli, tmp_path / "two", "woofles", "--platform", "posix",
                        "--ops", "add,relu")
-    assert _portable_copies(out2) == ["add.c", "binary.h", "relu.c"]
+    assert _portable_copies(out2) == ["activation.h", "add.c", "binary.h", "relu.c"]
     cmake = (out2 / "CMakeLists.txt").read_text()
     assert "add_library(tvmk_portable STATIC\n  src/portable/add.c\n  src/portable/relu.c\n)" \
         in cmake
@@ -59,7 +59,7 @@ def test_kinds_sharing_a_folder_share_the_portable_copies(cli: Callable[..., Res
                                                           tmp_path: Path) -> None:
     _new_device(cli, tmp_path, "woofles", "--platform", "posix", "--ops", "gemm,softmax")
     out = _new_device(cli, tmp_path, "uart_accel", "--platform", "cmsis", "--ops", "gemm,add")
-    assert _portable_copies(out) == ["add.c", "binary.h", "gemm.c", "softmax.c"]
+    assert _portable_copies(out) == ["activation.h", "add.c", "binary.h", "gemm.c", "softmax.c"]
     # The built-in kleidiai kind copies the portable header itself: one write, not two.
     r = cli("new-device", "kleidiai", "--platform", "kleidiai", "-o", "out", cwd=tmp_path)
     assert r.code == 0, r.err
@@ -209,7 +209,8 @@ def test_folder_of_two_kinds_on_two_platforms_builds(target: str, cli: Callable[
     _new_device(cli, tmp_path, "woofles", "--platform", "posix", "--platform", "cmsis")
     out = _new_device(cli, tmp_path, "uart_accel", "--platform", "posix", "--platform",
                       "cmsis", "--ops", "gemm,matmul,add,softmax")
-    assert _portable_copies(out) == ["add.c", "binary.h", "gemm.c", "matmul.c", "softmax.c"]
+    assert _portable_copies(out) == ["activation.h", "add.c", "binary.h", "gemm.c", "matmul.c",
+                                     "softmax.c"]
     build = tmp_path / "build"
     if target == "host":
         _host_build(out, build)

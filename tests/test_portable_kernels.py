@@ -33,7 +33,8 @@ from tvmdev.model.scratch import Tuning, gemm_full_bytes, gemm_pack
 PORTABLE = REPO / "runtime" / "kernels" / "portable"
 KERNEL_SOURCES = ["gemm.c", "matmul.c", "add.c", "mul.c", "relu.c", "sigmoid.c", "tanh.c",
                   "softmax.c", "reshape.c", "flatten.c", "transpose.c", "conv2d.c",
-                  "maxpool2d.c", "avgpool2d.c"]
+                  "maxpool2d.c", "avgpool2d.c", "depthwise_conv2d.c", "fully_connected.c",
+                  "clip.c", "pad.c", "mean.c", "concat.c"]
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2"]
 RTOL, ATOL = 1e-4, 1e-5
 MAX_DIMS = 6
@@ -58,8 +59,12 @@ class Build:
 @pytest.fixture(scope="module")
 def build(tmp_path_factory: pytest.TempPathFactory) -> Build:
     """Every kernel compiled once with the strict flags; status.h from tvmdev itself."""
+    return compile_kernels(tmp_path_factory.mktemp("portable_kernels"))
+
+
+def compile_kernels(root: Path) -> Build:
+    """Every kernel compiled in ``root`` with the strict flags."""
     gcc = need_tool("gcc", "compiles the portable kernels")
-    root = tmp_path_factory.mktemp("portable_kernels")
     dev = root / "dev"
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         assert main(["new-device", "woofles", "--platform", "posix", "-o", str(dev)]) == 0
@@ -458,7 +463,7 @@ def binary_params(a_shape: tuple[int, ...], b_shape: tuple[int, ...]
 
     count = int(np.prod(out_shape, dtype=np.int64))
     return (i32(ndim, count, *padded(out_shape), *padded(strides(a_shape)),
-                *padded(strides(b_shape))), out_shape)
+                *padded(strides(b_shape)), 0), out_shape)
 
 
 BINARY_SHAPES = [((3, 4, 5), (3, 4, 5)), ((3, 4, 5), ()), ((), (2, 3)), ((4, 5), (5,)),
@@ -492,7 +497,7 @@ if (mode == 1) {{
     # Operands that are not contiguous (a transposed view, every other element): strides
     # the generator may fold into the params, which take the kernel's general path.
     a, b = rand(4, 3), rand(3, 8)
-    params = i32(2, 12, *padded([3, 4]), *padded([1, 3]), *padded([8, 2]))
+    params = i32(2, 12, *padded([3, 4]), *padded([1, 3]), *padded([8, 2]), 0)
     cases.append(Case(params, [a, b], nan_out(12), 0,
                       fn(a.T.astype(np.float64), b[:, ::2].astype(np.float64)),
                       f"{op} strided operands"))
@@ -628,7 +633,7 @@ def test_conv2d(build: Build) -> None:
         oh = (h + pads[0] + pads[2] - dil[0] * (kh - 1) - 1) // st[0] + 1
         ow = (wd + pads[1] + pads[3] - dil[1] * (kw - 1) - 1) // st[1] + 1
         params = i32(n, c, h, wd, m, kh, kw, oh, ow, st[0], st[1], pads[0], pads[1],
-                     dil[0], dil[1], group)
+                     dil[0], dil[1], group, 0, 0)
         for with_bias in (1, 0):
             expect = conv_ref(x, w, b if with_bias else None, st, pads, dil, group)
             assert expect.shape == (n, m, oh, ow)
@@ -689,7 +694,7 @@ def pool_cases(kind: str) -> list[Case]:
         ow = div(wd + pads[1] + pads[3] - dil[1] * (k[1] - 1) - 1, st[1], ceil) + 1
         for cip in ((0,) if kind == "max" else (1, 0)):
             params = i32(n, c, h, wd, k[0], k[1], oh, ow, st[0], st[1], *pads, dil[0], dil[1],
-                         cip)
+                         cip, 0)
             expect = pool_ref(x, kind, k, st, pads, dil, oh, ow, cip)
             cases.append(Case(params, [x], nan_out(n * c * oh * ow), 0, expect,
                               f"{kind}pool {x.shape} k={k} s={st} p={pads} d={dil} "
@@ -728,8 +733,8 @@ def test_null_arguments_are_invalid(build: Build) -> None:
         "struct tvmk_unary_params up = {1};\n"
         "struct tvmk_softmax_params sp = {1, 1, 1};\n"
         "struct tvmk_transpose_params tp;\n"
-        "struct tvmk_conv2d_params cp = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1};\n"
-        "struct tvmk_pool2d_params pp = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0};\n"
+        "struct tvmk_conv2d_params cp = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0};\n"
+        "struct tvmk_pool2d_params pp = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0};\n"
         "memset(&bp, 0, sizeof bp); memset(&tp, 0, sizeof tp);\n"
         "status = 0;\n"
         + "".join(f"y[{i}] = (float){call};\n" for i, call in enumerate(calls))

@@ -18,7 +18,7 @@ from ..model.cnames import Namer
 from ..model.device import MAX_DEVICES, device_name
 from ..model.graph import Device, Model, Operator, Tensor
 from ..model.limits import params_problem
-from ..model.ops import OPS, check_attrs
+from ..model.ops import OPS, resolved_attrs
 from ..model.quant import Q4Weight, quantize
 from ..model.shapes import Shape, ShapeError
 from . import yamlio
@@ -166,23 +166,24 @@ class _ModelLoader:
         ins, outs = onode["inputs"], onode["outputs"]
         if not isinstance(ins, list) or not isinstance(outs, list):
             raise err(f"operator {shown(oname)}: inputs and outputs must be lists", w)
-        if not (opdef.required_inputs <= len(ins) <= len(opdef.inputs)):
+        if not opdef.takes(len(ins)):
             raise err(f"operator {shown(oname)}: {opname} takes "
-                       f"{opdef.required_inputs}" + (f" to {len(opdef.inputs)}"
-                       if len(opdef.inputs) != opdef.required_inputs else "") +
-                       f" inputs ({', '.join(opdef.inputs)}), got {len(ins)}",
-                       onode.where("inputs"))
+                      f"{opdef.required_inputs}" + (" or more" if opdef.variadic else
+                      f" to {len(opdef.inputs)}" if len(opdef.inputs) !=
+                      opdef.required_inputs else "") +
+                      f" inputs ({', '.join(opdef.inputs)}), got {len(ins)}",
+                      onode.where("inputs"))
         if len(outs) != len(opdef.outputs):
             raise err(f"operator {shown(oname)}: {opname} has {len(opdef.outputs)} output, "
                        f"got {len(outs)}", onode.where("outputs"))
-        in_names, shapes = self.operator_inputs(oname, opdef.inputs, opdef.optional, ins,
-                                                onode, w)
+        in_names, shapes = self.operator_inputs(oname, opdef.arg_names(len(ins)),
+                                                opdef.optional, ins, onode, w)
         attrs_node = mapping(optional(onode, "attrs", {}), f"attrs of {shown(oname)}",
-                              onode.where("attrs"))
+                             onode.where("attrs"))
         attr_numbers(attrs_node, [k for k, a in opdef.attrs.items() if a.kind == "float"],
                      f"operator {shown(oname)}")
         try:
-            attrs = check_attrs(opdef, dict(attrs_node))
+            attrs = resolved_attrs(opdef, shapes, dict(attrs_node))
             out_shape = opdef.infer(shapes, attrs)
             problem = params_problem(opdef.params(shapes, out_shape, attrs))
         except ShapeError as exc:

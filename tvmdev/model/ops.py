@@ -9,11 +9,28 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from ..errors import shown
 from .limits import float32, int32_problem
+from .regions import (
+    FLOAT_MAX,
+    clip_infer,
+    clip_params,
+    concat_infer,
+    concat_params,
+    fc_infer,
+    fc_params,
+    global_pool_infer,
+    global_pool_params,
+    mean_infer,
+    mean_params,
+    pad_infer,
+    pad_params,
+)
 from .shapes import (
+    ACTIVATIONS,
     Shape,
     ShapeError,
     binary_infer,
@@ -32,20 +49,24 @@ from .shapes import (
     transpose_params,
 )
 from .windowed import (
-    avgpool_infer,
-    avgpool_params,
+    AUTO_PADS,
+    LAYOUTS,
     conv_infer,
     conv_params,
-    maxpool_infer,
-    maxpool_params,
+    depthwise_infer,
+    depthwise_params,
+    pool_infer,
+    pool_params,
+    resolve_window,
 )
 
 
 @dataclass(frozen=True)
 class Attr:
-    kind: str  # "float", "int", "bool", "ints"
+    kind: str  # "float", "int", "bool", "ints", "str"
     default: Any  # None: required
     length: int | None = None  # for "ints": required length
+    choices: tuple[str, ...] = ()  # for "str": the values allowed
 
 
 @dataclass(frozen=True)
@@ -62,21 +83,51 @@ class OpDef:
     params: Callable[[list[Shape | None], Shape, dict[str, Any]], dict[str, Any]]
     # Inputs the output may share memory with (elementwise: the planner may go in place).
     inplace: tuple[int, ...] = ()
+    # The output is the input's elements in the same order under another shape (reshape,
+    # flatten): the planner lets it alias its input's buffer, and the kernel copies
+    # nothing then.
+    view: bool = False
     # The params struct ends with scratch_bytes and scratch: its kernels may be given
     # scratch in the workspace (tvmdev.model.scratch).
     scratch: bool = False
-    # Inputs that must be constants (known at generation time).
     doc: str = ""
+    # The last input takes any number (>= 1) of tensors (concat's inputs); kernels get
+    # them as an array of pointers.
+    variadic: bool = False
+    # Rewrites the checked attributes into the form infer and params take (auto_pad into
+    # pads, 1-D windows into 2-D ones), given the input shapes; run once, at load time.
+    resolve: Callable[[list[Shape | None], dict[str, Any]], dict[str, Any]] | None = None
 
     @property
     def required_inputs(self) -> int:
         """How many inputs the op cannot do without."""
         return sum(1 for a in self.inputs if a not in self.optional)
 
+    def arg_names(self, count: int) -> tuple[str, ...]:
+        """The argument name of each of ``count`` given inputs (a variadic op repeats
+        its last one)."""
+        if not self.variadic:
+            return self.inputs[:count]
+        return self.inputs[:-1] + (self.inputs[-1],) * (count - len(self.inputs) + 1)
+
+    def takes(self, count: int) -> bool:
+        """Whether the op accepts ``count`` inputs."""
+        if self.variadic:
+            return count >= len(self.inputs)
+        return self.required_inputs <= count <= len(self.inputs)
 
 
-_POOL_ATTRS = {"kernel_shape": Attr("ints", None, 2), "strides": Attr("ints", (1, 1), 2),
-               "pads": Attr("ints", (0, 0, 0, 0), 4), "ceil_mode": Attr("bool", 0)}
+
+_LAYOUT = Attr("str", "NCHW", choices=LAYOUTS)
+_ACT = Attr("str", "NONE", choices=ACTIVATIONS)
+# Per spatial dim (two for 2-D, one for 1-D; () is every stride and dilation 1, no pads);
+# pads are [x1_begin, x2_begin, x1_end, x2_end]: [top, left, bottom, right] in 2-D.
+_WINDOW_ATTRS = {"strides": Attr("ints", ()), "pads": Attr("ints", ()),
+                 "dilations": Attr("ints", ()),
+                 "auto_pad": Attr("str", "NOTSET", choices=AUTO_PADS)}
+_POOL_ATTRS = {**_WINDOW_ATTRS, "kernel_shape": Attr("ints", None),
+               "ceil_mode": Attr("bool", 0), "layout": _LAYOUT}
+_CONV_ATTRS = {**_WINDOW_ATTRS, "activation": _ACT}
 
 OPS: dict[str, OpDef] = {o.name: o for o in [
     OpDef("gemm", ("A", "B", "C"), frozenset({"C"}), ("Y",),
@@ -86,10 +137,10 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
           doc="Y = alpha * A' @ B' + beta * C"),
     OpDef("matmul", ("A", "B"), frozenset(), ("Y",), {}, "tvmk_matmul_params",
           matmul_infer, matmul_params, scratch=True, doc="numpy matmul"),
-    OpDef("add", ("A", "B"), frozenset(), ("C",), {}, "tvmk_binary_params",
-          binary_infer, binary_params, inplace=(0, 1), doc="C = A + B, broadcasting"),
-    OpDef("mul", ("A", "B"), frozenset(), ("C",), {}, "tvmk_binary_params",
-          binary_infer, binary_params, inplace=(0, 1), doc="C = A * B, broadcasting"),
+    OpDef("add", ("A", "B"), frozenset(), ("C",), {"activation": _ACT}, "tvmk_binary_params",
+          binary_infer, binary_params, inplace=(0, 1), doc="C = act(A + B), broadcasting"),
+    OpDef("mul", ("A", "B"), frozenset(), ("C",), {"activation": _ACT}, "tvmk_binary_params",
+          binary_infer, binary_params, inplace=(0, 1), doc="C = act(A * B), broadcasting"),
     OpDef("relu", ("X",), frozenset(), ("Y",), {}, "tvmk_unary_params", same_infer,
           count_params, inplace=(0,), doc="Y = max(X, 0)"),
     OpDef("sigmoid", ("X",), frozenset(), ("Y",), {}, "tvmk_unary_params", same_infer,
@@ -100,31 +151,61 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
           "tvmk_softmax_params", softmax_infer, softmax_params, inplace=(0,),
           doc="softmax along axis"),
     OpDef("reshape", ("data",), frozenset(), ("reshaped",), {"shape": Attr("ints", None)},
-          "tvmk_unary_params", reshape_infer, count_params, inplace=(0,),
+          "tvmk_unary_params", reshape_infer, count_params, inplace=(0,), view=True,
           doc="reshape (0 copies a dim, -1 infers one)"),
     OpDef("flatten", ("input",), frozenset(), ("output",), {"axis": Attr("int", 1)},
-          "tvmk_unary_params", flatten_infer, count_params, inplace=(0,),
+          "tvmk_unary_params", flatten_infer, count_params, inplace=(0,), view=True,
           doc="flatten to 2-D at axis"),
     OpDef("transpose", ("data",), frozenset(), ("transposed",), {"perm": Attr("ints", None)},
           "tvmk_transpose_params", transpose_infer, transpose_params,
           doc="permute dims (default: reverse)"),
     OpDef("conv2d", ("X", "W", "B"), frozenset({"B"}), ("Y",),
-          {"strides": Attr("ints", (1, 1), 2), "pads": Attr("ints", (0, 0, 0, 0), 4),
-           "dilations": Attr("ints", (1, 1), 2), "group": Attr("int", 1),
-           "kernel_shape": Attr("ints", None, 2)},
-          "tvmk_conv2d_params", conv_infer, conv_params,
-          doc="NCHW convolution; pads are [top, left, bottom, right]"),
-    OpDef("maxpool2d", ("X",), frozenset(), ("Y",),
-          {**_POOL_ATTRS, "dilations": Attr("ints", (1, 1), 2)},
-          "tvmk_pool2d_params", maxpool_infer, maxpool_params, doc="NCHW max pooling"),
+          {**_CONV_ATTRS, "group": Attr("int", 1), "kernel_shape": Attr("ints", None),
+           "layout": _LAYOUT},
+          "tvmk_conv2d_params", conv_infer, conv_params, resolve=partial(resolve_window,
+                                                                          "conv2d"),
+          doc="convolution, NCHW (W OIHW) or NHWC (W OHWI); pads [top, left, bottom, right]"),
+    OpDef("depthwise_conv2d", ("input", "filter", "bias"), frozenset({"bias"}), ("output",),
+          {**_CONV_ATTRS, "depth_multiplier": Attr("int", 1)},
+          "tvmk_depthwise_conv2d_params", depthwise_infer, depthwise_params,
+          resolve=partial(resolve_window, "depthwise_conv2d"),
+          doc="TFLite depthwise convolution, NHWC, filter [1, KH, KW, C * depth_multiplier]"),
+    OpDef("maxpool2d", ("X",), frozenset(), ("Y",), dict(_POOL_ATTRS),
+          "tvmk_pool2d_params", pool_infer, pool_params,
+          resolve=partial(resolve_window, "maxpool2d"), doc="max pooling, NCHW or NHWC"),
     OpDef("avgpool2d", ("X",), frozenset(), ("Y",),
           {**_POOL_ATTRS, "count_include_pad": Attr("bool", 0)},
-          "tvmk_pool2d_params", avgpool_infer, avgpool_params, doc="NCHW average pooling"),
+          "tvmk_pool2d_params", pool_infer, pool_params,
+          resolve=partial(resolve_window, "avgpool2d"), doc="average pooling, NCHW or NHWC"),
+    OpDef("fully_connected", ("input", "weights", "bias"), frozenset({"bias"}), ("output",),
+          {"keep_num_dims": Attr("bool", 0), "activation": _ACT},
+          "tvmk_fully_connected_params", fc_infer, fc_params,
+          doc="TFLite: act(input as [batch, in] @ weights[out, in]^T + bias)"),
+    OpDef("clip", ("input",), frozenset(), ("output",),
+          {"min": Attr("float", -FLOAT_MAX), "max": Attr("float", FLOAT_MAX)},
+          "tvmk_clip_params", clip_infer, clip_params, inplace=(0,),
+          doc="min(max(input, min), max)"),
+    OpDef("relu6", ("X",), frozenset(), ("Y",), {}, "tvmk_clip_params", clip_infer,
+          clip_params, inplace=(0,), doc="min(max(X, 0), 6)"),
+    OpDef("pad", ("data",), frozenset(), ("output",),
+          {"pads": Attr("ints", None), "value": Attr("float", 0.0),
+           "mode": Attr("str", "constant", choices=("constant",))},
+          "tvmk_pad_params", pad_infer, pad_params,
+          doc="constant padding; pads [x1_begin, x2_begin, ..., x1_end, x2_end, ...]"),
+    OpDef("mean", ("data",), frozenset(), ("reduced",),
+          {"axes": Attr("ints", None), "keepdims": Attr("bool", 1)},
+          "tvmk_mean_params", mean_infer, mean_params,
+          doc="mean over axes (default: all)"),
+    OpDef("global_average_pool", ("X",), frozenset(), ("Y",), {}, "tvmk_mean_params",
+          global_pool_infer, global_pool_params, doc="mean over the dims after N, C"),
+    OpDef("concat", ("inputs",), frozenset(), ("concat_result",), {"axis": Attr("int", None)},
+          "tvmk_concat_params", concat_infer, concat_params, variadic=True,
+          doc="concatenate any number of tensors along axis"),
 ]}
 
 # Attributes that may be left unset even without a default (kernel_shape of conv2d and
 # perm of transpose are derived).
-OPTIONAL_NO_DEFAULT = {("conv2d", "kernel_shape"), ("transpose", "perm")}
+OPTIONAL_NO_DEFAULT = {("conv2d", "kernel_shape"), ("transpose", "perm"), ("mean", "axes")}
 
 DTYPES = ("float32",)
 # Dtypes a kernel library may name beyond those a model declares: q4c32 is a float32
@@ -141,17 +222,18 @@ def check_attrs(op: OpDef, given: dict[str, Any]) -> dict[str, Any]:
             known = ", ".join(op.attrs) or "none"
             raise ShapeError(f"unknown attribute {shown(key)} for {op.name} (known: {known})")
     for key, spec in op.attrs.items():
-        if key not in given:
-            if spec.default is None and (op.name, key) not in OPTIONAL_NO_DEFAULT:
-                raise ShapeError(f"{op.name} needs the attribute '{key}'")
+        if key in given:
+            out[key] = _attr_value(key, spec, given[key])
+        elif spec.default is None and (op.name, key) not in OPTIONAL_NO_DEFAULT:
+            raise ShapeError(f"{op.name} needs the attribute '{key}'")
+        else:
             out[key] = spec.default
-            continue
-        out[key] = _attr_value(key, spec, given[key])
     return out
 
 
 def _attr_value(key: str, spec: Attr, value: Any) -> Any:
-    """One given attribute, checked against its spec and what C can hold."""
+    """One given attribute, checked against its spec and what C can hold, and
+    normalised."""
     if spec.kind == "float":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ShapeError(f"attribute '{key}' must be a number, got {shown(value)}")
@@ -159,6 +241,11 @@ def _attr_value(key: str, spec: Attr, value: Any) -> Any:
             raise ShapeError(f"attribute '{key}' is {shown(value)}, which is not a finite "
                              "float32")
         return float(value)
+    if spec.kind == "str":
+        if not isinstance(value, str) or value not in spec.choices:
+            raise ShapeError(f"attribute '{key}' must be one of {', '.join(spec.choices)}, "
+                             f"got {shown(value)}")
+        return value
     if spec.kind in ("int", "bool"):
         if isinstance(value, bool) or not isinstance(value, int):
             raise ShapeError(f"attribute '{key}' must be an integer, got {shown(value)}")
@@ -177,10 +264,21 @@ def _attr_value(key: str, spec: Attr, value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
+def resolved_attrs(op: OpDef, shapes: list[Shape | None], given: dict[str, Any]
+                   ) -> dict[str, Any]:
+    """The attributes checked and completed (:func:`check_attrs`), then resolved into the
+    form the op's shape inference and params take."""
+    attrs = check_attrs(op, given)
+    return op.resolve(shapes, attrs) if op.resolve is not None else attrs
+
+
 def kernel_params(op: OpDef, dtypes: dict[str, str] | None = None) -> list[tuple[str, str]]:
     """(C type, name) of every parameter of a kernel for ``op``, in calling order."""
     dtypes = dtypes or {}
     params = [(f"const {CTYPES[dtypes.get(a, 'float32')]} *", a) for a in op.inputs]
+    if op.variadic:
+        params[-1] = (f"const {CTYPES[dtypes.get(op.inputs[-1], 'float32')]} *const *",
+                      op.inputs[-1])
     params += [("float *", a) for a in op.outputs]
     params += [(f"const struct {op.params_struct} *", "params"), ("void *", "resource_handle")]
     return params

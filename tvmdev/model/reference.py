@@ -53,56 +53,99 @@ def _flatten(x: list[np.ndarray | None], a: dict[str, Any]) -> np.ndarray:
     return v.reshape(int(np.prod(v.shape[:axis])), -1)
 
 
-def _pad_nchw(v: np.ndarray, pads: tuple[int, ...], value: float) -> np.ndarray:
+# Fused activations (TFLite's fused_activation_function).
+_ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "NONE": lambda v: v,
+    "RELU": lambda v: np.maximum(v, 0.0),
+    "RELU6": lambda v: np.minimum(np.maximum(v, 0.0), 6.0),
+    "RELU_N1_TO_1": lambda v: np.minimum(np.maximum(v, -1.0), 1.0),
+    "TANH": np.tanh,
+}
+
+
+def _hw_axes(layout: str) -> tuple[int, int]:
+    return (1, 2) if layout == "NHWC" else (2, 3)
+
+
+def _pad_hw(v: np.ndarray, pads: tuple[int, ...], value: float, layout: str) -> np.ndarray:
     pt, pl, pb, pr = pads
-    return np.pad(v, ((0, 0), (0, 0), (pt, pb), (pl, pr)), constant_values=value)
+    widths = [(0, 0)] * 4
+    ah, aw = _hw_axes(layout)
+    widths[ah], widths[aw] = (pt, pb), (pl, pr)
+    return np.pad(v, widths, constant_values=value)
 
 
-def _windows(v: np.ndarray, kh: int, kw: int, sh: int, sw: int, dh: int, dw: int,
-             oh: int, ow: int) -> np.ndarray:
-    """N x C x OH x OW x KH x KW view of the (padded) input's windows."""
-    n, c, h, w = v.shape
-    need_h = (oh - 1) * sh + dh * (kh - 1) + 1
-    need_w = (ow - 1) * sw + dw * (kw - 1) + 1
-    if need_h > h or need_w > w:  # ceil_mode windows reach past the padding
-        v = np.pad(v, ((0, 0), (0, 0), (0, max(0, need_h - h)), (0, max(0, need_w - w))),
-                   constant_values=np.nan)
+def _windows(v: np.ndarray, k: tuple[int, int], st: tuple[int, int], dil: tuple[int, int],
+             oh: int, ow: int, layout: str) -> np.ndarray:
+    """A view of the (padded) input's windows: N x C x OH x OW x KH x KW for NCHW,
+    N x OH x OW x C x KH x KW for NHWC."""
+    ah, aw = _hw_axes(layout)
+    need = ((oh - 1) * st[0] + dil[0] * (k[0] - 1) + 1,
+            (ow - 1) * st[1] + dil[1] * (k[1] - 1) + 1)
+    if need[0] > v.shape[ah] or need[1] > v.shape[aw]:  # ceil_mode windows pass the padding
+        widths = [(0, 0)] * 4
+        widths[ah] = (0, max(0, need[0] - v.shape[ah]))
+        widths[aw] = (0, max(0, need[1] - v.shape[aw]))
+        v = np.pad(v, widths, constant_values=np.nan)
     s = v.strides
+    shape = list(v.shape)
+    strides = list(s)
+    shape[ah], shape[aw] = oh, ow
+    strides[ah], strides[aw] = s[ah] * st[0], s[aw] * st[1]
     return np.lib.stride_tricks.as_strided(
-        v, (n, c, oh, ow, kh, kw), (s[0], s[1], s[2] * sh, s[3] * sw, s[2] * dh, s[3] * dw),
-        writeable=False)
+        v, (*shape, k[0], k[1]), (*strides, s[ah] * dil[0], s[aw] * dil[1]), writeable=False)
+
+
+def _out_hw(out_shape: tuple[int, ...], layout: str) -> tuple[int, int]:
+    ah, aw = _hw_axes(layout)
+    return out_shape[ah], out_shape[aw]
 
 
 def _conv2d(x: list[np.ndarray | None], a: dict[str, Any], out_shape: tuple[int, ...]
             ) -> np.ndarray:
     X, W, B = (x + [None])[:3]
     assert X is not None and W is not None
-    g = a["group"]
-    m, cg, kh, kw = W.shape
-    xp = _pad_nchw(X, a["pads"], 0.0)
-    oh, ow = out_shape[2], out_shape[3]
-    (sh, sw), (dh, dw) = a["strides"], a["dilations"]
-    win = _windows(xp, kh, kw, sh, sw, dh, dw, oh, ow)
+    g, layout = a["group"], a["layout"]
+    nhwc = layout == "NHWC"
+    m, kh, kw, cg = W.shape if nhwc else (W.shape[0], *W.shape[2:], W.shape[1])
+    xp = _pad_hw(X, a["pads"], 0.0, layout)
+    win = _windows(xp, (kh, kw), a["strides"], a["dilations"], *_out_hw(out_shape, layout),
+                   layout)
     outs = []
     mg = m // g
     for gi in range(g):
-        wg = W[gi * mg:(gi + 1) * mg]                       # mg, cg, kh, kw
-        xg = win[:, gi * cg:(gi + 1) * cg]                 # n, cg, oh, ow, kh, kw
-        outs.append(np.einsum("nchwij,mcij->nmhw", xg, wg))
-    y = np.concatenate(outs, axis=1)
+        wg = W[gi * mg:(gi + 1) * mg]
+        if nhwc:   # win: n, oh, ow, c, kh, kw; W: m, kh, kw, c
+            outs.append(np.einsum("nhwcij,mijc->nhwm", win[:, :, :, gi * cg:(gi + 1) * cg], wg))
+        else:      # win: n, c, oh, ow, kh, kw; W: m, c, kh, kw
+            outs.append(np.einsum("nchwij,mcij->nmhw", win[:, gi * cg:(gi + 1) * cg], wg))
+    y = np.concatenate(outs, axis=3 if nhwc else 1)
     if B is not None:
-        y = y + B.reshape(1, -1, 1, 1)
+        y = y + (B if nhwc else B.reshape(1, -1, 1, 1))
     return y
+
+
+def _depthwise_conv2d(x: list[np.ndarray | None], a: dict[str, Any],
+                      out_shape: tuple[int, ...]) -> np.ndarray:
+    """TFLite DEPTHWISE_CONV_2D: output channel c * mult + j from input channel c."""
+    X, W, B = (x + [None])[:3]
+    assert X is not None and W is not None
+    _, kh, kw, _ = W.shape
+    xp = _pad_hw(X, a["pads"], 0.0, "NHWC")
+    win = _windows(xp, (kh, kw), a["strides"], a["dilations"], out_shape[1], out_shape[2],
+                   "NHWC")
+    rep = np.repeat(win, a["depth_multiplier"], axis=3)   # n, oh, ow, c * mult, kh, kw
+    y = np.asarray(np.einsum("nhwoij,ijo->nhwo", rep, W[0]))
+    return y if B is None else y + B
 
 
 def _maxpool2d(x: list[np.ndarray | None], a: dict[str, Any], out_shape: tuple[int, ...]
                ) -> np.ndarray:
     X = x[0]
     assert X is not None
-    kh, kw = a["kernel_shape"]
-    xp = _pad_nchw(X, a["pads"], np.nan)
-    (sh, sw), (dh, dw) = a["strides"], a["dilations"]
-    win = _windows(xp, kh, kw, sh, sw, dh, dw, out_shape[2], out_shape[3])
+    xp = _pad_hw(X, a["pads"], np.nan, a["layout"])
+    win = _windows(xp, a["kernel_shape"], a["strides"], a["dilations"],
+                   *_out_hw(out_shape, a["layout"]), a["layout"])
     return np.asarray(np.nanmax(win, axis=(4, 5)))
 
 
@@ -110,17 +153,42 @@ def _avgpool2d(x: list[np.ndarray | None], a: dict[str, Any], out_shape: tuple[i
                ) -> np.ndarray:
     X = x[0]
     assert X is not None
-    kh, kw = a["kernel_shape"]
-    oh, ow = out_shape[2], out_shape[3]
+    layout = a["layout"]
     # Values: zero in the padding, NaN past it. Counts: which positions are counted.
-    xp = _pad_nchw(X, a["pads"], 0.0)
-    inside = _pad_nchw(np.ones_like(X), a["pads"], 1.0 if a["count_include_pad"] else 0.0)
-    sh, sw = a["strides"]
-    win = _windows(xp, kh, kw, sh, sw, 1, 1, oh, ow)
-    cnt = _windows(inside, kh, kw, sh, sw, 1, 1, oh, ow)
+    xp = _pad_hw(X, a["pads"], 0.0, layout)
+    inside = _pad_hw(np.ones_like(X), a["pads"], 1.0 if a["count_include_pad"] else 0.0,
+                     layout)
+    hw = _out_hw(out_shape, layout)
+    win = _windows(xp, a["kernel_shape"], a["strides"], a["dilations"], *hw, layout)
+    cnt = _windows(inside, a["kernel_shape"], a["strides"], a["dilations"], *hw, layout)
     total = np.nansum(win, axis=(4, 5))
     count = np.nansum(cnt, axis=(4, 5))
     return np.asarray(total / count)
+
+
+def _fully_connected(x: list[np.ndarray | None], a: dict[str, Any]) -> np.ndarray:
+    X, W, B = (x + [None])[:3]
+    assert X is not None and W is not None
+    y = np.asarray(X.reshape(-1, W.shape[1]) @ W.T)
+    return y if B is None else y + B
+
+
+def _pad(x: list[np.ndarray | None], a: dict[str, Any]) -> np.ndarray:
+    v = _arg(x, 0)
+    pads = a["pads"]
+    widths = list(zip(pads[:v.ndim], pads[v.ndim:], strict=True))
+    return np.pad(v, widths, mode="constant", constant_values=a["value"])
+
+
+def _mean(x: list[np.ndarray | None], a: dict[str, Any]) -> np.ndarray:
+    v = _arg(x, 0)
+    axes = None if a["axes"] is None else tuple(a["axes"])
+    return np.asarray(np.mean(v, axis=axes, keepdims=bool(a["keepdims"])))
+
+
+def _global_average_pool(x: list[np.ndarray | None], a: dict[str, Any]) -> np.ndarray:
+    v = _arg(x, 0)
+    return np.asarray(v.mean(axis=tuple(range(2, v.ndim)), keepdims=True))
 
 
 def _arg(x: list[np.ndarray | None], i: int) -> np.ndarray:
@@ -141,8 +209,27 @@ _SIMPLE: dict[str, Callable[[list[np.ndarray | None], dict[str, Any]], np.ndarra
     "reshape": _reshape,
     "flatten": _flatten,
     "transpose": lambda x, a: np.transpose(_arg(x, 0), a["perm"]),
+    "fully_connected": _fully_connected,
+    "clip": lambda x, a: np.minimum(np.maximum(_arg(x, 0), a["min"]), a["max"]),
+    "relu6": lambda x, a: np.minimum(np.maximum(_arg(x, 0), 0.0), 6.0),
+    "pad": _pad,
+    "mean": _mean,
+    "global_average_pool": _global_average_pool,
+    "concat": lambda x, a: np.concatenate([v for v in x if v is not None], axis=a["axis"]),
 }
-_WINDOWED = {"conv2d": _conv2d, "maxpool2d": _maxpool2d, "avgpool2d": _avgpool2d}
+_WINDOWED = {"conv2d": _conv2d, "depthwise_conv2d": _depthwise_conv2d,
+             "maxpool2d": _maxpool2d, "avgpool2d": _avgpool2d}
+
+
+def _windowed(op: str, args: list[np.ndarray | None], attrs: dict[str, Any],
+              shape: tuple[int, ...]) -> np.ndarray:
+    """A windowed op; a 1-D one (rank-3 X and W) as the 2-D one with H = 1."""
+    if len(shape) == 3:
+        axis = 1 if attrs.get("layout") == "NHWC" else 2
+        args = [np.expand_dims(v, axis) if v is not None and v.ndim == 3 else v
+                for v in args]
+        shape = (*shape[:axis], 1, *shape[axis:])
+    return _WINDOWED[op](args, attrs, shape)
 
 
 def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -157,9 +244,10 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarra
             attrs = op.attr_dict
             shape = model.tensors[op.outputs[0]].shape
             if op.op in _WINDOWED:
-                y = _WINDOWED[op.op](args, attrs, shape)
+                y = _windowed(op.op, args, attrs, shape)
             else:
                 y = _SIMPLE[op.op](args, attrs)
+            y = _ACTIVATIONS[attrs.get("activation", "NONE")](np.asarray(y, F64))
             y = np.asarray(y, F64).reshape(shape)
             values[op.outputs[0]] = y
         for k, v in values.items():

@@ -12,11 +12,18 @@ from typing import Any
 
 Shape = tuple[int, ...]
 MAX_DIMS = 6
+# Fused activations, in the order of their codes (tvmk_portable.h: TVMK_ACT_*).
+ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1", "TANH")
 
 
 class ShapeError(ValueError):
     """An operator's inputs or attributes don't fit; the message names what is wrong."""
 
+
+
+def activation_code(attrs: dict[str, Any]) -> int:
+    """The fused activation of an op's attributes as the kernels' code."""
+    return ACTIVATIONS.index(attrs.get("activation", "NONE"))
 
 
 def numel(shape: Shape) -> int:
@@ -33,7 +40,8 @@ def contiguous_strides(shape: Shape) -> list[int]:
     return strides[::-1]
 
 
-def _norm_axis(axis: int, ndim: int, what: str = "axis") -> int:
+def norm_axis(axis: int, ndim: int, what: str = "axis") -> int:
+    """``axis`` in [0, ndim), from numpy's [-ndim, ndim); raises ShapeError outside."""
     if not -ndim <= axis < ndim:
         raise ShapeError(f"{what} {axis} is out of range for a {ndim}-D tensor")
     return axis % ndim
@@ -181,7 +189,8 @@ def binary_infer(shapes: list[Shape | None], attrs: dict[str, Any]) -> Shape:
     return tuple(out)
 
 
-def _padded(values: Sequence[int], fill: int = 0) -> list[int]:
+def padded(values: Sequence[int], fill: int = 0) -> list[int]:
+    """``values`` filled with ``fill`` to MAX_DIMS entries (a params array)."""
     return list(values) + [fill] * (MAX_DIMS - len(values))
 
 
@@ -191,9 +200,10 @@ def binary_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]
     a, b = shapes[0], shapes[1]
     assert a is not None and b is not None
     shape = out if out else (1,)
-    return {"ndim": len(shape), "count": numel(out), "shape": _padded(shape, 1),
-            "a_strides": _padded(_broadcast_to(a or (1,), shape, "A")),
-            "b_strides": _padded(_broadcast_to(b or (1,), shape, "B"))}
+    return {"ndim": len(shape), "count": numel(out), "shape": padded(shape, 1),
+            "a_strides": padded(_broadcast_to(a or (1,), shape, "A")),
+            "b_strides": padded(_broadcast_to(b or (1,), shape, "B")),
+            "activation": activation_code(attrs)}
 
 
 def same_infer(shapes: list[Shape | None], attrs: dict[str, Any]) -> Shape:
@@ -212,7 +222,7 @@ def softmax_infer(shapes: list[Shape | None], attrs: dict[str, Any]) -> Shape:
     """The output shape of softmax."""
     x = shapes[0]
     assert x is not None
-    _norm_axis(attrs["axis"], max(len(x), 1))
+    norm_axis(attrs["axis"], max(len(x), 1))
     return x
 
 
@@ -220,7 +230,7 @@ def softmax_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]
                     ) -> dict[str, Any]:
     """The kernel params of softmax."""
     shape = out or (1,)
-    ax = _norm_axis(attrs["axis"], len(shape))
+    ax = norm_axis(attrs["axis"], len(shape))
     return {"outer": numel(shape[:ax]), "axis": shape[ax], "inner": numel(shape[ax + 1:])}
 
 
@@ -293,5 +303,5 @@ def transpose_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, An
     perm = _perm(x, attrs)
     strides = contiguous_strides(x)
     shape = out or (1,)
-    return {"ndim": len(shape), "count": numel(out), "shape": _padded(shape, 1),
-            "in_strides": _padded([strides[p] for p in perm] or [1])}
+    return {"ndim": len(shape), "count": numel(out), "shape": padded(shape, 1),
+            "in_strides": padded([strides[p] for p in perm] or [1])}

@@ -74,7 +74,7 @@ def tensor_dtypes(model: Model, op: Operator) -> dict[str, str]:
     """ONNX argument name -> dtype for one operator's tensors."""
     opdef = OPS[op.op]
     out: dict[str, str] = {}
-    for arg, t in zip(opdef.inputs, op.inputs, strict=False):
+    for arg, t in zip(opdef.arg_names(len(op.inputs)), op.inputs, strict=False):
         if t is not None:
             out[arg] = model.tensors[t].dtype
     for arg, t in zip(opdef.outputs, op.outputs, strict=True):

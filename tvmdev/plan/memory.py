@@ -64,7 +64,8 @@ def plan_memory(model: Model, inplace: bool = True, scratch: Mapping[int, int] |
     (operator index -> bytes) its kernel's scratch.
 
     Tensors whose lifetimes don't overlap share bytes; an elementwise operator whose input
-    dies at that operator writes its output over it (in place). Placement is greedy by
+    dies at that operator writes its output over it (in place), and a view (reshape,
+    flatten) of such an input is that input's buffer, with no copy. Placement is greedy by
     size: the largest buffer first, each at the lowest offset free for its whole lifetime.
     Scratch is placed afterwards, so it never moves a tensor: each operator's at the lowest
     offset free of the buffers live during that operator; the arena grows only by the
@@ -199,7 +200,7 @@ def _buffer_lifetimes(model: Model, inplace: bool) -> _Lifetimes:
                 t = op.inputs[idx] if idx < len(op.inputs) else None
                 if (t is not None and tensors[t].role == "intermediate"
                         and last_use.get(t) == op.index
-                        and tensors[t].shape == tensors[out].shape
+                        and (tensors[t].shape == tensors[out].shape or OPS[op.op].view)
                         and op.inputs.count(t) == 1):
                     source = t
                     break

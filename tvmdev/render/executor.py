@@ -21,7 +21,8 @@ from ..model.graph import Model, Operator
 from ..model.limits import object_problem
 from ..model.ops import OPS, kernel_params
 from ..model.scratch import Tuning
-from ..model.shapes import numel
+from ..model.shapes import ACTIVATIONS, numel
+from ..model.windowed import LAYOUTS
 from ..naming import camel
 from ..plan.kernels import Registry, operator_scratch, resolve
 from ..plan.memory import MemoryPlan, plan_memory
@@ -63,11 +64,22 @@ class Generated:
         return sorted({k.include_dir for k in self.kernels})
 
 
+# Params fields whose values are codes, spelt with tvmk_portable.h's names.
+_CODE_NAMES = {"activation": tuple(f"TVMK_ACT_{a}" for a in ACTIVATIONS),
+               "layout": tuple(f"TVMK_LAYOUT_{x}" for x in LAYOUTS)}
+
+
+def _field_value(key: str, v: Any) -> str:
+    if key in _CODE_NAMES and isinstance(v, int):
+        return _CODE_NAMES[key][v]
+    return _init_value(v)
+
+
 def _init_value(v: Any) -> str:
     if isinstance(v, float):
         return c_float(v)
     if isinstance(v, (list, tuple)):
-        return "{" + ", ".join(str(x) for x in v) + "}"
+        return "{" + ", ".join(_init_value(x) for x in v) + "}"
     return str(v)
 
 
@@ -87,6 +99,21 @@ def _tensor_expr(model: Model, name: str | None, names: Names) -> str:
     return names.local(t.cname)
 
 
+def _input_exprs(model: Model, op: Operator, names: Names) -> dict[str, str]:
+    """The C expression of each input argument of ``op``'s kernels: NULL for an absent
+    optional input; the tensors of a variadic argument as a C99 compound literal array."""
+    opdef = OPS[op.op]
+    given = [_tensor_expr(model, t, names) for t in op.inputs]
+    if opdef.variadic:
+        fixed = len(opdef.inputs) - 1
+        exprs = dict(zip(opdef.inputs[:fixed], given[:fixed], strict=True))
+        exprs[opdef.inputs[-1]] = ("(const float *const[]){" + ", ".join(given[fixed:])
+                                   + "}")
+        return exprs
+    return dict(zip(opdef.inputs, given + ["NULL"] * (len(opdef.inputs) - len(given)),
+                    strict=True))
+
+
 def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], names: Names,
                 memory: MemoryPlan) -> dict[str, Any]:
     opdef = OPS[op.op]
@@ -97,8 +124,7 @@ def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], names: Na
     if opdef.scratch:
         params["scratch_bytes"] = scratch_bytes  # the pointer is set at run time
     dev = model.device(op.device) if op.device else None
-    exprs = dict(zip(opdef.inputs, [_tensor_expr(model, t, names) for t in op.inputs]
-                     + ["NULL"] * (len(opdef.inputs) - len(op.inputs)), strict=True))
+    exprs = _input_exprs(model, op, names)
     exprs.update(zip(opdef.outputs, [_tensor_expr(model, t, names) for t in op.outputs],
                      strict=True))
     # With scratch, the kernels get a copy of the params pointing into the workspace.
@@ -118,7 +144,7 @@ def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], names: Na
         "kind_camel": camel(dev.kind) if dev else None,
         "params_struct": opdef.params_struct,
         "params_name": params_name,
-        "params": [(k, _init_value(v)) for k, v in params.items()],
+        "params": [(k, _field_value(k, v)) for k, v in params.items()],
         "first_call": call(chain[0], "ret = ", 4),
         "fallback_calls": [call(k, "ret = ", 8) for k in chain[1:]],
         "scratch": {"local": names.scratch_local(op.op), "offset": scratch_offset,

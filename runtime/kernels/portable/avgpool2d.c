@@ -1,5 +1,5 @@
 /*
- * tvmdev portable kernels: AveragePool (ONNX), 2-D, NCHW, with stride, padding and
+ * tvmdev portable kernels: AveragePool (ONNX), 2-D, NCHW or NHWC, with stride, padding and
  * dilation. The sum runs over the window's taps inside the input. With count_include_pad
  * it is divided by the number of taps inside the padded input
  * [-pad_top, H + pad_bottom) x [-pad_left, W + pad_right), else by the number inside the
@@ -36,6 +36,7 @@ int32_t tvmk_avgpool2d_f32(const float *X, float *Y, const struct tvmk_pool2d_pa
 {
     const struct tvmk_pool2d_params *p = params;
     int32_t nc, oh, ow, kh, kw;
+    size_t xn, xc, xh, xw, yn, yc, yh, yw; /* element strides of X and Y */
 
     (void)resource_handle;
     if (X == NULL || Y == NULL || p == NULL) {
@@ -43,13 +44,24 @@ int32_t tvmk_avgpool2d_f32(const float *X, float *Y, const struct tvmk_pool2d_pa
     }
     if (p->N < 0 || p->C < 0 || p->H < 0 || p->W < 0 || p->KH <= 0 || p->KW <= 0 ||
         p->OH < 0 || p->OW < 0 || p->stride_h <= 0 || p->stride_w <= 0 || p->dil_h <= 0 ||
-        p->dil_w <= 0 || p->pad_top < 0 || p->pad_left < 0 || p->pad_bottom < 0 ||
+        p->dil_w <= 0 || (p->layout != TVMK_LAYOUT_NCHW && p->layout != TVMK_LAYOUT_NHWC) || p->pad_top < 0 || p->pad_left < 0 || p->pad_bottom < 0 ||
         p->pad_right < 0) {
         return TVM_DEVICE_ERR_INVALID;
     }
+    if (p->layout == TVMK_LAYOUT_NCHW) {
+        xw = 1; xh = (size_t)p->W; xc = xh * (size_t)p->H;
+        yw = 1; yh = (size_t)p->OW; yc = yh * (size_t)p->OH;
+        xn = xc * (size_t)p->C; yn = yc * (size_t)p->C;
+    } else {
+        xc = 1; xw = (size_t)p->C; xh = xw * (size_t)p->W;
+        yc = 1; yw = (size_t)p->C; yh = yw * (size_t)p->OW;
+        xn = xh * (size_t)p->H; yn = yh * (size_t)p->OH;
+    }
     for (nc = 0; nc < p->N * p->C; ++nc) {
-        const float *x = X + (size_t)nc * (size_t)p->H * (size_t)p->W;
-        float *y = Y + (size_t)nc * (size_t)p->OH * (size_t)p->OW;
+        const size_t n = (size_t)(nc / p->C);
+        const size_t c = (size_t)(nc % p->C);
+        const float *x = X + n * xn + c * xc;
+        float *y = Y + n * yn + c * yc;
         for (oh = 0; oh < p->OH; ++oh) {
             const int32_t h0 = oh * p->stride_h - p->pad_top;
             int32_t kh0, kh1, count_h;
@@ -75,12 +87,12 @@ int32_t tvmk_avgpool2d_f32(const float *X, float *Y, const struct tvmk_pool2d_pa
                     count_w = kw1 - kw0 + 1;
                 }
                 for (kh = kh0; kh <= kh1; ++kh) {
-                    const float *xr = x + (size_t)(h0 + kh * p->dil_h) * (size_t)p->W;
+                    const float *xr = x + (size_t)(h0 + kh * p->dil_h) * xh;
                     for (kw = kw0; kw <= kw1; ++kw) {
-                        sum += xr[w0 + kw * p->dil_w];
+                        sum += xr[(size_t)(w0 + kw * p->dil_w) * xw];
                     }
                 }
-                y[(size_t)oh * (size_t)p->OW + (size_t)ow] =
+                y[(size_t)oh * yh + (size_t)ow * yw] =
                     (count_h > 0 && count_w > 0) ? sum / (float)(count_h * count_w) : 0.0f;
             }
         }

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "tvmk_portable.h"
+#include "activation.h"
 
 #define TVMK_BINARY_ADD 0
 #define TVMK_BINARY_MUL 1
@@ -51,7 +51,7 @@ static inline int tvmk_binary_is_scalar(const struct tvmk_binary_params *p,
     return 1;
 }
 
-static inline int32_t tvmk_binary_f32(int op, const float *A, const float *B, float *C,
+static inline int32_t tvmk_binary_raw(int op, const float *A, const float *B, float *C,
                                       const struct tvmk_binary_params *p)
 {
     int32_t idx[TVMK_MAX_DIMS];
@@ -144,6 +144,24 @@ static inline int32_t tvmk_binary_f32(int op, const float *A, const float *B, fl
         }
     }
     return TVM_DEVICE_OK;
+}
+
+/* C = act(A op B): the operation, then the fused activation over the output. */
+static inline int32_t tvmk_binary_f32(int op, const float *A, const float *B, float *C,
+                                      const struct tvmk_binary_params *p)
+{
+    int32_t status, j;
+
+    if (p != NULL && !tvmk_act_valid(p->activation)) {
+        return TVM_DEVICE_ERR_INVALID;
+    }
+    status = tvmk_binary_raw(op, A, B, C, p);
+    if (status == TVM_DEVICE_OK && p->activation != TVMK_ACT_NONE) {
+        for (j = 0; j < p->count; ++j) {
+            C[j] = tvmk_activate(p->activation, C[j]);
+        }
+    }
+    return status;
 }
 
 #endif /* TVMK_PORTABLE_BINARY_H_ */

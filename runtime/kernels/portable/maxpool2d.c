@@ -1,5 +1,5 @@
 /*
- * tvmdev portable kernels: MaxPool (ONNX), 2-D, NCHW, with stride, padding and dilation.
+ * tvmdev portable kernels: MaxPool (ONNX), 2-D, NCHW or NHWC, with stride, padding and dilation.
  * Padded positions are ignored: each output is the maximum over the window's taps that
  * fall inside the input (-HUGE_VALF if none does). Y must not overlap X.
  */
@@ -34,6 +34,7 @@ int32_t tvmk_maxpool2d_f32(const float *X, float *Y, const struct tvmk_pool2d_pa
 {
     const struct tvmk_pool2d_params *p = params;
     int32_t nc, oh, ow, kh, kw;
+    size_t xn, xc, xh, xw, yn, yc, yh, yw; /* element strides of X and Y */
 
     (void)resource_handle;
     if (X == NULL || Y == NULL || p == NULL) {
@@ -41,12 +42,23 @@ int32_t tvmk_maxpool2d_f32(const float *X, float *Y, const struct tvmk_pool2d_pa
     }
     if (p->N < 0 || p->C < 0 || p->H < 0 || p->W < 0 || p->KH <= 0 || p->KW <= 0 ||
         p->OH < 0 || p->OW < 0 || p->stride_h <= 0 || p->stride_w <= 0 || p->dil_h <= 0 ||
-        p->dil_w <= 0) {
+        p->dil_w <= 0 || (p->layout != TVMK_LAYOUT_NCHW && p->layout != TVMK_LAYOUT_NHWC)) {
         return TVM_DEVICE_ERR_INVALID;
     }
+    if (p->layout == TVMK_LAYOUT_NCHW) {
+        xw = 1; xh = (size_t)p->W; xc = xh * (size_t)p->H;
+        yw = 1; yh = (size_t)p->OW; yc = yh * (size_t)p->OH;
+        xn = xc * (size_t)p->C; yn = yc * (size_t)p->C;
+    } else {
+        xc = 1; xw = (size_t)p->C; xh = xw * (size_t)p->W;
+        yc = 1; yw = (size_t)p->C; yh = yw * (size_t)p->OW;
+        xn = xh * (size_t)p->H; yn = yh * (size_t)p->OH;
+    }
     for (nc = 0; nc < p->N * p->C; ++nc) {
-        const float *x = X + (size_t)nc * (size_t)p->H * (size_t)p->W;
-        float *y = Y + (size_t)nc * (size_t)p->OH * (size_t)p->OW;
+        const size_t n = (size_t)(nc / p->C);
+        const size_t c = (size_t)(nc % p->C);
+        const float *x = X + n * xn + c * xc;
+        float *y = Y + n * yn + c * yc;
         for (oh = 0; oh < p->OH; ++oh) {
             const int32_t h0 = oh * p->stride_h - p->pad_top;
             int32_t kh0, kh1;
@@ -57,13 +69,13 @@ int32_t tvmk_maxpool2d_f32(const float *X, float *Y, const struct tvmk_pool2d_pa
                 int32_t kw0, kw1;
                 tvmk_maxpool_taps(w0, p->dil_w, p->KW, 0, p->W, &kw0, &kw1);
                 for (kh = kh0; kh <= kh1; ++kh) {
-                    const float *xr = x + (size_t)(h0 + kh * p->dil_h) * (size_t)p->W;
+                    const float *xr = x + (size_t)(h0 + kh * p->dil_h) * xh;
                     for (kw = kw0; kw <= kw1; ++kw) {
-                        const float v = xr[w0 + kw * p->dil_w];
+                        const float v = xr[(size_t)(w0 + kw * p->dil_w) * xw];
                         best = v > best ? v : best;
                     }
                 }
-                y[(size_t)oh * (size_t)p->OW + (size_t)ow] = best;
+                y[(size_t)oh * yh + (size_t)ow * yw] = best;
             }
         }
     }

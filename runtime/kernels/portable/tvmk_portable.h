@@ -35,6 +35,18 @@ extern "C" {
 
 #define TVMK_MAX_DIMS 6
 
+/* Fused activations (params field activation), applied to each output in the same call:
+ * TFLite's fused_activation_function. */
+#define TVMK_ACT_NONE 0
+#define TVMK_ACT_RELU 1          /* max(x, 0) */
+#define TVMK_ACT_RELU6 2         /* min(max(x, 0), 6) */
+#define TVMK_ACT_RELU_N1_TO_1 3  /* min(max(x, -1), 1) */
+#define TVMK_ACT_TANH 4          /* tanh(x) */
+
+/* Layouts of 4-D activations (params field layout). */
+#define TVMK_LAYOUT_NCHW 0
+#define TVMK_LAYOUT_NHWC 1
+
 /* Y = alpha * op(A) @ op(B) + beta * C; op() transposes when trans_a / trans_b is set.
  * A is M x K (K x M when trans_a), B is K x N (N x K when trans_b), Y is M x N.
  * C (optional) is read at C[m * c_stride_m + n * c_stride_n]: strides of 0 broadcast.
@@ -78,14 +90,15 @@ struct tvmk_matmul_params {
     void *scratch;
 };
 
-/* Elementwise C = A op B with numpy broadcasting. The output has ndim dims of the given
- * shape and count elements; a_strides / b_strides give each operand's stride (in
- * elements) along each output dim, 0 where it broadcasts. */
+/* Elementwise C = act(A op B) with numpy broadcasting. The output has ndim dims of the
+ * given shape and count elements; a_strides / b_strides give each operand's stride (in
+ * elements) along each output dim, 0 where it broadcasts. activation: TVMK_ACT_*. */
 struct tvmk_binary_params {
     int32_t ndim, count;
     int32_t shape[TVMK_MAX_DIMS];
     int32_t a_strides[TVMK_MAX_DIMS];
     int32_t b_strides[TVMK_MAX_DIMS];
+    int32_t activation;
 };
 
 /* Elementwise unary ops, and reshape/flatten (a copy, skipped when in place). */
@@ -106,9 +119,11 @@ struct tvmk_transpose_params {
     int32_t in_strides[TVMK_MAX_DIMS];
 };
 
-/* NCHW convolution: X is N x C x H x W, W is M x (C / group) x KH x KW, B (optional) is M,
- * Y is N x M x OH x OW. Padding pad_top/pad_left is implicit zeros (bottom/right padding
- * is implied by OH/OW). */
+/* Convolution, Y = act(conv(X, W) + B). With layout TVMK_LAYOUT_NCHW (ONNX): X is
+ * N x C x H x W, W is M x (C / group) x KH x KW (OIHW), Y is N x M x OH x OW. With
+ * TVMK_LAYOUT_NHWC (TFLite): X is N x H x W x C, W is M x KH x KW x (C / group) (OHWI),
+ * Y is N x OH x OW x M. B (optional) is M. Padding pad_top/pad_left is implicit zeros
+ * (bottom/right padding is implied by OH/OW). activation: TVMK_ACT_*. */
 struct tvmk_conv2d_params {
     int32_t N, C, H, W;
     int32_t M, KH, KW, OH, OW;
@@ -116,9 +131,25 @@ struct tvmk_conv2d_params {
     int32_t pad_top, pad_left;
     int32_t dil_h, dil_w;
     int32_t group;
+    int32_t layout;
+    int32_t activation;
 };
 
-/* NCHW pooling: X is N x C x H x W, Y is N x C x OH x OW. Max pooling ignores padded
+/* Depthwise convolution (TFLite DEPTHWISE_CONV_2D), NHWC: X is N x H x W x C, W is
+ * 1 x KH x KW x (C * mult), B (optional) is C * mult, Y is N x OH x OW x (C * mult);
+ * output channel c * mult + j reads input channel c. activation: TVMK_ACT_*. */
+struct tvmk_depthwise_conv2d_params {
+    int32_t N, C, H, W;
+    int32_t KH, KW;
+    int32_t mult, OH, OW;
+    int32_t stride_h, stride_w;
+    int32_t pad_top, pad_left;
+    int32_t dil_h, dil_w;
+    int32_t activation;
+};
+
+/* Pooling: X is N x C x H x W and Y N x C x OH x OW (TVMK_LAYOUT_NCHW), or X is
+ * N x H x W x C and Y N x OH x OW x C (TVMK_LAYOUT_NHWC). Max pooling ignores padded
  * positions; average pooling divides by the window's size if count_include_pad, else
  * by the number of positions inside the input. */
 struct tvmk_pool2d_params {
@@ -129,6 +160,50 @@ struct tvmk_pool2d_params {
     int32_t pad_bottom, pad_right;
     int32_t dil_h, dil_w;
     int32_t count_include_pad;
+    int32_t layout;
+};
+
+/* TFLite FULLY_CONNECTED: output[b][o] = act(sum over i of input[b][i] * weights[o][i]
+ * + bias[o]) for b < batch, o < out_size; bias (optional) is out_size. */
+struct tvmk_fully_connected_params {
+    int32_t batch, in_size, out_size;
+    int32_t activation;
+};
+
+/* Y = min(max(X, min), max) over count elements (clip, relu6); Y may alias X. */
+struct tvmk_clip_params {
+    int32_t count;
+    float min, max;
+};
+
+/* Constant padding: the output (ndim dims of out_shape, count elements) holds the input
+ * (in_shape) at offset begin[d] along each dim d, and value elsewhere. */
+struct tvmk_pad_params {
+    int32_t ndim, count;
+    int32_t out_shape[TVMK_MAX_DIMS];
+    int32_t in_shape[TVMK_MAX_DIMS];
+    int32_t begin[TVMK_MAX_DIMS];
+    float value;
+};
+
+/* Mean over some dims (mean, global_average_pool): the input has ndim dims of the given
+ * shape and count elements; out_strides[d] is the stride in the output (of out_count
+ * elements) of input dim d, 0 for a reduced dim; reduced is the number of input elements
+ * averaged into each output. */
+struct tvmk_mean_params {
+    int32_t ndim, count;
+    int32_t shape[TVMK_MAX_DIMS];
+    int32_t out_strides[TVMK_MAX_DIMS];
+    int32_t out_count, reduced;
+};
+
+/* Concatenation along an axis: the output viewed as outer x (the inputs' blocks, in
+ * order); input i contributes blocks[i] contiguous values (its axis dim times the
+ * product of the dims after the axis) per outer index. ninputs <= TVMK_CONCAT_MAX_INPUTS. */
+#define TVMK_CONCAT_MAX_INPUTS 16
+struct tvmk_concat_params {
+    int32_t ninputs, outer;
+    int32_t blocks[TVMK_CONCAT_MAX_INPUTS];
 };
 
 int32_t tvmk_gemm_f32(const float *A, const float *B, const float *C, float *Y,
@@ -162,10 +237,25 @@ int32_t tvmk_transpose_f32(const float *data, float *transposed,
                            const struct tvmk_transpose_params *params, void *resource_handle);
 int32_t tvmk_conv2d_f32(const float *X, const float *W, const float *B, float *Y,
                         const struct tvmk_conv2d_params *params, void *resource_handle);
+int32_t tvmk_depthwise_conv2d_f32(const float *input, const float *filter, const float *bias,
+                                  float *output,
+                                  const struct tvmk_depthwise_conv2d_params *params,
+                                  void *resource_handle);
 int32_t tvmk_maxpool2d_f32(const float *X, float *Y, const struct tvmk_pool2d_params *params,
                            void *resource_handle);
 int32_t tvmk_avgpool2d_f32(const float *X, float *Y, const struct tvmk_pool2d_params *params,
                            void *resource_handle);
+int32_t tvmk_fully_connected_f32(const float *input, const float *weights, const float *bias,
+                                 float *output, const struct tvmk_fully_connected_params *params,
+                                 void *resource_handle);
+int32_t tvmk_clip_f32(const float *input, float *output, const struct tvmk_clip_params *params,
+                      void *resource_handle);
+int32_t tvmk_pad_f32(const float *data, float *output, const struct tvmk_pad_params *params,
+                     void *resource_handle);
+int32_t tvmk_mean_f32(const float *data, float *reduced, const struct tvmk_mean_params *params,
+                      void *resource_handle);
+int32_t tvmk_concat_f32(const float *const *inputs, float *concat_result,
+                        const struct tvmk_concat_params *params, void *resource_handle);
 
 #ifdef __cplusplus
 }

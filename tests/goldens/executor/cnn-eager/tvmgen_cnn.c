@@ -273,6 +273,8 @@ static const struct tvmk_conv2d_params tvmgen_cnn_params_conv1 = {
     .dil_h = 1,
     .dil_w = 1,
     .group = 1,
+    .layout = TVMK_LAYOUT_NCHW,
+    .activation = TVMK_ACT_NONE,
 };
 
 /* relu1: relu */
@@ -299,6 +301,7 @@ static const struct tvmk_pool2d_params tvmgen_cnn_params_pool1 = {
     .dil_h = 1,
     .dil_w = 1,
     .count_include_pad = 0,
+    .layout = TVMK_LAYOUT_NCHW,
 };
 
 /* conv2: conv2d on npu1 */
@@ -319,6 +322,8 @@ static const struct tvmk_conv2d_params tvmgen_cnn_params_conv2 = {
     .dil_h = 1,
     .dil_w = 1,
     .group = 2,
+    .layout = TVMK_LAYOUT_NCHW,
+    .activation = TVMK_ACT_NONE,
 };
 
 /* bn2: mul */
@@ -328,6 +333,7 @@ static const struct tvmk_binary_params tvmgen_cnn_params_bn2 = {
     .shape = {1, 16, 4, 4, 1, 1},
     .a_strides = {0, 16, 4, 1, 0, 0},
     .b_strides = {0, 1, 0, 0, 0, 0},
+    .activation = TVMK_ACT_NONE,
 };
 
 /* act2: tanh */
@@ -354,6 +360,7 @@ static const struct tvmk_pool2d_params tvmgen_cnn_params_pool2 = {
     .dil_h = 1,
     .dil_w = 1,
     .count_include_pad = 0,
+    .layout = TVMK_LAYOUT_NCHW,
 };
 
 /* flat: flatten */
@@ -445,8 +452,8 @@ int32_t tvmgen_cnn_run_with_workspace(
     float *const t_s2 = (float *)(void *)(ws + 0); /* [1, 16, 4, 4] */
     float *const t_t2 = (float *)(void *)(ws + 0); /* [1, 16, 4, 4] */
     float *const t_p2 = (float *)(void *)(ws + 1024); /* [1, 16, 2, 2] */
-    float *const t_f = (float *)(void *)(ws + 0); /* [1, 64] */
-    float *const t_logits = (float *)(void *)(ws + 256); /* [1, 10] */
+    float *const t_f = (float *)(void *)(ws + 1024); /* [1, 64] */
+    float *const t_logits = (float *)(void *)(ws + 0); /* [1, 10] */
     struct tvmk_gemm_params gemm_params; /* a call's params, with its scratch in the workspace */
     int32_t ret;
 
@@ -570,7 +577,7 @@ int32_t tvmgen_cnn_run_with_workspace(
         return tvmgen_cnn_unwind(devices, 0U, TVMGEN_CNN_DEVICE_NPU0 | TVMGEN_CNN_DEVICE_NPU1, ret);
     }
     gemm_params = tvmgen_cnn_params_fc;
-    gemm_params.scratch = ws + 304; /* 5696 bytes */
+    gemm_params.scratch = ws + 1280; /* 5696 bytes */
     ret = tvmk_gemm_f32(
         t_f,
         tvmgen_cnn_const_fc_w.values,

@@ -7397,6 +7397,7 @@ static const struct tvmk_binary_params tvmgen_decoder_params_gate = {
     .shape = {1, 256, 1, 1, 1, 1},
     .a_strides = {0, 1, 0, 0, 0, 0},
     .b_strides = {0, 1, 0, 0, 0, 0},
+    .activation = TVMK_ACT_NONE,
 };
 
 /* down: gemm */
@@ -7421,6 +7422,7 @@ static const struct tvmk_binary_params tvmgen_decoder_params_res = {
     .shape = {1, 128, 1, 1, 1, 1},
     .a_strides = {0, 1, 0, 0, 0, 0},
     .b_strides = {0, 1, 0, 0, 0, 0},
+    .activation = TVMK_ACT_NONE,
 };
 
 /* proj: gemm */
