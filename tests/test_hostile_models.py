@@ -175,6 +175,7 @@ OPTIONAL_CASES = [(c, b, s, d) for c in C_ARGS for b in B_ARGS for s in C_SHAPES
                   if (s == "MN" or c in ("constant", "input")) and (b == c or b == "absent")]
 
 
+@pytest.mark.slow
 def test_every_optional_input_way_compiles(tmp_path: Path) -> None:
     """gemm's C and conv2d's B: absent, null, '', a constant or an input of each broadcast
     shape, on a device or not: each compiles strictly (an unread constant is not emitted,

@@ -193,6 +193,7 @@ def test_integration_with_reference_ukernels_on_aarch64(cli: Callable[..., Resul
           REF_NAMES)
 
 
+@pytest.mark.slow
 def test_matmul_serves_one_product_and_declines_batches(cli: Callable[..., Result],
                                                         tmp_path: Path) -> None:
     """tvmdev_kai_matmul_f32 reads the portable kernel's params: a product without batch

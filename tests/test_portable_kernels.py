@@ -806,6 +806,7 @@ def test_no_portable_kernel_has_a_stack_buffer(build: Build, target: str) -> Non
         ("pack", 4096), ("acc", 64)]
 
 
+@pytest.mark.slow
 def test_portable_kernel_frames_are_small_on_cortex_m(tmp_path: Path) -> None:
     """What the compiler says (-fstack-usage): every portable kernel function's frame on a
     Cortex-M3 and a Cortex-M55 (before: 4472 bytes for tvmk_gemm_f32)."""

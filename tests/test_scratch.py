@@ -14,6 +14,8 @@ from conftest import Result, need_tool
 from tvmdev.load.board import board_by_name
 from tvmdev.model.scratch import gemm_pack
 
+pytestmark = pytest.mark.slow  # builds and runs programs and firmware
+
 # 12 rows, so A is several slivers on every tuning and more than one strip of B pays;
 # K = 300 is several K blocks, N = 200 more columns of B than 4 KiB of scratch holds.
 BIG = """\

@@ -21,6 +21,8 @@ from tvmdev.inspect.stack import (
     worst_case,
 )
 
+pytestmark = pytest.mark.slow  # builds and runs firmware
+
 BOARDS = ["mps2_an385", "mps3_an547"]
 
 # A tanh kernel that puts 2 KiB on the stack before it calls the portable one.
