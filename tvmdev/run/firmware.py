@@ -39,6 +39,21 @@ def printed_outputs(model: Model, data: dict[str, list[int]], exe: Path
     return outputs
 
 
+def run_firmware(backend: Backend, job: Job, inputs: dict[str, np.ndarray], argv: list[str]
+                 ) -> RawRun:
+    """Run firmware built with its inputs compiled in, and read the status, device counts
+    and outputs it printed (a run that stops before ``tvmdev: end`` is one error)."""
+    if inputs is not job.inputs:
+        raise TvmdevError("firmware runs on the inputs it was built with")
+    proc = backend.run_program(job, argv)
+    status, status_name, devices, data = parse_output(proc.stdout)
+    if "tvmdev: end" not in proc.stdout:
+        raise TvmdevError(f"the firmware stopped early (exit {proc.returncode})",
+                          str(job.exe), hint=(proc.stdout + proc.stderr)[-1500:])
+    return RawRun(proc, status, status_name, devices,
+                  printed_outputs(job.model, data, job.exe))
+
+
 class QemuSystemBackend(Backend):
     method = "qemu-system"
     fault_at_run_time = False
@@ -78,16 +93,10 @@ class QemuSystemBackend(Backend):
 
     def execute(self, job: Job, inputs: dict[str, np.ndarray], options: RunOptions) -> RawRun:
         """Run the built program on ``inputs`` and parse what it printed and wrote."""
-        if inputs is not job.inputs:
-            raise TvmdevError("firmware runs on the inputs it was built with")
-        proc = self.run_program(job, self.command(job))
-        status, status_name, devices, data = parse_output(proc.stdout)
-        if "tvmdev: end" not in proc.stdout:
-            raise TvmdevError(f"the firmware stopped early (exit {proc.returncode})",
-                              str(job.exe), hint=(proc.stdout + proc.stderr)[-1500:])
+        raw = run_firmware(self, job, inputs, self.command(job))
+        proc = raw.proc
         used = re.search(r"^tvmdev: stack (\d+)$", proc.stdout, re.M)
         if job.stack is not None and used is not None:
             job.stack = replace(job.stack, measured_bytes=int(used[1]))
             update_plan_json(job.plan_path, "stack", job.stack.to_json())
-        return RawRun(proc, status, status_name, devices,
-                      printed_outputs(job.model, data, job.exe))
+        return raw

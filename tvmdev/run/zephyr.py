@@ -17,9 +17,9 @@ from ..model.graph import Model
 from ..render.harness import Harness, zephyr_files
 from ..resources import zephyr_app_dir
 from ..write.files import OutFile
-from .backend import Backend, Job, RawRun, RunOptions, parse_output
+from .backend import Backend, Job, RawRun, RunOptions
 from .compare import tolerance_for
-from .firmware import printed_outputs
+from .firmware import run_firmware
 
 
 class WestBackend(Backend):
@@ -79,15 +79,7 @@ class WestBackend(Backend):
 
     def execute(self, job: Job, inputs: dict[str, np.ndarray], options: RunOptions) -> RawRun:
         """Run the built program on ``inputs`` and parse what it printed and wrote."""
-        if inputs is not job.inputs:
-            raise TvmdevError("firmware runs on the inputs it was built with")
         run = self.board.run
         argv = ([str(job.exe)] if run.qemu is None
                 else [run.qemu, *run.args, "-kernel", str(job.exe)])
-        proc = self.run_program(job, argv)
-        status, status_name, devices, data = parse_output(proc.stdout)
-        if "tvmdev: end" not in proc.stdout:
-            raise TvmdevError(f"the firmware stopped early (exit {proc.returncode})",
-                              str(job.exe), hint=(proc.stdout + proc.stderr)[-1500:])
-        return RawRun(proc, status, status_name, devices,
-                      printed_outputs(job.model, data, job.exe))
+        return run_firmware(self, job, inputs, argv)
