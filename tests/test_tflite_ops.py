@@ -180,3 +180,16 @@ def test_declared_shape_checked(cli: Callable[..., Result], tmp_path: Path) -> N
                                            opts)) == (
         "operator 0 MAX_POOL_2D 'y': tvmdev infers [1, 3, 3, 1] where the model declares "
         "[1, 2, 2, 1]")
+
+
+def test_dangling_tensors(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """An operand nothing writes, an output nothing writes: one line each."""
+    from tflite_build import Graph, Op, T, build
+    ts = [T("x", [1, 4]), T("ghost", [1, 4]), T("y", [1, 4])]
+    assert _import_err(cli, tmp_path, build(Graph(ts, [Op(CODES["ADD"], [0, 1], [2])], [0],
+                                                  [2]))) == (
+        "operator 0 (ADD) reads tensor 'ghost', which is neither an input, a constant nor "
+        "written before it")
+    assert _import_err(cli, tmp_path, build(Graph(ts, [Op(CODES["RELU"], [0], [2])], [0],
+                                                  [2, 1]))) == (
+        "output 'ghost' is not an input and no operator writes it")

@@ -224,6 +224,10 @@ class Builder:
                               for k, v in self.unsupported.items())
             raise TvmdevError(f"{total} unsupported operator{'s' if total != 1 else ''}: "
                               f"{kinds}", str(self.source), hint=hint)
+        for o in outputs:
+            if o not in self.shapes:
+                raise TvmdevError(f"output '{o}' is not an input and no operator writes "
+                                  "it", str(self.source))
         doc: dict[str, Any] = {"name": name, "devices": {}, "inputs": self.inputs,
                                "outputs": {o: {"shape": list(self.shapes[o]),
                                                "dtype": self.dtypes.get(o, "float32")}

@@ -146,7 +146,8 @@ def _subgraph(tfl: ModuleType, model: Any, raw: bytes) -> TfGraph:
             kind = "CUSTOM:" + (code.CustomCode() or b"").decode("utf-8")
         ins = tuple(int(j) for j in op.InputsAsNumpy()) if op.InputsLength() else ()
         outs = tuple(int(j) for j in op.OutputsAsNumpy()) if op.OutputsLength() else ()
-        if any(j >= len(tensors) for j in ins + outs):
+        if any(not -1 <= j < len(tensors) for j in ins) or any(
+                not 0 <= j < len(tensors) for j in outs):
             raise IndexError(f"operator {i} refers to a tensor that does not exist")
         ops.append(TfOp(i, kind, ins, outs, op))
     io = (tuple(int(j) for j in g.InputsAsNumpy()) if g.InputsLength() else (),
@@ -217,6 +218,14 @@ def convert(path: Path, raw: bytes, name: str,
                          "(float32; int8 comes next)")
 
 
+def _in_reader(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised by the flatbuffer reader (corrupt data), not tvmdev."""
+    tb, where = exc.__traceback__, ""
+    while tb is not None:
+        where, tb = tb.tb_frame.f_code.co_filename, tb.tb_next
+    return any(part in Path(where).parts for part in ("flatbuffers", "tflite"))
+
+
 def _convert_op(b: Builder, g: TfGraph, op: TfOp, check_shapes: bool) -> None:
     outs = [g.tensors[j] for j in op.outputs]
     first = outs[0].name.split(";")[0] if outs else f"operator {op.index}"
@@ -224,10 +233,17 @@ def _convert_op(b: Builder, g: TfGraph, op: TfOp, check_shapes: bool) -> None:
         converter = CONVERTERS.get(op.kind)
         if converter is None:
             raise Unsupported()
+        if len(outs) != 1:
+            raise Unsupported(f"{len(outs)} outputs")
         bad = sorted({t.dtype for t in outs if t.dtype != "float32"})
         if bad and op.kind not in QUANT_KINDS:
             raise Unsupported(", ".join(bad))
         converter(Context(b, g, op))
+    except _CORRUPT as exc:  # options are read here, lazily: a corrupt table shows now
+        if not _in_reader(exc):
+            raise
+        raise TvmdevError(f"corrupt TFLite model: operator {op.index} ({op.kind}) has "
+                          "unreadable options", str(b.source)) from None
     except Unsupported as exc:
         b.refuse(op.kind, exc.detail, f"operator {op.index} '{first}'")
         for t in outs:  # later operators still convert, to list every refusal at once

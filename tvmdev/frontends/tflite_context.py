@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..errors import TvmdevError
 from .graph import Builder, Unsupported
 
 if TYPE_CHECKING:
@@ -39,7 +40,9 @@ class Context:
     op: TfOp
 
     def tensor(self, i: int) -> TfTensor:
-        """The source tensor of operand ``i`` (``-1``: absent)."""
+        """The source tensor of operand ``i``; Unsupported when the operator lacks it."""
+        if not self.has(i):
+            raise Unsupported(f"operand {i} missing")
         return self.g.tensors[self.op.inputs[i]]
 
     def has(self, i: int) -> bool:
@@ -53,6 +56,10 @@ class Context:
             if t.dtype != "float32":
                 raise Unsupported(f"{t.dtype} operand")
             return self.b.constant(t.cname, t.data, t.dtype, t.quant)
+        if t.cname not in self.b.shapes:
+            raise TvmdevError(f"operator {self.op.index} ({self.op.kind}) reads tensor "
+                              f"'{t.name}', which is neither an input, a constant nor "
+                              "written before it", str(self.b.source))
         return t.cname
 
     def ints(self, i: int, what: str) -> list[int]:

@@ -116,8 +116,8 @@ def mean(ctx: Context) -> None:
 def concatenation(ctx: Context) -> None:
     """CONCATENATION: concat along the axis; a fused activation as an operator after it."""
     o = ctx.options("ConcatenationOptions")
-    if o is None:
-        raise Unsupported("no options")
+    if o is None or not ctx.op.inputs:
+        raise Unsupported("no options" if o is None else "no inputs")
     ins = [ctx.inp(i) for i in range(len(ctx.op.inputs))]
     chain(ctx, [("concat", ins, {"axis": int(o.Axis())}), activation_after(activation(o))])
 
