@@ -1,6 +1,7 @@
 """Small .tflite files built in the tests with the flatbuffers builder of the ``tflite``
 package: each case the real models do not cover (several subgraphs, dynamic shapes,
-shape arithmetic, operators without a converter)."""
+shape arithmetic, operators without a converter), and every converter with its options
+(tests/tflite_cases.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ class T:
     data: np.ndarray | None = None
     signature: list[int] | None = None
     type: int = 0  # TensorType: FLOAT32 0, INT32 2, INT8 9
+    quant: tuple[list[float], list[int]] | None = None  # scales, zero points
 
 
 @dataclass
@@ -23,6 +25,8 @@ class Op:
     code: int  # BuiltinOperator
     inputs: list[int]
     outputs: list[int]
+    # builtin options: the table's name (Conv2DOptions) and its fields (Padding: 1)
+    options: tuple[str, dict[str, float]] | None = None
 
 
 @dataclass
@@ -82,6 +86,30 @@ def build(g: Graph) -> bytes:
     return bytes(b.Output())
 
 
+def _quant(b: object, tfl: object, scales: list[float], zeros: list[int]) -> int:
+    vecs = []
+    for start, values, prepend in ((tfl.QuantizationParametersStartScaleVector,  # type: ignore
+                                    scales, "PrependFloat32"),
+                                   (tfl.QuantizationParametersStartZeroPointVector,  # type: ignore
+                                    zeros, "PrependInt64")):
+        start(b, len(values))
+        for v in reversed(values):
+            getattr(b, prepend)(v)
+        vecs.append(b.EndVector())  # type: ignore[attr-defined]
+    tfl.QuantizationParametersStart(b)  # type: ignore[attr-defined]
+    tfl.QuantizationParametersAddScale(b, vecs[0])  # type: ignore[attr-defined]
+    tfl.QuantizationParametersAddZeroPoint(b, vecs[1])  # type: ignore[attr-defined]
+    return tfl.QuantizationParametersEnd(b)  # type: ignore[attr-defined, no-any-return]
+
+
+def _options(b: object, tfl: object, options: tuple[str, dict[str, float]]) -> int:
+    cls, fields = options
+    getattr(tfl, f"{cls}Start")(b)
+    for key, value in fields.items():
+        getattr(tfl, f"{cls}Add{key}")(b, value)
+    return getattr(tfl, f"{cls}End")(b)  # type: ignore[no-any-return]
+
+
 def _subgraph(b: object, tfl: object, g: Graph, codes: list[int]) -> int:
     t_offs, nbuf = [], 0
     for t in g.tensors:
@@ -89,6 +117,7 @@ def _subgraph(b: object, tfl: object, g: Graph, codes: list[int]) -> int:
         shape = _ivec(b, tfl.TensorStartShapeVector, t.shape)  # type: ignore[attr-defined]
         sig = (_ivec(b, tfl.TensorStartShapeSignatureVector, t.signature)  # type: ignore
                if t.signature else None)
+        quant = _quant(b, tfl, *t.quant) if t.quant else None
         if t.data is not None:
             nbuf += 1
         tfl.TensorStart(b)  # type: ignore[attr-defined]
@@ -96,6 +125,8 @@ def _subgraph(b: object, tfl: object, g: Graph, codes: list[int]) -> int:
         tfl.TensorAddShape(b, shape)  # type: ignore[attr-defined]
         if sig is not None:
             tfl.TensorAddShapeSignature(b, sig)  # type: ignore[attr-defined]
+        if quant is not None:
+            tfl.TensorAddQuantization(b, quant)  # type: ignore[attr-defined]
         tfl.TensorAddType(b, t.type)  # type: ignore[attr-defined]
         tfl.TensorAddBuffer(b, nbuf if t.data is not None else 0)  # type: ignore
         t_offs.append(tfl.TensorEnd(b))  # type: ignore[attr-defined]
@@ -103,10 +134,15 @@ def _subgraph(b: object, tfl: object, g: Graph, codes: list[int]) -> int:
     for op in g.ops:
         ins = _ivec(b, tfl.OperatorStartInputsVector, op.inputs)  # type: ignore[attr-defined]
         outs = _ivec(b, tfl.OperatorStartOutputsVector, op.outputs)  # type: ignore
+        opts = _options(b, tfl, op.options) if op.options else None
         tfl.OperatorStart(b)  # type: ignore[attr-defined]
         tfl.OperatorAddOpcodeIndex(b, codes.index(op.code))  # type: ignore[attr-defined]
         tfl.OperatorAddInputs(b, ins)  # type: ignore[attr-defined]
         tfl.OperatorAddOutputs(b, outs)  # type: ignore[attr-defined]
+        if op.options and opts is not None:
+            kind = getattr(tfl.BuiltinOptions, op.options[0])  # type: ignore[attr-defined]
+            tfl.OperatorAddBuiltinOptionsType(b, kind)  # type: ignore[attr-defined]
+            tfl.OperatorAddBuiltinOptions(b, opts)  # type: ignore[attr-defined]
         o_offs.append(tfl.OperatorEnd(b))  # type: ignore[attr-defined]
     vecs = []
     for start, offs in ((tfl.SubGraphStartTensorsVector, t_offs),  # type: ignore

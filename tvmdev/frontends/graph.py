@@ -24,7 +24,7 @@ from ..errors import TvmdevError
 from ..load import yamlio
 from ..load.model import model_from_doc
 from ..model.graph import Model
-from ..model.ops import OPS, check_attrs
+from ..model.ops import OPS, resolved_attrs
 from ..model.shapes import Shape, ShapeError
 
 MAX_NAME = 64  # C names made from source names are cut to this length
@@ -40,7 +40,8 @@ class Unsupported(Exception):
 
 @dataclass(frozen=True)
 class QuantParams:
-    """A tensor's affine quantisation (kept for int8; refused today)."""
+    """A tensor's affine quantisation, ``real = scale * (q - zero_point)``, per tensor or per
+    channel along ``axis`` (kept on every tensor for int8; refused today)."""
 
     scale: tuple[float, ...]
     zero_point: tuple[int, ...]
@@ -132,12 +133,14 @@ class Imported:
 
 
 class Builder:
-    """The model being built: tensors by C name with their shapes, constants, operators;
-    and the source operators no converter could map, by kind."""
+    """The model being built: tensors by C name with their shapes, dtypes and quantisation,
+    constants, operators; and the source operators no converter could map, by kind."""
 
     def __init__(self, source: Path) -> None:
         self.source = source
         self.shapes: dict[str, Shape] = {}
+        self.dtypes: dict[str, str] = {}
+        self.quant: dict[str, QuantParams] = {}
         self.taken: set[str] = set()
         self.inputs: dict[str, Any] = {}
         self.constants: dict[str, Any] = {}
@@ -161,28 +164,40 @@ class Builder:
             name = f"{base}_{n}"
         return self.reserve(name)
 
-    def add_input(self, name: str, shape: Shape) -> None:
-        """A model input."""
-        self.inputs[name] = {"shape": list(shape), "dtype": "float32"}
+    def tensor(self, name: str, shape: Shape, dtype: str = "float32",
+               quant: QuantParams | None = None) -> None:
+        """Record a tensor's shape, dtype and quantisation."""
         self.shapes[name] = shape
+        self.dtypes[name] = dtype
+        if quant is not None:
+            self.quant[name] = quant
 
-    def constant(self, name: str, array: np.ndarray) -> str:
-        """A float32 constant called ``name`` (reused when added again)."""
+    def add_input(self, name: str, shape: Shape, dtype: str = "float32",
+                  quant: QuantParams | None = None) -> None:
+        """A model input."""
+        self.inputs[name] = {"shape": list(shape), "dtype": dtype}
+        self.tensor(name, shape, dtype, quant)
+
+    def constant(self, name: str, array: np.ndarray, dtype: str = "float32",
+                 quant: QuantParams | None = None) -> str:
+        """A constant called ``name`` (reused when added again)."""
         if name not in self.constants:
-            data = np.ascontiguousarray(array, dtype=np.float32)
-            self.constants[name] = {"shape": list(data.shape), "dtype": "float32",
+            data = np.ascontiguousarray(array, dtype=np.dtype(dtype))
+            self.constants[name] = {"shape": list(data.shape), "dtype": dtype,
                                     "npy": f"{name}.npy"}
             self.arrays[f"{name}.npy"] = data
-            self.shapes[name] = tuple(data.shape)
+            self.tensor(name, tuple(data.shape), dtype, quant)
         return name
 
     def emit(self, kind: str, op: str, inputs: Sequence[str | None], output: str,
-             attrs: dict[str, Any] | None = None) -> Shape:
-        """Add one tvmdev operator writing ``output``; its inferred output shape."""
+             attrs: dict[str, Any] | None = None, dtype: str = "float32",
+             quant: QuantParams | None = None) -> Shape:
+        """Add one tvmdev operator writing ``output`` (of ``dtype``); its inferred output
+        shape."""
         opdef = OPS[op]
         shapes = [self.shapes[t] if t is not None else None for t in inputs]
         try:
-            shape = opdef.infer(shapes, check_attrs(opdef, dict(attrs or {})))
+            shape = opdef.infer(shapes, resolved_attrs(opdef, shapes, dict(attrs or {})))
         except ShapeError as exc:
             raise TvmdevError(f"{kind} writing '{output}': {exc}", str(self.source)) from None
         # Operators are named after the tensor they write (their own namespace).
@@ -193,7 +208,7 @@ class Builder:
             entry["attrs"] = dict(attrs)
         self.operators.append(entry)
         self.source_kinds.append(kind.lower())
-        self.shapes[output] = shape
+        self.tensor(output, shape, dtype, quant)
         return shape
 
     def refuse(self, kind: str, detail: str, name: str) -> None:
@@ -209,8 +224,13 @@ class Builder:
                               for k, v in self.unsupported.items())
             raise TvmdevError(f"{total} unsupported operator{'s' if total != 1 else ''}: "
                               f"{kinds}", str(self.source), hint=hint)
+        for o in outputs:
+            if o not in self.shapes:
+                raise TvmdevError(f"output '{o}' is not an input and no operator writes "
+                                  "it", str(self.source))
         doc: dict[str, Any] = {"name": name, "devices": {}, "inputs": self.inputs,
                                "outputs": {o: {"shape": list(self.shapes[o]),
-                                               "dtype": "float32"} for o in outputs},
+                                               "dtype": self.dtypes.get(o, "float32")}
+                                           for o in outputs},
                                "constants": self.constants, "operators": self.operators}
         return Imported(doc, self.arrays, self.source, self.source_kinds, dict(self.summary))

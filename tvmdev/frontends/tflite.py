@@ -1,6 +1,7 @@
 """The TFLite front end: a ``.tflite`` flatbuffer read with the ``tflite`` package (the
 ``tflite`` extra), its one subgraph converted operator by operator (the table in
-:mod:`.tflite_ops`) into a model description.
+:mod:`.tflite_ops`) into a model description; each operator's output shape, inferred by
+tvmdev, is checked against the one the model declares.
 
 Tensors keep their shape, dtype, constant data and quantisation parameters; inputs and
 outputs keep the model's order and are named after its tensor names made into C
@@ -21,7 +22,8 @@ import numpy as np
 from ..errors import TvmdevError
 from ..model.shapes import Shape
 from .graph import Builder, Imported, QuantParams, Unsupported, c_names
-from .tflite_ops import CONVERTERS, SHAPE_KINDS, Context
+from .tflite_context import Context
+from .tflite_ops import CONVERTERS, QUANT_KINDS, SHAPE_KINDS
 
 IDENTIFIER = b"TFL3"
 EXTRA_HINT = "pip install 'tvmdev[tflite]'"
@@ -144,7 +146,8 @@ def _subgraph(tfl: ModuleType, model: Any, raw: bytes) -> TfGraph:
             kind = "CUSTOM:" + (code.CustomCode() or b"").decode("utf-8")
         ins = tuple(int(j) for j in op.InputsAsNumpy()) if op.InputsLength() else ()
         outs = tuple(int(j) for j in op.OutputsAsNumpy()) if op.OutputsLength() else ()
-        if any(j >= len(tensors) for j in ins + outs):
+        if any(not -1 <= j < len(tensors) for j in ins) or any(
+                not 0 <= j < len(tensors) for j in outs):
             raise IndexError(f"operator {i} refers to a tensor that does not exist")
         ops.append(TfOp(i, kind, ins, outs, op))
     io = (tuple(int(j) for j in g.InputsAsNumpy()) if g.InputsLength() else (),
@@ -204,29 +207,51 @@ def convert(path: Path, raw: bytes, name: str,
                 if t.quant else ""
             raise TvmdevError(f"input '{t.name}' is {t.dtype}{q}; tvmdev imports float32 "
                               "models for now", str(path))
-        b.add_input(t.cname, shape)
+        b.add_input(t.cname, shape, t.dtype, t.quant)
     folded = _folded(g)
     for op in g.ops:
         b.summary[op.kind] = b.summary.get(op.kind, 0) + 1
         if op.index not in folded:
-            _convert_op(b, g, op)
+            _convert_op(b, g, op, check_shapes=not input_shapes)
     return b.finish(name, [g.tensors[j].cname for j in g.outputs],
-                    hint="these operators come with the NHWC and new-operator work; see "
-                         "README 'tvmdev import' for what maps today")
+                    hint="README 'tvmdev import' lists the TFLite operators that map "
+                         "(float32; int8 comes next)")
 
 
-def _convert_op(b: Builder, g: TfGraph, op: TfOp) -> None:
+def _in_reader(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised by the flatbuffer reader (corrupt data), not tvmdev."""
+    tb, where = exc.__traceback__, ""
+    while tb is not None:
+        where, tb = tb.tb_frame.f_code.co_filename, tb.tb_next
+    return any(part in Path(where).parts for part in ("flatbuffers", "tflite"))
+
+
+def _convert_op(b: Builder, g: TfGraph, op: TfOp, check_shapes: bool) -> None:
     outs = [g.tensors[j] for j in op.outputs]
+    first = outs[0].name.split(";")[0] if outs else f"operator {op.index}"
     try:
         converter = CONVERTERS.get(op.kind)
         if converter is None:
             raise Unsupported()
+        if len(outs) != 1:
+            raise Unsupported(f"{len(outs)} outputs")
         bad = sorted({t.dtype for t in outs if t.dtype != "float32"})
-        if bad:
+        if bad and op.kind not in QUANT_KINDS:
             raise Unsupported(", ".join(bad))
         converter(Context(b, g, op))
+    except _CORRUPT as exc:  # options are read here, lazily: a corrupt table shows now
+        if not _in_reader(exc):
+            raise
+        raise TvmdevError(f"corrupt TFLite model: operator {op.index} ({op.kind}) has "
+                          "unreadable options", str(b.source)) from None
     except Unsupported as exc:
-        first = outs[0].name.split(";")[0] if outs else f"operator {op.index}"
         b.refuse(op.kind, exc.detail, f"operator {op.index} '{first}'")
         for t in outs:  # later operators still convert, to list every refusal at once
-            b.shapes.setdefault(t.cname, t.shape)
+            if t.cname not in b.shapes:
+                b.tensor(t.cname, t.shape, t.dtype, t.quant)
+        return
+    for t in outs:
+        if check_shapes and b.shapes[t.cname] != t.shape:
+            raise TvmdevError(f"operator {op.index} {op.kind} '{first}': tvmdev infers "
+                              f"{list(b.shapes[t.cname])} where the model declares "
+                              f"{list(t.shape)}", str(b.source))

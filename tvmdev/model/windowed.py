@@ -131,6 +131,8 @@ def resolve_window(op: str, shapes: list[Shape | None], attrs: dict[str, Any]
     if mode != "NOTSET":
         if any(a["pads"]):
             raise ShapeError(f"pads {list(pads)} and auto_pad {mode} are both given")
+        if min(a["strides"] + a.get("dilations", (1, 1))) < 1:
+            raise ShapeError("strides and dilations must be >= 1")
         n, c, h, w = _nchw(x, layout, "X")
         a["pads"] = _auto_pads((h, w), _kernel_hw(shapes, a, op), a["strides"],
                                a.get("dilations", (1, 1)), mode)

@@ -1,0 +1,26 @@
+"""TFLM's interpreter as the reference for the TFLite front end's tests."""
+
+from __future__ import annotations
+
+import platform
+import sys
+
+import numpy as np
+import pytest
+from conftest import IN_CI
+
+
+def outputs(model: bytes, inputs: list[np.ndarray], n: int) -> list[np.ndarray]:
+    """TFLM's ``n`` outputs of ``model`` (the .tflite bytes) for ``inputs``; skips (fails
+    under CI on Linux x86-64, where TFLM has wheels) without tflite-micro."""
+    try:
+        from tflite_micro.python.tflite_micro import runtime
+    except ImportError:
+        if IN_CI and sys.platform == "linux" and platform.machine() == "x86_64":
+            pytest.fail("tflite-micro is not installed (pip install -e .[test])")
+        pytest.skip("tflite-micro is not installed: pip install -e .[test]")
+    interp = runtime.Interpreter.from_bytes(model)
+    for i, x in enumerate(inputs):
+        interp.set_input(x, i)
+    interp.invoke()
+    return [interp.get_output(i) for i in range(n)]

@@ -1,0 +1,134 @@
+"""TFLite's NHWC operators mapped natively (no transposes): CONV_2D and DEPTHWISE_CONV_2D
+(weights as TFLite stores them), the pools, and the ops that move or reduce regions:
+PAD / PADV2, MEAN, CONCATENATION.
+
+TFLite's SAME padding puts the odd pad at the end, as ONNX's ``SAME_UPPER`` does (TFLite
+``ComputePaddingWithOffset``), so it maps onto ``auto_pad``, resolved against the input's
+shape when the model is loaded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .graph import Unsupported
+from .tflite_context import Context, activation, activation_after, chain, with_activation
+
+_PADDING = {0: "SAME_UPPER", 1: "VALID"}  # tflite.Padding: SAME, VALID
+
+
+def _window(o: Any, dilations: bool) -> dict[str, Any]:
+    """strides, dilations and auto_pad of a windowed op's options (only what differs
+    from the defaults, to keep the description short)."""
+    if o is None:
+        raise Unsupported("no options")
+    pad = _PADDING.get(int(o.Padding()))
+    if pad is None:
+        raise Unsupported(f"padding {o.Padding()}")
+    attrs: dict[str, Any] = {"auto_pad": pad}
+    strides = [int(o.StrideH()), int(o.StrideW())]
+    if strides != [1, 1]:
+        attrs["strides"] = strides
+    if dilations:
+        dil = [int(o.DilationHFactor()), int(o.DilationWFactor())]
+        if dil != [1, 1]:
+            attrs["dilations"] = dil
+    return attrs
+
+
+def _operands(ctx: Context) -> list[str]:
+    """Input, weights and the optional bias."""
+    return [ctx.inp(0), ctx.inp(1)] + ([ctx.inp(2)] if ctx.has(2) else [])
+
+
+def conv2d(ctx: Context) -> None:
+    """CONV_2D: conv2d in NHWC with TFLite's OHWI weights; SAME/VALID as auto_pad; the
+    fused activation as its `activation`; grouped when the filter has fewer input
+    channels than the input (group = C / filter channels)."""
+    o = ctx.options("Conv2DOptions")
+    attrs = {"layout": "NHWC", **_window(o, dilations=True)}
+    ins = _operands(ctx)
+    xs, ws = ctx.b.shapes[ins[0]], ctx.b.shapes[ins[1]]
+    if len(xs) == 4 and len(ws) == 4 and ws[3] and xs[3] != ws[3] and xs[3] % ws[3] == 0:
+        attrs["group"] = xs[3] // ws[3]
+    chain(ctx, [("conv2d", ins, with_activation(attrs, activation(o)))])
+
+
+def depthwise_conv2d(ctx: Context) -> None:
+    """DEPTHWISE_CONV_2D: depthwise_conv2d (NHWC, filter [1, KH, KW, C * multiplier]).
+    The multiplier is derived from the shapes (filter channels / input channels), as
+    TFLite's kernels do, since the option is redundant and not always right."""
+    o = ctx.options("DepthwiseConv2DOptions")
+    attrs = _window(o, dilations=True)
+    ins = _operands(ctx)
+    xs, ws = ctx.b.shapes[ins[0]], ctx.b.shapes[ins[1]]
+    if len(xs) == 4 and len(ws) == 4 and xs[3]:
+        if ws[3] % xs[3]:
+            raise Unsupported(f"{ws[3]} filter channels for {xs[3]} input channels")
+        if ws[3] != xs[3]:
+            attrs["depth_multiplier"] = ws[3] // xs[3]
+    chain(ctx, [("depthwise_conv2d", ins, with_activation(attrs, activation(o)))])
+
+
+def _pool(op: str) -> Any:
+    def convert(ctx: Context) -> None:
+        o = ctx.options("Pool2DOptions")
+        attrs = {"layout": "NHWC", **_window(o, dilations=False),
+                 "kernel_shape": [int(o.FilterHeight()), int(o.FilterWidth())]}
+        chain(ctx, [(op, [ctx.inp(0)], attrs), activation_after(activation(o))])
+    convert.__doc__ = (f"{op}: NHWC, SAME/VALID as auto_pad (padding left out of averages); "
+                       "a fused activation as an operator after it.")
+    return convert
+
+
+def pad(ctx: Context) -> None:
+    """PAD and PADV2: constant padding; the paddings operand [rank, 2] (begin, end per
+    dim) becomes pads [begins..., ends...]; PADV2's constant value operand its value."""
+    p = ctx.ints(1, "paddings")
+    attrs: dict[str, Any] = {"pads": p[0::2] + p[1::2]}
+    if ctx.has(2):
+        v = ctx.tensor(2).data
+        if v is None or v.size != 1:
+            raise Unsupported("padding value not a constant scalar")
+        value = float(np.ravel(v)[0])
+        if value:
+            attrs["value"] = value
+    chain(ctx, [("pad", [ctx.inp(0)], attrs)])
+
+
+def mean(ctx: Context) -> None:
+    """MEAN: mean over the constant axes operand (repeats dropped), keep_dims as
+    keepdims."""
+    o = ctx.options("ReducerOptions")
+    x = ctx.inp(0)
+    rank = len(ctx.b.shapes[x])
+    axes: list[int] = []
+    for a in ctx.ints(1, "axes"):
+        a = a + rank if a < 0 else a
+        if a not in axes:
+            axes.append(a)
+    keep = int(bool(o.KeepDims())) if o is not None else 0
+    chain(ctx, [("mean", [x], {"axes": axes, "keepdims": keep})])
+
+
+def concatenation(ctx: Context) -> None:
+    """CONCATENATION: concat along the axis; a fused activation as an operator after it."""
+    o = ctx.options("ConcatenationOptions")
+    if o is None or not ctx.op.inputs:
+        raise Unsupported("no options" if o is None else "no inputs")
+    ins = [ctx.inp(i) for i in range(len(ctx.op.inputs))]
+    chain(ctx, [("concat", ins, {"axis": int(o.Axis())}), activation_after(activation(o))])
+
+
+CONVERTERS = {
+    "CONV_2D": conv2d,
+    "DEPTHWISE_CONV_2D": depthwise_conv2d,
+    "AVERAGE_POOL_2D": _pool("avgpool2d"),
+    "MAX_POOL_2D": _pool("maxpool2d"),
+    "PAD": pad,
+    "PADV2": pad,
+    "MEAN": mean,
+    "CONCATENATION": concatenation,
+}
