@@ -1,5 +1,8 @@
 """The KleidiAI integration: dispatch by CPU feature, tiling, packing offsets, alpha/beta
-writeback, constant packing and fallback.
+writeback, constant packing and fallback; and fully_connected through `tvmdev run
+--board linux_aarch64` (every activation, with and without bias, batch 1 and several,
+keep_num_dims, weights given at run time), with the device's own counters saying what
+KleidiAI served and what it declined.
 
 Without a KleidiAI tree these run against tvmdev's reference micro-kernels
 (runtime/kleidiai/tvmdev_kai_reference.c: KleidiAI's interface, naive bodies), on
