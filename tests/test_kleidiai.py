@@ -1,5 +1,8 @@
 """The KleidiAI integration: dispatch by CPU feature, tiling, packing offsets, alpha/beta
-writeback, constant packing and fallback.
+writeback, constant packing and fallback; and fully_connected through `tvmdev run
+--board linux_aarch64` (every activation, with and without bias, batch 1 and several,
+keep_num_dims, weights given at run time), with the device's own counters saying what
+KleidiAI served and what it declined.
 
 Without a KleidiAI tree these run against tvmdev's reference micro-kernels
 (runtime/kleidiai/tvmdev_kai_reference.c: KleidiAI's interface, naive bodies), on
@@ -13,6 +16,7 @@ below 2%. int4 references use the dequantised weights.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Callable
@@ -118,10 +122,10 @@ def integration_cases(rng: np.random.Generator, families: dict[str, int]) -> lis
                     fam, 1))
         # A constant is packed once, whatever the number of calls.
         out.append((case(rng, 5, 12, 6, features=feat, calls=3), fam, 1))
-        # transB: served for a constant by families with nxk packing, else declined.
-        served = fam != "neon"
-        out.append((case(rng, 7, 13, 5, trans_b=1, features=feat), fam if served else None,
-                    1 if served else 0))
+        # transB: served for a constant (packed by the family's nxk routine, or transposed
+        # and packed by its kxn one: NEON), declined for a B that changes.
+        out.append((case(rng, 7, 13, 5, trans_b=1, features=feat), fam, 1))
+        out.append((case(rng, 6, 9, 4, trans_b=1, features=feat, calls=2), fam, 1))
         out.append((case(rng, 7, 13, 5, trans_b=1, const=0, features=feat), None, 0))
         # An arena too small for the packed weights: declined.
         out.append((case(rng, 16, 64, 64, arena=1024, features=feat), None, 0))
@@ -252,3 +256,106 @@ def test_integration_with_real_kleidiai(cpu: str, family: str, features: int,
         c["head"][10] = 0  # not forced: the CPU's features, limited to these
     check(run_cases(exe, [c for c, _, _ in cases], tmp_path, [qemu, "-cpu", cpu]), cases,
           REAL_NAMES, rel_rms=0.02)
+
+
+# fully_connected on linux_aarch64: unplaced operators go to the KleidiAI device, which
+# serves NONE, RELU, RELU6 and RELU_N1_TO_1 (the micro-kernel's clamp), with and without
+# a bias (packed with the weights), batch 1 and several, keep_num_dims on a 3-D input and
+# weights that are a model input (packed on every call); TANH is declined to the
+# portable kernel. Each (weights, bias) constant pair is packed once.
+FC_INPUTS = {"x1": (1, 40), "x5": (5, 24), "x3": (2, 3, 16), "wv": (7, 24)}
+FC_CONSTANTS = {"w1": (33, 40), "b1": (33,), "w2": (17, 24), "b2": (17,), "w3": (9, 16),
+                "b3": (9,)}
+FC_OPS = [  # name, input, weights, bias, activation, keep_num_dims
+    ("fc_a", "x1", "w1", "b1", "NONE", 0),
+    ("fc_b", "x1", "w1", "b1", "RELU", 0),          # the same packed constant as fc_a
+    ("fc_c", "x5", "w2", None, "RELU6", 0),
+    ("fc_d", "x5", "w2", "b2", "RELU_N1_TO_1", 0),
+    ("fc_e", "x5", "w2", "b2", "TANH", 0),          # declined
+    ("fc_f", "x3", "w3", "b3", "RELU", 1),          # [2, 3, 16] -> [2, 3, 9]
+    ("fc_g", "x3", "w3", None, "NONE", 0),          # [2, 3, 16] -> [6, 9]
+    ("fc_h", "x5", "wv", None, "RELU6", 0),         # weights given at run time
+]
+FC_SERVED, FC_DECLINED, FC_PACKS = 7, 1, 5  # packs: (w1,b1) (w2,-) (w2,b2) (w3,b3) (w3,-)
+ACTS = {"NONE": (-np.inf, np.inf), "RELU": (0.0, np.inf), "RELU6": (0.0, 6.0),
+        "RELU_N1_TO_1": (-1.0, 1.0)}
+
+
+def fc_model(tmp: Path) -> tuple[Path, Path, dict[str, np.ndarray]]:
+    """The model file, its inputs folder, and every input and constant by name."""
+    rng = np.random.default_rng(21)
+    arrays = {n: rng.uniform(-3, 3, s).astype(np.float32) for n, s in FC_INPUTS.items()}
+    arrays.update({n: rng.uniform(-1, 1, s).astype(np.float32)
+                   for n, s in FC_CONSTANTS.items()})
+    (tmp / "in").mkdir()
+    for n, a in arrays.items():
+        np.save(tmp / ("in" if n in FC_INPUTS else ".") / f"{n}.npy", a)
+    lines = ["name: fcs", "inputs:"]
+    lines += [f"  {n}: {{shape: {list(s)}, dtype: float32}}" for n, s in FC_INPUTS.items()]
+    lines += ["outputs:"]
+    lines += [f"  y_{name}: {{shape: {list(fc_expected(arrays, op).shape)}, dtype: float32}}"
+              for op in FC_OPS for name in [op[0]]]
+    lines += ["constants:"]
+    lines += [f"  {n}: {{shape: {list(s)}, dtype: float32, npy: {n}.npy}}"
+              for n, s in FC_CONSTANTS.items()]
+    lines += ["operators:"]
+    for name, x, w, b, act, keep in FC_OPS:
+        ins = ", ".join([x, w] + ([b] if b else []))
+        lines.append(f"  - {{name: {name}, op: fully_connected, inputs: [{ins}], "
+                     f"outputs: [y_{name}], attrs: {{activation: {act}, keep_num_dims: {keep}}}}}")
+    path = tmp / "fcs.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path, tmp / "in", arrays
+
+
+def fc_expected(arrays: dict[str, np.ndarray], op: tuple) -> np.ndarray:
+    """TFLite FULLY_CONNECTED in float64 numpy."""
+    _, x, w, b, act, keep = op
+    xs, ws = arrays[x].astype(np.float64), arrays[w].astype(np.float64)
+    y = xs.reshape(-1, ws.shape[1]) @ ws.T + (arrays[b].astype(np.float64) if b else 0.0)
+    y = np.tanh(y) if act == "TANH" else np.clip(y, *ACTS[act])
+    return y.reshape(*xs.shape[:-1], ws.shape[0]) if keep else y
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cpu,micro", [("max", "reference"), ("max", "kleidiai"),
+                                       ("cortex-a53", "kleidiai")])
+def test_fully_connected_on_linux_aarch64(cpu: str, micro: str, cli: Callable[..., Result],
+                                          tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                          ) -> None:
+    """-cpu max runs the SME family (nxk packing of the [out, in] weights); a Cortex-A53
+    the NEON one, whose kxn packing gets the weights transposed first."""
+    need_tool("aarch64-linux-gnu-gcc", "apt-get install gcc-aarch64-linux-gnu")
+    need_tool("qemu-aarch64", "apt-get install qemu-user")
+    if micro == "kleidiai" and not KLEIDIAI:
+        pytest.skip("KLEIDIAI_SOURCE_DIR is not set: the real KleidiAI micro-kernels cannot "
+                    "be built (the reference ones run in the 'reference' case)")
+    if micro == "reference":
+        monkeypatch.delenv("KLEIDIAI_SOURCE_DIR", raising=False)
+    path, inputs, arrays = fc_model(tmp_path)
+    r = cli("run", str(path), "--board", "linux_aarch64", "--cpu", cpu, "--inputs",
+            str(inputs), "--save-outputs", str(tmp_path / "out"), "--build-dir",
+            str(tmp_path / "b"))
+    assert r.code == 0, r.out + r.err
+    assert r.out.rstrip().endswith("PASS")
+    plan = json.loads((tmp_path / "b/model/tvmgen_fcs_plan.json").read_text())
+    fcs = [o for o in plan["operators"] if o["op"] == "fully_connected"]
+    assert len(fcs) == len(FC_OPS)
+    for o in fcs:
+        assert o["device"] == "cpu", o
+        assert o["kernels"] == ["tvmdev_kai_fully_connected_f32", "tvmk_fully_connected_f32"]
+    # What the device served, as the harness counted it (tvmdev_kai_stats).
+    family = "sme_mopa" if cpu == "max" else "neon_mla"
+    line = next(x for x in r.out.splitlines() if x.startswith("device cpu (kleidiai)"))
+    assert (f"{FC_SERVED} calls served (the last on {micro}:" in line and family in line
+            and f"{FC_DECLINED} declined" in line and f"{FC_PACKS} constants packed" in line
+            ), line
+    for op in FC_OPS:
+        got = np.load(tmp_path / "out" / f"y_{op[0]}.npy")
+        want = fc_expected(arrays, op)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=op[0])
+        # The values reach past each bound of the clamp, so a clamp not applied shows.
+        pre = fc_expected(arrays, (*op[:4], "NONE", op[5]))
+        lo, hi = ACTS.get(op[4], (-np.inf, np.inf))
+        assert pre.min() < lo or lo == -np.inf, op[0]
+        assert pre.max() > hi or hi == np.inf, op[0]

@@ -1,5 +1,5 @@
-"""tvmdev run --board linux_aarch64: cross-compiled, run under qemu-aarch64, gemm and
-matmul offloaded to the KleidiAI device kind; compared with the numpy reference like
+"""tvmdev run --board linux_aarch64: cross-compiled, run under qemu-aarch64, gemm, matmul
+and fully_connected offloaded to the KleidiAI device kind; compared with the numpy reference like
 every board (|c - r| <= 1e-5 + 1e-4 |r|).
 
 Without KLEIDIAI_SOURCE_DIR the integration runs on tvmdev's reference micro-kernels;
@@ -36,7 +36,7 @@ def test_examples_on_linux_aarch64(path: Path, cpu: str, cli: Callable[..., Resu
     plan = json.loads(next((tmp_path / "b/model").glob("*_plan.json")).read_text())
     offloaded = [o for o in plan["operators"] if o["device"] == "cpu"]
     for op in offloaded:
-        assert op["op"] in ("gemm", "matmul")
+        assert op["op"] in ("gemm", "matmul", "fully_connected")
         assert op["kernels"][0].startswith("tvmdev_kai_") and op["kernels"][-1].startswith(
             "tvmk_"), op
     if path.parent.name == "decoder":

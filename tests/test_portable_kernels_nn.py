@@ -280,7 +280,7 @@ def test_bad_params_are_invalid(build: Build) -> None:
         "struct tvmk_conv2d_params cp = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 9};\n"
         "struct tvmk_conv2d_params cl = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 2, 0};\n"
         "struct tvmk_pool2d_params pp = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 5};\n"
-        "struct tvmk_fully_connected_params fp = {1, 1, 1, -1};\n"
+        "struct tvmk_fully_connected_params fp = {1, 1, 1, -1, 0};\n"
         "struct tvmk_clip_params clp = {1, 2.0f, 1.0f};\n"
         "struct tvmk_depthwise_conv2d_params dp = {1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 0, 0, 1, 1,"
         " 0};\n"

@@ -1,23 +1,29 @@
 """Zephyr: the generated module built for real in zephyr_app, the examples on
-native_sim_64 and qemu_cortex_m3 against the numpy reference, the ztest suite under
-twister, and `west tvmdev`. These need a Zephyr tree (ZEPHYR_BASE), which no package
-registry provides: without one they skip, saying so."""
+native_sim_64 and qemu_cortex_m3 against the numpy reference, an imported TFLite model
+with its fully-connected layers on a device against TFLM's interpreter, the ztest suite
+under twister, and `west tvmdev`. These need a Zephyr tree (ZEPHYR_BASE), which no
+package registry provides: without one they skip, saying so."""
 
 from __future__ import annotations
 
+import json
 import os
+import platform
+import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
-from conftest import REPO, Result, need_tool, run_ok
+from conftest import IN_CI, REPO, Result, need_tool, run_ok
 
 from tvmdev.load.board import board_by_name
 from tvmdev.load.model import load_model
 from tvmdev.model.scratch import Tuning
+from tvmdev.run.compare import ATOL, RTOL
 from tvmdev.run.job import prepare
 
 pytestmark = pytest.mark.slow  # west builds
@@ -44,6 +50,66 @@ def test_example_on_zephyr(example: str, board: str, cli: Callable[..., Result],
     overlay = (tmp_path / "b/app.overlay").read_text()
     if example != "decoder":
         assert 'compatible = "tvmdev,woofles";' in overlay
+
+
+def _tflm_outputs(path: Path, inputs: list[np.ndarray], n: int) -> list[np.ndarray]:
+    """TFLM's interpreter on ``inputs`` (skips without tflite-micro, which has wheels for
+    Linux x86-64 only; fails there under CI)."""
+    try:
+        from tflite_micro.python.tflite_micro import runtime
+    except ImportError:
+        if IN_CI and sys.platform == "linux" and platform.machine() == "x86_64":
+            pytest.fail("tflite-micro is not installed (pip install -e .[test])")
+        pytest.skip("tflite-micro is not installed: pip install -e .[test]")
+    interp = runtime.Interpreter.from_file(str(path))
+    for i, x in enumerate(inputs):
+        interp.set_input(x, i)
+    interp.invoke()
+    return [interp.get_output(i) for i in range(n)]
+
+
+@needs_zephyr
+def test_imported_tflite_model_on_native_sim_64_with_a_device(
+        cli: Callable[..., Result], tflite_model: Callable[[str], Path], tmp_path: Path
+        ) -> None:
+    """The autoencoder (.tflite, imported in memory) with every operator that came from a
+    FULLY_CONNECTED (gemm or fully_connected, and the relu split from it) on a woofles
+    device in zephyr_app, its outputs against TFLM's on the same seeded inputs."""
+    need_tool("west", "pip install west")
+    if not IN_CI:
+        pytest.importorskip("tflite", reason="the tflite package is not installed: "
+                            "pip install -e '.[tflite]'")
+    model = tflite_model("autoencoder_example.float32.tflite")
+    place = ["--device", "npu0:woofles", "--place", "fully_connected=npu0"]
+    r = cli("import", str(model), "-o", str(tmp_path / "imported"), *place)
+    assert r.code == 0, r.err
+    found = re.search(r"FULLY_CONNECTED x(\d+)", r.out)
+    assert found, r.out
+    import yaml
+    doc = yaml.safe_load((tmp_path / "imported/autoencoder_example.yaml").read_text())
+    rng = np.random.default_rng(7)
+    inputs = []
+    (tmp_path / "in").mkdir()
+    for name, spec in doc["inputs"].items():
+        x = rng.uniform(-1.0, 1.0, spec["shape"]).astype(np.float32)
+        np.save(tmp_path / "in" / f"{name}.npy", x)
+        inputs.append(x)
+    r = cli("run", str(model), "--board", "native_sim_64", *place, "--inputs",
+            str(tmp_path / "in"), "--save-outputs", str(tmp_path / "out"), "--build-dir",
+            str(tmp_path / "b"))
+    assert r.code == 0, r.out + r.err
+    assert r.out.rstrip().endswith("PASS")
+    plan = json.loads((tmp_path / "b/model/tvmgen_autoencoder_example_plan.json").read_text())
+    layers = [o for o in plan["operators"] if o["op"] in ("gemm", "fully_connected")]
+    assert len(layers) == int(found.group(1)) and all(o["device"] == "npu0" for o in layers)
+    assert all(o["kernels"][0].startswith("woofles_") for o in layers), layers
+    assert 'compatible = "tvmdev,woofles";' in (tmp_path / "b/app.overlay").read_text()
+    expected = _tflm_outputs(model, inputs, len(doc["outputs"]))
+    got = [np.load(tmp_path / "out" / f"{o}.npy") for o in doc["outputs"]]
+    assert len(got) == len(expected) == 1
+    for g, e in zip(got, expected, strict=True):
+        assert g.shape == e.shape
+        np.testing.assert_allclose(g, e, atol=ATOL, rtol=RTOL)
 
 
 @needs_zephyr

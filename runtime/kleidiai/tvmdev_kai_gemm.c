@@ -1,9 +1,14 @@
 /*
- * gemm and matmul on KleidiAI micro-kernels, following ONNX Runtime's MLAS integration:
+ * gemm, matmul and fully_connected on KleidiAI micro-kernels, following ONNX Runtime's
+ * MLAS integration:
  *
  * - Preconditions: M, N, K > 0; transA not set; transB only when B is a constant (packed
- *   once, transposed, by the family's nxk packing routine). Anything else is declined and
+ *   once, transposed, by the family's nxk packing routine, or transposed here and packed
+ *   by its kxn one when the family has no nxk packing). Anything else is declined and
  *   the next kernel of the chain (the portable one) serves the call.
+ * - fully_connected is a gemm with B = weights transposed (the weights may change from
+ *   call to call: then they are packed on every call), its bias packed with them and its
+ *   activation the micro-kernel's clamp (RELU, RELU6, RELU_N1_TO_1); TANH is declined.
  * - A constant B is packed at its first use, with its bias when the bias can be fused,
  *   into the device's arena and kept; a B that changes is packed on every call. The LHS
  *   is packed where the family needs it.
@@ -39,6 +44,7 @@ struct job {
     float *Y;
     const float *C;            /* the C term left for the writeback, or NULL */
     const struct tvmk_gemm_params *p;
+    float clamp_min, clamp_max; /* the micro-kernel's clamp (fused activations) */
     float *scratch;            /* threads x m_step x n_step floats */
     size_t m_step, n_step, m_tiles, n_tiles;
     uint32_t threads;
@@ -111,10 +117,10 @@ static void compute_f32(const struct job *j, size_t m0, size_t n0, size_t mb, si
 
     if (j->lhs_packed != NULL) {
         uk->run_packed_lhs(mb, nb, K, j->lhs_packed + uk->get_lhs_packed_offset(m0, K), rhs, tile,
-                           nb * sizeof(float), sizeof(float), -FLT_MAX, FLT_MAX);
+                           nb * sizeof(float), sizeof(float), j->clamp_min, j->clamp_max);
     } else {
         uk->run_plain_lhs(mb, nb, K, j->A + m0 * K, K * sizeof(float), rhs, tile,
-                          nb * sizeof(float), sizeof(float), -FLT_MAX, FLT_MAX);
+                          nb * sizeof(float), sizeof(float), j->clamp_min, j->clamp_max);
     }
 }
 
@@ -126,7 +132,7 @@ static void compute_q4(const struct job *j, size_t m0, size_t n0, size_t mb, siz
 
     uk->run(mb, nb, K, j->bl, j->lhs_packed + uk->get_lhs_packed_offset(m0, K),
             j->rhs_packed + uk->get_rhs_packed_offset(n0, K, j->bl), tile, nb * sizeof(float),
-            sizeof(float), -FLT_MAX, FLT_MAX);
+            sizeof(float), j->clamp_min, j->clamp_max);
 }
 
 static void run_tiles(void *arg, uint32_t thread)
@@ -218,12 +224,32 @@ static void keep_slot(tvm_device_kleidiai_t *dev, const void *rhs, const float *
     dev->stats.packs++;
 }
 
+/* B (N x K) transposed into K x N, for a family without nxk packing; NULL when the
+ * arena is too small. */
+static const float *transposed_copy(tvm_device_kleidiai_t *dev, size_t *cursor, const float *B,
+                                    size_t N, size_t K)
+{
+    float *t = (float *)(void *)scratch_alloc(dev, cursor, N * K * sizeof(float));
+    size_t n, k;
+
+    if (t == NULL) {
+        return NULL;
+    }
+    for (n = 0; n < N; n++) {
+        for (k = 0; k < K; k++) {
+            t[k * N + n] = B[n * K + k];
+        }
+    }
+    return t;
+}
+
 /*
  * The packed B of this call. A constant is looked up among the packed slots, or packed
  * now just above them (and kept); any other B is packed into this call's scratch. The
- * zero bias the packing routines need when the bias is not fused comes from scratch.
- * *cursor is the start of the free scratch, moved past what this takes; NULL when the
- * arena is too small.
+ * zero bias the packing routines need when the bias is not fused, and the transposed
+ * copy of B a family without nxk packing needs, come from scratch and are given back
+ * once B is packed. *cursor is the start of the free scratch, moved past what this
+ * keeps; NULL when the arena is too small.
  */
 static const uint8_t *packed_rhs(tvm_device_kleidiai_t *dev, size_t *cursor,
                                  const struct tvmdev_kai_f32_ukernel *uk, const float *B,
@@ -231,8 +257,10 @@ static const uint8_t *packed_rhs(tvm_device_kleidiai_t *dev, size_t *cursor,
 {
     const size_t N = (size_t)p->N, K = (size_t)p->K;
     const int transposed = p->trans_b != 0;
-    const size_t size = transposed ? uk->rhs_packed_size_nxk(N, K) : uk->rhs_packed_size_kxn(N, K);
+    const int nxk = transposed && uk->rhs_pack_nxk != NULL;
+    const size_t size = nxk ? uk->rhs_packed_size_nxk(N, K) : uk->rhs_packed_size_kxn(N, K);
     const void *use_bias = bias;
+    const float *rhs = B;
     uint8_t *dst;
 
     *cursor = dev->arena_used;
@@ -259,42 +287,47 @@ static const uint8_t *packed_rhs(tvm_device_kleidiai_t *dev, size_t *cursor,
         memset(zeros, 0, N * sizeof(float));
         use_bias = zeros;
     }
-    if (transposed) {
+    if (transposed && !nxk) {
+        rhs = transposed_copy(dev, cursor, B, N, K);
+        if (rhs == NULL) {
+            return NULL;
+        }
+    }
+    if (nxk) {
         uk->rhs_pack_nxk(1, N, K, uk->get_nr(), uk->get_kr(), uk->get_sr(), K * sizeof(float), B,
                          use_bias, NULL, dst, 0, NULL);
     } else {
-        uk->rhs_pack_kxn(1, N, K, uk->get_nr(), uk->get_kr(), uk->get_sr(), N * sizeof(float), B,
-                         use_bias, NULL, dst, 0, NULL);
+        uk->rhs_pack_kxn(1, N, K, uk->get_nr(), uk->get_kr(), uk->get_sr(), N * sizeof(float),
+                         rhs, use_bias, NULL, dst, 0, NULL);
     }
+    *cursor = (size_t)(dst - dev->arena) + size; /* the zeros and the copy are done with */
     if (p->b_constant) {
         keep_slot(dev, B, bias, uk, N, K, (uint32_t)transposed, dst, size);
     }
     return dst;
 }
 
-int32_t tvmdev_kai_gemm_f32(const float *A, const float *B, const float *C, float *Y,
-                            const struct tvmk_gemm_params *params, void *resource_handle)
+/*
+ * Y = clamp(alpha * A @ op(B) + beta * C) on the best f32 family, the preconditions
+ * checked. A clamp narrower than the floats needs alpha = 1 and C fused as a bias.
+ */
+static int32_t run_f32(tvm_device_kleidiai_t *dev, const float *A, const float *B,
+                       const float *C, float *Y, const struct tvmk_gemm_params *p,
+                       float clamp_min, float clamp_max)
 {
-    tvm_device_kleidiai_t *dev = (tvm_device_kleidiai_t *)resource_handle;
-    const struct tvmdev_kai_f32_ukernel *uk;
-    const struct tvmk_gemm_params *p = params;
+    const struct tvmdev_kai_f32_ukernel *uk = tvmdev_kai_select_f32(dev->features);
     const float *bias;
     struct job j;
     size_t cursor;
 
-    if (dev == NULL || !dev->initialized || p == NULL || A == NULL || B == NULL || Y == NULL) {
-        return decline(dev);
-    }
-    if (p->M <= 0 || p->N <= 0 || p->K <= 0 || p->trans_a != 0 ||
-        (p->trans_b != 0 && !p->b_constant)) {
-        return decline(dev);
-    }
-    uk = tvmdev_kai_select_f32(dev->features);
-    if (uk == NULL || (p->trans_b != 0 && uk->rhs_pack_nxk == NULL)) {
+    if (uk == NULL) {
         return decline(dev);
     }
     memset(&j, 0, sizeof(j));
     bias = split_c(&j, C, p);
+    if ((clamp_min > -FLT_MAX || clamp_max < FLT_MAX) && (j.C != NULL || p->alpha != 1.0f)) {
+        return decline(dev); /* the clamp would come before the writeback */
+    }
     j.rhs_packed = packed_rhs(dev, &cursor, uk, B, bias, p);
     if (j.rhs_packed == NULL) {
         return decline(dev); /* the arena is too small */
@@ -304,6 +337,8 @@ int32_t tvmdev_kai_gemm_f32(const float *A, const float *B, const float *C, floa
     j.A = A;
     j.Y = Y;
     j.p = p;
+    j.clamp_min = clamp_min;
+    j.clamp_max = clamp_max;
     j.m_step = uk->get_m_step();
     j.n_step = uk->get_n_step();
     if (uk->get_mr != NULL) {
@@ -318,6 +353,66 @@ int32_t tvmdev_kai_gemm_f32(const float *A, const float *B, const float *C, floa
         j.lhs_packed = lhs;
     }
     return run_job(dev, &j, &cursor, uk->name);
+}
+
+int32_t tvmdev_kai_gemm_f32(const float *A, const float *B, const float *C, float *Y,
+                            const struct tvmk_gemm_params *params, void *resource_handle)
+{
+    tvm_device_kleidiai_t *dev = (tvm_device_kleidiai_t *)resource_handle;
+    const struct tvmk_gemm_params *p = params;
+
+    if (dev == NULL || !dev->initialized || p == NULL || A == NULL || B == NULL || Y == NULL) {
+        return decline(dev);
+    }
+    if (p->M <= 0 || p->N <= 0 || p->K <= 0 || p->trans_a != 0 ||
+        (p->trans_b != 0 && !p->b_constant)) {
+        return decline(dev);
+    }
+    return run_f32(dev, A, B, C, Y, p, -FLT_MAX, FLT_MAX);
+}
+
+int32_t tvmdev_kai_fully_connected_f32(const float *input, const float *weights,
+                                       const float *bias, float *output,
+                                       const struct tvmk_fully_connected_params *params,
+                                       void *resource_handle)
+{
+    tvm_device_kleidiai_t *dev = (tvm_device_kleidiai_t *)resource_handle;
+    const struct tvmk_fully_connected_params *p = params;
+    float lo = -FLT_MAX, hi = FLT_MAX;
+    struct tvmk_gemm_params g;
+
+    if (dev == NULL || !dev->initialized || p == NULL || input == NULL || weights == NULL ||
+        output == NULL || p->batch <= 0 || p->in_size <= 0 || p->out_size <= 0) {
+        return decline(dev);
+    }
+    switch (p->activation) {
+    case TVMK_ACT_NONE:
+        break;
+    case TVMK_ACT_RELU:
+        lo = 0.0f;
+        break;
+    case TVMK_ACT_RELU6:
+        lo = 0.0f;
+        hi = 6.0f;
+        break;
+    case TVMK_ACT_RELU_N1_TO_1:
+        lo = -1.0f;
+        hi = 1.0f;
+        break;
+    default:
+        return decline(dev); /* TANH (no clamp): the portable kernel applies it */
+    }
+    /* output (batch x out) = input (batch x in) @ weights (out x in)^T + bias */
+    memset(&g, 0, sizeof(g));
+    g.M = p->batch;
+    g.N = p->out_size;
+    g.K = p->in_size;
+    g.trans_b = 1;
+    g.alpha = 1.0f;
+    g.beta = 1.0f;
+    g.c_stride_n = 1; /* the bias, a row vector: fused into the packed weights */
+    g.b_constant = p->weights_constant;
+    return run_f32(dev, input, weights, bias, output, &g, lo, hi);
 }
 
 int32_t tvmdev_kai_gemm_q4c32_f32(const float *A, const struct tvmk_q4c32 *B, const float *C,
@@ -382,6 +477,8 @@ int32_t tvmdev_kai_gemm_q4c32_f32(const float *A, const struct tvmk_q4c32 *B, co
     j.A = A;
     j.Y = Y;
     j.p = p;
+    j.clamp_min = -FLT_MAX;
+    j.clamp_max = FLT_MAX;
     j.m_step = uk->get_m_step();
     j.n_step = uk->get_n_step();
     return run_job(dev, &j, &cursor, uk->name);

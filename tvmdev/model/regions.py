@@ -52,7 +52,8 @@ def fc_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]
     """The kernel params of fully_connected."""
     batch, in_size, out_size = _fc_dims(shapes)
     return {"batch": batch, "in_size": in_size, "out_size": out_size,
-            "activation": activation_code(attrs)}
+            "activation": activation_code(attrs),
+            "weights_constant": int(attrs.get("_b_constant", 0))}
 
 
 def clip_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]

@@ -45,6 +45,8 @@ class Harness:
         m = self.model
         names = Names(m.name)
         sim = set(self.devices.sim_kinds)
+        # Built-in KleidiAI devices keep counters (tvmdev_kai_stats) the harness prints.
+        kai = {k.kind for k in self.devices.with_origin("builtin") if k.platform == "kleidiai"}
         return {
             "model": m.name, "prefix": names.prefix, "macro": names.macro,
             "max_threads": MAX_THREADS,
@@ -65,6 +67,7 @@ class Harness:
                          "var": names.harness("dev", d.name),
                          "sim_var": names.harness("sim", d.name),
                          "type": f"tvm_device_{d.kind}_t", "sim": d.kind in sim,
+                         "kai_stats": d.kind in kai,
                          "camel": camel(d.kind)} for d in m.devices],
         }
 

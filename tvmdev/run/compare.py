@@ -164,8 +164,24 @@ def report(result: RunResult) -> list[str]:
         lines.append(f"device {name}: activate {c['activate']} / deactivate {c['deactivate']}, "
                      f"open {c['open']} / close {c['close']}, operators {c['operator']}: "
                      f"{'balanced' if ok else 'NOT BALANCED'}")
+    lines += kleidiai_lines(result.stdout)
     if result.stack is not None:
         lines.append(result.stack.summary())
+    return lines
+
+
+def kleidiai_lines(stdout: str) -> list[str]:
+    """What each KleidiAI device served, from the counters the host harness printed
+    (``tvmdev: kleidiai NAME calls=.. declined=.. packs=.. tiles=.. ukernel=..``)."""
+    lines = []
+    for line in stdout.splitlines():
+        parts = line.split()
+        if parts[:2] != ["tvmdev:", "kleidiai"] or len(parts) < 3:
+            continue
+        c = dict(p.split("=", 1) for p in parts[3:] if "=" in p)
+        lines.append(f"device {parts[2]} (kleidiai): {c.get('calls', '?')} calls served "
+                     f"(the last on {c.get('ukernel', '-')}), {c.get('declined', '?')} "
+                     f"declined to the next kernel, {c.get('packs', '?')} constants packed")
     return lines
 
 

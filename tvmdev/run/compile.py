@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 from ..errors import TvmdevError
+from ..plan.fit import link_overflow
 from . import external
 from .backend import Job
 
@@ -66,6 +67,9 @@ def compile_program(job: Job, defines: list[str], extra_cflags: tuple[str, ...] 
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             stamp.unlink(missing_ok=True)
+            overflow = link_overflow(proc.stderr, job.model, job.gen.memory, job.board)
+            if overflow is not None:
+                raise overflow
             raise TvmdevError(f"the build failed ({tc.cc} exited {proc.returncode}):\n"
                               + proc.stderr.strip(), str(job.build_dir),
                               hint="the full command is in build.cmd in the build folder")

@@ -21,6 +21,7 @@ from ..model import reference
 from ..model.device import MAX_DEVICES, DeviceSpec, specs_from_manifest
 from ..model.graph import Model
 from ..plan.devices import DevicePlan, plan_devices
+from ..plan.fit import check_fit
 from ..plan.kernels import build_registry, device_dir_libraries
 from ..render.device import device_files, project_files
 from ..render.executor import generate
@@ -137,6 +138,7 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
     registry = build_registry([*board.kernels, *(kernel_files or [])], device_libs)
     command = f"tvmdev run {Path(model.path).name}"
     job.gen = generate(model, registry, schedule, command=command, tuning=board.tuning)
+    check_fit(model, job.gen.memory, board)  # before anything is written
     job.defines += board.tuning.defines()  # the kernels as the planner sized their scratch
     files = dev_files + [OutFile(f"model/{f.path}", f.content, f.kind) for f in job.gen.files]
     dev_sources = list(job.sources)

@@ -164,10 +164,12 @@ struct tvmk_pool2d_params {
 };
 
 /* TFLite FULLY_CONNECTED: output[b][o] = act(sum over i of input[b][i] * weights[o][i]
- * + bias[o]) for b < batch, o < out_size; bias (optional) is out_size. */
+ * + bias[o]) for b < batch, o < out_size; bias (optional) is out_size. weights_constant:
+ * the weights are a constant of the model (an accelerator may pack them once). */
 struct tvmk_fully_connected_params {
     int32_t batch, in_size, out_size;
     int32_t activation;
+    int32_t weights_constant;
 };
 
 /* Y = min(max(X, min), max) over count elements (clip, relu6); Y may alias X. */

@@ -1,0 +1,114 @@
+"""Whether a model fits a board's memory map (``memory:`` in the board file).
+
+Checked when a run generates firmware for such a board, before anything is written, from
+what the firmware reserves for certain:
+
+* RAM: the workspace arena (tensors and kernel scratch), the output buffers the harness
+  keeps, and the stack the linker script reserves (``memory.stack``);
+* flash: the constants as the executor emits them (float32, or 4-bit data and bfloat16
+  scales), the inputs the firmware compiles in, and a floor for the code: 2,048 bytes,
+  less than the code and strings of the smallest firmware (a model of one relu: 2,328
+  bytes of .text and .rodata on mps3_an547, 2,528 on mps2_an385).
+
+The rest (the kernels' code beyond that floor, the C library's and the devices' .data and
+.bss: tens to hundreds of bytes) is left to the linker, so the estimate never refuses a
+model that would fit; a model that passes it but does not link gets the same one line from
+the linker's ``region overflowed`` message (:func:`link_overflow`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import TvmdevError
+from ..load.board import Board, Memory
+from ..model.graph import Model
+from .memory import MemoryPlan
+
+CODE_FLOOR = 2048
+# The regions of the firmware's linker script (templates/harness/firmware/link.ld.j2).
+REGIONS = {"CODE": "flash", "RAM": "RAM"}
+_OVERFLOW = re.compile(r"region [`'\"]?(\w+)['\"]? overflowed by (\d+) bytes?")
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def _parts(items: list[tuple[str, int]]) -> str:
+    return " + ".join(f"{name} {_n(v)}" for name, v in items)
+
+
+def _hint(ram_short: bool, flash_short: bool) -> str:
+    hints = []
+    if ram_short:
+        hints.append("for RAM, a board with more (tvmdev list boards) or smaller activations "
+                     "(the arena holds the tensors live at once; tvmdev aot writes their "
+                     "sizes to plan.json)")
+    if flash_short:
+        hints.append("for flash, a board with more, or gemm weights in 4 bits "
+                     "(quantize: {bits: 4, block: 32} on the constant)")
+    return "; ".join(hints)
+
+
+def constant_bytes(model: Model) -> int:
+    """The bytes of constants the executor emits (unread ones are not)."""
+    unread = model.unread_constants
+    total = 0
+    for name, arr in model.constants.items():
+        if name in unread:
+            continue
+        q = model.quantized.get(name)
+        total += int(q.data.nbytes + q.scales.nbytes) if q is not None else int(arr.nbytes)
+    return total
+
+
+def _estimate(model: Model, memory: MemoryPlan, mem: Memory
+              ) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """What the firmware reserves for certain: RAM and flash, item by item."""
+    outputs = sum(model.tensors[n].nbytes for n in model.outputs)
+    inputs = sum(model.tensors[n].nbytes for n in model.inputs)
+    ram = [("arena", memory.arena_size), ("outputs", outputs), ("stack", mem.stack)]
+    flash = [("constants", constant_bytes(model)), ("inputs", inputs),
+             ("code at least", CODE_FLOOR)]
+    return ram, flash
+
+
+def _error(model: Model, board: Board, mem: Memory, ram: list[tuple[str, int]],
+           flash: list[tuple[str, int]], note: str = "") -> TvmdevError:
+    ram_need, flash_need = sum(v for _, v in ram), sum(v for _, v in flash)
+    return TvmdevError(
+        f"model {model.name} does not fit board {board.name}: it needs {_n(ram_need)} bytes "
+        f"of RAM ({_parts(ram)}) and {_n(flash_need)} of flash ({_parts(flash)}); "
+        f"the board has {_n(mem.ram.length)} of RAM and {_n(mem.code.length)} of flash{note}",
+        model.path, hint=_hint(ram_need > mem.ram.length, flash_need > mem.code.length))
+
+
+def check_fit(model: Model, memory: MemoryPlan, board: Board) -> None:
+    """Raise the one-line error when ``model`` cannot fit ``board``'s memory map."""
+    mem = board.memory
+    if mem is None:
+        return
+    ram, flash = _estimate(model, memory, mem)
+    if sum(v for _, v in ram) > mem.ram.length or sum(v for _, v in flash) > mem.code.length:
+        raise _error(model, board, mem, ram, flash)
+
+
+def link_overflow(stderr: str, model: Model, memory: MemoryPlan, board: Board
+                  ) -> TvmdevError | None:
+    """The linker's ``region `RAM' overflowed by N bytes`` (or CODE) as the fit check's
+    one line, the overflowing region's need from the linker's figure (what the estimate
+    leaves out shown as the rest); None when the link failed for another reason."""
+    mem = board.memory
+    found = {m.group(1): int(m.group(2)) for m in _OVERFLOW.finditer(stderr)
+             if m.group(1) in REGIONS}
+    if mem is None or not found:
+        return None
+    ram, flash = _estimate(model, memory, mem)
+    for region, items, length in (("RAM", ram, mem.ram.length),
+                                  ("CODE", flash, mem.code.length)):
+        if region in found:
+            items.append(("the rest", length + found[region] - sum(v for _, v in items)))
+    note = "".join(f" (the linker: region {r} overflowed by {_n(v)} bytes)"
+                   for r, v in found.items())
+    return _error(model, board, mem, ram, flash, note)
