@@ -305,3 +305,24 @@ def test_placement_errors(cli: Callable[..., Result], tmp_path: Path) -> None:
         assert r.code == 1
         assert r.err.splitlines()[0] == f"tvmdev: {message}"
         assert not (tmp_path / "o").exists()
+    r = cli("import", str(model), "-o", str(tmp_path / "o"), "--device", "npu0:woofles",
+            "--place", "relu,cnov2d=npu0")
+    assert r.code == 1
+    assert r.err.splitlines()[0] == ("tvmdev: --place relu,cnov2d=npu0: no operator of kind "
+                                     "cnov2d in the model")
+
+
+def test_one_placement_serves_many_models(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """A tvmdev op the model lacks is a note (one --place for every model), not an error."""
+    import yaml
+    model = tmp_path / "m.tflite"
+    model.write_bytes(_small())
+    r = cli("import", str(model), "-o", str(tmp_path / "o"), "--device", "npu0:woofles",
+            "--place", "conv2d,depthwise_conv2d,relu=npu0")
+    assert r.code == 0, r.err
+    assert r.err.splitlines() == [
+        "note: --place conv2d,depthwise_conv2d,relu=npu0: the model has no conv2d operator",
+        "note: --place conv2d,depthwise_conv2d,relu=npu0: the model has no depthwise_conv2d "
+        "operator"]
+    doc = yaml.safe_load((tmp_path / "o" / "m.yaml").read_text())
+    assert [o.get("device") for o in doc["operators"]] == ["npu0"]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from .. import __version__
@@ -32,7 +33,8 @@ def add_import_options(p: argparse.ArgumentParser) -> None:
 
 def _imported(args: argparse.Namespace) -> Imported:
     im = import_file(Path(args.model), args.name, input_shapes(args.input_shape))
-    im.place(args.device or [], args.place or [])
+    for note in im.place(args.device or [], args.place or []):
+        print(f"note: {note}", file=sys.stderr)
     return im
 
 

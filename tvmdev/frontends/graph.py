@@ -99,9 +99,13 @@ class Imported:
             out[fname] = buf.getvalue()
         return out
 
-    def place(self, devices: Sequence[str], places: Sequence[str]) -> None:
+    def place(self, devices: Sequence[str], places: Sequence[str]) -> list[str]:
         """Declare ``ID:KIND`` devices and put every operator of ``OPS=ID``'s kinds (tvmdev
-        ops or source kinds, lower case: gemm, fully_connected) on that instance."""
+        ops or source kinds, lower case: gemm, fully_connected) on that instance.
+
+        One ``--place`` serves many models (conv2d,depthwise_conv2d,fully_connected=npu0),
+        so a tvmdev op the model does not use is a note, returned; a kind that is neither
+        a tvmdev op nor in the model (a typo) is an error, as is a list matching nothing."""
         decl: dict[str, dict[str, str]] = {}
         for spec in devices:
             dev, _, kind = spec.partition(":")
@@ -110,6 +114,7 @@ class Imported:
                                   hint="for example --device npu0:woofles")
             decl[dev] = {"kind": kind}
         self.doc["devices"] = decl
+        notes = []
         for spec in places:
             kinds, _, dev = spec.partition("=")
             if dev not in decl:
@@ -122,10 +127,14 @@ class Imported:
                 if found:
                     op["device"] = dev
                     hit |= found
-            if wanted - hit:
+            unknown = {k for k in wanted - hit if k not in OPS}
+            if unknown or not hit:
                 raise TvmdevError(f"--place {spec}: no operator of kind "
-                                  f"{', '.join(sorted(wanted - hit))} in the model",
+                                  f"{', '.join(sorted(unknown or wanted))} in the model",
                                   hint="kinds: " + ", ".join(sorted(self.kinds())))
+            notes += [f"--place {spec}: the model has no {k} operator"
+                      for k in sorted(wanted - hit)]
+        return notes
 
     def kinds(self) -> set[str]:
         """The tvmdev ops and the source kinds (lower case) of the operators."""
