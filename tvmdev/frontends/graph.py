@@ -24,7 +24,7 @@ from ..errors import TvmdevError
 from ..load import yamlio
 from ..load.model import model_from_doc
 from ..model.graph import Model
-from ..model.ops import OPS, check_attrs
+from ..model.ops import OPS, resolved_attrs
 from ..model.shapes import Shape, ShapeError
 
 MAX_NAME = 64  # C names made from source names are cut to this length
@@ -182,7 +182,7 @@ class Builder:
         opdef = OPS[op]
         shapes = [self.shapes[t] if t is not None else None for t in inputs]
         try:
-            shape = opdef.infer(shapes, check_attrs(opdef, dict(attrs or {})))
+            shape = opdef.infer(shapes, resolved_attrs(opdef, shapes, dict(attrs or {})))
         except ShapeError as exc:
             raise TvmdevError(f"{kind} writing '{output}': {exc}", str(self.source)) from None
         # Operators are named after the tensor they write (their own namespace).
