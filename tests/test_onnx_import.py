@@ -34,6 +34,7 @@ except ImportError:
 
 import onnx_build  # noqa: E402
 import onnx_cases  # noqa: E402
+import onnx_variants  # noqa: E402
 
 from tvmdev.frontends import onnx as frontend  # noqa: E402
 
@@ -73,6 +74,7 @@ class NodeRun:
             raw, self.feeds = case.model, {}
         else:
             raw, self.feeds = onnx_cases.frozen(case)
+        self.raw = raw
         self.reason = _refusal(onnx.load_model_from_string(raw))
         try:
             self.imported = frontend.convert(Path(f"{case.name}.onnx"), raw, "m")
@@ -116,6 +118,21 @@ def test_node_suite_against_onnxruntime(node_runs: list[NodeRun]) -> None:
         onnx_cases.SUPPORTED), "every supported operator has a case that imports"
 
 
+@pytest.fixture(scope="module")
+def variant_runs() -> list[NodeRun]:
+    return [NodeRun(c) for c in onnx_variants.variant_cases()]
+
+
+def test_variants_against_onnxruntime(variant_runs: list[NodeRun]) -> None:
+    """Older opsets, folded operands, 1-D and 3-D windows (tests/onnx_variants.py): each
+    imports and its numpy reference matches ONNX Runtime."""
+    for run in variant_runs:
+        assert run.error is None, f"{run.case.name}: {run.error}"
+        got = reference.evaluate(run.model, run.inputs)
+        for name, want in zip(run.model.outputs, run.expected, strict=True):
+            assert _close(got[name], want), (run.case.name, name)
+
+
 @pytest.mark.slow
 def test_node_suite_is_load_model_tests() -> None:
     """The cached selection is what load_model_tests(kind="node") gives."""
@@ -138,15 +155,16 @@ def _write(doc: dict[str, Any], arrays: dict[str, np.ndarray], folder: Path) -> 
 @pytest.mark.slow
 @pytest.mark.parametrize("device", [False, True], ids=["host", "device"])
 def test_node_suite_built_and_run(device: bool, node_runs: list[NodeRun],
-                                  cli: Callable[..., Result], tmp_path: Path) -> None:
-    """Every imported case side by side in one model (one build), on the host; with
-    device=True each case's operators on a device instance (--place KIND=npu0)."""
+                                  variant_runs: list[NodeRun], cli: Callable[..., Result],
+                                  tmp_path: Path) -> None:
+    """Every imported case (and variant) side by side in one model (one build), on the
+    host; with device=True each case's operators on a device instance (--place
+    KIND=npu0)."""
     need_tool("gcc", "apt install gcc")
-    runs = [r for r in node_runs if r.error is None]
+    runs = [r for r in node_runs + variant_runs if r.error is None]
     parts = []
     for run in runs:
-        im = frontend.convert(Path(f"{run.case.name}.onnx"),
-                              onnx_cases.frozen(run.case)[0], "m")
+        im = frontend.convert(Path(f"{run.case.name}.onnx"), run.raw, "m")
         if device:
             im.place(["npu0:woofles"], [",".join(sorted(set(im.source_kinds))) + "=npu0"])
         parts.append((im.doc, im.arrays))
@@ -253,6 +271,6 @@ def test_multilayer_on_host(name: str, cli: Callable[..., Result], tmp_path: Pat
 def test_multilayer_on_boards(board: str, tool: str, cli: Callable[..., Result],
                               tmp_path: Path) -> None:
     need_tool(tool, "scripts/test.sh installs it")
-    for name in sorted(MODELS):
-        diff = _run(cli, name, tmp_path / name, "--board", board)
-        print(f"\n{name} on {board}: max abs diff vs ONNX Runtime {diff:.3g}")
+    diffs = {name: _run(cli, name, tmp_path / name, "--board", board) for name in MODELS}
+    print("".join(f"\n{name} on {board}: max abs diff vs ONNX Runtime {d:.3g}"
+                  for name, d in diffs.items()))
