@@ -94,6 +94,10 @@ BAD: dict[str, tuple[str, Callable[[], bytes], str, str | None]] = {
     "float16_input": ("t.onnx", lambda: B.relu(B.tensor("x", [1, 4], 10),
                                                B.tensor("y", [1, 4], 10)),
                       f"input 'x' is float16; {TYPES}", None),
+    "conv3d": ("t.onnx", lambda: B.model(
+        [n("Conv", ["x", "w"], ["y"], name="c3")], [B.tensor("x", [1, 2, 3, 4, 4])],
+        [B.tensor("y", [1, 1, 2, 3, 3])], [B.init("w", np.ones((1, 2, 2, 2, 2), np.float32))]),
+        "1 unsupported operator: Conv (3-D) x1 (first: node 0 'c3')", "tvmdev maps "),
     "external_data": ("t.onnx", _external,
                       "initializer 'w' is stored in an external file; tvmdev reads "
                       "self-contained models", "save the model with its weights inside"),

@@ -226,10 +226,12 @@ def _initializers(model: Any, path: Path) -> dict[str, np.ndarray]:
 
 
 def _graph(model: Any, path: Path, cname: dict[str, str], consts: dict[str, np.ndarray],
-           typed: tuple[dict[str, str], dict[str, Shape]]) -> tuple[Graph, set[int]]:
-    """The converters' view of the graph, and the nodes removed (Identity, inference
-    Dropout). An output that a removed node passes on names the tensor it stands for,
-    or, when that is an input, an initializer or another output, gets a copy."""
+           typed: tuple[dict[str, str], dict[str, Shape]]
+           ) -> tuple[Graph, set[int], set[str]]:
+    """The converters' view of the graph, the nodes removed (Identity, inference Dropout)
+    and the outputs that need a copy. An output a removed node passes on names the
+    tensor it stands for; when that is an input, a constant, another output or already
+    named, the output is a copy of it."""
     nodes, outputs = model.graph.node, tuple(vi.name for vi in model.graph.output)
     readers = {o: 1 for o in outputs}
     for n in nodes:
@@ -245,31 +247,46 @@ def _graph(model: Any, path: Path, cname: dict[str, str], consts: dict[str, np.n
             g.alias[n.output[0]] = n.input[0]
             removed.add(i)
     produced = {o for i, n in enumerate(nodes) if i not in removed for o in n.output}
+    copies, named = set(), set()
     for o in outputs:
         r = g.resolve(o)
-        if r != o and r in produced and r not in outputs and g.cname[r] == cname[r]:
+        if r != o and r in produced and r not in outputs and r not in named:
             g.cname[r] = cname[o]
-        elif r != o:  # the removed node writing it copies instead
-            del g.alias[o]
-            removed -= {i for i, n in enumerate(nodes) if n.output and n.output[0] == o}
+            named.add(r)
+        elif r != o:
+            copies.add(o)
     for i, n in enumerate(nodes):
         for t in n.input if i not in removed else ():
             if t:
                 g.uses[g.resolve(t)] = g.uses.get(g.resolve(t), 0) + 1
     for o in outputs:
         g.uses[g.resolve(o)] = g.uses.get(g.resolve(o), 0) + 1
-    return g, removed
+    return g, removed, copies
 
 
-def _copy(ctx: Context) -> None:
-    """An Identity or inference Dropout writing a model output that is also another
-    output, an input or an initializer: a reshape to the same shape (a copy)."""
-    from .onnx_ops import chain
-    node = ctx.node
-    if node.op_type == "Dropout" and (not _removed(node, ctx.g.consts) or (
-            len(node.output) > 1 and ctx.g.uses.get(node.output[1]))):
-        raise Unsupported("training mode or mask output")
-    chain(ctx, [("reshape", [ctx.inp(0)], {"shape": list(ctx.shape(0))})])
+def _outputs(model: Any, b: Builder, g: Graph, copies: set[str]) -> list[str]:
+    """The model's outputs; each of ``copies`` a reshape to the same shape (a copy) of
+    the tensor it stands for."""
+    outs = []
+    for vi in model.graph.output:
+        src = g.cname[g.resolve(vi.name)]
+        if vi.name in copies:
+            if not b.unsupported and src in b.shapes and g.resolve(vi.name) not in g.consts:
+                b.emit("Identity", "reshape", [src], g.cname[vi.name],
+                       {"shape": list(b.shapes[src])})
+            src = g.cname[vi.name]
+        outs.append(src)
+    if not b.unsupported:
+        written = {t for op in b.operators for t in op["outputs"]}
+        for vi, o in zip(model.graph.output, outs, strict=True):
+            if o not in written:
+                raise TvmdevError(f"output '{vi.name}' is not computed by any operator (it "
+                                  "is an input or known at import)", str(g.path))
+    return outs
+
+
+def _dropout(ctx: Context) -> None:
+    raise Unsupported("training mode or mask output")
 
 
 def _kind(node: Any) -> str:
@@ -283,8 +300,8 @@ def _convert_node(b: Builder, g: Graph, node: Any, i: int) -> None:
     known = all(not ctx.has(j) or ctx.const(j) is not None or g.cname[ctx.name(j)] in b.shapes
                 for j in range(len(node.input)))
     converter = CONVERTERS.get(node.op_type) if node.domain in DOMAINS else None
-    if node.op_type in REMOVED and node.domain in DOMAINS:
-        converter = _copy
+    if node.op_type in REMOVED and node.domain in DOMAINS:  # a Dropout not removed
+        converter = _dropout
     try:
         if node.domain in DOMAINS and known and foldable(ctx):
             fold(ctx)
@@ -333,18 +350,12 @@ def convert(path: Path, raw: bytes, name: str,
         if typed[0].get(vi.name, "float32") not in ("float32", "untyped"):
             raise TvmdevError(f"output '{vi.name}' is {typed[0][vi.name]}; tvmdev imports "
                               "float32 models for now", str(path))
-    g, removed = _graph(model, path, cname, _initializers(model, path), typed)
+    g, removed, copies = _graph(model, path, cname, _initializers(model, path), typed)
     for i, node in enumerate(model.graph.node):
         b.summary[_kind(node)] = b.summary.get(_kind(node), 0) + 1
         if i not in removed:
             _convert_node(b, g, node, i)
-    outs = [g.cname[g.resolve(vi.name)] for vi in model.graph.output]
-    if not b.unsupported:
-        written = {t for op in b.operators for t in op["outputs"]}
-        for vi, o in zip(model.graph.output, outs, strict=True):
-            if o not in written:
-                raise TvmdevError(f"output '{vi.name}' is not computed by any operator (it "
-                                  "is an input or known at import)", str(path))
+    outs = _outputs(model, b, g, copies)
     mapped = sorted({*CONVERTERS, *REMOVED, *FOLDERS})
     return b.finish(name, outs, hint="tvmdev maps these ONNX operators: " + ", ".join(mapped)
                     + " (shape arithmetic only where its operands are known at import)")
