@@ -20,8 +20,9 @@ import numpy as np
 from ..errors import TvmdevError
 from ..model.shapes import Shape
 from .graph import Builder, Imported, Unsupported, c_names
+from .onnx_context import Context, Graph
 from .onnx_fold import FOLDERS, fold, foldable
-from .onnx_ops import CONVERTERS, Context, Graph
+from .onnx_ops import CONVERTERS
 
 EXTRA_HINT = "pip install 'tvmdev[onnx]'"
 DOMAINS = ("", "ai.onnx")

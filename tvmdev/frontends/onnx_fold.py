@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .graph import Builder, Unsupported
-from .onnx_ops import Context
+from .onnx_context import Context
 
 
 def _constant(ctx: Context) -> np.ndarray:

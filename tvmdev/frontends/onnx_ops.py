@@ -10,117 +10,18 @@ pass through as written and the op table resolves them (auto_pad, 1-D windows).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..model.shapes import Shape, numel
-from .graph import Builder, Unsupported
+from ..model.regions import CONCAT_MAX_INPUTS, FLOAT_MAX
+from ..model.shapes import numel
+from .graph import Unsupported
+from .onnx_context import Context, chain
+from .onnx_fold import fold_batch_norm, squeezed
 
 # Operands of these converters that must be known at import (folded constants).
 WINDOW_KEYS = ("strides", "pads", "dilations", "auto_pad", "kernel_shape")
-
-
-@dataclass
-class Graph:
-    """What the reader made of an ONNX graph, shared by the converters."""
-
-    path: Path
-    opset: int  # of the default domain
-    cname: dict[str, str]  # ONNX tensor name -> tvmdev tensor name
-    alias: dict[str, str]  # output of a removed node (Identity, Dropout) -> its input
-    consts: dict[str, np.ndarray]  # values known at import: initializers, folded nodes
-    dtypes: dict[str, str]  # numpy dtype names, where ONNX's shape inference knows them
-    hints: dict[str, Shape]  # static shapes from ONNX's shape inference
-    uses: dict[str, int]  # readers of each tensor (nodes' operands and graph outputs)
-    outputs: tuple[str, ...]
-    producer: dict[str, int] = field(default_factory=dict)  # tvmdev tensor -> operator
-
-    def resolve(self, name: str) -> str:
-        """The tensor a removed node's output stands for."""
-        while name in self.alias:
-            name = self.alias[name]
-        return name
-
-
-@dataclass(frozen=True)
-class Context:
-    """One ONNX node being converted."""
-
-    b: Builder
-    g: Graph
-    node: Any  # onnx.NodeProto
-    index: int
-    attrs: dict[str, Any]
-
-    @property
-    def opset(self) -> int:
-        """The model's opset of the default domain."""
-        return self.g.opset
-
-    def has(self, i: int) -> bool:
-        """Whether optional operand ``i`` is given."""
-        return len(self.node.input) > i and self.node.input[i] != ""
-
-    def name(self, i: int) -> str:
-        """The ONNX tensor of operand ``i`` (through removed nodes)."""
-        return self.g.resolve(self.node.input[i])
-
-    def const(self, i: int) -> np.ndarray | None:
-        """Operand ``i``'s value when known at import."""
-        return self.g.consts.get(self.name(i)) if self.has(i) else None
-
-    def static(self, i: int, what: str) -> np.ndarray:
-        """Operand ``i``'s value, which must be known at import."""
-        value = self.const(i)
-        if value is None:
-            raise Unsupported(f"{what} not constant")
-        return value
-
-    def ints(self, i: int, what: str) -> list[int]:
-        """An integer operand known at import (a shape, pads, axes) as a list."""
-        return [int(v) for v in np.ravel(self.static(i, what))]
-
-    def inp(self, i: int) -> str:
-        """The tvmdev tensor of operand ``i``; a constant is added on first use."""
-        value = self.const(i)
-        if value is not None:
-            if value.dtype != np.float32:
-                raise Unsupported(f"{value.dtype} operand")
-            return self.b.constant(self.g.cname[self.name(i)], value)
-        return self.g.cname[self.name(i)]
-
-    def shape(self, i: int) -> Shape:
-        """The static shape of operand ``i``."""
-        value = self.const(i)
-        if value is not None:
-            return tuple(value.shape)
-        return self.b.shapes[self.g.cname[self.name(i)]]
-
-    def out(self, j: int = 0) -> str:
-        """The tvmdev tensor of output ``j``."""
-        return self.g.cname[self.node.output[j]]
-
-    def attr(self, key: str, default: Any = None) -> Any:
-        """An attribute of the node, ``default`` when absent."""
-        return self.attrs.get(key, default)
-
-
-Step = tuple[str, list[str | None], dict[str, Any]]
-
-
-def chain(ctx: Context, steps: list[Step], out: str | None = None) -> str:
-    """Emit ``steps``; each after the first takes the previous result as its first input;
-    the last writes ``out`` (default: the node's output). Returns the last tensor."""
-    prev: str | None = None
-    last = out or ctx.out()
-    for k, (op, inputs, attrs) in enumerate(steps):
-        dest = last if k == len(steps) - 1 else ctx.b.fresh(f"{last}_{op}")
-        ctx.b.emit(ctx.node.op_type, op, ([prev] if prev else []) + inputs, dest, attrs)
-        prev = dest
-    return last
 
 
 def _given(ctx: Context, keys: tuple[str, ...]) -> dict[str, Any]:
@@ -185,6 +86,21 @@ def _pool3d(ctx: Context, op: str, base: dict[str, Any]) -> None:
     chain(ctx, [("reshape", [second], {"shape": [n, c, od, oh, ow]})])
 
 
+def _check_same(ctx: Context, attrs: dict[str, Any]) -> None:
+    """ONNX pads a pool's SAME windows by (out - 1) * stride + window - in per dim, with
+    no floor at 0: where that is negative (a stride larger than the window) ONNX Runtime
+    refuses a MaxPool and shifts an AveragePool's windows. Refused here too."""
+    mode = attrs.get("auto_pad", "NOTSET")
+    if not mode.startswith("SAME"):
+        return
+    size = ctx.shape(0)[2:]
+    k = attrs.get("kernel_shape") or [1] * len(size)
+    st, dil = attrs.get("strides") or [1] * len(size), attrs.get("dilations") or [1] * len(size)
+    for n, kk, ss, dd in zip(size, k, st, dil, strict=False):
+        if (-(-n // ss) - 1) * ss + (kk - 1) * dd + 1 < n:
+            raise Unsupported(f"auto_pad {mode} with a stride larger than the window")
+
+
 def _pool(op: str) -> Callable[[Context], None]:
     def convert(ctx: Context) -> None:
         if len(ctx.node.output) > 1 and ctx.node.output[1]:
@@ -195,6 +111,7 @@ def _pool(op: str) -> Callable[[Context], None]:
         if op == "avgpool2d" and ctx.opset < 19:  # dilations came with AveragePool-19
             keys = tuple(k for k in WINDOW_KEYS if k != "dilations")
         attrs = _given(ctx, (*keys, *extra))
+        _check_same(ctx, attrs)
         if spatial == 3:
             base = {k: v for k, v in attrs.items() if k in extra}
             _pool3d(ctx, op, base)
@@ -257,7 +174,6 @@ def transpose(ctx: Context) -> None:
 
 def squeeze(ctx: Context) -> None:
     """Squeeze and Unsqueeze of a computed tensor: a reshape to the static result."""
-    from .onnx_fold import squeezed
     shape = squeezed(ctx, np.broadcast_to(np.zeros((), np.uint8), ctx.shape(0))).shape
     chain(ctx, [("reshape", [ctx.inp(0)], {"shape": list(shape)})])
 
@@ -282,7 +198,6 @@ def _bound(ctx: Context, i: int, key: str) -> float | None:
 def clip(ctx: Context) -> None:
     """Clip to [min, max] (attributes before opset 11, operands known at import after);
     infinite bounds are float32's largest; min > max gives max everywhere, as in ONNX."""
-    from ..model.regions import FLOAT_MAX
     lo, hi = _bound(ctx, 1, "min"), _bound(ctx, 2, "max")
     attrs = {k: float(np.clip(v, -FLOAT_MAX, FLOAT_MAX)) for k, v in (("min", lo),
                                                                         ("max", hi))
@@ -319,7 +234,6 @@ def pad(ctx: Context) -> None:
 
 def concat(ctx: Context) -> None:
     """Concat along axis, of up to 16 tensors."""
-    from ..model.regions import CONCAT_MAX_INPUTS
     if len(ctx.node.input) > CONCAT_MAX_INPUTS:
         raise Unsupported(f"more than {CONCAT_MAX_INPUTS} inputs")
     chain(ctx, [("concat", [ctx.inp(i) for i in range(len(ctx.node.input))],
@@ -344,7 +258,6 @@ def reduce_mean(ctx: Context) -> None:
 def batch_norm(ctx: Context) -> None:
     """BatchNormalization (inference): folded into the conv or gemm before it when that
     writes its input for it alone, else a mul and an add by per-channel constants."""
-    from .onnx_fold import fold_batch_norm
     if ctx.attr("training_mode", 0) or any(o for o in ctx.node.output[1:]):
         raise Unsupported("training mode")
     if ctx.opset < 9 and not ctx.attr("spatial", 1):
