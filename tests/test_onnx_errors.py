@@ -98,6 +98,11 @@ BAD: dict[str, tuple[str, Callable[[], bytes], str, str | None]] = {
         [n("Conv", ["x", "w"], ["y"], name="c3")], [B.tensor("x", [1, 2, 3, 4, 4])],
         [B.tensor("y", [1, 1, 2, 3, 3])], [B.init("w", np.ones((1, 2, 2, 2, 2), np.float32))]),
         "1 unsupported operator: Conv (3-D) x1 (first: node 0 'c3')", "tvmdev maps "),
+    "pool_same_stride": ("t.onnx", lambda: B.model(
+        [n("MaxPool", ["x"], ["y"], name="mp", kernel_shape=[1], strides=[3],
+           auto_pad="SAME_UPPER")], [B.tensor("x", [1, 2, 6])], [B.tensor("y", [1, 2, 2])]),
+        "1 unsupported operator: MaxPool (auto_pad SAME_UPPER with a stride larger than the "
+        "window) x1 (first: node 0 'mp')", "tvmdev maps "),
     "external_data": ("t.onnx", _external,
                       "initializer 'w' is stored in an external file; tvmdev reads "
                       "self-contained models", "save the model with its weights inside"),
