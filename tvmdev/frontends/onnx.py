@@ -304,13 +304,16 @@ def _convert_node(b: Builder, g: Graph, node: Any, i: int) -> None:
     if node.op_type in REMOVED and node.domain in DOMAINS:  # a Dropout not removed
         converter = _dropout
     try:
-        if node.domain in DOMAINS and known and foldable(ctx):
+        folds = node.domain in DOMAINS and node.op_type in FOLDERS
+        if not known:  # an operand comes from a refused node: only that one is listed
+            if converter is None and not folds:
+                raise Unsupported()
+            return
+        if folds and foldable(ctx):
             fold(ctx)
             return
         if converter is None:
-            raise Unsupported()
-        if not known:  # an operand comes from a refused node: only that one is listed
-            return
+            raise Unsupported("of a tensor computed at run time" if folds else "")
         bad = sorted({g.dtypes[o] for o in node.output
                       if o and g.dtypes.get(o, "float32") != "float32"})
         if bad:
