@@ -167,7 +167,7 @@ BAD = {
     "not_flatbuffer": ("t.tflite", lambda sine: b"name: m\n",
                        "not a TFLite model (no TFL3 identifier)", None),
     "neither": ("t.bin", lambda sine: b"\x00" * 64, "neither a TFLite nor an ONNX model",
-                "tvmdev import reads .tflite (and later .onnx) files"),
+                "tvmdev import reads .tflite and .onnx files"),
     "subgraphs": ("t.tflite", lambda sine: _small(extra_subgraphs=1),
                   "the model has 2 subgraphs (control flow or several signatures); "
                   "tvmdev imports one", "export the model without control flow"),
@@ -246,7 +246,7 @@ def test_import_options_refused_for_descriptions(cli: Callable[..., Result]) -> 
     r = cli("aot", str(mlp), "-o", "unused", "--device", "npu9:woofles")
     assert r.code == 1
     assert r.err.splitlines()[0] == (f"tvmdev: {mlp}: --device apply to imported models "
-                                     "(.tflite), not to a model description")
+                                     "(.tflite, .onnx), not to a model description")
 
 
 BOARDS = {"mps2_an385": "qemu-system-arm", "mps3_an547": "qemu-system-arm",

@@ -1,5 +1,5 @@
 """``tvmdev import``, and the models ``aot`` and ``run`` read: a YAML description, or a
-``.tflite`` imported in memory with the same placement options."""
+``.tflite`` or ``.onnx`` model imported in memory with the same placement options."""
 
 from __future__ import annotations
 
@@ -45,8 +45,8 @@ def load_any(args: argparse.Namespace) -> Model:
         return _imported(args).to_model()
     given = [f"--{f.replace('_', '-')}" for f in _IMPORT_FLAGS if getattr(args, f, None)]
     if given:
-        raise TvmdevError(f"{', '.join(given)} apply to imported models (.tflite), not to "
-                          "a model description", str(path),
+        raise TvmdevError(f"{', '.join(given)} apply to imported models (.tflite, .onnx), "
+                          "not to a model description", str(path),
                           hint="edit the description's devices and operators instead")
     return load_model(path)
 

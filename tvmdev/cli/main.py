@@ -99,7 +99,8 @@ def _add_aot(sub: Any, common: argparse.ArgumentParser) -> None:
         description="Generate tvmgen_<model>.h/.c (the executor), its plan metadata and the "
                     "selected portable kernels.",
         epilog="example: tvmdev aot examples/mlp/mlp.yaml -o out/mlp --schedule lazy")
-    ao.add_argument("model", help="the model: a description (YAML or JSON) or a .tflite")
+    ao.add_argument("model", help="the model: a description (YAML or JSON), a .tflite or "
+                    "a .onnx")
     ao.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder")
     _model_options(ao)
     add_import_options(ao)
@@ -116,7 +117,8 @@ def _add_run(sub: Any, common: argparse.ArgumentParser) -> None:
         description="Generate the device code and the executor, build them for the board, "
                     "run the model and compare every output with a numpy reference.",
         epilog="example: tvmdev run examples/mlp/mlp.yaml --board host")
-    rn.add_argument("model", help="the model: a description (YAML or JSON) or a .tflite")
+    rn.add_argument("model", help="the model: a description (YAML or JSON), a .tflite or "
+                    "a .onnx")
     rn.add_argument("--board", default="host",
                     help="a board name (tvmdev list boards) or a board file")
     rn.add_argument("--inputs", metavar="DIR", help="read DIR/<input>.npy (default: seeded "
@@ -144,16 +146,16 @@ def _add_run(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _add_import(sub: Any, common: argparse.ArgumentParser) -> None:
-    """``tvmdev import``: a .tflite model as a model description."""
+    """``tvmdev import``: a .tflite or .onnx model as a model description."""
     im = sub.add_parser(
         "import", allow_abbrev=False, parents=[common],
-        help="import a .tflite model as a model description",
+        help="import a .tflite or .onnx model as a model description",
         description="Write DIR/<name>.yaml (the model description tvmdev reads) and its "
                     "constants as .npy files beside it; print the inputs, outputs and "
                     "operators.",
         epilog="example: tvmdev import sine_float.tflite -o out/sine --device npu0:woofles "
                "--place gemm=npu0")
-    im.add_argument("model", help="the model file (.tflite)")
+    im.add_argument("model", help="the model file (.tflite or .onnx)")
     im.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder")
     add_import_options(im)
     im.add_argument("--force", action="store_true", help="overwrite files you edited")

@@ -12,7 +12,7 @@ from .. import naming
 from ..errors import TvmdevError
 from ..model.shapes import Shape
 from ..reading import read_bytes
-from . import tflite
+from . import onnx, tflite
 from .graph import Imported, c_names
 
 IMPORTED_SUFFIXES = (".tflite", ".onnx")
@@ -55,7 +55,6 @@ def import_file(path: Path, name: str | None = None,
     if raw[4:8] == tflite.IDENTIFIER or path.suffix.lower() == ".tflite":
         return tflite.convert(path, raw, name, shapes)
     if path.suffix.lower() == ".onnx":
-        raise TvmdevError("ONNX models cannot be imported yet (the onnx front end is to "
-                          "come)", str(path))
+        return onnx.convert(path, raw, name, shapes)
     raise TvmdevError("neither a TFLite nor an ONNX model", str(path),
-                      hint="tvmdev import reads .tflite (and later .onnx) files")
+                      hint="tvmdev import reads .tflite and .onnx files")

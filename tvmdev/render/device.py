@@ -93,6 +93,14 @@ def _rendered(template: str, path: str, kind: str, command: str, **ctx: Any) -> 
     return OutFile(path, text, kind)
 
 
+def _portable_name(opname: str) -> str:
+    """The portable float32 kernel a scaffolded kernel delegates to: ``tvmk_<op>_f32``, or
+    the one the op shares (global_average_pool runs tvmk_mean_f32, relu6 tvmk_clip_f32)."""
+    default = f"tvmk_{opname}_f32"
+    names = [k.name for k in portable_library().kernels if k.op == opname]
+    return default if default in names or not names else names[0]
+
+
 def kernel_contexts(spec: DeviceSpec) -> list[dict[str, Any]]:
     """The kernels a device kind claims (``--ops``): names, prototypes and arguments."""
     out = []
@@ -101,7 +109,7 @@ def kernel_contexts(spec: DeviceSpec) -> list[dict[str, Any]]:
         name = f"{spec.name}_{opname}_f32"
         args = [n for _, n in kernel_params(opdef)]
         out.append({
-            "op": opname, "name": name, "portable": f"tvmk_{opname}_f32",
+            "op": opname, "name": name, "portable": _portable_name(opname),
             "source": f"src/kernels/{spec.name}/{opname}.c",
             "prototype": kernel_prototype(opdef, name), "args": ", ".join(args),
             "arg_meta": "{" + ", ".join(f"{a}: [T0]" for a in (*opdef.inputs,

@@ -1,0 +1,101 @@
+"""Seeded random Conv, MaxPool and AveragePool nodes (1-D, 2-D and, for the pools, 3-D;
+strides, explicit pads or auto_pad, dilations, ceil_mode, count_include_pad, groups)
+against ONNX Runtime: each imports and its numpy reference matches, or is refused with
+one of the stated reasons, or ONNX Runtime itself rejects it. None is wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import IN_CI
+
+from tvmdev.errors import TvmdevError
+from tvmdev.model import reference
+from tvmdev.run.compare import ATOL, RTOL
+
+try:
+    import onnx
+    import onnxruntime  # noqa: F401
+except ImportError:
+    if IN_CI:
+        raise AssertionError("onnx or onnxruntime is missing (CI installs .[test])") from None
+    pytest.skip("onnx and onnxruntime are not installed: pip install -e '.[test]'",
+                allow_module_level=True)
+
+from onnx_cases import ort_run  # noqa: E402
+
+from tvmdev.frontends import onnx as frontend  # noqa: E402
+
+# What tvmdev refuses of these nodes, and why: ONNX pads SAME pool windows negatively
+# when the stride is larger than the window (ONNX Runtime then refuses a MaxPool and
+# shifts an AveragePool); a window larger than the padded input has no output.
+REASONS = ("with a stride larger than the window", "is larger than the padded input")
+
+
+def _node(rng: np.random.Generator) -> tuple[str, dict[str, Any], list[int], Any]:
+    op = str(rng.choice(["MaxPool", "AveragePool", "Conv"]))
+    sd = int(rng.integers(1, 3 if op == "Conv" else 4))
+    size = [int(rng.integers(3, 9)) for _ in range(sd)]
+    k = [int(rng.integers(1, 4)) for _ in range(sd)]
+    attrs: dict[str, Any] = {"strides": [int(rng.integers(1, 4)) for _ in range(sd)]}
+    mode = str(rng.choice(["NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"]))
+    if mode == "NOTSET":
+        attrs["pads"] = [int(rng.integers(0, kk)) for kk in k * 2]
+        attrs["dilations"] = [int(rng.integers(1, 3)) for _ in range(sd)]
+    else:  # ONNX Runtime takes no dilations with auto_pad SAME
+        attrs["auto_pad"] = mode
+    weights = None
+    if op == "Conv":
+        attrs["group"] = int(rng.choice([1, 2]))
+        weights = rng.uniform(-1, 1, [4, 2 // attrs["group"], *k]).astype(np.float32)
+    else:
+        attrs["kernel_shape"] = k
+        attrs["ceil_mode"] = int(rng.integers(0, 2))
+    if op == "AveragePool":
+        attrs["count_include_pad"] = int(rng.integers(0, 2))
+    return op, attrs, [1, 2, *size], weights
+
+
+def _model(op: str, attrs: dict[str, Any], shape: list[int], weights: Any) -> bytes:
+    from onnx import helper, numpy_helper
+    y = onnx.ValueInfoProto()
+    y.name = "y"
+    y.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
+    inits = [] if weights is None else [numpy_helper.from_array(weights, "w")]
+    graph = helper.make_graph([helper.make_node(op, ["x"] + ["w"] * bool(inits), ["y"],
+                                                **attrs)],
+                              "g", [helper.make_tensor_value_info("x", 1, shape)], [y], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    m.ir_version = 8
+    return bytes(onnx.shape_inference.infer_shapes(m).SerializeToString())
+
+
+def test_random_windows_against_onnxruntime() -> None:
+    rng = np.random.default_rng(2024)
+    counts = {"match": 0, "refused": 0, "ort refuses": 0}
+    wrong = []
+    for _ in range(400):
+        op, attrs, shape, weights = _node(rng)
+        raw = _model(op, attrs, shape, weights)
+        x = rng.uniform(-1, 1, shape).astype(np.float32)
+        try:
+            want = ort_run(raw, {"x": x})[0]
+        except Exception:  # ONNX Runtime rejects the node: nothing to match
+            counts["ort refuses"] += 1
+            continue
+        try:
+            model = frontend.convert(Path("w.onnx"), raw, "w").to_model()
+        except TvmdevError as exc:
+            assert any(r in exc.message for r in REASONS), (op, attrs, shape, exc.message)
+            counts["refused"] += 1
+            continue
+        got = reference.evaluate(model, {model.inputs[0]: x})[model.outputs[0]]
+        if got.shape != want.shape or not np.allclose(got, want, atol=ATOL, rtol=RTOL):
+            wrong.append((op, attrs, shape))
+        counts["match"] += 1
+    print(f"\nrandom windows: {counts}")
+    assert not wrong, wrong
+    assert counts["match"] > 300

@@ -1,0 +1,212 @@
+"""What the ONNX front end computes at import instead of at run time.
+
+* Shape arithmetic on static shapes (``Shape``, ``Gather``, ``Unsqueeze``, ``Squeeze``,
+  ``Concat``, ``ConstantOfShape``, ``Constant``, ``Cast``, ``Slice``, ``Reshape`` and
+  elementwise arithmetic of constants): every node whose operands are all known at import
+  is evaluated with numpy, its outputs become known values (constants where a converted
+  operator reads them as float32 operands).
+* ``BatchNormalization`` after a conv or gemm that writes its input for it alone: the
+  per-channel scale and shift are folded into that operator's weights and bias.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .graph import Builder, Unsupported
+from .onnx_context import Context
+
+
+def _constant(ctx: Context) -> np.ndarray:
+    a = ctx.attrs
+    if "value" in a:
+        return np.asarray(a["value"])
+    if "value_float" in a:
+        return np.asarray(a["value_float"], np.float32)
+    if "value_floats" in a:
+        return np.asarray(a["value_floats"], np.float32)
+    if "value_int" in a:
+        return np.asarray(a["value_int"], np.int64)
+    if "value_ints" in a:
+        return np.asarray(a["value_ints"], np.int64)
+    raise Unsupported("a constant that is not a number tensor")
+
+
+def _shape(ctx: Context) -> np.ndarray:
+    shape = ctx.shape(0)
+    start, end = int(ctx.attr("start", 0)), ctx.attr("end")
+    return np.asarray(shape[start:None if end is None else int(end)], np.int64)
+
+
+def squeezed(ctx: Context, data: np.ndarray) -> np.ndarray:
+    """``data`` squeezed or unsqueezed as the node says (axes an attribute before opset
+    13, an operand after)."""
+    if ctx.opset >= 13:
+        axes = ctx.ints(1, "axes") if ctx.has(1) else None
+    else:
+        axes = ctx.attr("axes")
+    if ctx.node.op_type == "Unsqueeze":
+        if not axes:
+            raise Unsupported("no axes")
+        rank = data.ndim + len(axes)
+        for a in sorted(int(a) % rank for a in axes):
+            data = np.expand_dims(data, a)
+        return data
+    if axes is None:
+        return np.squeeze(data)
+    return np.squeeze(data, axis=tuple(int(a) % max(data.ndim, 1) for a in axes))
+
+
+def _slice(ctx: Context) -> np.ndarray:
+    data = ctx.static(0, "data")
+    if ctx.opset < 10:
+        starts, ends = list(ctx.attr("starts")), list(ctx.attr("ends"))
+        axes, steps = ctx.attr("axes"), None
+    else:
+        starts, ends = ctx.ints(1, "starts"), ctx.ints(2, "ends")
+        axes = ctx.ints(3, "axes") if ctx.has(3) else None
+        steps = ctx.ints(4, "steps") if ctx.has(4) else None
+    axes = list(range(len(starts))) if axes is None else list(axes)
+    steps = [1] * len(starts) if steps is None else steps
+    index: list[slice] = [slice(None)] * data.ndim
+    for a, s, e, st in zip(axes, starts, ends, steps, strict=True):
+        index[int(a) % data.ndim] = slice(int(s), int(e), int(st))
+    return np.asarray(data[tuple(index)])
+
+
+def _reshape(ctx: Context) -> np.ndarray:
+    data = ctx.static(0, "data")
+    shape = ctx.ints(1, "shape")
+    if not ctx.attr("allowzero", 0):
+        shape = [data.shape[i] if d == 0 else d for i, d in enumerate(shape)]
+    return data.reshape(shape)
+
+
+def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "iu" and b.dtype.kind in "iu":  # C's division: towards zero
+        q = np.abs(a) // np.abs(b)
+        return np.asarray(np.where((a < 0) != (b < 0), -q, q).astype(a.dtype))
+    return np.asarray(a / b).astype(a.dtype)
+
+
+def _cast(ctx: Context) -> np.ndarray:
+    from onnx import helper
+    return ctx.static(0, "input").astype(helper.tensor_dtype_to_np_dtype(int(ctx.attr("to"))))
+
+
+def _binary(fn: Callable[[np.ndarray, np.ndarray], Any]) -> Callable[[Context], np.ndarray]:
+    def fold(ctx: Context) -> np.ndarray:
+        a, b = ctx.static(0, "A"), ctx.static(1, "B")
+        return np.asarray(fn(a, b)).astype(np.result_type(a, b))
+    return fold
+
+
+def _gather(ctx: Context) -> np.ndarray:
+    return np.take(ctx.static(0, "data"), ctx.static(1, "indices").astype(np.int64),
+                   axis=int(ctx.attr("axis", 0)))
+
+
+def _constant_of_shape(ctx: Context) -> np.ndarray:
+    value = np.asarray(ctx.attr("value", np.zeros(1, np.float32)))
+    return np.full(ctx.ints(0, "shape"), value.ravel()[0], dtype=value.dtype)
+
+
+FOLDERS: dict[str, Callable[[Context], np.ndarray]] = {
+    "Constant": _constant,
+    "Shape": _shape,
+    "Gather": _gather,
+    "Unsqueeze": lambda ctx: squeezed(ctx, ctx.static(0, "data")),
+    "Squeeze": lambda ctx: squeezed(ctx, ctx.static(0, "data")),
+    "Concat": lambda ctx: np.concatenate([ctx.static(i, "input")
+                                          for i in range(len(ctx.node.input))],
+                                         axis=int(ctx.attr("axis", 0))),
+    "ConstantOfShape": _constant_of_shape,
+    "Cast": _cast,
+    "Slice": _slice,
+    "Reshape": _reshape,
+    "Transpose": lambda ctx: np.transpose(ctx.static(0, "data"), ctx.attr("perm")),
+    "Add": _binary(np.add),
+    "Sub": _binary(np.subtract),
+    "Mul": _binary(np.multiply),
+    "Div": _binary(_divide),
+}
+
+
+def foldable(ctx: Context) -> bool:
+    """Whether the node is evaluated at import: every operand is known then (for
+    ``Shape``, the operand's static shape)."""
+    kind = ctx.node.op_type
+    if kind not in FOLDERS or len(ctx.node.output) != 1:
+        return False
+    if kind == "Shape":
+        return True
+    return all(ctx.const(i) is not None for i in range(len(ctx.node.input)) if ctx.has(i))
+
+
+def fold(ctx: Context) -> None:
+    """Evaluate the node with numpy; its output becomes a known value."""
+    try:
+        with np.errstate(all="ignore"):
+            value = FOLDERS[ctx.node.op_type](ctx)
+    except (ValueError, IndexError, TypeError, KeyError, OverflowError) as exc:
+        raise Unsupported(f"not evaluated at import: {exc}") from None
+    ctx.g.consts[ctx.node.output[0]] = np.array(value, order="C")
+
+
+# --- batch normalization --------------------------------------------------------------
+
+def _array(b: Builder, name: str) -> np.ndarray | None:
+    """A constant's values (None for a tensor computed at run time, or no tensor)."""
+    if name not in b.constants:
+        return None
+    return b.arrays[b.constants[name]["npy"]].astype(np.float64)
+
+
+def _drop_unread(b: Builder, names: list[str]) -> None:
+    """Remove constants no operator reads any more."""
+    read = {t for op in b.operators for t in op["inputs"]}
+    for name in names:
+        if name in b.constants and name not in read:
+            del b.arrays[b.constants.pop(name)["npy"]]
+
+
+def fold_batch_norm(ctx: Context, s: np.ndarray, t: np.ndarray) -> bool:
+    """Fold ``y = x * s + t`` (per channel) into the conv2d or gemm writing ``x`` when it
+    writes it for this node alone, with constant weights and bias. Whether it did."""
+    g, b = ctx.g, ctx.b
+    src = ctx.name(0)
+    x = g.cname[src]
+    idx = g.producer.get(x)
+    if idx is None or g.uses.get(src, 0) != 1 or src in g.outputs:
+        return False
+    op = b.operators[idx]
+    ins = list(op["inputs"]) + [""] * (3 - len(op["inputs"]))
+    w, bias = _array(b, ins[1]), _array(b, ins[2]) if ins[2] else np.zeros(1)
+    if op["op"] not in ("conv2d", "gemm") or w is None or bias is None:
+        return False
+    attrs = op.setdefault("attrs", {})
+    out = b.shapes[x]
+    if op["op"] == "conv2d":
+        if s.shape != (w.shape[0],):
+            return False
+        w = w * s.reshape((-1,) + (1,) * (w.ndim - 1))
+        bias = bias * s + t
+    else:
+        if s.shape != (out[1],):
+            return False
+        w = w * (s[:, None] if attrs.get("transB") else s[None, :])
+        bias = float(attrs.get("beta", 1.0)) * bias * s + t
+        attrs["beta"] = 1.0
+    new_w = b.constant(b.fresh(f"{ins[1]}_bn"), w)
+    new_b = b.constant(b.fresh(f"{ctx.out()}_bias"), bias)
+    op["inputs"] = [ins[0], new_w, new_b]
+    op["outputs"], op["name"] = [ctx.out()], ctx.out()
+    if not attrs:
+        del op["attrs"]
+    b.shapes[ctx.out()] = out
+    g.producer[ctx.out()] = idx
+    _drop_unread(b, [ins[1], ins[2]])
+    return True
