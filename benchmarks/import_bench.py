@@ -19,6 +19,9 @@ Columns:
 - ``arena``, ``bound``, ``ratio``: the workspace planned for the Cortex-M55 board (its
   kernels' tuning), kernel scratch included; its lower bound, the most bytes (tensors
   and scratch) live at any one operator; their ratio;
+- ``TFLM act``, ``TFLM all``: for a .tflite, TFLM's arena as its interpreter reports it
+  (``print_allocations``, tflite-micro on PyPI): the head (activations, the peer of
+  ``arena``) and the whole arena (with its tensor and node structures);
 - M55 columns: the firmware for mps3_an547 built by ``tvmdev run`` and read with
   ``tvmdev inspect`` (pyelftools): executor plus kernels flash (text + rodata + data,
   without weights), the weights, and the executor's RAM (data + bss: its workspace).
@@ -30,6 +33,7 @@ import argparse
 import gc
 import json
 import math
+import re
 import subprocess
 import sys
 import tempfile
@@ -115,6 +119,26 @@ def timed(path: Path, repeat: int, tuning: Tuning) -> tuple[float, float, aot.Ge
     return best_import, best_gen, gen
 
 
+_TFLM_ALLOCATIONS = """
+import sys
+from tflite_micro.python.tflite_micro import runtime
+runtime.Interpreter.from_file(sys.argv[1]).print_allocations()
+"""
+
+
+def tflm_arena(path: Path) -> tuple[int, int] | None:
+    """TFLM's arena for a .tflite (``print_allocations``: the head, its activations, and
+    the whole arena), or None without tflite-micro. Printed by C++: read from a child."""
+    if path.suffix != ".tflite":
+        return None
+    run = subprocess.run([sys.executable, "-c", _TFLM_ALLOCATIONS, str(path)],
+                         capture_output=True, text=True)
+    found = dict(re.findall(r"Arena allocation (head|total) (\d+) bytes", run.stdout + run.stderr))
+    if run.returncode != 0 or len(found) != 2:
+        return None
+    return int(found["head"]), int(found["total"])
+
+
 def cli_seconds(path: Path, out: Path) -> float:
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-m", "tvmdev", "aot", str(path), "-o", str(out)],
@@ -169,8 +193,8 @@ def main() -> int:
         gen_path.write_bytes(generated_tflite(args.layers))
         models[gen_path.name] = gen_path
         print(f"{'model':<36} {'ops':>5} {'import s':>9} {'gen s':>7} {'cli s':>6} "
-              f"{'arena':>8} {'bound':>8} {'ratio':>6}  M55: {'code':>7} {'weights':>8} "
-              f"{'RAM':>7}")
+              f"{'arena':>8} {'bound':>8} {'ratio':>6} {'TFLM act':>8} {'TFLM all':>8}  "
+              f"M55: {'code':>7} {'weights':>8} {'RAM':>7}")
         for label, path in models.items():
             row = measure(label, path, tmp, args)
             print(row)
@@ -186,8 +210,10 @@ def measure(label: str, path: Path, tmp: Path, args: argparse.Namespace) -> str:
     cli = cli_seconds(path, tmp / f"aot_{path.stem}")
     mem = gen.memory
     n_ops = len(gen.model.operators)
+    tflm = tflm_arena(path)
+    peer = f"{tflm[0]:>8} {tflm[1]:>8}" if tflm else f"{'-':>8} {'-':>8}"
     row = (f"{label:<36} {n_ops:>5} {t_import:>9.3f} {t_gen:>7.3f} {cli:>6.2f} "
-           f"{mem.arena_size:>8} {mem.lower_bound:>8} {mem.ratio:>6.3f}")
+           f"{mem.arena_size:>8} {mem.lower_bound:>8} {mem.ratio:>6.3f} {peer}")
     if args.no_m55:
         return row
     fp = m55(path, tmp / f"m55_{path.stem}")
