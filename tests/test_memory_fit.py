@@ -150,6 +150,32 @@ def test_link_overflow_is_the_same_line(tmp_path: Path) -> None:
     assert link_overflow(stderr, m, plan_memory(m), board_by_name("host")) is None
 
 
+def test_zephyr_board_is_checked_before_west(cli: Callable[..., Result], tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """qemu_cortex_m3's 64 KiB of SRAM: refused when generating, before west or a Zephyr
+    tree is needed (ZEPHYR_BASE unset), nothing written."""
+    monkeypatch.delenv("ZEPHYR_BASE", raising=False)
+    f, _ = refused(cli, tmp_path, ACTIVATIONS.format(n=9000), "qemu_cortex_m3")
+    assert f["board RAM"] == 64 * 1024 and f["board flash"] == 256 * 1024
+    assert f["RAM"] == f["arena"] + 4 * 9000 + 2048 > 64 * 1024
+
+
+def test_zephyr_link_overflow_names_flash(tmp_path: Path) -> None:
+    """Zephyr's linker script calls the flash region FLASH."""
+    board = board_by_name("qemu_cortex_m3")
+    assert board.memory is not None
+    path = tmp_path / "m.yaml"
+    path.write_text(ACTIVATIONS.format(n=1000))
+    m = load_model(path)
+    err = link_overflow("ld: region `FLASH' overflowed by 9000 bytes\n", m, plan_memory(m),
+                        board)
+    assert err is not None
+    f = figures(err.message)
+    assert f["flash"] == board.memory.code.length + 9000
+    assert f["flash"] == f["constants"] + f["inputs"] + f["code at least"] + f["the rest"]
+    assert "region FLASH overflowed by 9,000 bytes" in err.message
+
+
 @pytest.mark.slow
 def test_link_overflow_on_mps3_an547(cli: Callable[..., Result], tmp_path: Path) -> None:
     """Activations that pass the estimate by a few bytes: the C library's and the

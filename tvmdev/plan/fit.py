@@ -26,8 +26,9 @@ from ..model.graph import Model
 from .memory import MemoryPlan
 
 CODE_FLOOR = 2048
-# The regions of the firmware's linker script (templates/harness/firmware/link.ld.j2).
-REGIONS = {"CODE": "flash", "RAM": "RAM"}
+# The regions of the firmware's linker script (templates/harness/firmware/link.ld.j2), and
+# Zephyr's (FLASH, RAM).
+REGIONS = {"CODE": "flash", "FLASH": "flash", "RAM": "RAM"}
 _OVERFLOW = re.compile(r"region [`'\"]?(\w+)['\"]? overflowed by (\d+) bytes?")
 
 
@@ -105,10 +106,11 @@ def link_overflow(stderr: str, model: Model, memory: MemoryPlan, board: Board
     if mem is None or not found:
         return None
     ram, flash = _estimate(model, memory, mem)
-    for region, items, length in (("RAM", ram, mem.ram.length),
-                                  ("CODE", flash, mem.code.length)):
-        if region in found:
-            items.append(("the rest", length + found[region] - sum(v for _, v in items)))
+    for kind, items, length in (("RAM", ram, mem.ram.length),
+                                ("flash", flash, mem.code.length)):
+        over = sum(v for r, v in found.items() if REGIONS[r] == kind)
+        if over:
+            items.append(("the rest", length + over - sum(v for _, v in items)))
     note = "".join(f" (the linker: region {r} overflowed by {_n(v)} bytes)"
                    for r, v in found.items())
     return _error(model, board, mem, ram, flash, note)

@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import TvmdevError
 from ..model import reference
 from ..model.graph import Model
+from ..plan.fit import link_overflow
 from ..render.harness import Harness, zephyr_files
 from ..resources import zephyr_app_dir
 from ..write.files import OutFile
@@ -72,6 +73,10 @@ class WestBackend(Backend):
         (build_dir / "build.cmd").write_text(" ".join(cmd) + "\n")
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if proc.returncode != 0:
+            overflow = link_overflow(proc.stdout + proc.stderr, job.model, job.gen.memory,
+                                     self.board)
+            if overflow is not None:
+                raise overflow
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
             raise TvmdevError(f"the Zephyr build failed (west exited {proc.returncode}):\n"
                               f"{tail}", str(build_dir), hint="the full command is in build.cmd")
