@@ -116,6 +116,8 @@ def _old_opsets() -> list[NodeCase]:
         _case("reduce_mean_opset13_attr", 13, [("ReduceMean", ["x"], ["y"],
                                                 {"axes": [-1, 1], "keepdims": 0})],
               {"x": [2, 3, 4]}),
+        _case("reduce_mean_opset18_mixed_signs", 18, [("ReduceMean", ["x", "a"], ["y"], {})],
+              {"x": [2, 3, 4]}, {"a": np.array([2, -2], I64)}),
         _case("reduce_mean_opset18_noop", 18, [("ReduceMean", ["x"], ["y"],
                                                 {"noop_with_empty_axes": 1})],
               {"x": [2, 3]}),

@@ -60,7 +60,42 @@ def _external() -> bytes:
     return bytes(m.SerializeToString())
 
 
+def _elem_106(where: str) -> bytes:
+    """x -> Relu -> a -> Relu -> y, with an element type ONNX does not define on ``where``:
+    the output y or the value_info of a."""
+    m = onnx.load_model_from_string(B.model(
+        [n("Relu", ["x"], ["a"]), n("Relu", ["a"], ["y"])], [B.tensor("x", [1, 4])],
+        [B.tensor("y", [1, 4])]))
+    if where == "value_info":
+        m.graph.value_info.append(B.tensor("a", [1, 4], 106))
+    else:
+        m.graph.output[0].type.tensor_type.elem_type = 106
+    return bytes(m.SerializeToString())
+
+
+def _folded(nodes: list[object], inits: list[object]) -> bytes:
+    """``nodes`` (shape arithmetic, folded at import) beside x -> Relu -> y."""
+    return B.model([*nodes, n("Relu", ["x"], ["y"])], [B.tensor("x", [1, 4])],
+                   [B.tensor("y", [1, 4])], inits)
+
+
+def _no_shape_output() -> bytes:
+    y = onnx.ValueInfoProto()
+    y.name = "y"
+    y.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
+    return B.model([n("Relu", ["x"], ["y"])], [B.tensor("x", [1, 4])], [y])
+
+
+def _batch_norm(var: float) -> bytes:
+    c = [B.init(k, np.full(2, v, np.float32))
+         for k, v in (("s", 1.0), ("b", 0.0), ("m", 0.0), ("v", var))]
+    return B.model([n("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], name="bn")],
+                   [B.tensor("x", [1, 2, 3])], [B.tensor("y", [1, 2, 3])], c)
+
+
 TYPES = "tvmdev imports float32 models for now"
+FLOAT32 = "export the model in float32 (its inputs, outputs and weights); int8 comes next"
+MAX_FOLDED = "at most 16777216 are supported (a constant is compiled into the program)"
 BAD: dict[str, tuple[str, Callable[[], bytes], str, str | None]] = {
     "truncated": ("t.onnx", lambda: B.residual()[:3000],
                   "corrupt or truncated ONNX model (3000 bytes)", None),
@@ -90,14 +125,80 @@ BAD: dict[str, tuple[str, Callable[[], bytes], str, str | None]] = {
                   "DequantizeLinear x1 (first: node 1 'dequant')); tvmdev imports float32 "
                   "models for now, int8 comes next", "import the float32 model"),
     "int64_input": ("t.onnx", lambda: B.relu(B.tensor("x", [1, 4], 7), B.tensor("y", [1, 4], 7)),
-                    f"input 'x' is int64; {TYPES}", None),
+                    f"input 'x' is int64; {TYPES}", FLOAT32),
     "float16_input": ("t.onnx", lambda: B.relu(B.tensor("x", [1, 4], 10),
                                                B.tensor("y", [1, 4], 10)),
-                      f"input 'x' is float16; {TYPES}", None),
+                      f"input 'x' is float16; {TYPES}", FLOAT32),
+    "elem_type_output": ("t.onnx", lambda: _elem_106("output"),
+                         "graph output 'y' has elem_type 106, which ONNX does not define (a "
+                         "corrupt model)", None),
+    "elem_type_value_info": ("t.onnx", lambda: _elem_106("value_info"),
+                             "value_info 'a' has elem_type 106, which ONNX does not define "
+                             "(a corrupt model)", None),
+    "huge_constant_of_shape": ("t.onnx", lambda: _folded(
+        [n("ConstantOfShape", ["s"], ["c"], name="cos")],
+        [B.init("s", np.array([100000] * 3, np.int64))]),
+        "node 0 'cos' ConstantOfShape: its value, computed at import, would have "
+        f"1000000000000000 elements ([100000, 100000, 100000]); {MAX_FOLDED}", None),
+    "huge_broadcast": ("t.onnx", lambda: _folded(
+        [n("Mul", ["a", "b"], ["c"], name="outer")],
+        [B.init("a", np.ones((5000, 1), np.int64)), B.init("b", np.ones((1, 5000), np.int64))]),
+        "node 0 'outer' Mul: its value, computed at import, would have 25000000 elements "
+        f"([5000, 5000]); {MAX_FOLDED}", None),
+    "huge_concat": ("t.onnx", lambda: _folded(
+        [n("Mul", ["a", "b"], ["c"], name="outer"),
+         n("Concat", ["c"] * 3, ["cat"], name="cat", axis=0)],
+        [B.init("a", np.ones((2048, 1), np.int8)), B.init("b", np.ones((1, 4096), np.int8))]),
+        f"node 1 'cat' Concat: its value, computed at import, would have 25165824 elements "
+        f"([6144, 4096]); {MAX_FOLDED}", None),
+    "huge_gather": ("t.onnx", lambda: _folded(
+        [n("Gather", ["d", "i"], ["g"], name="g", axis=1)],
+        [B.init("d", np.ones((4097, 1), np.int8)), B.init("i", np.zeros(4097, np.int64))]),
+        f"node 0 'g' Gather: its value, computed at import, would have 16785409 elements "
+        f"([4097, 4097]); {MAX_FOLDED}", None),
+    "declared_output": ("t.onnx", lambda: B.relu(B.tensor("x", [1, 3]), B.tensor("y", [1, 4])),
+                        "output 'y' is declared [1, 4]; its operators compute [1, 3]",
+                        "fix or drop the model's declaration"),
+    "declared_output_rank": ("t.onnx", lambda: B.relu(B.tensor("x", [1, 3]),
+                                                      B.tensor("y", ["N", 3, 1])),
+                             "output 'y' is declared [N, 3, 1]; its operators compute [1, 3]",
+                             "fix or drop the model's declaration"),
+    "output_without_shape": ("t.onnx", _no_shape_output,
+                             "invalid ONNX model: graph output 'y' has no shape (Field 'shape' "
+                             "of 'type' is required but missing.)",
+                             "declare it with onnx.helper.make_tensor_value_info"),
+    "output_not_computed": ("t.onnx", lambda: B.model(
+        [n("Relu", ["x"], ["y"])], [B.tensor("x", [1, 4])],
+        [B.tensor("y", [1, 4]), B.tensor("w", [2])], [B.init("w", np.ones(2, np.float32))]),
+        "output 'w' is not computed by any operator (it is an input or known at import)",
+        "tvmdev compiles what operators compute: drop it from the graph's outputs"),
+    "batch_norm_var_negative": ("t.onnx", lambda: _batch_norm(-1.0),
+                                "BatchNormalization node 0 'bn': var + epsilon is negative "
+                                "(-0.99999 at channel 0); scale / sqrt(var + epsilon) has no "
+                                "finite value", "a variance is never negative"),
+    "batch_norm_var_nan": ("t.onnx", lambda: _batch_norm(float("nan")),
+                           "BatchNormalization node 0 'bn': var has values that are not finite "
+                           "(NaN or infinity)", None),
+    "conv_group": ("t.onnx", lambda: B.model(
+        [n("Conv", ["x", "w"], ["y"], name="c", group=3)], [B.tensor("x", [1, 3, 4, 4])],
+        [B.tensor("y", [1, 4, 4, 4])], [B.init("w", np.ones((4, 1, 1, 1), np.float32))]),
+        "Conv writing 'y': group 3 must divide the input channels 3 and the output channels 4",
+        "Conv's operands and attributes: https://onnx.ai/onnx/operators/onnx__Conv.html"),
+    "reduce_mean_same_dim": ("t.onnx", lambda: B.model(
+        [n("ReduceMean", ["x"], ["y"], axes=[1, -2])], [B.tensor("x", [2, 3, 4])],
+        [B.tensor("y", [2, 1, 4])]),
+        "ReduceMean writing 'y': mean: axes [1, -2] repeat a dim (1 and -2 are both dim 1 of "
+        "a 3-D input)", "ReduceMean's operands and attributes: "),
     "conv3d": ("t.onnx", lambda: B.model(
         [n("Conv", ["x", "w"], ["y"], name="c3")], [B.tensor("x", [1, 2, 3, 4, 4])],
         [B.tensor("y", [1, 1, 2, 3, 3])], [B.init("w", np.ones((1, 2, 2, 2, 2), np.float32))]),
         "1 unsupported operator: Conv (3-D) x1 (first: node 0 'c3')", "tvmdev maps "),
+    "conv_same_stride": ("t.onnx", lambda: B.model(
+        [n("Conv", ["x", "w"], ["y"], name="c", strides=[4, 4], auto_pad="SAME_UPPER")],
+        [B.tensor("x", [1, 3, 8, 8])], [B.tensor("y", [1, 2, 2, 2])],
+        [B.init("w", np.ones((2, 3, 1, 1), np.float32))]),
+        "1 unsupported operator: Conv (auto_pad SAME_UPPER with a stride larger than the "
+        "window) x1 (first: node 0 'c')", "tvmdev maps "),
     "pool_same_stride": ("t.onnx", lambda: B.model(
         [n("MaxPool", ["x"], ["y"], name="mp", kernel_shape=[1], strides=[3],
            auto_pad="SAME_UPPER")], [B.tensor("x", [1, 2, 6])], [B.tensor("y", [1, 2, 2])]),
@@ -142,6 +243,35 @@ def test_dynamic_shape_fixed_by_option(cli: Callable[..., Result], tmp_path: Pat
     assert r.code == 1
     assert r.err.splitlines()[0] == f"tvmdev: {model}: --input-shape z: no such input"
     assert not (tmp_path / "o").exists()
+
+
+def test_input_shape_sets_dynamic_dims_only(cli: Callable[..., Result],
+                                            tmp_path: Path) -> None:
+    """--input-shape keeps the declared rank and static dims; it sizes the dynamic ones."""
+    model = tmp_path / "dyn.onnx"
+    model.write_bytes(B.relu(B.tensor("x:0", ["N", 3, 4]), B.tensor("y", ["N", 3, 4])))
+    for given, fixed in (("2,5,4", "2,3,4"), ("2,3", "1,3,4"), ("2,3,4,1", "1,3,4")):
+        r = cli("import", str(model), "-o", str(tmp_path / "o"), "--input-shape",
+                f"x:0={given}")
+        assert r.code == 1
+        assert r.err.splitlines() == [
+            f"tvmdev: {model}: --input-shape x:0={given}: input 'x:0' is declared [N, 3, 4]; "
+            "the option sets its dynamic dims only", f"  hint: fix it: --input-shape x_0={fixed}"]
+        assert not (tmp_path / "o").exists()
+
+
+def test_checker_message_is_whole(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """onnx.checker's first sentence spans lines (it quotes the node): kept whole, on one."""
+    model = tmp_path / "order.onnx"
+    model.write_bytes(B.model([n("Relu", ["a"], ["y"], name="second"),
+                               n("Relu", ["x"], ["a"], name="first")],
+                              [B.tensor("x", [1, 4])], [B.tensor("y", [1, 4])]))
+    r = cli("import", str(model), "-o", str(tmp_path / "o"))
+    assert r.code == 1
+    [line] = r.err.splitlines()
+    assert line.startswith(f"tvmdev: {model}: invalid ONNX model: ")
+    assert "input 'a' of node: name: second OpType: Relu is not output of any previous " \
+           "nodes." in line, line
 
 
 def test_without_the_extra(cli: Callable[..., Result], tmp_path: Path,

@@ -208,6 +208,52 @@ def test_dynamic_shape_fixed_by_option(cli: Callable[..., Result], tmp_path: Pat
     assert r.err.splitlines()[0] == f"tvmdev: {model}: --input-shape z: no such input"
 
 
+@pytest.mark.parametrize("given,fixed", [("2,7", "1,7"), ("1,7,1", "1,1"), ("7", "1,1")])
+def test_input_shape_sets_dynamic_dims_only(given: str, fixed: str,
+                                            cli: Callable[..., Result], tmp_path: Path) -> None:
+    """--input-shape keeps the declared rank and static dims (x is [1, -1])."""
+    model = tmp_path / "dyn.tflite"
+    model.write_bytes(_small(x={"shape": [1, 1], "signature": [1, -1]},
+                             y={"shape": [1, 1], "signature": [1, -1]}))
+    r = cli("import", str(model), "-o", str(tmp_path / "o"), "--input-shape", f"x={given}")
+    assert r.code == 1
+    assert r.err.splitlines() == [
+        f"tvmdev: {model}: --input-shape x={given}: input 'x' is declared [1, -1]; the option "
+        "sets its dynamic dims (-1) only", f"  hint: fix it: --input-shape x={fixed}"]
+    assert not (tmp_path / "o").exists()
+
+
+def test_input_shape_of_a_static_model(tflite_model: Callable[[str], Path],
+                                       cli: Callable[..., Result], tmp_path: Path) -> None:
+    """The sine model's input is [-1, 1]: its batch can be set, not its rank or feature."""
+    sine = tflite_model("sine_float.tflite")
+    name = "serving_default_dense_input_0"
+    for given in ("1,1,1,1", "3,2"):
+        r = cli("import", str(sine), "-o", str(tmp_path / "o"), "--input-shape",
+                f"{name}={given}")
+        assert r.code == 1
+        assert r.err.splitlines()[0] == (
+            f"tvmdev: {sine}: --input-shape {name}={given}: input "
+            "'serving_default_dense_input:0' is declared [-1, 1]; the option sets its "
+            "dynamic dims (-1) only")
+    r = cli("import", str(sine), "-o", str(tmp_path / "o"), "--input-shape", f"{name}=3,1")
+    assert r.code == 0, r.err
+    assert "output StatefulPartitionedCall_0: [3, 1] float32" in r.out
+
+
+def test_input_shape_keeps_static_declared_dims(cli: Callable[..., Result],
+                                                tmp_path: Path) -> None:
+    """With a dynamic dim set, what the model declares static is still checked: y is
+    declared [1, 4] with no signature (static), which a RELU of x [1, 7] is not."""
+    model = tmp_path / "dyn.tflite"
+    model.write_bytes(_small(x={"shape": [1, 1], "signature": [1, -1]},
+                             y={"shape": [1, 4]}))
+    r = cli("import", str(model), "-o", str(tmp_path / "o"), "--input-shape", "x=1,7")
+    assert r.code == 1
+    assert r.err.splitlines() == [f"tvmdev: {model}: operator 0 RELU 'y': tvmdev infers "
+                                  "[1, 7] where the model declares [1, 4]"]
+
+
 def test_unsupported_operators_all_listed(cli: Callable[..., Result], tmp_path: Path) -> None:
     from tflite_build import Graph, Op, T, build
     c = _codes()

@@ -158,6 +158,8 @@ class Builder:
         self.source_kinds: list[str] = []
         self.unsupported: dict[str, list[str]] = {}  # kind -> the operators' names
         self.summary: dict[str, int] = {}
+        # The hint of an operator whose operands and attributes do not fit ({kind}).
+        self.kind_hint: str | None = None
 
     def reserve(self, name: str) -> str:
         """Claim a C name (already unique among source names)."""
@@ -208,7 +210,9 @@ class Builder:
         try:
             shape = opdef.infer(shapes, resolved_attrs(opdef, shapes, dict(attrs or {})))
         except ShapeError as exc:
-            raise TvmdevError(f"{kind} writing '{output}': {exc}", str(self.source)) from None
+            raise TvmdevError(f"{kind} writing '{output}': {exc}", str(self.source),
+                              hint=self.kind_hint and self.kind_hint.format(kind=kind)
+                              ) from None
         # Operators are named after the tensor they write (their own namespace).
         entry: dict[str, Any] = {"name": output, "op": op,
                                  "inputs": ["" if t is None else t for t in inputs],

@@ -12,7 +12,6 @@ into C identifiers. Layouts stay NCHW.
 from __future__ import annotations
 
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -20,122 +19,40 @@ import numpy as np
 from ..errors import TvmdevError
 from ..model.shapes import Shape
 from .graph import Builder, Imported, Unsupported, c_names
-from .onnx_context import Context, Graph
+from .onnx_context import Context, Graph, node_label
 from .onnx_fold import FOLDERS, fold, foldable
 from .onnx_ops import CONVERTERS
+from .onnx_read import check_structure, package, read, shown_dims, value_dims, value_dtype
 
-EXTRA_HINT = "pip install 'tvmdev[onnx]'"
 DOMAINS = ("", "ai.onnx")
-OPSETS = (7, 25)  # of the default domain
-CONTROL_FLOW = ("If", "Loop", "Scan")
-# Quantized models: parsed, refused until int8 import comes.
-QUANTIZED = ("QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv",
-             "QLinearMatMul", "ConvInteger", "MatMulInteger")
 REMOVED = ("Identity", "Dropout")
+FLOAT_HINT = "export the model in float32 (its inputs, outputs and weights); int8 comes next"
 
 
-def _package(path: Path) -> ModuleType:
-    try:
-        import onnx
-    except ImportError:
-        raise TvmdevError("reading a .onnx model needs the onnx extra: " + EXTRA_HINT,
-                          str(path)) from None
-    return onnx
-
-
-def read(path: Path, raw: bytes) -> Any:
-    """The model in ``raw``, parsed and checked (an ``onnx.ModelProto``)."""
-    onnx = _package(path)
-    from google.protobuf.message import DecodeError
-    try:
-        model = onnx.load_model_from_string(raw)
-    except (DecodeError, ValueError, RuntimeError, UnicodeDecodeError):
-        raise TvmdevError(f"corrupt or truncated ONNX model ({len(raw)} bytes)",
-                          str(path)) from None
-    if not model.HasField("graph") or not model.graph.output:
-        raise TvmdevError("not an ONNX model (no graph with outputs)", str(path))
-    _check_opset(model, path)
-    for t in model.graph.initializer:  # before the checker, which looks for the file
-        if t.data_location == onnx.TensorProto.EXTERNAL:
-            raise TvmdevError(f"initializer '{t.name}' is stored in an external file; tvmdev "
-                              "reads self-contained models", str(path),
-                              hint="save the model with its weights inside (onnx.save with "
-                                   "save_as_external_data=False)")
-    try:
-        onnx.checker.check_model(model)
-    except (onnx.checker.ValidationError, ValueError, RuntimeError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise TvmdevError(f"invalid ONNX model: {first}", str(path)) from None
-    return model
-
-
-def _check_opset(model: Any, path: Path) -> None:
-    versions = {imp.domain: imp.version for imp in model.opset_import}
-    version = versions.get("", versions.get("ai.onnx"))
-    lo, hi = OPSETS
-    if version is None or not lo <= version <= hi:
-        what = "no opset" if version is None else f"opset {version}"
-        raise TvmdevError(f"the model uses {what} of the default domain (ai.onnx); tvmdev "
-                          f"imports opsets {lo} to {hi}", str(path),
-                          hint="convert it: onnx.version_converter.convert_version(model, 17)")
-
-
-def _structure(model: Any, path: Path) -> None:
-    """Refuse control flow and quantized models, naming the nodes."""
-    onnx = _package(path)
-    graph_types = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-    found: dict[str, dict[str, list[str]]] = {"flow": {}, "quant": {}}
-    for i, node in enumerate(model.graph.node):
-        key = ("flow" if node.op_type in CONTROL_FLOW
-               or any(a.type in graph_types for a in node.attribute)
-               else "quant" if node.op_type in QUANTIZED or node.op_type.startswith("QLinear")
-               else None)
-        if key:
-            found[key].setdefault(node.op_type, []).append(_node_name(node, i))
-    for key, text, hint in (
-            ("flow", "the model has control flow ({}); tvmdev imports one graph without it",
-             "export the model without control flow (static loops unrolled)"),
-            ("quant", "the model is quantized ({}); tvmdev imports float32 models for now, "
-             "int8 comes next", "import the float32 model")):
-        if found[key]:
-            kinds = ", ".join(f"{k} x{len(v)} (first: {v[0]})" for k, v in found[key].items())
-            raise TvmdevError(text.format(kinds), str(path), hint=hint)
-
-
-def _node_name(node: Any, i: int) -> str:
-    return f"node {i} '{node.name or (node.output[0] if node.output else '')}'"
-
-
-def _dtype(onnx: ModuleType, type_proto: Any) -> str:
-    """A value's numpy dtype name, or what it is when not a tensor."""
-    kind = type_proto.WhichOneof("value")
-    if kind != "tensor_type":
-        return {"sequence_type": "a sequence", "optional_type": "an optional",
-                "map_type": "a map", "sparse_tensor_type": "a sparse tensor"}.get(
-                    kind or "", "untyped")
-    elem = type_proto.tensor_type.elem_type
-    try:
-        return str(np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem)))
-    except (KeyError, TypeError, ValueError):
-        return onnx.TensorProto.DataType.Name(elem).lower() if elem else "untyped"
-
-
-def _dims(type_proto: Any) -> list[int | str] | None:
-    """A tensor's dims: sizes, or the names (or "?") of dynamic ones; None: no shape."""
-    t = type_proto.tensor_type
-    if not t.HasField("shape"):
-        return None
-    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
-            for d in t.shape.dim]
+def _given_shape(vi: Any, key: str, cname: str, dims: list[int | str] | None, shape: Shape,
+                 path: Path) -> Shape:
+    """An --input-shape for ``vi``: it sets dynamic dims only (the declared rank, and every
+    static dim as declared)."""
+    if dims is None or (len(shape) == len(dims) and all(
+            not isinstance(d, int) or d <= 0 or d == s for d, s in zip(dims, shape,
+                                                                       strict=True))):
+        return shape
+    fixed = (",".join(str(s if not isinstance(d, int) or d <= 0 else d)
+                      for d, s in zip(dims, shape, strict=True)) if len(shape) == len(dims) else
+             ",".join(str(d) if isinstance(d, int) and d > 0 else "1" for d in dims))
+    raise TvmdevError(f"--input-shape {key}={','.join(map(str, shape))}: input "
+                      f"'{vi.name}' is declared {shown_dims(dims)}; the option sets its "
+                      "dynamic dims only", str(path),
+                      hint=f"fix it: --input-shape {cname}={fixed}")
 
 
 def _input_shape(vi: Any, cname: str, given: dict[str, Shape], path: Path) -> Shape:
+    dims = value_dims(vi.type)
     for key in (vi.name, cname):
         if key in given:
-            return given.pop(key)
-    dims = _dims(vi.type)
+            return _given_shape(vi, key, cname, dims, given.pop(key), path)
     if dims is None or any(not isinstance(d, int) or d <= 0 for d in dims):
-        shown = "no shape" if dims is None else f"a dynamic shape {dims}".replace("'", "")
+        shown = "no shape" if dims is None else f"a dynamic shape {shown_dims(dims)}"
         example = ",".join(str(d) if isinstance(d, int) and d > 0 else "1"
                            for d in dims or ["D", "D"])
         if dims is not None and any(d == 0 for d in dims):
@@ -148,7 +65,7 @@ def _input_shape(vi: Any, cname: str, given: dict[str, Shape], path: Path) -> Sh
 
 def _inputs(model: Any, path: Path, given: dict[str, Shape], cname: dict[str, str],
             b: Builder) -> None:
-    onnx = _package(path)
+    onnx = package(path)
     inits = {t.name for t in model.graph.initializer}
     inputs = [vi for vi in model.graph.input if vi.name not in inits]
     unknown = set(given) - {n for vi in inputs for n in (vi.name, cname[vi.name])}
@@ -157,10 +74,10 @@ def _inputs(model: Any, path: Path, given: dict[str, Shape], cname: dict[str, st
                           str(path), hint="inputs: " + ", ".join(cname[vi.name]
                                                                  for vi in inputs))
     for vi in inputs:
-        dtype = _dtype(onnx, vi.type)
+        dtype = value_dtype(onnx, vi.type)
         if dtype != "float32":
             raise TvmdevError(f"input '{vi.name}' is {dtype}; tvmdev imports float32 "
-                              "models for now", str(path))
+                              "models for now", str(path), hint=FLOAT_HINT)
         b.add_input(cname[vi.name], _input_shape(vi, cname[vi.name], given, path))
 
 
@@ -168,7 +85,7 @@ def _typed(model: Any, path: Path, b: Builder, cname: dict[str, str]
            ) -> tuple[dict[str, str], dict[str, Shape]]:
     """Dtypes and static shapes of the model's values by ONNX's shape inference, with
     the inputs' shapes as imported."""
-    onnx = _package(path)
+    onnx = package(path)
     m = onnx.ModelProto()
     m.CopyFrom(model)
     fixed = {vi.name: b.shapes[cname[vi.name]] for vi in m.graph.input
@@ -185,8 +102,8 @@ def _typed(model: Any, path: Path, b: Builder, cname: dict[str, str]
         raise TvmdevError(f"ONNX shape inference: {first}", str(path)) from None
     dtypes, hints = {}, {}
     for vi in [*m.graph.value_info, *m.graph.output, *m.graph.input]:
-        dtypes[vi.name] = _dtype(onnx, vi.type)
-        dims = _dims(vi.type) if dtypes[vi.name] != "untyped" else None
+        dtypes[vi.name] = value_dtype(onnx, vi.type)
+        dims = value_dims(vi.type) if dtypes[vi.name] != "untyped" else None
         if dims is not None and all(isinstance(d, int) and d > 0 for d in dims):
             hints[vi.name] = tuple(int(d) for d in dims)
     return dtypes, hints
@@ -216,7 +133,7 @@ def _removed(node: Any, consts: dict[str, np.ndarray]) -> bool:
 
 
 def _initializers(model: Any, path: Path) -> dict[str, np.ndarray]:
-    onnx = _package(path)
+    onnx = package(path)
     consts = {}
     for t in model.graph.initializer:
         try:
@@ -282,8 +199,29 @@ def _outputs(model: Any, b: Builder, g: Graph, copies: set[str]) -> list[str]:
         for vi, o in zip(model.graph.output, outs, strict=True):
             if o not in written:
                 raise TvmdevError(f"output '{vi.name}' is not computed by any operator (it "
-                                  "is an input or known at import)", str(g.path))
+                                  "is an input or known at import)", str(g.path),
+                                  hint="tvmdev compiles what operators compute: drop it from "
+                                       "the graph's outputs (the application has its value)")
+            _check_declared(model, vi, b.shapes[o], g.path)
     return outs
+
+
+def _check_declared(model: Any, vi: Any, shape: Shape, path: Path) -> None:
+    """A graph output's computed shape against the one the model declares: its rank and
+    every static dim."""
+    dims = value_dims(vi.type)
+    if dims is None or (len(dims) == len(shape) and all(
+            not isinstance(d, int) or d <= 0 or d == s
+            for d, s in zip(dims, shape, strict=True))):
+        return
+    ceil = any(n.op_type in ("MaxPool", "AveragePool")
+               and any(a.name == "ceil_mode" and a.i for a in n.attribute)
+               for n in model.graph.node)
+    why = (" (onnx.shape_inference keeps a ceil_mode pool's last window where it would "
+           "start in the padding; ONNX Runtime and tvmdev drop it)" if ceil else "")
+    raise TvmdevError(f"output '{vi.name}' is declared {shown_dims(dims)}; its operators "
+                      f"compute {list(shape)}", str(path),
+                      hint=f"fix or drop the model's declaration{why}")
 
 
 def _dropout(ctx: Context) -> None:
@@ -323,7 +261,7 @@ def _convert_node(b: Builder, g: Graph, node: Any, i: int) -> None:
         for k in range(before, len(b.operators)):
             g.producer[b.operators[k]["outputs"][0]] = k
     except Unsupported as exc:
-        b.refuse(kind, exc.detail, _node_name(node, i))
+        b.refuse(kind, exc.detail, node_label(node, i))
         for o in node.output:  # later nodes still convert, to list every refusal at once
             if o in g.hints:
                 b.shapes.setdefault(g.cname[o], g.hints[o])
@@ -343,9 +281,11 @@ def convert(path: Path, raw: bytes, name: str,
             input_shapes: dict[str, Shape] | None = None) -> Imported:
     """Import the .onnx model in ``raw`` (read from ``path``) as model ``name``."""
     model = read(path, raw)
-    _structure(model, path)
+    check_structure(model, path)
     cname = _names(model)
     b = Builder(path)
+    b.kind_hint = ("{kind}'s operands and attributes: "
+                   "https://onnx.ai/onnx/operators/onnx__{kind}.html")
     for c in cname.values():
         b.reserve(c)
     _inputs(model, path, dict(input_shapes or {}), cname, b)
@@ -353,7 +293,7 @@ def convert(path: Path, raw: bytes, name: str,
     for vi in model.graph.output:
         if typed[0].get(vi.name, "float32") not in ("float32", "untyped"):
             raise TvmdevError(f"output '{vi.name}' is {typed[0][vi.name]}; tvmdev imports "
-                              "float32 models for now", str(path))
+                              "float32 models for now", str(path), hint=FLOAT_HINT)
     g, removed, copies = _graph(model, path, cname, _initializers(model, path), typed)
     for i, node in enumerate(model.graph.node):
         b.summary[_kind(node)] = b.summary.get(_kind(node), 0) + 1

@@ -13,6 +13,11 @@ from ..model.shapes import Shape
 from .graph import Builder, Unsupported
 
 
+def node_label(node: Any, i: int) -> str:
+    """How messages name node ``i``: its name, else its first output's."""
+    return f"node {i} '{node.name or (node.output[0] if node.output else '')}'"
+
+
 @dataclass
 class Graph:
     """What the reader made of an ONNX graph, shared by the converters."""

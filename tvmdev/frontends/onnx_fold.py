@@ -11,13 +11,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from ..errors import TvmdevError, shown
+from ..load.fields import MAX_CONSTANT_ELEMENTS
 from .graph import Builder, Unsupported
-from .onnx_context import Context
+from .onnx_context import Context, node_label
+
+
+def _check_size(ctx: Context, shape: Sequence[int]) -> None:
+    """Refuse a value computed at import larger than a constant may be, before numpy
+    allocates it (a negative dim numpy refuses itself)."""
+    dims = [int(d) for d in shape]
+    count = math.prod(dims)
+    if min(dims, default=0) >= 0 and count > MAX_CONSTANT_ELEMENTS:
+        raise TvmdevError(f"{node_label(ctx.node, ctx.index)} {ctx.node.op_type}: its value, "
+                          f"computed at import, would have {count} elements ({shown(dims)});"
+                          f" at most {MAX_CONSTANT_ELEMENTS} are supported (a constant is "
+                          "compiled into the program)", str(ctx.g.path))
 
 
 def _constant(ctx: Context) -> np.ndarray:
@@ -100,18 +115,35 @@ def _cast(ctx: Context) -> np.ndarray:
 def _binary(fn: Callable[[np.ndarray, np.ndarray], Any]) -> Callable[[Context], np.ndarray]:
     def fold(ctx: Context) -> np.ndarray:
         a, b = ctx.static(0, "A"), ctx.static(1, "B")
+        _check_size(ctx, np.broadcast_shapes(a.shape, b.shape))
         return np.asarray(fn(a, b)).astype(np.result_type(a, b))
     return fold
 
 
 def _gather(ctx: Context) -> np.ndarray:
-    return np.take(ctx.static(0, "data"), ctx.static(1, "indices").astype(np.int64),
-                   axis=int(ctx.attr("axis", 0)))
+    data, indices = ctx.static(0, "data"), ctx.static(1, "indices").astype(np.int64)
+    axis = int(ctx.attr("axis", 0))
+    if -data.ndim <= axis < data.ndim:
+        axis %= data.ndim
+        _check_size(ctx, data.shape[:axis] + indices.shape + data.shape[axis + 1:])
+    return np.take(data, indices, axis=axis)
+
+
+def _concat(ctx: Context) -> np.ndarray:
+    parts = [ctx.static(i, "input") for i in range(len(ctx.node.input))]
+    axis, rank = int(ctx.attr("axis", 0)), parts[0].ndim if parts else 0
+    if all(p.ndim == rank for p in parts) and -rank <= axis < rank:
+        shape = list(parts[0].shape)
+        shape[axis] = sum(p.shape[axis] for p in parts)
+        _check_size(ctx, shape)
+    return np.concatenate(parts, axis=axis)
 
 
 def _constant_of_shape(ctx: Context) -> np.ndarray:
     value = np.asarray(ctx.attr("value", np.zeros(1, np.float32)))
-    return np.full(ctx.ints(0, "shape"), value.ravel()[0], dtype=value.dtype)
+    shape = ctx.ints(0, "shape")
+    _check_size(ctx, shape)
+    return np.full(shape, value.ravel()[0], dtype=value.dtype)
 
 
 FOLDERS: dict[str, Callable[[Context], np.ndarray]] = {
@@ -120,9 +152,7 @@ FOLDERS: dict[str, Callable[[Context], np.ndarray]] = {
     "Gather": _gather,
     "Unsqueeze": lambda ctx: squeezed(ctx, ctx.static(0, "data")),
     "Squeeze": lambda ctx: squeezed(ctx, ctx.static(0, "data")),
-    "Concat": lambda ctx: np.concatenate([ctx.static(i, "input")
-                                          for i in range(len(ctx.node.input))],
-                                         axis=int(ctx.attr("axis", 0))),
+    "Concat": _concat,
     "ConstantOfShape": _constant_of_shape,
     "Cast": _cast,
     "Slice": _slice,
@@ -153,6 +183,10 @@ def fold(ctx: Context) -> None:
             value = FOLDERS[ctx.node.op_type](ctx)
     except (ValueError, IndexError, TypeError, KeyError, OverflowError) as exc:
         raise Unsupported(f"not evaluated at import: {exc}") from None
+    except MemoryError:
+        raise TvmdevError(f"{node_label(ctx.node, ctx.index)} {ctx.node.op_type}: its value, "
+                          "computed at import, does not fit in memory",
+                          str(ctx.g.path)) from None
     ctx.g.consts[ctx.node.output[0]] = np.array(value, order="C")
 
 

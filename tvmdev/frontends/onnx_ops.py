@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import TvmdevError
 from ..model.regions import CONCAT_MAX_INPUTS, FLOAT_MAX
 from ..model.shapes import numel
 from .graph import Unsupported
-from .onnx_context import Context, chain
+from .onnx_context import Context, chain, node_label
 from .onnx_fold import fold_batch_norm, squeezed
 
 # Operands of these converters that must be known at import (folded constants).
@@ -41,11 +42,15 @@ def _spatial(ctx: Context, allowed: tuple[int, ...]) -> int:
 
 def conv(ctx: Context) -> None:
     """Conv, 1-D or 2-D, NCHW: conv2d (group covers depthwise), attributes as written."""
-    _spatial(ctx, (1, 2))
+    spatial = _spatial(ctx, (1, 2))
+    attrs = _given(ctx, (*WINDOW_KEYS, "group"))
+    w = ctx.shape(1)
+    if len(w) == spatial + 2:
+        _check_same(ctx, {"kernel_shape": list(w[2:]), **attrs}, least=-1)
     inputs: list[str | None] = [ctx.inp(0), ctx.inp(1)]
     if ctx.has(2):
         inputs.append(ctx.inp(2))
-    chain(ctx, [("conv2d", inputs, _given(ctx, (*WINDOW_KEYS, "group")))])
+    chain(ctx, [("conv2d", inputs, attrs)])
 
 
 def _same_pads(size: int, k: int, stride: int, dil: int, mode: str) -> tuple[int, int]:
@@ -86,10 +91,13 @@ def _pool3d(ctx: Context, op: str, base: dict[str, Any]) -> None:
     chain(ctx, [("reshape", [second], {"shape": [n, c, od, oh, ow]})])
 
 
-def _check_same(ctx: Context, attrs: dict[str, Any]) -> None:
-    """ONNX pads a pool's SAME windows by (out - 1) * stride + window - in per dim, with
-    no floor at 0: where that is negative (a stride larger than the window) ONNX Runtime
-    refuses a MaxPool and shifts an AveragePool's windows. Refused here too."""
+def _check_same(ctx: Context, attrs: dict[str, Any], least: int = 0) -> None:
+    """ONNX pads SAME windows by (out - 1) * stride + window - in per dim, with no floor
+    at 0: where that is negative (a stride larger than the window) ONNX Runtime refuses a
+    MaxPool and shifts an AveragePool's windows, and a Conv's by one from -2 on (-3 for
+    SAME_LOWER). Refused below ``least``: tvmdev's windows start at the first element.
+    (A Conv padded by -1, a 1x1 stride-2 SAME conv of an even size, is the same as
+    unpadded in ONNX Runtime: its windows start at 0.)"""
     mode = attrs.get("auto_pad", "NOTSET")
     if not mode.startswith("SAME"):
         return
@@ -97,7 +105,7 @@ def _check_same(ctx: Context, attrs: dict[str, Any]) -> None:
     k = attrs.get("kernel_shape") or [1] * len(size)
     st, dil = attrs.get("strides") or [1] * len(size), attrs.get("dilations") or [1] * len(size)
     for n, kk, ss, dd in zip(size, k, st, dil, strict=False):
-        if (-(-n // ss) - 1) * ss + (kk - 1) * dd + 1 < n:
+        if (-(-n // ss) - 1) * ss + (kk - 1) * dd + 1 - n < least:
             raise Unsupported(f"auto_pad {mode} with a stride larger than the window")
 
 
@@ -255,6 +263,23 @@ def reduce_mean(ctx: Context) -> None:
     chain(ctx, [("mean", [ctx.inp(0)], attrs)])
 
 
+def _check_stats(ctx: Context, stats: list[np.ndarray], denom: np.ndarray) -> None:
+    """Refuse statistics whose scale and shift are not finite, naming the node: a value
+    that is not finite, or var + epsilon <= 0 (no real square root, or a division by 0)."""
+    what = f"BatchNormalization {node_label(ctx.node, ctx.index)}"
+    for name, v in zip(("scale", "B", "mean", "var"), stats, strict=True):
+        if not np.isfinite(v).all():
+            raise TvmdevError(f"{what}: {name} has values that are not finite (NaN or "
+                              "infinity)", str(ctx.g.path))
+    if (denom <= 0).any():
+        i = int(np.argmax(np.ravel(denom) <= 0))
+        raise TvmdevError(f"{what}: var + epsilon is {'negative' if denom.flat[i] < 0 else 0}"
+                          f" ({denom.flat[i]:g} at channel {i}); scale / sqrt(var + epsilon)"
+                          " has no finite value", str(ctx.g.path),
+                          hint="a variance is never negative: check how the model was "
+                               "exported")
+
+
 def batch_norm(ctx: Context) -> None:
     """BatchNormalization (inference): folded into the conv or gemm before it when that
     writes its input for it alone, else a mul and an add by per-channel constants."""
@@ -264,8 +289,9 @@ def batch_norm(ctx: Context) -> None:
         raise Unsupported("spatial 0")
     stats = [ctx.static(i, "scale, B, mean and var") for i in range(1, 5)]
     eps = float(ctx.attr("epsilon", 1e-5))
-    with np.errstate(all="ignore"):  # what is not finite, the model's checks refuse
+    with np.errstate(all="ignore"):
         scale, bias, mean, var = (v.astype(np.float64) for v in stats)
+        _check_stats(ctx, [scale, bias, mean, var], var + eps)
         s = scale / np.sqrt(var + eps)
         t = bias - mean * s
         if fold_batch_norm(ctx, s, t):

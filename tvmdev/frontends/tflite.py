@@ -157,10 +157,33 @@ def _subgraph(tfl: ModuleType, model: Any, raw: bytes) -> TfGraph:
     return TfGraph(tensors, tuple(ops), *io)
 
 
+def _dynamic(t: TfTensor) -> list[bool]:
+    """Which of a tensor's dims are dynamic: -1 in its shape signature (or not a size)."""
+    sig = t.signature if len(t.signature) == len(t.shape) else t.shape
+    return [s < 0 or d <= 0 for s, d in zip(sig, t.shape, strict=True)]
+
+
+def _given_shape(t: TfTensor, key: str, shape: Shape, path: Path) -> Shape:
+    """An --input-shape for ``t``: it sets dynamic dims only (the declared rank, and every
+    static dim as declared)."""
+    dyn = _dynamic(t)
+    if len(shape) == len(t.shape) and all(
+            y or d == s for y, d, s in zip(dyn, t.shape, shape, strict=True)):
+        return shape
+    fixed = [s if y else d for y, d, s in zip(dyn, t.shape, shape, strict=True)] \
+        if len(shape) == len(t.shape) else [1 if y else d for y, d in zip(dyn, t.shape,
+                                                                          strict=True)]
+    declared = [-1 if y else d for y, d in zip(dyn, t.shape, strict=True)]
+    raise TvmdevError(f"--input-shape {key}={','.join(map(str, shape))}: input '{t.name}' "
+                      f"is declared {declared}; the option sets its dynamic dims (-1) only",
+                      str(path), hint=f"fix it: --input-shape {t.cname}="
+                                      + ",".join(map(str, fixed)))
+
+
 def _input_shape(t: TfTensor, given: dict[str, Shape], path: Path) -> Shape:
     for key in (t.name, t.cname):
         if key in given:
-            return given.pop(key)
+            return _given_shape(t, key, given.pop(key), path)
     # A dynamic batch (-1 in the signature's first dim) runs with the stored batch, as in
     # TFLM; any other dynamic dimension needs a size.
     if any(d <= 0 for d in t.shape) or any(d < 0 for d in t.signature[1:]):
@@ -209,10 +232,13 @@ def convert(path: Path, raw: bytes, name: str,
                               "models for now", str(path))
         b.add_input(t.cname, shape, t.dtype, t.quant)
     folded = _folded(g)
+    # A dynamic dim set to a size other than the stored one: each output's dims are then
+    # checked where its signature is static.
+    relaxed = any(b.shapes[g.tensors[j].cname] != g.tensors[j].shape for j in g.inputs)
     for op in g.ops:
         b.summary[op.kind] = b.summary.get(op.kind, 0) + 1
         if op.index not in folded:
-            _convert_op(b, g, op, check_shapes=not input_shapes)
+            _convert_op(b, g, op, relaxed)
     return b.finish(name, [g.tensors[j].cname for j in g.outputs],
                     hint="README 'tvmdev import' lists the TFLite operators that map "
                          "(float32; int8 comes next)")
@@ -226,7 +252,16 @@ def _in_reader(exc: BaseException) -> bool:
     return any(part in Path(where).parts for part in ("flatbuffers", "tflite"))
 
 
-def _convert_op(b: Builder, g: TfGraph, op: TfOp, check_shapes: bool) -> None:
+def _declared(shape: Shape, t: TfTensor, relaxed: bool) -> bool:
+    """Whether ``shape`` is ``t``'s declared one (``relaxed``: in its rank and every dim
+    its signature makes static)."""
+    if not relaxed:
+        return shape == t.shape
+    return len(shape) == len(t.shape) and all(
+        y or d == s for y, d, s in zip(_dynamic(t), t.shape, shape, strict=True))
+
+
+def _convert_op(b: Builder, g: TfGraph, op: TfOp, relaxed: bool) -> None:
     outs = [g.tensors[j] for j in op.outputs]
     first = outs[0].name.split(";")[0] if outs else f"operator {op.index}"
     try:
@@ -251,7 +286,7 @@ def _convert_op(b: Builder, g: TfGraph, op: TfOp, check_shapes: bool) -> None:
                 b.tensor(t.cname, t.shape, t.dtype, t.quant)
         return
     for t in outs:
-        if check_shapes and b.shapes[t.cname] != t.shape:
+        if not _declared(b.shapes[t.cname], t, relaxed):
             raise TvmdevError(f"operator {op.index} {op.kind} '{first}': tvmdev infers "
                               f"{list(b.shapes[t.cname])} where the model declares "
                               f"{list(t.shape)}", str(b.source))

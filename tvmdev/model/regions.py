@@ -109,7 +109,10 @@ def _reduced_axes(x: Shape, attrs: dict[str, Any]) -> list[int]:
         return list(range(len(x)))
     norm = [norm_axis(a, len(x)) for a in axes]
     if len(set(norm)) != len(norm):
-        raise ShapeError(f"mean: axes {list(axes)} repeat a dim")
+        dup = next(d for d in norm if norm.count(d) > 1)
+        same = [a for a, d in zip(axes, norm, strict=True) if d == dup]
+        raise ShapeError(f"mean: axes {list(axes)} repeat a dim ({' and '.join(map(str, same))}"
+                         f" are both dim {dup} of a {len(x)}-D input)")
     return norm
 
 
