@@ -322,3 +322,33 @@ def test_corrupt_files_are_one_line(cli: Callable[..., Result], tmp_path: Path) 
         if r.code:
             assert r.err.startswith(f"tvmdev: {model}: ") and "Traceback" not in r.err
         assert not (tmp_path / "o").exists()
+
+
+def test_ceil_mode_declaration_is_a_note(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """onnx's shape inference keeps a ceil_mode pool's last window where it starts in the
+    padding; ONNX Runtime drops it, warns and runs. So does tvmdev: a note, not an error,
+    and the output has ONNX Runtime's shape. Any other disagreement is still an error."""
+    import onnx
+    from onnx import helper
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2], strides=[2],
+                            pads=[1, 1], ceil_mode=1)
+    declared = onnx.shape_inference.infer_shapes(onnx.load_model_from_string(B.model(
+        [node], [B.tensor("x", [1, 1, 3])], [B.tensor("y", None)])))
+    dims = [d.dim_value for d in declared.graph.output[0].type.tensor_type.shape.dim]
+    assert dims == [1, 1, 3]  # what onnx says; ONNX Runtime computes [1, 1, 2]
+    path = tmp_path / "ceil.onnx"
+    path.write_bytes(declared.SerializeToString())
+    r = cli("import", str(path), "-o", str(tmp_path / "o"))
+    assert r.code == 0, r.err
+    assert r.err.startswith(f"note: {path}: output 'y' is declared [1, 1, 3]; its operators "
+                            "compute [1, 1, 2], as ONNX Runtime computes it")
+    assert "output y: [1, 1, 2] float32" in r.out
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = so.inter_op_num_threads = 1
+    got = ort.InferenceSession(str(path), so).run(None, {"x": np.zeros((1, 1, 3), np.float32)})
+    assert got[0].shape == (1, 1, 2)
+    declared.graph.output[0].type.tensor_type.shape.dim[2].dim_value = 4  # plainly wrong
+    path.write_bytes(declared.SerializeToString())
+    r = cli("import", str(path), "-o", str(tmp_path / "o2"))
+    assert r.code == 1 and "output 'y' is declared [1, 1, 4]" in r.err

@@ -33,7 +33,7 @@ def add_import_options(p: argparse.ArgumentParser) -> None:
 
 def _imported(args: argparse.Namespace) -> Imported:
     im = import_file(Path(args.model), args.name, input_shapes(args.input_shape))
-    for note in im.place(args.device or [], args.place or []):
+    for note in im.notes + im.place(args.device or [], args.place or []):
         print(f"note: {note}", file=sys.stderr)
     return im
 

@@ -72,6 +72,7 @@ class Imported:
     source: Path
     source_kinds: list[str] = field(default_factory=list)  # of each operator, lower case
     summary: dict[str, int] = field(default_factory=dict)  # source operators by kind
+    notes: list[str] = field(default_factory=list)  # what the user should know, not errors
 
     @property
     def name(self) -> str:
@@ -157,6 +158,7 @@ class Builder:
         self.operators: list[dict[str, Any]] = []
         self.source_kinds: list[str] = []
         self.unsupported: dict[str, list[str]] = {}  # kind -> the operators' names
+        self.notes: list[str] = []
         self.summary: dict[str, int] = {}
         # The hint of an operator whose operands and attributes do not fit ({kind}).
         self.kind_hint: str | None = None
@@ -246,4 +248,5 @@ class Builder:
                                                "dtype": self.dtypes.get(o, "float32")}
                                            for o in outputs},
                                "constants": self.constants, "operators": self.operators}
-        return Imported(doc, self.arrays, self.source, self.source_kinds, dict(self.summary))
+        return Imported(doc, self.arrays, self.source, self.source_kinds, dict(self.summary),
+                        list(self.notes))

@@ -202,26 +202,34 @@ def _outputs(model: Any, b: Builder, g: Graph, copies: set[str]) -> list[str]:
                                   "is an input or known at import)", str(g.path),
                                   hint="tvmdev compiles what operators compute: drop it from "
                                        "the graph's outputs (the application has its value)")
-            _check_declared(model, vi, b.shapes[o], g.path)
+            note = _check_declared(model, vi, b.shapes[o], g.path)
+            if note:
+                b.notes.append(note)
     return outs
 
 
-def _check_declared(model: Any, vi: Any, shape: Shape, path: Path) -> None:
+def _check_declared(model: Any, vi: Any, shape: Shape, path: Path) -> str | None:
     """A graph output's computed shape against the one the model declares: its rank and
-    every static dim."""
+    every static dim. The one known disagreement of onnx's shape inference with ONNX
+    Runtime (a ceil_mode pool's last window) is a note, as ONNX Runtime warns and runs
+    with the computed shape; anything else is an error."""
     dims = value_dims(vi.type)
     if dims is None or (len(dims) == len(shape) and all(
             not isinstance(d, int) or d <= 0 or d == s
             for d, s in zip(dims, shape, strict=True))):
-        return
+        return None
     ceil = any(n.op_type in ("MaxPool", "AveragePool")
                and any(a.name == "ceil_mode" and a.i for a in n.attribute)
                for n in model.graph.node)
-    why = (" (onnx.shape_inference keeps a ceil_mode pool's last window where it would "
-           "start in the padding; ONNX Runtime and tvmdev drop it)" if ceil else "")
-    raise TvmdevError(f"output '{vi.name}' is declared {shown_dims(dims)}; its operators "
-                      f"compute {list(shape)}", str(path),
-                      hint=f"fix or drop the model's declaration{why}")
+    said = f"output '{vi.name}' is declared {shown_dims(dims)}; its operators compute " \
+           f"{list(shape)}"
+    if ceil and len(dims) == len(shape) and all(
+            not isinstance(d, int) or d <= 0 or d - n in (0, 1)
+            for d, n in zip(dims, shape, strict=True)):
+        return (f"{path}: {said}, as ONNX Runtime computes it (onnx.shape_inference keeps a "
+                "ceil_mode pool's last window where it would start in the padding; ONNX "
+                "Runtime and tvmdev drop it)")
+    raise TvmdevError(said, str(path), hint="fix or drop the model's declaration")
 
 
 def _dropout(ctx: Context) -> None:
