@@ -86,7 +86,8 @@ def mul_params(shapes: list[Shape | None], out: Shape, activation: str, qa: Quan
 
 
 def _clamp(x: np.ndarray, p: dict[str, Any]) -> np.ndarray:
-    return np.clip(x, p["act_min"], p["act_max"]).astype(np.int8)
+    out: np.ndarray = np.clip(x, p["act_min"], p["act_max"]).astype(np.int8)
+    return out
 
 
 def add_reference(a: np.ndarray, b: np.ndarray, p: dict[str, Any]) -> np.ndarray:

@@ -44,4 +44,5 @@ def reference(x: np.ndarray, axes: tuple[int, ...], keepdims: bool, p: dict[str,
     total = x.astype(np.int64).sum(axis=axes, keepdims=keepdims)
     shifted = total - p["input_zero_point"] * p["reduced"]
     y = multiply_by_quantized_multiplier(shifted, p["multiplier"], p["shift"])
-    return np.clip(y + p["output_zero_point"], -128, 127).astype(np.int8)
+    out: np.ndarray = np.clip(y + p["output_zero_point"], -128, 127).astype(np.int8)
+    return out
