@@ -144,6 +144,13 @@ def activation_cases(op: str, seed: int = 4) -> list[Case]:
             cases.append(Case(f"{op} {qi}", LOGISTIC if op == "sigmoid" else TANH,
                               [Tensor([1, 16, 16], qi)], Tensor([1, 16, 16], qo), None,
                               [x], p, ref(x, p)))
+    # TFLM computes the same values whatever else the output's quantization says.
+    odd = fixed_quant(1 / 100, -128) if op == "sigmoid" else fixed_quant(0.3, 17)
+    x = np.arange(-128, 128, dtype=np.int64).astype(np.int8).reshape(2, 128)
+    qi = fixed_quant(0.07, 3)
+    p = make((2, 128), qi, odd)
+    cases.append(Case(f"{op} {qi} into {odd}", LOGISTIC if op == "sigmoid" else TANH,
+                      [Tensor([2, 128], qi)], Tensor([2, 128], odd), None, [x], p, ref(x, p)))
     return cases
 
 
@@ -185,7 +192,9 @@ def mean_cases(seed: int = 6) -> list[Case]:
     axes_list: list[tuple[int, ...]] = [(1, 2), (1, 2), (2, 1), (3,), (0, 1, 2, 3)]
     for shape, axes, keep in itertools.product(MEAN_SHAPES, axes_list, (True, False)):
         qi = rand_quant(r)
-        qo = qi if r.integers(3) == 0 else rand_quant(r, qi.scale[0] / 4, qi.scale[0] * 4)
+        spread = 2.0 ** [2, 2, 2, 12, 24][len(cases) % 5]  # and far apart
+        qo = qi if r.integers(3) == 0 else rand_quant(r, qi.scale[0] / spread,
+                                                      qi.scale[0] * spread)
         out = [1 if i in axes else d for i, d in enumerate(shape)] if keep else \
             [d for i, d in enumerate(shape) if i not in axes]
         x = rand_int8(r, shape)
@@ -226,3 +235,45 @@ def concat_mismatch(seed: int = 8) -> tuple[Case, list[Quant]]:
     case = Case("concat mismatch", CONCATENATION, [Tensor([1, 3], q), Tensor([1, 2], q2)],
                 Tensor([1, 5], q), ("ConcatenationOptions", {"Axis": 1}), xs)
     return case, [q, q2, q]
+
+
+def refused_cases() -> list[tuple[Case, str]]:
+    """One-op models TFLM refuses at allocation, each with the message tvmdev's params
+    give for the same quantization: pooling, PADV2, softmax and logistic outputs
+    quantized as TFLM does not allow."""
+    q1, q2 = fixed_quant(0.1, 3), fixed_quant(0.2, 3)
+    x = np.zeros((1, 4, 4, 2), np.int8)
+    shape = [1, 4, 4, 2]
+    pool_opts = ("Pool2DOptions", {"Padding": 1, "StrideW": 2, "StrideH": 2,
+                                   "FilterWidth": 2, "FilterHeight": 2})
+    paddings = Tensor([4, 2], None, np.ones((4, 2), np.int32), INT32)
+    return [
+        (Case("avgpool requantizing", AVERAGE_POOL_2D, [Tensor(shape, q1)],
+              Tensor([1, 2, 2, 2], q2), pool_opts, [x]), "quantized as the input"),
+        (Case("padv2 constant unlike the output", PADV2,
+              [Tensor(shape, q1), paddings, Tensor([1], q2, np.array([5], np.int8))],
+              Tensor([3, 6, 6, 4], q1), None, [x]), "quantized as the output"),
+        (Case("softmax into 1/128", SOFTMAX, [Tensor(shape, q1)],
+              Tensor(shape, fixed_quant(1 / 128, -128)), ("SoftmaxOptions", {"Beta": 1.0}),
+              [x]), "1/256"),
+        (Case("logistic into zero point 0", LOGISTIC, [Tensor(shape, q1)],
+              Tensor(shape, fixed_quant(1 / 256, 0)), None, [x]), "-128"),
+    ]
+
+
+def refused_params(case: Case) -> None:
+    """tvmdev's params for a case of ``refused_cases`` (raises ValueError)."""
+    qi, qo = case.inputs[0].quant, case.output.quant
+    assert qi is not None and qo is not None
+    shape = tuple(case.inputs[0].shape)
+    if case.code == AVERAGE_POOL_2D:
+        attrs = resolve_window("avgpool2d", [shape], {
+            "kernel_shape": (2, 2), "strides": (2, 2), "pads": (), "layout": "NHWC",
+            "auto_pad": "VALID", "dilations": (1, 1), "count_include_pad": 0})
+        pool.params([shape], tuple(case.output.shape), attrs, "NONE", qi, qo)
+    elif case.code == PADV2:
+        pad.params([shape], tuple(case.output.shape), (1,) * 8, qo, 5, case.inputs[2].quant)
+    elif case.code == SOFTMAX:
+        softmax.params(shape, 1.0, qi, qo)
+    else:
+        activations.sigmoid_params(shape, qi, qo)

@@ -12,14 +12,17 @@ from __future__ import annotations
 import contextlib
 import io
 import struct
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 import s8_op_cases as oc
+import tflm_ref
 from conftest import REPO, need_tool, run_ok
-from s8_cases import Case
+from s8_cases import SOFTMAX, Case, Tensor
 
 from tvmdev.cli import main
 from tvmdev.model.s8 import softmax
@@ -244,7 +247,27 @@ def test_softmax_refuses_what_tflm_aborts_on(objects: tuple[Path, list[str]]) ->
     x = np.zeros((1, 1000), np.int8)
     with pytest.raises(ValueError, match="aborts"):
         softmax.reference(x, p)
-    case = Case("softmax 1000 zeros", 0, [], None, None, [x], p,  # type: ignore[arg-type]
-                np.zeros((1, 1000), np.int8))
+    case = Case("softmax 1000 zeros", SOFTMAX, [Tensor([1, 1000], q)],
+                Tensor([1, 1000], oc.fixed_quant(1 / 256, -128)),
+                ("SoftmaxOptions", {"Beta": 1.0}), [x], p, np.zeros((1, 1000), np.int8))
     [(status, _)] = run_kernel(objects, "softmax", [(0, case)])
     assert status == ERR_INVALID
+    # TFLM itself dies on it (in a child process: the abort would end this one).
+    tflm_ref.runtime()
+    model = objects[0] / "softmax_abort.tflite"
+    model.write_bytes(case.model())
+    child = subprocess.run([sys.executable, "-c", TFLM_CHILD, str(model)],
+                           capture_output=True, text=True)
+    assert child.returncode != 0 and "invoked" not in child.stdout, child.stderr[-500:]
+    assert "ModuleNotFoundError" not in child.stderr
+
+
+TFLM_CHILD = """
+import sys
+import numpy as np
+from tflite_micro.python.tflite_micro import runtime
+interp = runtime.Interpreter.from_bytes(open(sys.argv[1], "rb").read())
+interp.set_input(np.zeros((1, 1000), np.int8), 0)
+interp.invoke()
+print("invoked")
+"""

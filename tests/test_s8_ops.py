@@ -81,3 +81,13 @@ def test_concat_mismatch_refused_like_tflm() -> None:
         case.tflm()
     with pytest.raises(ValueError, match="TFLM requires the same"):
         concat.params([(1, 3), (1, 2)], (1, 5), 1, quants[:2], quants[2])
+
+
+@pytest.mark.parametrize("index", range(len(oc.refused_cases())))
+def test_refused_like_tflm(index: int) -> None:
+    """What TFLM refuses at allocation, tvmdev's params refuse, saying why."""
+    case, why = oc.refused_cases()[index]
+    with pytest.raises(RuntimeError):
+        case.tflm()
+    with pytest.raises(ValueError, match=why):
+        oc.refused_params(case)

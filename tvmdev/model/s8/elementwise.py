@@ -65,7 +65,11 @@ def add_params(shapes: list[Shape | None], out: Shape, activation: str, qa: Quan
     twice_max = 2.0 * max(sa, sb)
     a_mult, a_shift = quantize_multiplier(sa / twice_max)
     b_mult, b_shift = quantize_multiplier(sb / twice_max)
-    o_mult, o_shift = quantize_multiplier(twice_max / ((1 << ADD_LEFT_SHIFT) * so))
+    real_out = twice_max / ((1 << ADD_LEFT_SHIFT) * so)
+    if real_out >= 1.0:  # QuantizeMultiplierSmallerThanOneExp's TFLITE_CHECK
+        raise ValueError(f"the output scale {so} is too small for the inputs' ({sa}, {sb}): "
+                         "TFLM aborts")
+    o_mult, o_shift = quantize_multiplier(real_out)
     lo, hi = activation_range(activation, qout)
     return {**_broadcast(shapes, out), "a_offset": -za, "b_offset": -zb,
             "left_shift": ADD_LEFT_SHIFT, "a_multiplier": a_mult, "a_shift": a_shift,

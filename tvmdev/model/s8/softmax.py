@@ -50,9 +50,10 @@ def params(shape: Shape, beta: float, qin: Quant, qout: Quant) -> dict[str, Any]
                          f"-128 (TFLM refuses others), got {so} and {zo}")
     real = min(float(np.float32(beta)) * si * (1 << (31 - SCALED_DIFF_INTEGER_BITS)),
                (1 << 31) - 1.0)
+    if real <= 1.0:  # QuantizeMultiplierGreaterThanOne's TFLITE_CHECK
+        raise ValueError(f"beta * input scale ({beta} * {si}) is too small for TFLite's "
+                         "int8 softmax (TFLM aborts)")
     mult, shift = _multiplier_greater_than_one(real)
-    if shift < 0:
-        raise ValueError(f"input scale {si} is too small for TFLite's int8 softmax")
     depth = shape[-1] if shape else 1
     return {"outer": numel(shape) // depth if depth else 0, "depth": depth,
             "input_multiplier": mult, "input_left_shift": shift,
