@@ -4,22 +4,29 @@ from __future__ import annotations
 
 import platform
 import sys
+from typing import Any
 
 import numpy as np
 import pytest
 from conftest import IN_CI
 
 
-def outputs(model: bytes, inputs: list[np.ndarray], n: int) -> list[np.ndarray]:
-    """TFLM's ``n`` outputs of ``model`` (the .tflite bytes) for ``inputs``; skips (fails
-    under CI on Linux x86-64, where TFLM has wheels) without tflite-micro."""
+def runtime() -> Any:
+    """TFLM's Python runtime module; skips (fails under CI on Linux x86-64, where TFLM has
+    wheels) without tflite-micro."""
     try:
-        from tflite_micro.python.tflite_micro import runtime
+        from tflite_micro.python.tflite_micro import runtime as tflm_runtime
     except ImportError:
         if IN_CI and sys.platform == "linux" and platform.machine() == "x86_64":
             pytest.fail("tflite-micro is not installed (pip install -e .[test])")
         pytest.skip("tflite-micro is not installed: pip install -e .[test]")
-    interp = runtime.Interpreter.from_bytes(model)
+    return tflm_runtime
+
+
+def outputs(model: bytes, inputs: list[np.ndarray], n: int) -> list[np.ndarray]:
+    """TFLM's ``n`` outputs of ``model`` (the .tflite bytes) for ``inputs`` (skips without
+    tflite-micro, as ``runtime``)."""
+    interp = runtime().Interpreter.from_bytes(model)
     for i, x in enumerate(inputs):
         interp.set_input(x, i)
     interp.invoke()

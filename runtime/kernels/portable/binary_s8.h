@@ -1,0 +1,101 @@
+/*
+ * tvmdev portable kernels: the shared body of the int8 broadcasting binary kernels
+ * (add_s8.c, mul_s8.c). Private to this folder. The element function is chosen by a
+ * compile-time constant at each call site; output elements are produced in order, each
+ * after its operands are read, so the output may alias an operand of the output's shape.
+ */
+#ifndef TVMK_PORTABLE_BINARY_S8_H_
+#define TVMK_PORTABLE_BINARY_S8_H_
+
+#include <stddef.h>
+
+#include "tvmk_fixedpoint.h"
+#include "tvmk_s8_ops.h"
+
+#define TVMK_BINARY_S8_ADD 0
+#define TVMK_BINARY_S8_MUL 1
+
+/* The broadcast geometry and the element arithmetic's constants of either op. */
+struct tvmk_binary_s8 {
+    int32_t ndim, count;
+    const int32_t *shape;
+    const int32_t *a_strides;
+    const int32_t *b_strides;
+    int op;
+    const struct tvmk_add_s8_params *add;
+    const struct tvmk_mul_s8_params *mul;
+    int32_t act_min, act_max;
+};
+
+static inline int8_t tvmk_binary_s8_clamp(int32_t v, int32_t lo, int32_t hi)
+{
+    return (int8_t)(v < lo ? lo : (v > hi ? hi : v));
+}
+
+static inline int8_t tvmk_add_s8_one(int8_t a, int8_t b, const struct tvmk_add_s8_params *p)
+{
+    const int32_t va = (int32_t)((uint32_t)(a + p->a_offset) << p->left_shift);
+    const int32_t vb = (int32_t)((uint32_t)(b + p->b_offset) << p->left_shift);
+    const int32_t sa = tvmk_multiply_by_quantized_multiplier(va, p->a_multiplier, p->a_shift);
+    const int32_t sb = tvmk_multiply_by_quantized_multiplier(vb, p->b_multiplier, p->b_shift);
+    const int32_t out = tvmk_multiply_by_quantized_multiplier(sa + sb, p->out_multiplier,
+                                                              p->out_shift);
+    return tvmk_binary_s8_clamp(out + p->out_offset, p->act_min, p->act_max);
+}
+
+static inline int8_t tvmk_mul_s8_one(int8_t a, int8_t b, const struct tvmk_mul_s8_params *p)
+{
+    const int32_t prod = (a + p->a_offset) * (b + p->b_offset);
+    const int32_t out = tvmk_multiply_by_quantized_multiplier(prod, p->out_multiplier,
+                                                              p->out_shift);
+    return tvmk_binary_s8_clamp(out + p->out_offset, p->act_min, p->act_max);
+}
+
+static inline int8_t tvmk_binary_s8_one(const struct tvmk_binary_s8 *g, int8_t a, int8_t b)
+{
+    return g->op == TVMK_BINARY_S8_ADD ? tvmk_add_s8_one(a, b, g->add)
+                                       : tvmk_mul_s8_one(a, b, g->mul);
+}
+
+static inline int32_t tvmk_binary_s8_run(const struct tvmk_binary_s8 *g, const int8_t *A,
+                                         const int8_t *B, int8_t *C)
+{
+    int32_t idx[TVMK_MAX_DIMS];
+    int32_t d, o, j, inner, outer, sa, sb;
+    ptrdiff_t aoff = 0;
+    ptrdiff_t boff = 0;
+
+    if (g->ndim < 1 || g->ndim > TVMK_MAX_DIMS || g->count < 0 ||
+        g->act_min > g->act_max) {
+        return TVM_DEVICE_ERR_INVALID;
+    }
+    inner = g->shape[g->ndim - 1];
+    if (g->count == 0 || inner <= 0) {
+        return TVM_DEVICE_OK;
+    }
+    sa = g->a_strides[g->ndim - 1];
+    sb = g->b_strides[g->ndim - 1];
+    outer = g->count / inner;
+    for (d = 0; d < g->ndim; ++d) {
+        idx[d] = 0;
+    }
+    for (o = 0; o < outer; ++o) {
+        int8_t *pc = C + (size_t)o * (size_t)inner;
+        for (j = 0; j < inner; ++j) {
+            pc[j] = tvmk_binary_s8_one(g, A[aoff + (ptrdiff_t)j * sa], B[boff + (ptrdiff_t)j * sb]);
+        }
+        for (d = g->ndim - 2; d >= 0; --d) {
+            aoff += g->a_strides[d];
+            boff += g->b_strides[d];
+            if (++idx[d] < g->shape[d]) {
+                break;
+            }
+            aoff -= (ptrdiff_t)g->a_strides[d] * g->shape[d];
+            boff -= (ptrdiff_t)g->b_strides[d] * g->shape[d];
+            idx[d] = 0;
+        }
+    }
+    return TVM_DEVICE_OK;
+}
+
+#endif /* TVMK_PORTABLE_BINARY_S8_H_ */

@@ -1,0 +1,37 @@
+"""int8 CONCATENATION, as TFLM does it: a copy of each input's blocks in turn. TFLM's
+Prepare requires every input to be quantized exactly as the output (same float scale,
+same zero point) and refuses the model otherwise; so does ``params``. Params are
+``tvmk_concat_s8_params`` (``tvmk_s8_ops.h``), the same fields as the float kernel's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..regions import concat_params
+from ..shapes import Shape
+from . import Quant
+from .elementwise import scalar
+
+MAX_INPUTS = 10  # TFLM's kMaxInputNum
+
+
+def params(shapes: list[Shape | None], out: Shape, axis: int, quants: list[Quant],
+           qout: Quant) -> dict[str, Any]:
+    """``tvmk_concat_s8_params`` for the inputs (``quants``) joined along ``axis``."""
+    want = scalar(qout, "the output")
+    if len(shapes) > MAX_INPUTS:
+        raise ValueError(f"TFLM concatenates at most {MAX_INPUTS} tensors")
+    for i, q in enumerate(quants):
+        got = scalar(q, f"input {i}")
+        if got != want:
+            raise ValueError(f"input {i} of an int8 concatenation is quantized as "
+                             f"{got}, the output as {want}: TFLM requires the same")
+    return concat_params(shapes, out, {"axis": axis})
+
+
+def reference(xs: list[np.ndarray], axis: int) -> np.ndarray:
+    """int8 concatenation of ``xs`` along ``axis``."""
+    return np.concatenate([x.astype(np.int8) for x in xs], axis=axis)
