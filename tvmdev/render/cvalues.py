@@ -93,3 +93,12 @@ def c_ints(values: np.ndarray, per_line: int, indent: str = "    ") -> str:
     words = [f"0x{v:0{width}x}" for v in values.tolist()]
     return ",\n".join(indent + ", ".join(words[i:i + per_line])
                        for i in range(0, len(words), per_line))
+
+
+def c_decimals(values: list[int] | tuple[int, ...], per_line: int = 12,
+               indent: str = "    ") -> str:
+    """Signed integers as decimal literals, ``per_line`` to a line (INT32_MIN spelt so
+    that C does not read it as a negated out-of-range constant)."""
+    words = ["(-2147483647 - 1)" if v == -(2**31) else str(int(v)) for v in values]
+    return ",\n".join(indent + ", ".join(words[i:i + per_line])
+                       for i in range(0, len(words), per_line))

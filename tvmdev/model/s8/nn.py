@@ -1,0 +1,94 @@
+"""int8 fully_connected, conv2d and depthwise_conv2d, as TFLM's reference integer kernels
+compute them (``reference_integer_ops::FullyConnected``, ``ConvPerChannel``,
+``DepthwiseConvPerChannel``), with their params as TFLM's Prepare derives them.
+
+Accumulation is int32 of ``(w + weights_offset) * (x + input_offset)`` plus the int32
+bias; the sum is requantized by ``MultiplyByQuantizedMultiplier`` with the multiplier and
+shift of ``input_scale * weight_scale / output_scale`` (in double, then
+``QuantizeMultiplier``), per output channel for per-channel weights; then the output zero
+point is added and the result clamped to the fused activation's range.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..fixedpoint import INT32_MAX, INT32_MIN, multiply_by_quantized_multiplier
+from ..fixedpoint import quantize_multiplier as qm
+from ..regions import fc_params
+from ..shapes import ShapeError
+from . import Quant
+from .call import CArray, S8Call, S8Op, activation_range, per_tensor
+
+
+def requant(in_scale: float, w_scale: float, out_scale: float) -> tuple[int, int]:
+    """The multiplier and shift of ``in_scale * w_scale / out_scale`` (TFLite's
+    ``GetQuantizedConvolutionMultipler`` then ``QuantizeMultiplier``)."""
+    try:
+        return qm(float(in_scale) * float(w_scale) / float(out_scale))
+    except ValueError as exc:
+        raise ShapeError(f"the requantization scale cannot be represented: {exc}") from None
+
+
+def _io(c: S8Call, op: str) -> tuple[float, int, float, int]:
+    s_in, zp_in = per_tensor(c.quants[0], f"the input of {op}")
+    s_out, zp_out = per_tensor(c.out_quant, f"the output of {op}")
+    return s_in, zp_in, s_out, zp_out
+
+
+def _fc_params(c: S8Call) -> dict[str, Any]:
+    s_in, zp_in, s_out, zp_out = _io(c, "fully_connected")
+    s_w, zp_w = per_tensor(c.quants[1], "the weights of fully_connected")
+    dims = fc_params(c.shapes, c.out_shape, c.attrs)
+    mult, shift = requant(s_in, s_w, s_out)
+    lo, hi = activation_range(c.attrs.get("activation", "NONE"), s_out, zp_out)
+    return {"batch": dims["batch"], "in_size": dims["in_size"], "out_size": dims["out_size"],
+            "input_offset": -zp_in, "weights_offset": -zp_w, "output_offset": zp_out,
+            "output_multiplier": mult, "output_shift": shift,
+            "activation_min": lo, "activation_max": hi}
+
+
+def _requantize(acc: np.ndarray, mult: Any, shift: Any, p: dict[str, Any]) -> np.ndarray:
+    """The int32 accumulators (int64 here, checked to fit) requantized to int8."""
+    if np.any((acc < INT32_MIN) | (acc > INT32_MAX)):
+        raise OverflowError("an int8 accumulator overflows int32")
+    y = multiply_by_quantized_multiplier(acc, mult, shift) + p["output_offset"]
+    return np.clip(y, p["activation_min"], p["activation_max"]).astype(np.int8)
+
+
+def _fc_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    p = _fc_params(c)
+    xv, w, b = x[0], x[1], x[2] if len(x) > 2 else None
+    assert xv is not None and w is not None
+    rows = np.asarray(xv, np.int64).reshape(p["batch"], p["in_size"]) + p["input_offset"]
+    acc = rows @ (np.asarray(w, np.int64) + p["weights_offset"]).T
+    if b is not None:
+        acc = acc + np.asarray(b, np.int64)
+    return _requantize(acc, p["output_multiplier"], p["output_shift"], p).reshape(
+        c.out_shape)
+
+
+def channel_requant(c: S8Call, op: str, channels: int) -> tuple[CArray, CArray]:
+    """Per output channel multipliers and shifts (a per-tensor weight scale repeated)."""
+    s_in, _, s_out, _ = _io(c, op)
+    qw: Quant | None = c.quants[1]
+    if qw is None:
+        raise ShapeError(f"the weights of {op} are int8 but have no quant")
+    if qw.per_channel and len(qw.scale) != channels:
+        raise ShapeError(f"the weights of {op} have {len(qw.scale)} scales for {channels} "
+                         "output channels")
+    if any(z != 0 for z in qw.zero_point):
+        raise ShapeError(f"the weights of {op} must be symmetric (zero point 0), as TFLite's "
+                         "per-channel kernels take them")
+    scales = qw.scale if qw.per_channel else qw.scale * channels
+    pairs = [requant(s_in, s, s_out) for s in scales]
+    return (CArray("int32_t", tuple(m for m, _ in pairs)),
+            CArray("int32_t", tuple(s for _, s in pairs)))
+
+
+OPS = {
+    "fully_connected": S8Op("tvmk_fully_connected_s8_params", _fc_params, _fc_ref,
+                            ("int8", "int8", "int32", "int8")),
+}
