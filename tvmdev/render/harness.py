@@ -55,6 +55,7 @@ class Harness:
             "kinds": [{"kind": k.kind, "platform": k.platform} for k in self.devices.kinds],
             "sim": bool(sim),
             "int_outputs": any(m.tensors[n].dtype != "float32" for n in m.outputs),
+            "float_outputs": any(m.tensors[n].dtype == "float32" for n in m.outputs),
             "inputs": [{"name": n, "cname": m.tensors[n].cname,
                         "ctype": CTYPES[m.tensors[n].dtype],
                         "var": names.harness("in", m.tensors[n].cname),
