@@ -203,9 +203,9 @@ def convert(path: Path, raw: bytes, name: str,
         t = g.tensors[j]
         shape = _input_shape(t, given, path)
         if t.dtype not in ("float32", "int8") or (t.dtype == "int8" and t.quant is None):
-            raise TvmdevError(f"input '{t.name}' is {t.dtype}"
-                              + (" without quantization" if t.dtype == "int8" else "")
-                              + "; tvmdev imports float32 and int8 inputs", str(path))
+            raise TvmdevError(f"input '{t.name}' is {t.dtype}" + (
+                " without quantization (scale, zero point)" if t.dtype == "int8" else
+                "; tvmdev imports float32 and int8 inputs"), str(path))
         b.add_input(t.cname, shape, t.dtype, t.quant)
     folded = _folded(g)
     for op in g.ops:
@@ -214,7 +214,7 @@ def convert(path: Path, raw: bytes, name: str,
             _convert_op(b, g, op, check_shapes=not input_shapes)
     return b.finish(name, [g.tensors[j].cname for j in g.outputs],
                     hint="README 'tvmdev import' lists the TFLite operators that map "
-                         "(float32, and int8 for FULLY_CONNECTED, QUANTIZE, DEQUANTIZE, RESHAPE)")
+                         "(float32; int8: " + ", ".join(sorted(INT8_KINDS)) + ")")
 
 
 def _in_reader(exc: BaseException) -> bool:

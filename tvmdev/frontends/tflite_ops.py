@@ -21,7 +21,7 @@ from .tflite_nhwc import CONVERTERS as NHWC_CONVERTERS
 SHAPE_KINDS = frozenset({"SHAPE", "STRIDED_SLICE", "PACK"})
 # The kinds that map on int8 tensors too (the others are refused on them, saying so).
 INT8_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE", "FULLY_CONNECTED", "RESHAPE", "SQUEEZE",
-                        "EXPAND_DIMS"})
+                        "EXPAND_DIMS", "CONV_2D", "DEPTHWISE_CONV_2D"})
 
 
 def fully_connected(ctx: Context) -> None:

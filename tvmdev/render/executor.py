@@ -10,8 +10,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from .. import __version__
 from ..errors import TvmdevError
 from ..load.library import Kernel
@@ -22,7 +20,6 @@ from ..model.device import MAX_DEVICES
 from ..model.graph import Model, Operator
 from ..model.limits import object_problem
 from ..model.ops import CTYPES, OPS, kernel_params
-from ..model.s8.call import CArray
 from ..model.scratch import Tuning
 from ..model.shapes import ACTIVATIONS, numel
 from ..model.windowed import LAYOUTS
@@ -31,7 +28,7 @@ from ..plan.kernels import Registry, operator_scratch, resolve
 from ..plan.memory import MemoryPlan, plan_memory
 from ..plan.schedule import Step, schedule
 from ..write.files import OutFile
-from .cvalues import DECIMAL_LIMIT, c_array, c_bits, c_decimals, c_float, c_ints
+from .cvalues import DECIMAL_LIMIT, c_float, c_ints, constant_data, params_arrays
 from .engine import banner, c_call, c_declarator, render
 
 CTYPE = CTYPES
@@ -124,12 +121,7 @@ def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], names: Na
     out = model.tensors[op.outputs[0]]
     params = model.call_params(op)
     params_name = names.params(op.cname)
-    # Per-channel params point to static const arrays emitted beside the struct.
-    arrays = [{"ctype": v.ctype, "name": f"{params_name}_{k}", "count": len(v.values),
-               "values": c_decimals(v.values)}
-              for k, v in params.items() if isinstance(v, CArray)]
-    params = {k: f"{params_name}_{k}" if isinstance(v, CArray) else v
-              for k, v in params.items()}
+    arrays, params = params_arrays(params, params_name)
     scratch_offset, scratch_bytes = memory.scratch.get(op.index, (0, 0))
     if opdef.scratch:
         params["scratch_bytes"] = scratch_bytes  # the pointer is set at run time
@@ -235,16 +227,11 @@ def _constants_context(model: Model, names: Names) -> dict[str, Any]:
         return {"name": n, "symbol": names.const(c), "data_symbol": names.const(c, "_data"),
                 "scales_symbol": names.const(c, "_scales")}
 
-    def data(v: np.ndarray) -> str:
-        if v.dtype.kind == "i":
-            return c_decimals(v.ravel().tolist(), indent="    ")
-        return c_bits(v) if v.size > DECIMAL_LIMIT else c_array(v)
-
     return {
         "constants": [{**symbols(n), "count": int(v.size),
                        "shape": list(v.shape), "ctype": CTYPE[model.tensors[n].dtype],
                        "bits": v.size > DECIMAL_LIMIT and v.dtype.kind == "f",
-                       "data": data(v)}
+                       "data": constant_data(v)}
                       for n, v in model.constants.items()
                       if n not in model.quantized and n not in unread],
         "quantized": [{**symbols(n), "shape": list(model.tensors[n].shape),

@@ -44,6 +44,40 @@ struct tvmk_fully_connected_s8_params {
     int32_t activation_min, activation_max;
 };
 
+/* conv2d, NHWC: X is N x H x W x C, W is M x KH x KW x (C / group) (OHWI), B (optional,
+ * int32) M, Y N x OH x OW x M; output channel m of group m / (M / group) reads that
+ * group's input channels. acc = sum(w * (x + input_offset)) over the window's positions
+ * inside the input (padding adds nothing) + bias, requantized by output channel m's
+ * multiplier and shift (arrays of M), plus output_offset, clamped. */
+struct tvmk_conv2d_s8_params {
+    int32_t N, C, H, W;
+    int32_t KH, KW, OH, OW;
+    int32_t stride_h, stride_w;
+    int32_t pad_top, pad_left;
+    int32_t dil_h, dil_w;
+    int32_t M, group;
+    int32_t input_offset, output_offset;
+    int32_t activation_min, activation_max;
+    const int32_t *output_multiplier;
+    const int32_t *output_shift;
+};
+
+/* depthwise_conv2d, NHWC: X is N x H x W x C, W is 1 x KH x KW x (C * mult), B (optional,
+ * int32) C * mult; output channel c * mult + j reads input channel c; otherwise as
+ * conv2d (multipliers and shifts: arrays of C * mult). */
+struct tvmk_depthwise_conv2d_s8_params {
+    int32_t N, C, H, W;
+    int32_t KH, KW, OH, OW;
+    int32_t stride_h, stride_w;
+    int32_t pad_top, pad_left;
+    int32_t dil_h, dil_w;
+    int32_t mult;
+    int32_t input_offset, output_offset;
+    int32_t activation_min, activation_max;
+    const int32_t *output_multiplier;
+    const int32_t *output_shift;
+};
+
 int32_t tvmk_quantize_s8(const float *input, int8_t *output,
                          const struct tvmk_quantize_s8_params *params, void *resource_handle);
 int32_t tvmk_dequantize_s8(const int8_t *input, float *output,
@@ -55,6 +89,12 @@ int32_t tvmk_fully_connected_s8(const int8_t *input, const int8_t *weights,
                                 const int32_t *bias, int8_t *output,
                                 const struct tvmk_fully_connected_s8_params *params,
                                 void *resource_handle);
+int32_t tvmk_conv2d_s8(const int8_t *X, const int8_t *W, const int32_t *B, int8_t *Y,
+                       const struct tvmk_conv2d_s8_params *params, void *resource_handle);
+int32_t tvmk_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
+                                 const int32_t *bias, int8_t *output,
+                                 const struct tvmk_depthwise_conv2d_s8_params *params,
+                                 void *resource_handle);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,7 @@ from ..fixedpoint import INT32_MAX, INT32_MIN, multiply_by_quantized_multiplier
 from ..fixedpoint import quantize_multiplier as qm
 from ..regions import fc_params
 from ..shapes import ShapeError
+from ..windowed import conv_params, depthwise_params
 from . import Quant
 from .call import CArray, S8Call, S8Op, activation_range, per_tensor
 
@@ -55,7 +56,7 @@ def _requantize(acc: np.ndarray, mult: Any, shift: Any, p: dict[str, Any]) -> np
     if np.any((acc < INT32_MIN) | (acc > INT32_MAX)):
         raise OverflowError("an int8 accumulator overflows int32")
     y = multiply_by_quantized_multiplier(acc, mult, shift) + p["output_offset"]
-    return np.clip(y, p["activation_min"], p["activation_max"]).astype(np.int8)
+    return np.asarray(np.clip(y, p["activation_min"], p["activation_max"]), np.int8)
 
 
 def _fc_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
@@ -88,7 +89,94 @@ def channel_requant(c: S8Call, op: str, channels: int) -> tuple[CArray, CArray]:
             CArray("int32_t", tuple(s for _, s in pairs)))
 
 
+_WINDOW = ("N", "C", "H", "W", "KH", "KW", "OH", "OW", "stride_h", "stride_w", "pad_top",
+           "pad_left", "dil_h", "dil_w")
+
+
+def _window_params(c: S8Call, op: str, dims: dict[str, Any], extra: tuple[str, ...],
+                   channels: int) -> dict[str, Any]:
+    """The params of an int8 conv: its window (NHWC), offsets, activation range and
+    per-channel multipliers and shifts."""
+    _, zp_in, s_out, zp_out = _io(c, op)
+    mult, shift = channel_requant(c, op, channels)
+    lo, hi = activation_range(c.attrs.get("activation", "NONE"), s_out, zp_out)
+    return {**{k: dims[k] for k in _WINDOW + extra}, "input_offset": -zp_in,
+            "output_offset": zp_out, "activation_min": lo, "activation_max": hi,
+            "output_multiplier": mult, "output_shift": shift}
+
+
+def _conv_params(c: S8Call) -> dict[str, Any]:
+    if c.attrs.get("layout") != "NHWC":
+        raise ShapeError("int8 conv2d is NHWC (TFLite's layout) only")
+    dims = conv_params(c.shapes, c.out_shape, c.attrs)
+    return _window_params(c, "conv2d", dims, ("M", "group"), dims["M"])
+
+
+def _depthwise_params(c: S8Call) -> dict[str, Any]:
+    dims = depthwise_params(c.shapes, c.out_shape, c.attrs)
+    return _window_params(c, "depthwise_conv2d", dims, ("mult",), dims["C"] * dims["mult"])
+
+
+def _patches(c: S8Call, p: dict[str, Any], x: np.ndarray) -> list[tuple[int, int, np.ndarray]]:
+    """For each filter position (ky, kx): the input values it meets at every output
+    position (N x OH x OW x C, input_offset added; 0 where the window is in the padding,
+    which TFLM skips)."""
+    v = np.asarray(x, np.int64).reshape(p["N"], p["H"], p["W"], p["C"]) + p["input_offset"]
+    span_h = (p["OH"] - 1) * p["stride_h"] + (p["KH"] - 1) * p["dil_h"] + 1
+    span_w = (p["OW"] - 1) * p["stride_w"] + (p["KW"] - 1) * p["dil_w"] + 1
+    pad_b = max(0, span_h - p["pad_top"] - p["H"])
+    pad_r = max(0, span_w - p["pad_left"] - p["W"])
+    v = np.pad(v, ((0, 0), (p["pad_top"], pad_b), (p["pad_left"], pad_r), (0, 0)))
+    out = []
+    for ky in range(p["KH"]):
+        for kx in range(p["KW"]):
+            y0, x0 = ky * p["dil_h"], kx * p["dil_w"]
+            out.append((ky, kx, v[:, y0:y0 + (p["OH"] - 1) * p["stride_h"] + 1:p["stride_h"],
+                                  x0:x0 + (p["OW"] - 1) * p["stride_w"] + 1:p["stride_w"], :]))
+    return out
+
+
+def _conv_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    p = _conv_params(c)
+    xv, w, b = x[0], x[1], x[2] if len(x) > 2 else None
+    assert xv is not None and w is not None
+    g, m = p["group"], p["M"]
+    mg, cg = m // g, p["C"] // g
+    wv = np.asarray(w, np.int64).reshape(m, p["KH"], p["KW"], cg)
+    acc = np.zeros((p["N"], p["OH"], p["OW"], m), np.int64)
+    for ky, kx, patch in _patches(c, p, xv):
+        for k in range(g):
+            acc[..., k * mg:(k + 1) * mg] += (patch[..., k * cg:(k + 1) * cg]
+                                              @ wv[k * mg:(k + 1) * mg, ky, kx, :].T)
+    return _finish(c, p, acc, b)
+
+
+def _depthwise_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    p = _depthwise_params(c)
+    xv, w, b = x[0], x[1], x[2] if len(x) > 2 else None
+    assert xv is not None and w is not None
+    wv = np.asarray(w, np.int64)[0]
+    acc = np.zeros((p["N"], p["OH"], p["OW"], p["C"] * p["mult"]), np.int64)
+    for ky, kx, patch in _patches(c, p, xv):
+        acc += np.repeat(patch, p["mult"], axis=3) * wv[ky, kx, :]
+    return _finish(c, p, acc, b)
+
+
+def _finish(c: S8Call, p: dict[str, Any], acc: np.ndarray, b: np.ndarray | None
+            ) -> np.ndarray:
+    """Bias, per-channel requantization, offset and clamp; in the output's shape."""
+    if b is not None:
+        acc = acc + np.asarray(b, np.int64)
+    mult = np.asarray(p["output_multiplier"].values, np.int64)
+    shift = np.asarray(p["output_shift"].values, np.int64)
+    return _requantize(acc, mult, shift, p).reshape(c.out_shape)
+
+
 OPS = {
+    "conv2d": S8Op("tvmk_conv2d_s8_params", _conv_params, _conv_ref,
+                   ("int8", "int8", "int32", "int8")),
+    "depthwise_conv2d": S8Op("tvmk_depthwise_conv2d_s8_params", _depthwise_params,
+                             _depthwise_ref, ("int8", "int8", "int32", "int8")),
     "fully_connected": S8Op("tvmk_fully_connected_s8_params", _fc_params, _fc_ref,
                             ("int8", "int8", "int32", "int8")),
 }

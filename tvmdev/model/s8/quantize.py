@@ -51,7 +51,8 @@ def _dequantize_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
     scale, zp = per_tensor(c.quants[0], "the input of dequantize")
     v = x[0]
     assert v is not None
-    return (np.asarray(v, np.int32) - zp).astype(np.float32) * np.float32(scale)
+    return np.asarray((np.asarray(v, np.int32) - zp).astype(np.float32)
+                      * np.float32(scale))
 
 
 def _reshape_params(c: S8Call) -> dict[str, Any]:
