@@ -111,7 +111,7 @@ def params_arrays(params: dict[str, Any], name: str
     """Per-channel params (:class:`CArray`) as static const arrays beside the struct, and
     the params with those fields pointing to them."""
     arrays = [{"ctype": v.ctype, "name": f"{name}_{k}", "count": len(v.values),
-               "values": c_decimals(v.values)} for k, v in params.items()
+               "data": c_decimals(v.values)} for k, v in params.items()
               if isinstance(v, CArray)]
     return arrays, {k: f"{name}_{k}" if isinstance(v, CArray) else v
                     for k, v in params.items()}
