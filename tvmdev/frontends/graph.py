@@ -249,7 +249,8 @@ class Builder:
         written = [op["outputs"][0] for op in self.operators]
         # Intermediates that are not float32: their dtype and quant (the shape is inferred).
         tensors = {t: {"dtype": self.dtypes[t], **self.quant_doc(self.quant.get(t))}
-                   for t in written if t not in outputs and self.dtypes[t] != "float32"}
+                   for t in written if t not in outputs
+                   and self.dtypes.get(t, "float32") != "float32"}
         doc: dict[str, Any] = {"name": name, "devices": {}, "inputs": self.inputs,
                                "outputs": {o: {"shape": list(self.shapes[o]),
                                                "dtype": self.dtypes.get(o, "float32"),

@@ -201,15 +201,15 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
           doc="mean over axes (default: all)"),
     OpDef("global_average_pool", ("X",), frozenset(), ("Y",), {}, "tvmk_mean_params",
           global_pool_infer, global_pool_params, doc="mean over the dims after N, C"),
+    OpDef("concat", ("inputs",), frozenset(), ("concat_result",), {"axis": Attr("int", None)},
+          "tvmk_concat_params", concat_infer, concat_params, variadic=True,
+          doc="concatenate any number of tensors along axis"),
     OpDef("quantize", ("input",), frozenset(), ("output",), {}, "tvmk_quantize_s8_params",
           same_infer, count_params,
           doc="float32 to int8: round(input / scale) + zero_point (the output's quant)"),
     OpDef("dequantize", ("input",), frozenset(), ("output",), {}, "tvmk_quantize_s8_params",
           same_infer, count_params,
           doc="int8 to float32: (input - zero_point) * scale (the input's quant)"),
-    OpDef("concat", ("inputs",), frozenset(), ("concat_result",), {"axis": Attr("int", None)},
-          "tvmk_concat_params", concat_infer, concat_params, variadic=True,
-          doc="concatenate any number of tensors along axis"),
 ]}
 
 # Attributes that may be left unset even without a default (kernel_shape of conv2d and
