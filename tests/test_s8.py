@@ -71,7 +71,18 @@ def test_quantize_rounds_halves_away_from_zero() -> None:
     y = S8OPS["quantize"].reference(call, [x])
     assert y.dtype == np.int8
     assert y.tolist() == [2, 0, 2, 3, 127, -128, -128, 1]
-    assert S8OPS["quantize"].params(call) == {"count": 8, "scale": 0.5, "zero_point": 1}
+    assert S8OPS["quantize"].params(call) == {"count": 8, "scale": 0.5, "zero_point": 1,
+                                              "input_zero_point": 0, "multiplier": 0,
+                                              "shift": 0}
+
+
+def test_requantize_by_hand() -> None:
+    # int8 (0.5, zp 1) to int8 (0.25, zp -3): the ratio 2 is 2^30 * 2^(2-31).
+    call = S8Call([(4,)], (4,), {}, ["int8", "int8"], [q(0.5, 1), q(0.25, -3)])
+    p = S8OPS["quantize"].params(call)
+    assert (p["input_zero_point"], p["multiplier"], p["shift"]) == (1, 1 << 30, 2)
+    y = S8OPS["quantize"].reference(call, [np.array([1, 11, 100, -100], np.int8)])
+    assert y.tolist() == [-3, 17, 127, -128]  # (q - 1) * 2 - 3, clamped
 
 
 def test_dequantize_by_hand() -> None:

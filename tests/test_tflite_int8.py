@@ -286,6 +286,23 @@ def test_int8_conv_without_bias(cli: Callable[..., Result], tmp_path: Path) -> N
     assert "max abs err 0, max rel err 0" in r.out, r.out
 
 
+@pytest.mark.parametrize("scales", [(0.02, 0.05), (0.05, 0.013), (0.031, 0.031)])
+def test_requantize_bit_exact(scales: tuple[float, float], cli: Callable[..., Result],
+                              tmp_path: Path) -> None:
+    """x -> QUANTIZE (int8) -> QUANTIZE (int8 to int8: another scale and zero point) ->
+    DEQUANTIZE."""
+    from tflite_build import Graph, Op, T, build
+    need_tool("gcc", "apt install gcc")
+    c = _codes()
+    ts = [T("x", [3, 40]), T("a", [3, 40], type=9, quant=([scales[0]], [7])),
+          T("b", [3, 40], type=9, quant=([scales[1]], [-9])), T("y", [3, 40])]
+    ops = [Op(c["QUANTIZE"], [0], [1]), Op(c["QUANTIZE"], [1], [2]),
+           Op(c["DEQUANTIZE"], [2], [3])]
+    model = tmp_path / "rq.tflite"
+    model.write_bytes(build(Graph(ts, ops, [0], [3])))
+    run_bit_exact(cli, model, tmp_path, "host", 2)
+
+
 def test_hand_written_int8_model(cli: Callable[..., Result], tmp_path: Path) -> None:
     """The YAML model of test_s8 with its int8 result as a second output: run on the host
     against the numpy integer reference, bit-exact."""

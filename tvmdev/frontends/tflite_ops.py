@@ -52,9 +52,9 @@ def _unary(op: str, **attrs: float) -> Callable[[Context], None]:
 
 
 def quantize(ctx: Context) -> None:
-    """QUANTIZE float32 -> int8 (not a requantization int8 -> int8 yet)."""
+    """QUANTIZE float32 -> int8, and int8 -> int8 (a requantization)."""
     t, out = ctx.tensor(0), ctx.g.tensors[ctx.op.outputs[0]]
-    if (t.dtype, out.dtype) != ("float32", "int8"):
+    if t.dtype not in ("float32", "int8") or out.dtype != "int8":
         raise Unsupported(f"{t.dtype} to {out.dtype}")
     chain(ctx, [("quantize", [ctx.inp(0)], {})])
 

@@ -327,6 +327,8 @@ def plan_json(gen: Generated) -> str:
                   for s in gen.steps],
         "operators": [{"name": op.name, **({"c_name": op.cname} if op.cname != op.name else {}),
                        "op": op.op, "device": op.device,
+                       # an int8 operator (its kernels and params are int8 ones)
+                       **({"dtype": "int8"} if m.op_dtype(op) == "int8" else {}),
                        "kernels": [k.name for k in gen.chains[op.index]],
                        "inputs": list(op.inputs), "outputs": list(op.outputs),
                        "scratch": _scratch_json(mem, op.index)}
@@ -334,6 +336,9 @@ def plan_json(gen: Generated) -> str:
         "tensors": {name: {"shape": list(t.shape), "dtype": t.dtype, "role": t.role,
                            "bytes": t.nbytes,
                            **({"offset": mem.offsets[name]} if name in mem.offsets else {}),
+                           **({"quant": {"scale": list(t.quant.scale),
+                                         "zero_point": list(t.quant.zero_point),
+                                         "axis": t.quant.axis}} if t.quant else {}),
                            # the C spelling, where the name is not one (tvmdev.naming)
                            **({"c_name": t.cname} if t.cname != name else {}),
                            # no operator reads it: not emitted

@@ -24,13 +24,15 @@ extern "C" {
 #endif
 
 /* quantize: output = clamp(round(input / scale) + zero_point, -128, 127), the division in
- * float, halves rounded away from zero, NaN to -128; dequantize: output =
- * (input - zero_point) * scale. count elements; the scale and zero point are the int8
- * side's. */
+ * float, halves rounded away from zero, NaN to -128; of int8 (requantize): output =
+ * clamp(MultiplyByQuantizedMultiplier(input - input_zero_point, multiplier, shift) +
+ * zero_point); dequantize: output = (input - zero_point) * scale. count elements; the
+ * scale and zero point are the int8 side's (the output's for a requantization). */
 struct tvmk_quantize_s8_params {
     int32_t count;
     float scale;
     int32_t zero_point;
+    int32_t input_zero_point, multiplier, shift;
 };
 
 /* fully_connected: batch rows of in_size int8 values times out_size rows of weights:
@@ -80,6 +82,9 @@ struct tvmk_depthwise_conv2d_s8_params {
 
 int32_t tvmk_quantize_s8(const float *input, int8_t *output,
                          const struct tvmk_quantize_s8_params *params, void *resource_handle);
+int32_t tvmk_requantize_s8(const int8_t *input, int8_t *output,
+                           const struct tvmk_quantize_s8_params *params,
+                           void *resource_handle);
 int32_t tvmk_dequantize_s8(const int8_t *input, float *output,
                            const struct tvmk_quantize_s8_params *params,
                            void *resource_handle);

@@ -55,7 +55,8 @@ class S8Op:
     params_struct: str
     params: Params
     reference: Reference
-    # The dtype of each input (the last repeated for a variadic op), then the output's.
+    # The dtype of each input (the last repeated for a variadic op; "float32|int8": either),
+    # then the output's.
     dtypes: tuple[str, ...]
 
 
@@ -70,7 +71,7 @@ def check_dtypes(op: str, entry: S8Op, call: S8Call) -> None:
     want_in, want_out = entry.dtypes[:-1], entry.dtypes[-1]
     for i, dt in enumerate(call.dtypes[:-1]):
         want = want_in[min(i, len(want_in) - 1)]
-        if dt is not None and dt != want:
+        if dt is not None and dt not in want.split("|"):
             raise ShapeError(f"int8 {op}: input {i} is {dt}; its int8 kernels take {want}")
     if call.dtypes[-1] != want_out:
         raise ShapeError(f"int8 {op}: the output is {call.dtypes[-1]}; its int8 kernels "

@@ -1,7 +1,9 @@
 """quantize (float32 -> int8) and dequantize (int8 -> float32), and reshape of int8 data,
 as TFLM computes them.
 
-quantize is TFLM's ``AffineQuantize``: ``round(x / scale) + zero_point`` clamped to
+quantize of int8 (a requantization) is TFLM's ``Requantize``:
+``MultiplyByQuantizedMultiplier(q - input_zero_point) + zero_point``, clamped.
+quantize of float32 is TFLM's ``AffineQuantize``: ``round(x / scale) + zero_point`` clamped to
 [-128, 127], the division in float32 and the rounding halves away from zero
 (``TfLiteRound``); a NaN becomes -128 (TFLM leaves it undefined). dequantize is
 ``(q - zero_point) * scale`` (TFLM computes it in double from the float32 scale and
@@ -15,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..shapes import numel
+from ..fixedpoint import multiply_by_quantized_multiplier, quantize_multiplier
+from ..shapes import ShapeError, numel
 from .call import QMAX, QMIN, S8Call, S8Op, per_tensor
 
 
@@ -27,14 +30,30 @@ def round_half_away(x: np.ndarray) -> np.ndarray:
 
 
 def _quantize_params(c: S8Call) -> dict[str, Any]:
+    """float32 -> int8; or int8 -> int8 (TFLM's Requantize: the multiplier and shift of
+    input_scale / output_scale, in double)."""
     scale, zp = per_tensor(c.out_quant, "the output of quantize")
-    return {"count": numel(c.out_shape), "scale": scale, "zero_point": zp}
+    p = {"count": numel(c.out_shape), "scale": scale, "zero_point": zp,
+         "input_zero_point": 0, "multiplier": 0, "shift": 0}
+    if c.dtypes[0] == "int8":
+        s_in, zp_in = per_tensor(c.quants[0], "the input of quantize")
+        try:
+            mult, shift = quantize_multiplier(float(s_in) / float(scale))
+        except ValueError as exc:
+            raise ShapeError(f"quantize: the requantization scale: {exc}") from None
+        p.update(input_zero_point=zp_in, multiplier=mult, shift=shift)
+    return p
 
 
 def _quantize_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
     scale, zp = per_tensor(c.out_quant, "the output of quantize")
     v = x[0]
     assert v is not None
+    if c.dtypes[0] == "int8":
+        p = _quantize_params(c)
+        y = multiply_by_quantized_multiplier(np.asarray(v, np.int64) - p["input_zero_point"],
+                                             p["multiplier"], p["shift"]) + zp
+        return np.asarray(np.clip(y, QMIN, QMAX), np.int8)
     with np.errstate(all="ignore"):
         r = round_half_away(np.asarray(v, np.float32) / np.float32(scale))
         q = np.where(np.isnan(r), QMIN, np.clip(np.nan_to_num(r, posinf=1e9, neginf=-1e9)
@@ -69,7 +88,7 @@ def _reshape_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
 
 OPS = {
     "quantize": S8Op("tvmk_quantize_s8_params", _quantize_params, _quantize_ref,
-                     ("float32", "int8")),
+                     ("float32|int8", "int8")),
     "dequantize": S8Op("tvmk_quantize_s8_params", _dequantize_params, _dequantize_ref,
                        ("int8", "float32")),
     "reshape": S8Op("tvmk_unary_params", _reshape_params, _reshape_ref, ("int8", "int8")),
