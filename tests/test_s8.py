@@ -189,3 +189,21 @@ def test_int8_npy_dtype_is_checked(cli: Callable[..., Result], tmp_path: Path) -
         "values: [1, -2, 3, 127, -128, 5, 6, 7, 8, 9, 10, -11]", "npy: w.npy"))
     r = cli("aot", str(tmp_path / "m.yaml"), "-o", str(tmp_path / "out"))
     assert r.code == 1 and "constant 'w': w.npy holds int16, declared int8" in r.err, r.err
+
+
+def test_int8_inputs_file_dtype_is_checked(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """An int8 input's --inputs file must hold int8 (nothing is built otherwise)."""
+    text = MODEL.replace("  x: {shape: [2, 4], dtype: float32}",
+                         "  x: {shape: [2, 4], dtype: int8, quant: {scale: [0.1], "
+                         "zero_point: [0]}}")
+    text = text.replace("  - {name: q, op: quantize, inputs: [x], outputs: [xq]}",
+                        "  - {name: q, op: quantize, inputs: [x], outputs: [xq]}  # requantize")
+    (tmp_path / "m.yaml").write_text(text)
+    (tmp_path / "in").mkdir()
+    np.save(tmp_path / "in" / "x.npy", np.zeros((2, 4), np.float32))
+    r = cli("run", str(tmp_path / "m.yaml"), "--inputs", str(tmp_path / "in"),
+            "--build-dir", str(tmp_path / "b"))
+    assert r.code == 1
+    assert r.err.splitlines()[0].endswith("x.npy: input 'x' is int8 in the model, the file "
+                                          "holds float32"), r.err
+    assert not (tmp_path / "b").exists()
