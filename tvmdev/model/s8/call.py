@@ -3,6 +3,14 @@ kernels, how generation derives those params from the tensors' quantization as T
 Prepare does, and the numpy reference computing the same integer arithmetic), the
 :class:`S8Call` they are given, and the helpers every family module shares (per-tensor
 quantization, TFLite's activation range). :mod:`.table` gathers the families' entries.
+
+Adding an int8 op: its family module's ``OPS`` maps the tvmdev op to an ``S8Op`` (the
+C params struct; ``params(call)`` returning the struct's fields as ints, floats, or
+:class:`CArray` for a pointer to a static const array; ``reference(call, inputs)``
+returning the output as numpy int8 (or float32); the dtypes), :mod:`.table` merges it,
+and the kernel is listed under the op's entry of the portable ``kernels.yaml`` with an
+int8 ``arg_meta`` and its own ``header:``. The loader then accepts the op on int8
+tensors, generation emits its params, and ``tvmdev run`` compares it exactly.
 """
 
 from __future__ import annotations
