@@ -36,7 +36,8 @@ def test_fully_connected_params_by_hand() -> None:
     assert p == {"batch": 1, "in_size": 2, "out_size": 2, "input_offset": -3,
                  "weights_offset": 0, "output_offset": -2,
                  "output_multiplier": 1 << 30, "output_shift": -1,
-                 "activation_min": -2, "activation_max": 127}
+                 "activation_min": -2, "activation_max": 127,
+                 "channel_multiplier": None, "channel_shift": None}
 
 
 def test_fully_connected_reference_by_hand() -> None:

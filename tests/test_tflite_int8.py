@@ -156,7 +156,7 @@ S_OUT, ZP_OUT = 16.0 / 255, -20
 
 
 def fc_model(act: str = "NONE", bias: bool = True, keep_num_dims: bool = False,
-             int8_io: bool = False) -> bytes:
+             int8_io: bool = False, per_channel: bool = False) -> bytes:
     """x (float, or int8) -> QUANTIZE -> FULLY_CONNECTED (int8 weights [8, 6] per tensor,
     int32 bias) -> DEQUANTIZE -> y (float, or int8 without the two)."""
     from tflite_build import Graph, Op, T, build
@@ -167,10 +167,11 @@ def fc_model(act: str = "NONE", bias: bool = True, keep_num_dims: bool = False,
     w = rng.integers(-127, 128, (8, 6)).astype(np.int8)
     b = rng.integers(-300, 300, 8).astype(np.int32)
     qin, qout = ([S_IN], [ZP_IN]), ([S_OUT], [ZP_OUT])
+    s_w = list(np.linspace(0.5, 1.5, 8) * S_W) if per_channel else [S_W]
     ts = [T("x", in_shape, type=9 if int8_io else 0, quant=qin if int8_io else None),
           T("xq", in_shape, type=9, quant=qin),
-          T("w", [8, 6], w, type=9, quant=([S_W], [0])),
-          T("b", [8], b, type=2, quant=([S_IN * S_W], [0])),
+          T("w", [8, 6], w, type=9, quant=(s_w, [0] * len(s_w))),
+          T("b", [8], b, type=2, quant=([S_IN * s for s in s_w], [0] * len(s_w))),
           T("yq", out_shape, type=9, quant=qout),
           T("y", out_shape, type=9 if int8_io else 0, quant=qout if int8_io else None)]
     opts = ("FullyConnectedOptions", {"FusedActivationFunction": ACT[act],
@@ -188,6 +189,7 @@ FC_CASES = {
     "no_bias": {"bias": False},
     "keep_num_dims_relu": {"keep_num_dims": True, "act": "RELU"},
     "int8_io": {"int8_io": True, "act": "RELU6"},
+    "per_channel_weights": {"per_channel": True, "act": "RELU"},
 }
 
 

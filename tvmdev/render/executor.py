@@ -76,6 +76,8 @@ def _field_value(key: str, v: Any) -> str:
 
 
 def _init_value(v: Any) -> str:
+    if v is None:  # a pointer field without its array
+        return "NULL"
     if isinstance(v, float):
         return c_float(v)
     if isinstance(v, (list, tuple)):

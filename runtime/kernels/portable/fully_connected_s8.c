@@ -1,6 +1,7 @@
 /*
  * tvmdev portable kernels, int8: FULLY_CONNECTED as TFLM's
- * reference_integer_ops::FullyConnected: int32 accumulation of
+ * reference_integer_ops::FullyConnected (FullyConnectedPerChannel with per-channel
+ * weights): int32 accumulation of
  * (w + weights_offset) * (x + input_offset), plus the bias, requantized
  * (MultiplyByQuantizedMultiplier), plus output_offset, clamped to the activation's
  * range. output must not overlap input.
@@ -38,8 +39,13 @@ int32_t tvmk_fully_connected_s8(const int8_t *input, const int8_t *weights,
             if (bias != NULL) {
                 acc += bias[o];
             }
-            acc = tvmk_multiply_by_quantized_multiplier(acc, p->output_multiplier,
-                                                        (int)p->output_shift);
+            if (p->channel_multiplier != NULL && p->channel_shift != NULL) {
+                acc = tvmk_multiply_by_quantized_multiplier(acc, p->channel_multiplier[o],
+                                                            (int)p->channel_shift[o]);
+            } else {
+                acc = tvmk_multiply_by_quantized_multiplier(acc, p->output_multiplier,
+                                                            (int)p->output_shift);
+            }
             acc += p->output_offset;
             acc = acc < p->activation_min ? p->activation_min : acc;
             acc = acc > p->activation_max ? p->activation_max : acc;

@@ -37,13 +37,16 @@ struct tvmk_quantize_s8_params {
 
 /* fully_connected: batch rows of in_size int8 values times out_size rows of weights:
  * acc = sum((w + weights_offset) * (x + input_offset)) + bias (int32), then
- * requantized by output_multiplier and output_shift, plus output_offset, clamped to
- * [activation_min, activation_max]. */
+ * requantized by output_multiplier and output_shift (weights per tensor), or by
+ * channel_multiplier[o] and channel_shift[o] when those arrays are given (weights per
+ * output channel), plus output_offset, clamped to [activation_min, activation_max]. */
 struct tvmk_fully_connected_s8_params {
     int32_t batch, in_size, out_size;
     int32_t input_offset, weights_offset, output_offset;
     int32_t output_multiplier, output_shift;
     int32_t activation_min, activation_max;
+    const int32_t *channel_multiplier;
+    const int32_t *channel_shift;
 };
 
 /* conv2d, NHWC: X is N x H x W x C, W is M x KH x KW x (C / group) (OHWI), B (optional,

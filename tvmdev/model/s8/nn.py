@@ -40,15 +40,25 @@ def _io(c: S8Call, op: str) -> tuple[float, int, float, int]:
 
 
 def _fc_params(c: S8Call) -> dict[str, Any]:
+    """Weights per tensor (TFLM's FullyConnected: a multiplier and shift, any weights zero
+    point) or per output channel (FullyConnectedPerChannel: arrays, zero points 0)."""
     s_in, zp_in, s_out, zp_out = _io(c, "fully_connected")
-    s_w, zp_w = per_tensor(c.quants[1], "the weights of fully_connected")
     dims = fc_params(c.shapes, c.out_shape, c.attrs)
-    mult, shift = requant(s_in, s_w, s_out)
+    qw = c.quants[1]
+    mults: CArray | None = None
+    shifts: CArray | None = None
+    if qw is not None and qw.per_channel:
+        mults, shifts = channel_requant(c, "fully_connected", dims["out_size"])
+        mult, shift, zp_w = 0, 0, 0
+    else:
+        s_w, zp_w = per_tensor(qw, "the weights of fully_connected")
+        mult, shift = requant(s_in, s_w, s_out)
     lo, hi = activation_range(c.attrs.get("activation", "NONE"), s_out, zp_out)
     return {"batch": dims["batch"], "in_size": dims["in_size"], "out_size": dims["out_size"],
             "input_offset": -zp_in, "weights_offset": -zp_w, "output_offset": zp_out,
             "output_multiplier": mult, "output_shift": shift,
-            "activation_min": lo, "activation_max": hi}
+            "activation_min": lo, "activation_max": hi,
+            "channel_multiplier": mults, "channel_shift": shifts}  # None: NULL
 
 
 def _requantize(acc: np.ndarray, mult: Any, shift: Any, p: dict[str, Any]) -> np.ndarray:
@@ -67,8 +77,11 @@ def _fc_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
     acc = rows @ (np.asarray(w, np.int64) + p["weights_offset"]).T
     if b is not None:
         acc = acc + np.asarray(b, np.int64)
-    return _requantize(acc, p["output_multiplier"], p["output_shift"], p).reshape(
-        c.out_shape)
+    mult, shift = p["output_multiplier"], p["output_shift"]
+    if isinstance(p["channel_multiplier"], CArray):
+        mult = np.asarray(p["channel_multiplier"].values, np.int64)
+        shift = np.asarray(p["channel_shift"].values, np.int64)
+    return _requantize(acc, mult, shift, p).reshape(c.out_shape)
 
 
 def channel_requant(c: S8Call, op: str, channels: int) -> tuple[CArray, CArray]:
