@@ -175,7 +175,7 @@ BAD = {
                                                    "signature": [1, -1]}),
                 "input 'x' has a dynamic shape [1, -1]", "fix it: --input-shape x=1,1"),
     "int8": ("t.tflite", lambda sine: _small(x={"type": 9}),
-             "input 'x' is int8; tvmdev imports float32 models for now", None),
+             "input 'x' is int8 without quantization (scale, zero point)", None),
 }
 
 
@@ -270,8 +270,9 @@ def test_unsupported_operators_all_listed(cli: Callable[..., Result], tmp_path: 
     assert r.err.splitlines() == [
         f"tvmdev: {model}: 3 unsupported operators: HARD_SWISH x1 (first: operator 0 'a'); "
         "L2_POOL_2D x2 (first: operator 1 'b')",
-        "  hint: README 'tvmdev import' lists the TFLite operators that map (float32; int8 "
-        "comes next)"]
+        "  hint: README 'tvmdev import' lists the TFLite operators that map (float32; int8: "
+        "CONV_2D, DEPTHWISE_CONV_2D, DEQUANTIZE, EXPAND_DIMS, FULLY_CONNECTED, QUANTIZE, "
+        "RESHAPE, SQUEEZE)"]
 
 
 def test_without_the_extra(cli: Callable[..., Result], tmp_path: Path,

@@ -114,18 +114,35 @@ def _quantized() -> bytes:
                             Op(CODES["DEQUANTIZE"], [1], [2])], [0], [2]))
 
 
-def test_quantize_refused_quant_params_kept(cli: Callable[..., Result],
-                                            tmp_path: Path) -> None:
+def test_quantize_mapped_quant_params_kept(cli: Callable[..., Result],
+                                           tmp_path: Path) -> None:
+    """QUANTIZE and DEQUANTIZE map; the int8 tensor between them keeps its quantization
+    in the YAML (tensors:); an int8 operator without an int8 form is refused, naming the
+    dtype."""
+    import yaml
+    from tflite_build import Graph, Op, T, build
+
     from tvmdev.frontends.graph import QuantParams
     from tvmdev.frontends.tflite import read
     data = _quantized()
     g = read(tmp_path / "m.tflite", data)
     assert (g.tensors[1].dtype, g.tensors[1].quant) == ("int8", QuantParams((0.25,), (3,), 0))
     assert (g.tensors[0].dtype, g.tensors[0].quant) == ("float32", None)
-    assert _import_err(cli, tmp_path, data) == (
-        "2 unsupported operators: QUANTIZE (quantization: int8 comes next) x1 (first: "
-        "operator 0 'q'); DEQUANTIZE (quantization: int8 comes next) x1 (first: operator 1 "
-        "'y')")
+    (tmp_path / "m.tflite").write_bytes(data)
+    r = cli("import", str(tmp_path / "m.tflite"), "-o", str(tmp_path / "o"))
+    assert r.code == 0, r.err
+    doc = yaml.safe_load((tmp_path / "o" / "m.yaml").read_text())
+    assert [op["op"] for op in doc["operators"]] == ["quantize", "dequantize"]
+    assert doc["tensors"] == {"q": {"dtype": "int8",
+                                    "quant": {"scale": [0.25], "zero_point": [3]}}}
+    q8 = ([0.25], [3])
+    ts = [T("x", [1, 4], type=9, quant=q8), T("r", [1, 4], type=9, quant=([0.5], [0])),
+          T("p", [2], np.int32([1, 0]), type=2), T("t", [4, 1], type=9, quant=q8)]
+    ops = [Op(CODES["QUANTIZE"], [0], [1]), Op(CODES["TRANSPOSE"], [1, 2], [3])]
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    assert _import_err(cli, bad, build(Graph(ts, ops, [0], [3]))) == (
+        "1 unsupported operator: TRANSPOSE (int8) x1 (first: operator 1 't')")
 
 
 def _one(kind: str, x: list[int], operands: list[np.ndarray], out: list[int],

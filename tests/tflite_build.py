@@ -18,6 +18,7 @@ class T:
     signature: list[int] | None = None
     type: int = 0  # TensorType: FLOAT32 0, INT32 2, INT8 9
     quant: tuple[list[float], list[int]] | None = None  # scales, zero points
+    quant_axis: int = 0  # the quantized dimension of per-channel scales
 
 
 @dataclass
@@ -86,7 +87,8 @@ def build(g: Graph) -> bytes:
     return bytes(b.Output())
 
 
-def _quant(b: object, tfl: object, scales: list[float], zeros: list[int]) -> int:
+def _quant(b: object, tfl: object, scales: list[float], zeros: list[int], axis: int = 0
+           ) -> int:
     vecs = []
     for start, values, prepend in ((tfl.QuantizationParametersStartScaleVector,  # type: ignore
                                     scales, "PrependFloat32"),
@@ -99,6 +101,7 @@ def _quant(b: object, tfl: object, scales: list[float], zeros: list[int]) -> int
     tfl.QuantizationParametersStart(b)  # type: ignore[attr-defined]
     tfl.QuantizationParametersAddScale(b, vecs[0])  # type: ignore[attr-defined]
     tfl.QuantizationParametersAddZeroPoint(b, vecs[1])  # type: ignore[attr-defined]
+    tfl.QuantizationParametersAddQuantizedDimension(b, axis)  # type: ignore[attr-defined]
     return tfl.QuantizationParametersEnd(b)  # type: ignore[attr-defined, no-any-return]
 
 
@@ -117,7 +120,7 @@ def _subgraph(b: object, tfl: object, g: Graph, codes: list[int]) -> int:
         shape = _ivec(b, tfl.TensorStartShapeVector, t.shape)  # type: ignore[attr-defined]
         sig = (_ivec(b, tfl.TensorStartShapeSignatureVector, t.signature)  # type: ignore
                if t.signature else None)
-        quant = _quant(b, tfl, *t.quant) if t.quant else None
+        quant = _quant(b, tfl, *t.quant, t.quant_axis) if t.quant else None
         if t.data is not None:
             nbuf += 1
         tfl.TensorStart(b)  # type: ignore[attr-defined]

@@ -188,8 +188,17 @@ class Builder:
     def add_input(self, name: str, shape: Shape, dtype: str = "float32",
                   quant: QuantParams | None = None) -> None:
         """A model input."""
-        self.inputs[name] = {"shape": list(shape), "dtype": dtype}
+        self.inputs[name] = {"shape": list(shape), "dtype": dtype, **self.quant_doc(quant)}
         self.tensor(name, shape, dtype, quant)
+
+    @staticmethod
+    def quant_doc(quant: QuantParams | None) -> dict[str, Any]:
+        """A tensor's quantization as its YAML ``quant`` key (none without)."""
+        if quant is None:
+            return {}
+        return {"quant": {"scale": [float(s) for s in quant.scale],
+                          "zero_point": [int(z) for z in quant.zero_point],
+                          **({"axis": int(quant.axis)} if len(quant.scale) > 1 else {})}}
 
     def constant(self, name: str, array: np.ndarray, dtype: str = "float32",
                  quant: QuantParams | None = None) -> str:
@@ -197,7 +206,7 @@ class Builder:
         if name not in self.constants:
             data = np.ascontiguousarray(array, dtype=np.dtype(dtype))
             self.constants[name] = {"shape": list(data.shape), "dtype": dtype,
-                                    "npy": f"{name}.npy"}
+                                    "npy": f"{name}.npy", **self.quant_doc(quant)}
             self.arrays[f"{name}.npy"] = data
             self.tensor(name, tuple(data.shape), dtype, quant)
         return name
@@ -243,10 +252,18 @@ class Builder:
             if o not in self.shapes:
                 raise TvmdevError(f"output '{o}' is not an input and no operator writes "
                                   "it", str(self.source))
+        written = [op["outputs"][0] for op in self.operators]
+        # Intermediates that are not float32: their dtype and quant (the shape is inferred).
+        tensors = {t: {"dtype": self.dtypes[t], **self.quant_doc(self.quant.get(t))}
+                   for t in written if t not in outputs
+                   and self.dtypes.get(t, "float32") != "float32"}
         doc: dict[str, Any] = {"name": name, "devices": {}, "inputs": self.inputs,
                                "outputs": {o: {"shape": list(self.shapes[o]),
-                                               "dtype": self.dtypes.get(o, "float32")}
+                                               "dtype": self.dtypes.get(o, "float32"),
+                                               **self.quant_doc(self.quant.get(o))}
                                            for o in outputs},
-                               "constants": self.constants, "operators": self.operators}
+                               "constants": self.constants,
+                               **({"tensors": tensors} if tensors else {}),
+                               "operators": self.operators}
         return Imported(doc, self.arrays, self.source, self.source_kinds, dict(self.summary),
                         list(self.notes))

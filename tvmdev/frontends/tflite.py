@@ -23,7 +23,7 @@ from ..errors import TvmdevError
 from ..model.shapes import Shape
 from .graph import Builder, Imported, QuantParams, Unsupported, c_names
 from .tflite_context import Context
-from .tflite_ops import CONVERTERS, QUANT_KINDS, SHAPE_KINDS
+from .tflite_ops import CONVERTERS, INT8_KINDS, SHAPE_KINDS
 
 IDENTIFIER = b"TFL3"
 EXTRA_HINT = "pip install 'tvmdev[tflite]'"
@@ -225,11 +225,10 @@ def convert(path: Path, raw: bytes, name: str,
     for j in g.inputs:
         t = g.tensors[j]
         shape = _input_shape(t, given, path)
-        if t.dtype != "float32":
-            q = f", quantized: scale {t.quant.scale[0]:g}, zero point {t.quant.zero_point[0]}" \
-                if t.quant else ""
-            raise TvmdevError(f"input '{t.name}' is {t.dtype}{q}; tvmdev imports float32 "
-                              "models for now", str(path))
+        if t.dtype not in ("float32", "int8") or (t.dtype == "int8" and t.quant is None):
+            raise TvmdevError(f"input '{t.name}' is {t.dtype}" + (
+                " without quantization (scale, zero point)" if t.dtype == "int8" else
+                "; tvmdev imports float32 and int8 inputs"), str(path))
         b.add_input(t.cname, shape, t.dtype, t.quant)
     folded = _folded(g)
     # A dynamic dim set to a size other than the stored one: each output's dims are then
@@ -241,7 +240,7 @@ def convert(path: Path, raw: bytes, name: str,
             _convert_op(b, g, op, relaxed)
     return b.finish(name, [g.tensors[j].cname for j in g.outputs],
                     hint="README 'tvmdev import' lists the TFLite operators that map "
-                         "(float32; int8 comes next)")
+                         "(float32; int8: " + ", ".join(sorted(INT8_KINDS)) + ")")
 
 
 def _in_reader(exc: BaseException) -> bool:
@@ -271,7 +270,7 @@ def _convert_op(b: Builder, g: TfGraph, op: TfOp, relaxed: bool) -> None:
         if len(outs) != 1:
             raise Unsupported(f"{len(outs)} outputs")
         bad = sorted({t.dtype for t in outs if t.dtype != "float32"})
-        if bad and op.kind not in QUANT_KINDS:
+        if bad and (op.kind not in INT8_KINDS or bad != ["int8"]):
             raise Unsupported(", ".join(bad))
         converter(Context(b, g, op))
     except _CORRUPT as exc:  # options are read here, lazily: a corrupt table shows now

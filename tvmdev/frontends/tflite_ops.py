@@ -19,8 +19,9 @@ from .tflite_nhwc import CONVERTERS as NHWC_CONVERTERS
 
 # Shape arithmetic folded into the RESHAPE it feeds (see tflite._folded).
 SHAPE_KINDS = frozenset({"SHAPE", "STRIDED_SLICE", "PACK"})
-# Quantisation comes with int8 support: these are parsed and refused saying so.
-QUANT_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE"})
+# The kinds that map on int8 tensors too (the others are refused on them, saying so).
+INT8_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE", "FULLY_CONNECTED", "RESHAPE", "SQUEEZE",
+                        "EXPAND_DIMS", "CONV_2D", "DEPTHWISE_CONV_2D"})
 
 
 def fully_connected(ctx: Context) -> None:
@@ -51,9 +52,19 @@ def _unary(op: str, **attrs: float) -> Callable[[Context], None]:
 
 
 def quantize(ctx: Context) -> None:
-    """QUANTIZE, DEQUANTIZE: parsed (their tensors keep dtype and quantisation), refused
-    until int8 support."""
-    raise Unsupported("quantization: int8 comes next")
+    """QUANTIZE float32 -> int8, and int8 -> int8 (a requantization)."""
+    t, out = ctx.tensor(0), ctx.g.tensors[ctx.op.outputs[0]]
+    if t.dtype not in ("float32", "int8") or out.dtype != "int8":
+        raise Unsupported(f"{t.dtype} to {out.dtype}")
+    chain(ctx, [("quantize", [ctx.inp(0)], {})])
+
+
+def dequantize(ctx: Context) -> None:
+    """DEQUANTIZE int8 -> float32."""
+    t, out = ctx.tensor(0), ctx.g.tensors[ctx.op.outputs[0]]
+    if (t.dtype, out.dtype) != ("int8", "float32"):
+        raise Unsupported(f"{t.dtype} to {out.dtype}")
+    chain(ctx, [("dequantize", [ctx.inp(0)], {})])
 
 
 def softmax(ctx: Context) -> None:
@@ -102,6 +113,6 @@ CONVERTERS: dict[str, Callable[[Context], None]] = {
     "TRANSPOSE": transpose,
     "BATCH_MATMUL": batch_matmul,
     "QUANTIZE": quantize,
-    "DEQUANTIZE": quantize,
+    "DEQUANTIZE": dequantize,
     **NHWC_CONVERTERS,
 }

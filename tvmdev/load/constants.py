@@ -25,10 +25,11 @@ from .fields import (
     mapping,
     shape,
 )
+from .quantization import INT_RANGE, int_constant
 
 # 1e5 and 1.0e5 are text in YAML 1.1 (a float needs a dot and a signed exponent).
 _EXPONENT = re.compile(r"[-+]?[0-9]*\.?[0-9]*[eE][-+]?[0-9]+")
-TENSOR_KEYS = ("shape", "dtype")
+TENSOR_KEYS = ("shape", "dtype", "quant")
 CONST_SOURCES = ("npy", "values", "random")
 QUANT_KEYS = ("bits", "block")
 RANDOM_KEYS = ("seed", "low", "high")
@@ -40,7 +41,7 @@ def constant(name: str, node: yamlio.LineDict, base: Path,
     holds the contents of .npy files that are not on disk (a model imported in memory)."""
     where = node.where()
     keys(node, TENSOR_KEYS + CONST_SOURCES + ("quantize",), f"constant {shown(name)}")
-    for key in TENSOR_KEYS:
+    for key in ("shape", "dtype"):
         if key not in node:
             raise err(f"constant {shown(name)} needs '{key}'", where)
     dims = shape(node["shape"], f"constant {shown(name)}", node.where("shape"),
@@ -53,11 +54,19 @@ def constant(name: str, node: yamlio.LineDict, base: Path,
     swhere = node.where(src)
     if src == "npy":
         data = _npy(name, node["npy"], dims, base, swhere, arrays or {})
+        if dt in INT_RANGE and data.dtype != np.dtype(dt):
+            raise err(f"constant {shown(name)}: {cut(node['npy'])} holds {data.dtype}, "
+                      f"declared {dt}", swhere, hint=f"save it as numpy.{dt}")
     elif src == "values":
         data = _values(name, node["values"], dims, swhere)
     else:
         data = _random(name, node["random"], dims, swhere)
-    data = as_float32(data, f"constant {shown(name)}", swhere, finite=True).astype(dt, copy=False)
+        if dt in INT_RANGE:
+            data = np.floor(data)  # integers in [low, high)
+    if dt in INT_RANGE:
+        data = int_constant(f"constant {shown(name)}", data, dt, swhere)
+    else:
+        data = as_float32(data, f"constant {shown(name)}", swhere, finite=True)
     data.setflags(write=False)
     return dims, dt, data
 

@@ -11,6 +11,9 @@ A library is a list of entries::
           kernel_name: tvmk_gemm_f32
           sources: [gemm.c]            # relative to the YAML; compiled only when selected
 
+A kernel may name its own ``header`` (the int8 kernels of an op declared apart from its
+float ones: ``header: tvmk_s8.h``).
+
 Calling convention: by default the op's inputs in ONNX order (absent optional ones as
 NULL), its outputs, ``const struct <params> *params``, ``void *resource_handle``. A kernel
 may list its own order with ``args: [Y, A, B, C, params, resource_handle]`` (every name
@@ -40,7 +43,7 @@ from . import yamlio
 from .fields import name_in, optional
 
 ENTRY_KEYS = ("op", "header", "type_alias", "kernels")
-KERNEL_KEYS = ("arg_meta", "kernel_name", "sources", "args", "scratch")
+KERNEL_KEYS = ("arg_meta", "kernel_name", "sources", "args", "scratch", "header")
 LEVELS = ("user", "device", "portable")
 
 
@@ -148,7 +151,11 @@ class _LibraryReader:
             raise TvmdevError(f"kernel_name {shown(kname)} is not a C identifier", nwhere)
         naming.check_identifier(kname, "kernel_name", nwhere)
         meta = None if item["arg_meta"] is None else _arg_meta(op, item, aliases)
-        self.kernels.append(Kernel(op, kname, meta, header, self.include,
+        own = item.get("header", header)
+        if not isinstance(own, str) or not own:
+            raise TvmdevError(f"header of {kname} must be a file name, not {shown(own)}",
+                              yamlio.where_of(item, "header"))
+        self.kernels.append(Kernel(op, kname, meta, own, self.include,
                                    self.sources(item, kname), self.name, self.level, kw,
                                    _arg_order(op, item, kname), _scratch(item, op)))
 

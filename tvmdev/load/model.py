@@ -18,8 +18,9 @@ from ..model.cnames import Namer
 from ..model.device import MAX_DEVICES, device_name
 from ..model.graph import Device, Model, Operator, Tensor
 from ..model.limits import params_problem
-from ..model.ops import OPS, resolved_attrs
+from ..model.ops import OPS, op_params, resolved_attrs
 from ..model.quant import Q4Weight, quantize
+from ..model.s8 import Quant
 from ..model.shapes import Shape, ShapeError
 from . import yamlio
 from .constants import TENSOR_KEYS, constant, quantize_spec
@@ -35,8 +36,12 @@ from .fields import (
     shape,
 )
 from .platform import all_platforms
+from .quantization import node_quant
 
-MODEL_KEYS = ("name", "devices", "inputs", "outputs", "constants", "operators")
+MODEL_KEYS = ("name", "devices", "inputs", "outputs", "constants", "tensors", "operators")
+# An intermediate tensor's declaration (``tensors:``): its dtype and quantization; its
+# shape is inferred (and checked when given).
+INTERMEDIATE_KEYS = ("shape", "dtype", "quant")
 OP_KEYS = ("name", "op", "inputs", "outputs", "attrs", "device")
 
 
@@ -69,7 +74,12 @@ def model_from_doc(doc: Any, path: Path, arrays: dict[str, np.ndarray] | None = 
     in_node = loader.io_tensors(top, "inputs", "input")
     out_node = loader.io_tensors(top, "outputs", "output")
     loader.constants(mapping(optional(top, "constants", {}), "constants", top.where("constants")))
+    loader.intermediates(mapping(optional(top, "tensors", {}), "tensors", top.where("tensors")))
     loader.operators(top)
+    for t, (_, _, _, where) in loader.declared.items():
+        if t not in loader.written:
+            raise err(f"tensor {shown(t)} is declared under tensors but no operator writes it",
+                      where, hint="tensors: declares the dtype and quant of intermediates")
     for t in out_node:
         if t not in loader.written:
             raise err(f"output {shown(t)} is never written by an operator", out_node.where(t))
@@ -94,6 +104,8 @@ class _ModelLoader:
         self.written: dict[str, str] = {}  # tensor -> the operator that writes it
         self.inferred: dict[str, Shape] = {}
         self.op_names: set[str] = set()
+        # tensors: intermediate name -> (dtype, quant, shape or None, where)
+        self.declared: dict[str, tuple[str, Quant | None, Shape | None, Where]] = {}
 
     def devices(self, node: yamlio.LineDict, where: Where) -> None:
         if len(node) > MAX_DEVICES:
@@ -123,11 +135,30 @@ class _ModelLoader:
             keys(tnode, TENSOR_KEYS, f"{role} {shown(tname)}")
             if "shape" not in tnode or "dtype" not in tnode:
                 raise err(f"{role} {shown(tname)} needs shape and dtype", w)
-            self.tensors[tname] = Tensor(
-                tname, shape(tnode["shape"], f"{role} {shown(tname)}", w),
-                dtype(tnode["dtype"], f"{role} {shown(tname)}", tnode.where("dtype")), role,
-                cname, w)
+            what = f"{role} {shown(tname)}"
+            dims = shape(tnode["shape"], what, w)
+            dt = dtype(tnode["dtype"], what, tnode.where("dtype"))
+            self.tensors[tname] = Tensor(tname, dims, dt, role, cname, w,
+                                         node_quant(tnode, what, dt, dims))
         return node
+
+    def intermediates(self, node: yamlio.LineDict) -> None:
+        """``tensors:``: the dtype (default float32) and quant of intermediate tensors."""
+        for tname, tnode in node.items():
+            w = node.where(tname)
+            what = f"tensor {shown(tname)}"
+            if not isinstance(tname, str) or not tname:
+                raise err(f"tensor name must be a non-empty string, not {shown(tname)}", w)
+            if tname in self.tensors:
+                raise err(f"{what} is a model {self.tensors[tname].role}: declare it there",
+                          w, hint="tensors: declares intermediates only")
+            tnode = mapping(tnode, what, w)
+            keys(tnode, INTERMEDIATE_KEYS, what)
+            dims = shape(tnode["shape"], what, tnode.where("shape")) if "shape" in tnode \
+                else None
+            dt = dtype(tnode.get("dtype", "float32"), what, tnode.where("dtype")
+                       if "dtype" in tnode else w)
+            self.declared[tname] = (dt, node_quant(tnode, what, dt, dims), dims, w)
 
     def constants(self, node: yamlio.LineDict) -> None:
         for name, cnode in node.items():
@@ -136,10 +167,11 @@ class _ModelLoader:
             c = self.tensor_cname(name, "constant", w, quantized)  # checks the name first
             if quantized:
                 self.to_quantize[name] = quantize_spec(name, cnode)
-            dims, dt, data = constant(name, mapping(cnode, f"constant {shown(name)}", w),
-                                      self.path.parent, self.arrays)
+            cnode = mapping(cnode, f"constant {shown(name)}", w)
+            dims, dt, data = constant(name, cnode, self.path.parent, self.arrays)
             self.consts[name] = data
-            self.tensors[name] = Tensor(name, dims, dt, "constant", c, w)
+            self.tensors[name] = Tensor(name, dims, dt, "constant", c, w,
+                                        node_quant(cnode, f"constant {shown(name)}", dt, dims))
 
     def operators(self, top: yamlio.LineDict) -> None:
         ops_node = top["operators"]
@@ -185,7 +217,8 @@ class _ModelLoader:
         try:
             attrs = resolved_attrs(opdef, shapes, dict(attrs_node))
             out_shape = opdef.infer(shapes, attrs)
-            problem = params_problem(opdef.params(shapes, out_shape, attrs))
+            problem = params_problem(self.params(opname, in_names, outs, shapes, out_shape,
+                                                 attrs))
         except ShapeError as exc:
             problem = str(exc)
         if problem is not None:
@@ -199,6 +232,20 @@ class _ModelLoader:
                                                    or "none"))
         self.ops.append(Operator(i, oname, opname, tuple(in_names), tuple(out_names),
                                  tuple(sorted(attrs.items())), device, ocname, w))
+
+    def params(self, opname: str, ins: list[str | None], outs: list[Any],
+               shapes: list[Shape | None], out_shape: Shape, attrs: dict[str, Any]
+               ) -> dict[str, Any]:
+        """An operator's params (its int8 form's on int8 tensors), checked as generation
+        will derive them."""
+        its = [self.tensors.get(t) if t is not None else None for t in ins]
+        out = outs[0] if outs and isinstance(outs[0], str) else ""
+        known = self.tensors.get(out)
+        odt, oq = (known.dtype, known.quant) if known is not None else \
+            self.declared.get(out, ("float32", None))[:2]
+        return op_params(opname, shapes, out_shape, attrs,
+                         [t.dtype if t else None for t in its] + [odt],
+                         [t.quant if t else None for t in its] + [oq])[1]
 
     def operator_name(self, onode: yamlio.LineDict) -> tuple[str, str]:
         """An operator's name, checked unique, and its C spelling."""
@@ -261,9 +308,13 @@ class _ModelLoader:
             else:
                 check_elements(out_shape, f"tensor {shown(t)} written by {shown(oname)}",
                                onode.where("outputs"))
-                self.tensors[t] = Tensor(t, out_shape, "float32", "intermediate",
+                dt, q, dims, dwhere = self.declared.get(t, ("float32", None, None, w))
+                if dims is not None and dims != out_shape:
+                    raise err(f"tensor {shown(t)} is declared {list(dims)} but {shown(oname)} "
+                              f"({opname}) produces {list(out_shape)}", dwhere)
+                self.tensors[t] = Tensor(t, out_shape, dt, "intermediate",
                                          self.tensor_cname(t, "intermediate", w),
-                                         onode.where("outputs"))
+                                         onode.where("outputs"), q)
             self.written[t] = oname
             self.inferred[t] = out_shape
             out_names.append(t)

@@ -11,11 +11,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import Where
-from .ops import OPS
+from .ops import op_params
 from .quant import Q4Weight
+from .s8 import Quant
 from .shapes import Shape, numel
 
-DTYPE_SIZE = {"float32": 4, "q4c32": 4}  # q4c32: constants only, sized as their floats
+# q4c32: constants only, sized as their floats
+DTYPE_SIZE = {"float32": 4, "q4c32": 4, "int8": 1, "int32": 4}
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class Tensor:
     role: str  # "input", "output", "constant" or "intermediate"
     cname: str  # the C spelling of the name
     where: Where
+    quant: Quant | None = None  # int8 (and int32 bias): the affine quantization
 
     @property
     def nbytes(self) -> int:
@@ -78,12 +81,27 @@ class Model:
 
     def call_params(self, op: Operator) -> dict[str, Any]:
         """The values of ``op``'s params struct (shapes and attributes resolved)."""
-        shapes = [self.tensors[t].shape if t is not None else None for t in op.inputs]
+        return self._params(op)[1]
+
+    def params_struct(self, op: Operator) -> str:
+        """The params struct of ``op``'s kernels (its int8 form's for an int8 operator)."""
+        return self._params(op)[0]
+
+    def _params(self, op: Operator) -> tuple[str, dict[str, Any]]:
+        ts = [self.tensors[t] if t is not None else None for t in op.inputs]
+        out = self.tensors[op.outputs[0]]
         attrs = dict(op.attr_dict)
         # Facts about the operands the kernels may use (an accelerator packs constants once).
-        attrs["_b_constant"] = int(len(op.inputs) > 1 and op.inputs[1] is not None
-                                   and self.tensors[op.inputs[1]].role == "constant")
-        return OPS[op.op].params(shapes, self.tensors[op.outputs[0]].shape, attrs)
+        attrs["_b_constant"] = int(len(op.inputs) > 1 and ts[1] is not None
+                                   and ts[1].role == "constant")
+        return op_params(op.op, [t.shape if t else None for t in ts], out.shape, attrs,
+                         [t.dtype if t else None for t in ts] + [out.dtype],
+                         [t.quant if t else None for t in ts] + [out.quant])
+
+    def op_dtype(self, op: Operator) -> str:
+        """The dtype ``op`` computes in: int8 when any of its tensors is int8."""
+        names = [t for t in (*op.inputs, *op.outputs) if t is not None]
+        return "int8" if any(self.tensors[t].dtype == "int8" for t in names) else "float32"
 
     @property
     def unread_constants(self) -> frozenset[str]:

@@ -29,6 +29,9 @@ from .regions import (
     pad_infer,
     pad_params,
 )
+from .s8 import Quant
+from .s8.call import S8Call, check_dtypes, op_dtype
+from .s8.table import S8OPS
 from .shapes import (
     ACTIVATIONS,
     Shape,
@@ -201,17 +204,46 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
     OpDef("concat", ("inputs",), frozenset(), ("concat_result",), {"axis": Attr("int", None)},
           "tvmk_concat_params", concat_infer, concat_params, variadic=True,
           doc="concatenate any number of tensors along axis"),
+    OpDef("quantize", ("input",), frozenset(), ("output",), {}, "tvmk_quantize_s8_params",
+          same_infer, count_params,
+          doc="float32 to int8: round(input / scale) + zero_point (the output's quant)"),
+    OpDef("dequantize", ("input",), frozenset(), ("output",), {}, "tvmk_quantize_s8_params",
+          same_infer, count_params,
+          doc="int8 to float32: (input - zero_point) * scale (the input's quant)"),
 ]}
 
 # Attributes that may be left unset even without a default (kernel_shape of conv2d and
 # perm of transpose are derived).
 OPTIONAL_NO_DEFAULT = {("conv2d", "kernel_shape"), ("transpose", "perm"), ("mean", "axes")}
 
-DTYPES = ("float32",)
+DTYPES = ("float32", "int8", "int32")
 # Dtypes a kernel library may name beyond those a model declares: q4c32 is a float32
 # constant quantised to 4 bits in blocks (tvmdev/quant.py).
-KERNEL_DTYPES = ("float32", "q4c32")
-CTYPES = {"float32": "float", "q4c32": "struct tvmk_q4c32"}
+KERNEL_DTYPES = ("float32", "q4c32", "int8", "int32")
+CTYPES = {"float32": "float", "q4c32": "struct tvmk_q4c32", "int8": "int8_t",
+          "int32": "int32_t"}
+# Ops that only exist between float32 and int8: always in their int8 form.
+QUANT_OPS = ("quantize", "dequantize")
+
+
+def op_params(name: str, shapes: list[Shape | None], out: Shape, attrs: dict[str, Any],
+              dtypes: list[str | None], quants: list[Quant | None]) -> tuple[str, dict[str, Any]]:
+    """The params struct of an operator's kernels and its values: the float op's, or, for
+    an operator on int8 tensors, its int8 form's (:mod:`tvmdev.model.s8`). ``dtypes`` and
+    ``quants``: of each input (None when absent), then of the output. Raises ShapeError
+    for a mix of dtypes no kernel takes."""
+    if name in QUANT_OPS or op_dtype(dtypes) == "int8":
+        entry = S8OPS.get(name)
+        if entry is None:
+            raise ShapeError(f"{name} has no int8 form yet (int8 ops: {', '.join(S8OPS)})")
+        call = S8Call(shapes, out, attrs, dtypes, quants)
+        check_dtypes(name, entry, call)
+        return entry.params_struct, entry.params(call)
+    odd = sorted({d for d in dtypes if d not in (None, "float32", "q4c32")})
+    if odd:
+        raise ShapeError(f"{name} on float32 takes float32 tensors, not {', '.join(odd)}")
+    opdef = OPS[name]
+    return opdef.params_struct, opdef.params(shapes, out, attrs)
 
 
 def check_attrs(op: OpDef, given: dict[str, Any]) -> dict[str, Any]:
@@ -279,7 +311,7 @@ def kernel_params(op: OpDef, dtypes: dict[str, str] | None = None) -> list[tuple
     if op.variadic:
         params[-1] = (f"const {CTYPES[dtypes.get(op.inputs[-1], 'float32')]} *const *",
                       op.inputs[-1])
-    params += [("float *", a) for a in op.outputs]
+    params += [(f"{CTYPES[dtypes.get(a, 'float32')]} *", a) for a in op.outputs]
     params += [(f"const struct {op.params_struct} *", "params"), ("void *", "resource_handle")]
     return params
 

@@ -11,7 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from .graph import Model
+from .graph import Model, Operator
+from .ops import QUANT_OPS
+from .s8.call import S8Call
+from .s8.table import S8OPS
 
 F64 = np.float64
 
@@ -232,8 +235,19 @@ def _windowed(op: str, args: list[np.ndarray | None], attrs: dict[str, Any],
     return _WINDOWED[op](args, attrs, shape)
 
 
+def _s8(model: Model, op: Operator, args: list[np.ndarray | None]) -> np.ndarray:
+    """An int8 operator (or quantize, dequantize) by its int8 form's integer reference."""
+    ts = [model.tensors[t] if t is not None else None for t in op.inputs]
+    out = model.tensors[op.outputs[0]]
+    call = S8Call([t.shape if t else None for t in ts], out.shape, op.attr_dict,
+                  [t.dtype if t else None for t in ts] + [out.dtype],
+                  [t.quant if t else None for t in ts] + [out.quant])
+    return S8OPS[op.op].reference(call, args)
+
+
 def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Every tensor's value (inputs, constants, intermediates, outputs) as float32."""
+    """Every tensor's value (inputs, constants, intermediates, outputs) in its dtype:
+    float32, or int8 and int32 (computed by the int8 forms' integer references)."""
     values: dict[str, np.ndarray] = {k: np.asarray(v, F64) for k, v in inputs.items()}
     values.update({k: v.astype(F64) for k, v in model.constants.items()})
     out: dict[str, np.ndarray] = {}
@@ -243,6 +257,9 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarra
             args = [values[t] if t is not None else None for t in op.inputs]
             attrs = op.attr_dict
             shape = model.tensors[op.outputs[0]].shape
+            if op.op in QUANT_OPS or model.op_dtype(op) == "int8":
+                values[op.outputs[0]] = np.asarray(_s8(model, op, args), F64)
+                continue
             if op.op in _WINDOWED:
                 y = _windowed(op.op, args, attrs, shape)
             else:
@@ -251,12 +268,32 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarra
             y = np.asarray(y, F64).reshape(shape)
             values[op.outputs[0]] = y
         for k, v in values.items():
-            out[k] = v.astype(np.float32)
+            out[k] = v.astype(np.dtype(model.tensors[k].dtype)
+                              if model.tensors[k].dtype in ("int8", "int32") else np.float32)
     return out
 
 
+def input_range(model: Model, name: str) -> tuple[float, float]:
+    """The range seeded inputs are drawn from: [-1, 1), or for a float input that is
+    quantized, the range its quantization spans."""
+    for op in model.operators:
+        if op.op == "quantize" and op.inputs[0] == name:
+            q = model.tensors[op.outputs[0]].quant
+            if q is not None:
+                return q.scale[0] * (-128 - q.zero_point[0]), q.scale[0] * (127 - q.zero_point[0])
+    return -1.0, 1.0
+
+
 def random_inputs(model: Model, seed: int = 0) -> dict[str, np.ndarray]:
-    """Seeded inputs in [-1, 1), one array per model input."""
+    """Seeded inputs, one array per model input: int8 ones over [-128, 127], float32 ones
+    over :func:`input_range`."""
     rng = np.random.default_rng(seed)
-    return {name: rng.uniform(-1.0, 1.0, model.tensors[name].shape).astype(np.float32)
-            for name in model.inputs}
+    out = {}
+    for name in model.inputs:
+        t = model.tensors[name]
+        if t.dtype == "int8":
+            out[name] = rng.integers(-128, 128, t.shape).astype(np.int8)
+        else:
+            lo, hi = input_range(model, name)
+            out[name] = rng.uniform(lo, hi, t.shape).astype(np.float32)
+    return out

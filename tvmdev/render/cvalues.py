@@ -5,10 +5,12 @@ place it goes: :func:`c_string` for a string literal, :func:`c_comment` for a co
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 
 from ..model.limits import float32
+from ..model.s8.call import CArray
 
 _STRING_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
@@ -93,3 +95,30 @@ def c_ints(values: np.ndarray, per_line: int, indent: str = "    ") -> str:
     words = [f"0x{v:0{width}x}" for v in values.tolist()]
     return ",\n".join(indent + ", ".join(words[i:i + per_line])
                        for i in range(0, len(words), per_line))
+
+
+def c_decimals(values: list[int] | tuple[int, ...], per_line: int = 12,
+               indent: str = "    ") -> str:
+    """Signed integers as decimal literals, ``per_line`` to a line (INT32_MIN spelt so
+    that C does not read it as a negated out-of-range constant)."""
+    words = ["(-2147483647 - 1)" if v == -(2**31) else str(int(v)) for v in values]
+    return ",\n".join(indent + ", ".join(words[i:i + per_line])
+                       for i in range(0, len(words), per_line))
+
+
+def params_arrays(params: dict[str, Any], name: str
+                   ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Per-channel params (:class:`CArray`) as static const arrays beside the struct, and
+    the params with those fields pointing to them."""
+    arrays = [{"ctype": v.ctype, "name": f"{name}_{k}", "count": len(v.values),
+               "data": c_decimals(v.values)} for k, v in params.items()
+              if isinstance(v, CArray)]
+    return arrays, {k: f"{name}_{k}" if isinstance(v, CArray) else v
+                    for k, v in params.items()}
+
+
+def constant_data(v: np.ndarray) -> str:
+    """A constant's initializer: decimal integers, float32 literals or bit patterns."""
+    if v.dtype.kind == "i":
+        return c_decimals(v.ravel().tolist())
+    return c_bits(v) if v.size > DECIMAL_LIMIT else c_array(v)

@@ -19,7 +19,7 @@ from ..model.cnames import Names, check_model
 from ..model.device import MAX_DEVICES
 from ..model.graph import Model, Operator
 from ..model.limits import object_problem
-from ..model.ops import OPS, kernel_params
+from ..model.ops import CTYPES, OPS, kernel_params
 from ..model.scratch import Tuning
 from ..model.shapes import ACTIVATIONS, numel
 from ..model.windowed import LAYOUTS
@@ -28,10 +28,10 @@ from ..plan.kernels import Registry, operator_scratch, resolve
 from ..plan.memory import MemoryPlan, plan_memory
 from ..plan.schedule import Step, schedule
 from ..write.files import OutFile
-from .cvalues import DECIMAL_LIMIT, c_array, c_bits, c_float, c_ints
+from .cvalues import DECIMAL_LIMIT, c_float, c_ints, constant_data, params_arrays
 from .engine import banner, c_call, c_declarator, render
 
-CTYPE = {"float32": "float"}
+CTYPE = CTYPES
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,8 @@ def _field_value(key: str, v: Any) -> str:
 
 
 def _init_value(v: Any) -> str:
+    if v is None:  # a pointer field without its array
+        return "NULL"
     if isinstance(v, float):
         return c_float(v)
     if isinstance(v, (list, tuple)):
@@ -94,7 +96,7 @@ def _tensor_expr(model: Model, name: str | None, names: Names) -> str:
     if t.role == "constant":
         if t.dtype == "q4c32":
             return f"&{names.const(t.cname)}"
-        suffix = ".values" if numel(t.shape) > DECIMAL_LIMIT else ""
+        suffix = ".values" if numel(t.shape) > DECIMAL_LIMIT and t.dtype == "float32" else ""
         return f"{names.const(t.cname)}{suffix}"
     return names.local(t.cname)
 
@@ -107,7 +109,8 @@ def _input_exprs(model: Model, op: Operator, names: Names) -> dict[str, str]:
     if opdef.variadic:
         fixed = len(opdef.inputs) - 1
         exprs = dict(zip(opdef.inputs[:fixed], given[:fixed], strict=True))
-        exprs[opdef.inputs[-1]] = ("(const float *const[]){" + ", ".join(given[fixed:])
+        ctype = CTYPE[model.tensors[op.inputs[-1] or ""].dtype]
+        exprs[opdef.inputs[-1]] = (f"(const {ctype} *const[]){{" + ", ".join(given[fixed:])
                                    + "}")
         return exprs
     return dict(zip(opdef.inputs, given + ["NULL"] * (len(opdef.inputs) - len(given)),
@@ -120,6 +123,7 @@ def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], names: Na
     out = model.tensors[op.outputs[0]]
     params = model.call_params(op)
     params_name = names.params(op.cname)
+    arrays, params = params_arrays(params, params_name)
     scratch_offset, scratch_bytes = memory.scratch.get(op.index, (0, 0))
     if opdef.scratch:
         params["scratch_bytes"] = scratch_bytes  # the pointer is set at run time
@@ -142,8 +146,9 @@ def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], names: Na
         "op": op.op,
         "device": dev.name if dev else None,
         "kind_camel": camel(dev.kind) if dev else None,
-        "params_struct": opdef.params_struct,
+        "params_struct": model.params_struct(op),
         "params_name": params_name,
+        "params_arrays": arrays,
         "params": [(k, _field_value(k, v)) for k, v in params.items()],
         "first_call": call(chain[0], "ret = ", 4),
         "fallback_calls": [call(k, "ret = ", 8) for k in chain[1:]],
@@ -226,8 +231,9 @@ def _constants_context(model: Model, names: Names) -> dict[str, Any]:
 
     return {
         "constants": [{**symbols(n), "count": int(v.size),
-                       "shape": list(v.shape), "bits": v.size > DECIMAL_LIMIT,
-                       "data": c_bits(v) if v.size > DECIMAL_LIMIT else c_array(v)}
+                       "shape": list(v.shape), "ctype": CTYPE[model.tensors[n].dtype],
+                       "bits": v.size > DECIMAL_LIMIT and v.dtype.kind == "f",
+                       "data": constant_data(v)}
                       for n, v in model.constants.items()
                       if n not in model.quantized and n not in unread],
         "quantized": [{**symbols(n), "shape": list(model.tensors[n].shape),
@@ -271,7 +277,7 @@ def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
     ops = {op.index: _op_context(model, op, chains[op.index], names, memory)
            for op in model.operators}
     bits = _device_bits(model, steps, names)
-    scratch_params = [{"struct": OPS[op.op].params_struct, "name": names.scratch_local(op.op)}
+    scratch_params = [{"struct": model.params_struct(op), "name": names.scratch_local(op.op)}
                       for op in model.operators if op.index in memory.scratch]
 
     def tensor_ctx(name: str) -> dict[str, Any]:
@@ -323,6 +329,8 @@ def plan_json(gen: Generated) -> str:
                   for s in gen.steps],
         "operators": [{"name": op.name, **({"c_name": op.cname} if op.cname != op.name else {}),
                        "op": op.op, "device": op.device,
+                       # an int8 operator (its kernels and params are int8 ones)
+                       **({"dtype": "int8"} if m.op_dtype(op) == "int8" else {}),
                        "kernels": [k.name for k in gen.chains[op.index]],
                        "inputs": list(op.inputs), "outputs": list(op.outputs),
                        "scratch": _scratch_json(mem, op.index)}
@@ -330,6 +338,9 @@ def plan_json(gen: Generated) -> str:
         "tensors": {name: {"shape": list(t.shape), "dtype": t.dtype, "role": t.role,
                            "bytes": t.nbytes,
                            **({"offset": mem.offsets[name]} if name in mem.offsets else {}),
+                           **({"quant": {"scale": list(t.quant.scale),
+                                         "zero_point": list(t.quant.zero_point),
+                                         "axis": t.quant.axis}} if t.quant else {}),
                            # the C spelling, where the name is not one (tvmdev.naming)
                            **({"c_name": t.cname} if t.cname != name else {}),
                            # no operator reads it: not emitted

@@ -20,10 +20,11 @@ from ..errors import TvmdevError
 from ..load.board import Board
 from ..model.cnames import Names
 from ..model.graph import Model
+from ..model.ops import CTYPES
 from ..naming import camel
 from ..plan.devices import DevicePlan
 from ..write.files import OutFile
-from .cvalues import c_bits
+from .cvalues import c_bits, c_decimals
 from .engine import banner, render
 
 # Threads the host harness runs at most (--threads).
@@ -53,13 +54,18 @@ class Harness:
             "board": self.board.name,
             "kinds": [{"kind": k.kind, "platform": k.platform} for k in self.devices.kinds],
             "sim": bool(sim),
+            "int_outputs": any(m.tensors[n].dtype != "float32" for n in m.outputs),
+            "float_outputs": any(m.tensors[n].dtype == "float32" for n in m.outputs),
             "inputs": [{"name": n, "cname": m.tensors[n].cname,
+                        "ctype": CTYPES[m.tensors[n].dtype],
                         "var": names.harness("in", m.tensors[n].cname),
                         "shape": list(m.tensors[n].shape),
                         "count": int(np.prod(m.tensors[n].shape)),
-                        "data": c_bits(self.inputs[n]) if embed_inputs else ""}
+                        "data": _input_data(self.inputs[n], m.tensors[n].dtype)
+                        if embed_inputs else ""}
                        for n in m.inputs],
             "outputs": [{"name": n, "cname": m.tensors[n].cname,
+                         "ctype": CTYPES[m.tensors[n].dtype],
                          "var": names.harness("out", m.tensors[n].cname),
                          "expect_var": names.harness("expect", m.tensors[n].cname),
                          "count": int(np.prod(m.tensors[n].shape))} for n in m.outputs],
@@ -74,6 +80,13 @@ class Harness:
     def c_banner(self) -> str:
         """The banner of a generated C file of this harness."""
         return banner("c", self.command, "owned")
+
+
+def _input_data(values: np.ndarray, dtype: str) -> str:
+    """An input compiled in: float32 bit patterns, or decimal integers."""
+    if dtype == "float32":
+        return c_bits(values)
+    return c_decimals([int(v) for v in np.ravel(values)])
 
 
 def host_files(h: Harness) -> list[OutFile]:
@@ -112,6 +125,12 @@ def zephyr_files(h: Harness, expected: dict[str, np.ndarray], atol: float, rtol:
     """The model's side of zephyr_app: glue with the expected outputs, the sources list
     (with its include folders and macros), the devicetree overlay and the Kconfig
     fragment."""
+    ints = [n for n in (*h.model.inputs, *h.model.outputs)
+            if h.model.tensors[n].dtype != "float32"]
+    if ints:
+        raise TvmdevError(f"model '{h.model.name}': the Zephyr app takes float32 inputs and "
+                          f"outputs; '{ints[0]}' is {h.model.tensors[ints[0]].dtype}",
+                          h.model.path, hint="run it on a bare-metal board or the host")
     ctx = h.context(embed_inputs=True)
     for t in ctx["outputs"]:
         t["expect"] = c_bits(expected[t["name"]])

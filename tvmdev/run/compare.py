@@ -51,7 +51,9 @@ class RunResult:
     failed_thread: int | None = None  # with several threads: the one that failed first
 
     def tolerance(self, name: str) -> tuple[float, float]:
-        """(atol, rtol) for one output."""
+        """(atol, rtol) for one output: none for an integer one (bit-exact)."""
+        if self.reference[name].dtype.kind == "i":
+            return 0.0, 0.0
         if not self.quantized:
             return ATOL, RTOL
         return Q_ATOL_SCALE * _largest(self.reference[name]), Q_RTOL
@@ -133,7 +135,13 @@ def load_inputs(model: Model, inputs_dir: Path | None, seed: int = 0) -> dict[st
         if tuple(arr.shape) != want:
             raise TvmdevError(f"input '{name}' has shape {list(arr.shape)}, the model wants "
                               f"{list(want)}", str(path))
-        out[name] = as_float32(arr, f"input '{name}'", Where(str(path)), finite=False)
+        if model.tensors[name].dtype == "int8":
+            if arr.dtype != np.int8:
+                raise TvmdevError(f"input '{name}' is int8 in the model, the file holds "
+                                  f"{arr.dtype}", str(path), hint="save it as numpy.int8")
+            out[name] = arr
+        else:
+            out[name] = as_float32(arr, f"input '{name}'", Where(str(path)), finite=False)
     return out
 
 
@@ -149,6 +157,9 @@ def report(result: RunResult) -> list[str]:
              for row in rows]
     lines.append("")
     for name in result.outputs if result.status == 0 else ():
+        if result.reference[name].dtype.kind == "i":
+            lines.append(int_line(name, result.outputs[name], result.reference[name]))
+            continue
         err_abs, err_rel = result.errors(name)
         ok = name not in result.mismatches()
         atol, rtol = result.tolerance(name)
@@ -168,6 +179,19 @@ def report(result: RunResult) -> list[str]:
     if result.stack is not None:
         lines.append(result.stack.summary())
     return lines
+
+
+def int_line(name: str, got: np.ndarray, ref: np.ndarray) -> str:
+    """The comparison of an int8 output: how many elements differ, by how many steps at
+    most (bit-exact is the only pass)."""
+    if got.shape != ref.shape:
+        return (f"output {name} {list(ref.shape)} {ref.dtype}: got shape {list(got.shape)}: "
+                "NOT EXACT")
+    diff = np.abs(got.astype(np.int64) - ref.astype(np.int64))
+    bad = int(np.count_nonzero(diff))
+    return (f"output {name} {list(ref.shape)} {ref.dtype}: {bad} of {diff.size} elements "
+            f"differ, largest difference {int(diff.max(initial=0))} steps: "
+            + ("bit-exact" if bad == 0 else "NOT EXACT"))
 
 
 def kleidiai_lines(stdout: str) -> list[str]:
@@ -214,7 +238,7 @@ def op_errors(model: Model, ref: dict[str, np.ndarray], trace_dir: Path | None,
     tr = trace_dir / f"{index}.bin" if trace_dir is not None else None
     if tr is None or not tr.is_file():
         return None, None
-    got = np.fromfile(tr, dtype=np.float32)
+    got = np.fromfile(tr, dtype=np.dtype(model.tensors[output].dtype))
     want = ref[output].ravel()
     if got.size != want.size:
         return None, None

@@ -35,7 +35,10 @@ def printed_outputs(model: Model, data: dict[str, list[int]], exe: Path
         if words.size != int(np.prod(t.shape)):
             raise TvmdevError(f"the firmware printed {words.size} values for output '{name}'",
                               str(exe))
-        outputs[name] = words.view(np.float32).reshape(t.shape)
+        if t.dtype == "float32":
+            outputs[name] = words.view(np.float32).reshape(t.shape)
+        else:  # int8: each value printed as its int32's bit pattern
+            outputs[name] = words.view(np.int32).astype(np.dtype(t.dtype)).reshape(t.shape)
     return outputs
 
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ..errors import TvmdevError, cut
+from ..model.graph import Model
 from ..model.shapes import numel
 from ..render.harness import Harness, host_files
 from ..write.files import OutFile
@@ -45,7 +47,7 @@ class NativeBackend(Backend):
             for f in d.glob("*.bin"):
                 f.unlink()
         for name in model.inputs:
-            arr = np.ascontiguousarray(inputs[name], dtype=np.float32)
+            arr = np.ascontiguousarray(inputs[name], dtype=_np_dtype(model, name))
             arr.tofile(in_dir / f"{model.tensors[name].cname}.bin")
         env = dict(os.environ)
         env.pop("TVMDEV_SIM_FAIL", None)
@@ -68,7 +70,8 @@ class NativeBackend(Backend):
         for name in model.outputs:
             path = out_dir / f"{model.tensors[name].cname}.bin"
             want = model.tensors[name].shape
-            data = np.fromfile(path, dtype=np.float32) if path.is_file() else np.zeros(0)
+            data = (np.fromfile(path, dtype=_np_dtype(model, name)) if path.is_file()
+                    else np.zeros(0))
             if data.size != numel(want):
                 raise TvmdevError(f"the program wrote {data.size} values of output '{name}', "
                                   f"not {numel(want)}", str(path))
@@ -76,6 +79,11 @@ class NativeBackend(Backend):
         status, status_name, devices, _ = parse_output(proc.stdout)
         return RawRun(proc, status, status_name, devices, outputs, trace_dir,
                       failed_thread(proc.stdout))
+
+
+def _np_dtype(model: Model, name: str) -> np.dtype[Any]:
+    """The numpy dtype of a model input or output."""
+    return np.dtype(model.tensors[name].dtype)
 
 
 def _summary(stderr: str) -> str:

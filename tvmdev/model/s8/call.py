@@ -1,0 +1,114 @@
+"""What an int8 operator's form is made of: :class:`S8Op` (the params struct of its
+kernels, how generation derives those params from the tensors' quantization as TFLM's
+Prepare does, and the numpy reference computing the same integer arithmetic), the
+:class:`S8Call` they are given, and the helpers every family module shares (per-tensor
+quantization, TFLite's activation range). :mod:`.table` gathers the families' entries.
+
+Adding an int8 op: its family module's ``OPS`` maps the tvmdev op to an ``S8Op`` (the
+C params struct; ``params(call)`` returning the struct's fields as ints, floats, or
+:class:`CArray` for a pointer to a static const array; ``reference(call, inputs)``
+returning the output as numpy int8 (or float32); the dtypes), :mod:`.table` merges it,
+and the kernel is listed under the op's entry of the portable ``kernels.yaml`` with an
+int8 ``arg_meta`` and its own ``header:``. The loader then accepts the op on int8
+tensors, generation emits its params, and ``tvmdev run`` compares it exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..shapes import Shape, ShapeError
+from . import Quant
+
+QMIN, QMAX = -128, 127
+
+
+@dataclass(frozen=True)
+class CArray:
+    """A params field that points to a static const array (per-channel multipliers and
+    shifts): the renderer emits the array beside the params struct."""
+
+    ctype: str  # "int32_t"
+    values: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class S8Call:
+    """What an int8 operator's params and reference are derived from."""
+
+    shapes: list[Shape | None]
+    out_shape: Shape
+    attrs: dict[str, Any]
+    dtypes: list[str | None]  # of each input (None: absent), then of the output
+    quants: list[Quant | None]  # of each input (None: absent or unquantized), then output
+
+    @property
+    def out_quant(self) -> Quant | None:
+        """The output's quantization."""
+        return self.quants[-1]
+
+
+Params = Callable[[S8Call], dict[str, Any]]
+Reference = Callable[[S8Call, list[np.ndarray | None]], np.ndarray]
+
+
+@dataclass(frozen=True)
+class S8Op:
+    """The int8 form of one op."""
+
+    params_struct: str
+    params: Params
+    reference: Reference
+    # The dtype of each input (the last repeated for a variadic op; "float32|int8": either),
+    # then the output's.
+    dtypes: tuple[str, ...]
+
+
+def op_dtype(dtypes: Sequence[str | None]) -> str:
+    """The dtype an operator computes in: int8 when any of its tensors is int8."""
+    return "int8" if "int8" in dtypes else "float32"
+
+
+def check_dtypes(op: str, entry: S8Op, call: S8Call) -> None:
+    """Each tensor of an int8 operator has the dtype its kernels take (``entry.dtypes``:
+    one per input, the last repeated for more inputs, then the output's)."""
+    want_in, want_out = entry.dtypes[:-1], entry.dtypes[-1]
+    for i, dt in enumerate(call.dtypes[:-1]):
+        want = want_in[min(i, len(want_in) - 1)]
+        if dt is not None and dt not in want.split("|"):
+            raise ShapeError(f"int8 {op}: input {i} is {dt}; its int8 kernels take {want}")
+    if call.dtypes[-1] != want_out:
+        raise ShapeError(f"int8 {op}: the output is {call.dtypes[-1]}; its int8 kernels "
+                         f"write {want_out}")
+
+
+def per_tensor(q: Quant | None, what: str) -> tuple[float, int]:
+    """The scale and zero point of a tensor quantized per tensor."""
+    if q is None:
+        raise ShapeError(f"{what} is int8 but has no quant (scale and zero_point)")
+    if q.per_channel:
+        raise ShapeError(f"{what} must be quantized per tensor, not per channel "
+                         f"({len(q.scale)} scales)")
+    return q.scale[0], q.zero_point[0]
+
+
+def activation_range(act: str, scale: float, zero_point: int) -> tuple[int, int]:
+    """TFLite's ``CalculateActivationRangeQuantized`` for int8: the fused activation's
+    bounds quantized (``zero_point + round(f / scale)``, the division in float32, halves
+    away from zero) and clamped to [-128, 127]."""
+    def quantize(f: float) -> int:
+        r = np.float64(np.float32(f) / np.float32(scale))
+        return zero_point + int(np.sign(r) * np.floor(np.abs(r) + 0.5))
+
+    bounds = {"NONE": (QMIN, QMAX),
+              "RELU": (max(QMIN, quantize(0.0)), QMAX),
+              "RELU6": (max(QMIN, quantize(0.0)), min(QMAX, quantize(6.0))),
+              "RELU_N1_TO_1": (max(QMIN, quantize(-1.0)), min(QMAX, quantize(1.0)))}
+    if act not in bounds:
+        raise ShapeError(f"the fused activation {act} has no int8 form (TFLite refuses it "
+                         "too)")
+    return bounds[act]
