@@ -93,7 +93,9 @@ def test_dequantize_by_hand() -> None:
 
 
 def test_op_params_refuses_mixes() -> None:
-    with pytest.raises(ShapeError, match="add has no int8 form yet"):
+    with pytest.raises(ShapeError, match="relu has no int8 form yet"):
+        op_params("relu", [(2,)], (2,), {}, ["int8", "int8"], [None] * 2)
+    with pytest.raises(ShapeError, match="A is int8 but has no quant"):
         op_params("add", [(2,), (2,)], (2,), {}, ["int8", "int8", "int8"], [None] * 3)
     with pytest.raises(ShapeError, match="int8 fully_connected: input 2 is int8"):
         op_params("fully_connected", [(1, 2), (2, 2), (2,)], (1, 2),

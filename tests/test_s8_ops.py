@@ -62,10 +62,10 @@ def test_activation_range_by_hand() -> None:
     """RELU6 on scale 0.05, zero point -10: [-10, -10 + 120]; RELU_N1_TO_1: [-30, 10];
     a range wider than int8 is cut to it."""
     q = oc.fixed_quant(0.05, -10)
-    assert elementwise.activation_range("RELU6", q) == (-10, 110)
-    assert elementwise.activation_range("RELU_N1_TO_1", q) == (-30, 10)
-    assert elementwise.activation_range("RELU", oc.fixed_quant(0.01, 100)) == (100, 127)
-    assert elementwise.activation_range("NONE", q) == (-128, 127)
+    assert elementwise.act_range("RELU6", q) == (-10, 110)
+    assert elementwise.act_range("RELU_N1_TO_1", q) == (-30, 10)
+    assert elementwise.act_range("RELU", oc.fixed_quant(0.01, 100)) == (100, 127)
+    assert elementwise.act_range("NONE", q) == (-128, 127)
 
 
 def test_softmax_refuses_other_output_quant() -> None:

@@ -15,6 +15,7 @@ tensors, generation emits its params, and ``tvmdev run`` compares it exactly.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -94,6 +95,28 @@ def per_tensor(q: Quant | None, what: str) -> tuple[float, int]:
         raise ShapeError(f"{what} must be quantized per tensor, not per channel "
                          f"({len(q.scale)} scales)")
     return q.scale[0], q.zero_point[0]
+
+
+def quant_of(c: S8Call, i: int, what: str) -> Quant:
+    """The quantization of input ``i`` (-1: the output) of an int8 operator."""
+    q = c.quants[i]
+    if q is None:
+        raise ShapeError(f"{what} is int8 but has no quant (scale and zero_point)")
+    return q
+
+
+def refusing(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with the ValueError a family module raises for what TFLM refuses turned
+    into a ShapeError (the loader reports it as one line naming the operator)."""
+    @functools.wraps(fn)
+    def wrapped(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except ShapeError:
+            raise
+        except (ValueError, OverflowError) as exc:
+            raise ShapeError(str(exc)) from None
+    return wrapped
 
 
 def activation_range(act: str, scale: float, zero_point: int) -> tuple[int, int]:
