@@ -6,9 +6,13 @@ against TFLM on the same cases in tests/test_s8_kernels.py."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import numpy as np
 import pytest
 import s8_op_cases as oc
+from conftest import Result
 from s8_cases import Case
 
 from tvmdev.model.s8 import concat, elementwise, softmax
@@ -91,3 +95,20 @@ def test_refused_like_tflm(index: int) -> None:
         case.tflm()
     with pytest.raises(ValueError, match=why):
         oc.refused_params(case)
+
+
+@pytest.mark.parametrize("index", range(len(oc.refused_cases())))
+def test_refused_models_are_one_line(index: int, cli: Callable[..., Result],
+                                     tmp_path: Path) -> None:
+    """The same one-op models through ``tvmdev aot``: one line naming the operator (or the
+    TFLite operator the importer cannot map), exit 1, nothing written."""
+    pytest.importorskip("tflite", reason="the tflite package is not installed")
+    case, why = oc.refused_cases()[index]
+    model = tmp_path / "m.tflite"
+    model.write_bytes(case.model())
+    r = cli("aot", str(model), "-o", str(tmp_path / "out"))
+    assert r.code == 1 and "Traceback" not in r.err, r.err
+    first = r.err.splitlines()[0]
+    assert first.startswith(f"tvmdev: {model}: ") and why in first, r.err
+    assert "operator 't1' (" in first or "unsupported operator: PADV2" in first, first
+    assert not (tmp_path / "out").exists()

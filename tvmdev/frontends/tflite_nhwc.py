@@ -100,7 +100,7 @@ def _pad_value(ctx: Context) -> float:
     q, qo = t.quant, ctx.g.tensors[ctx.op.outputs[0]].quant
     if q is None or qo is None or len(q.scale) != 1 or (q.scale, q.zero_point) != (
             qo.scale, qo.zero_point):
-        raise Unsupported("int8 padding value quantized unlike the output")
+        raise Unsupported("int8 padding value not quantized as the output, as TFLM requires")
     # Exactly the int8 value again when the pad quantizes it as the output.
     return float(np.float32(q.scale[0]) * np.float32(int(value) - q.zero_point[0]))
 
