@@ -112,3 +112,27 @@ def test_refused_models_are_one_line(index: int, cli: Callable[..., Result],
     assert first.startswith(f"tvmdev: {model}: ") and why in first, r.err
     assert "operator 't1' (" in first or "unsupported operator: PADV2" in first, first
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("op", sorted(CASES))
+def test_imported_models_compute_the_cases(op: str, tmp_path: Path) -> None:
+    """Every case of ``op`` merged into one .tflite, imported (the TFLite converter, the
+    op table's int8 form, the loader's checks) and evaluated by tvmdev's model reference:
+    each output equals the case's reference (which test_reference_matches_tflm holds
+    against TFLM). Cheap: no C is built (tests/test_tflite_int8_ops.py runs them)."""
+    pytest.importorskip("tflite", reason="the tflite package is not installed")
+    from s8_cases import merged
+
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.model.reference import evaluate
+    cases = CASES[op]()
+    data, arrays = merged(cases)
+    (tmp_path / "m.tflite").write_bytes(data)
+    imported = import_file(tmp_path / "m.tflite")
+    m = imported.to_model()
+    assert {o.op for o in m.operators} == {op}
+    assert all(m.op_dtype(o) == "int8" for o in m.operators)
+    values = evaluate(m, dict(zip(m.inputs, arrays, strict=True)))
+    for name, case in zip(m.outputs, cases, strict=True):
+        assert case.ref is not None
+        assert np.array_equal(values[name], case.ref), case.label

@@ -14,7 +14,7 @@ import pytest
 import s8_op_cases as oc
 import tflm_ref
 from conftest import Result, need_tool
-from s8_cases import INT8, INT32, Case, fixed_quant
+from s8_cases import INT8, INT32, Case, fixed_quant, merged
 from tflite_build import Graph, Op, T, build
 
 pytest.importorskip("tflite", reason="the tflite package is not installed")
@@ -44,26 +44,6 @@ SUBSETS: dict[str, Callable[[], list[Case]]] = {
     "mean": lambda: _every(oc.mean_cases(), 3),
     "concat": lambda: _every(oc.concat_cases(), 8),
 }
-
-
-def merged(cases: list[Case]) -> tuple[bytes, list[np.ndarray]]:
-    """One .tflite holding every case's operator (each with its own tensors) and the
-    inputs in the model's order."""
-    tensors: list[T] = []
-    ops, inputs, outputs = [], [], []
-    arrays: list[np.ndarray] = []
-    for k, case in enumerate(cases):
-        base = len(tensors)
-        for i, t in enumerate([*case.inputs, case.output]):
-            quant = (list(t.quant.scale), list(t.quant.zero_point)) if t.quant else None
-            tensors.append(T(f"c{k}_t{i}", t.shape, t.data, type=t.type, quant=quant))
-            if i < len(case.inputs) and t.data is None:
-                inputs.append(base + i)
-        n = len(case.inputs)
-        ops.append(Op(case.code, [base + i for i in range(n)], [base + n], case.options))
-        outputs.append(base + n)
-        arrays += case.arrays
-    return build(Graph(tensors, ops, inputs, outputs)), arrays
 
 
 def run_against_tflm(cli: Callable[..., Result], model: bytes, arrays: list[np.ndarray],

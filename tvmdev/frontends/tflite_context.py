@@ -106,7 +106,7 @@ def activation(options: Any, int8: bool = False) -> str:
     if code not in FUSED:
         raise Unsupported("fused " + _FUSED_UNSUPPORTED.get(code, f"activation {code}"))
     if int8 and FUSED[code] == "TANH":
-        raise Unsupported("fused TANH on int8")
+        raise Unsupported("fused TANH on int8, which TFLM's int8 kernels ignore")
     return FUSED[code]
 
 

@@ -135,7 +135,8 @@ def mean(ctx: Context) -> None:
 
 
 def concatenation(ctx: Context) -> None:
-    """CONCATENATION: concat along the axis; a fused activation as an operator after it."""
+    """CONCATENATION: concat along the axis; a fused activation as an operator after it
+    (float32; TFLM refuses one on int8, and so does tvmdev)."""
     o = ctx.options("ConcatenationOptions")
     if o is None or not ctx.op.inputs:
         raise Unsupported("no options" if o is None else "no inputs")

@@ -132,6 +132,6 @@ def activation_range(act: str, scale: float, zero_point: int) -> tuple[int, int]
               "RELU6": (max(QMIN, quantize(0.0)), min(QMAX, quantize(6.0))),
               "RELU_N1_TO_1": (max(QMIN, quantize(-1.0)), min(QMAX, quantize(1.0)))}
     if act not in bounds:
-        raise ShapeError(f"the fused activation {act} has no int8 form (TFLite refuses it "
-                         "too)")
+        raise ShapeError(f"the fused activation {act} has no int8 form (TFLM's int8 kernels "
+                         "ignore it: they clamp to [-128, 127])")
     return bounds[act]
