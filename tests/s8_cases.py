@@ -65,6 +65,26 @@ class Case:
         return tflm_ref.outputs(self.model(), self.arrays, 1)[0]
 
 
+def merged(cases: list[Case]) -> tuple[bytes, list[np.ndarray]]:
+    """One .tflite holding every case's operator (each with its own tensors) and the
+    inputs in the model's order."""
+    tensors: list[T] = []
+    ops, inputs, outputs = [], [], []
+    arrays: list[np.ndarray] = []
+    for k, case in enumerate(cases):
+        base = len(tensors)
+        for i, t in enumerate([*case.inputs, case.output]):
+            quant = (list(t.quant.scale), list(t.quant.zero_point)) if t.quant else None
+            tensors.append(T(f"c{k}_t{i}", t.shape, t.data, type=t.type, quant=quant))
+            if i < len(case.inputs) and t.data is None:
+                inputs.append(base + i)
+        n = len(case.inputs)
+        ops.append(Op(case.code, [base + i for i in range(n)], [base + n], case.options))
+        outputs.append(base + n)
+        arrays += case.arrays
+    return build(Graph(tensors, ops, inputs, outputs)), arrays
+
+
 def rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 

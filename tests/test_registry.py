@@ -211,5 +211,6 @@ def test_list_kernels_merged_table(cli: Callable[..., Result], tmp_path: Path) -
     scratch = [(x["kernel"], x["scratch"]) for x in rows if x["scratch"] != "-"]
     assert scratch == [("tvmk_gemm_f32", "gemm_pack"), ("tvmk_matmul_f32", "gemm_pack")]
     # 24 ops, gemm twice (float32, int4 weights), int8 reshape, flatten, fully_connected,
-    # conv2d, depthwise_conv2d, quantize of int8
-    assert len(r.out.splitlines()) == 1 + 31
+    # conv2d, depthwise_conv2d, quantize of int8; int8 add, mul, sigmoid, tanh, softmax,
+    # maxpool2d, avgpool2d, pad, mean, concat
+    assert len(r.out.splitlines()) == 1 + 41

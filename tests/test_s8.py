@@ -93,7 +93,9 @@ def test_dequantize_by_hand() -> None:
 
 
 def test_op_params_refuses_mixes() -> None:
-    with pytest.raises(ShapeError, match="add has no int8 form yet"):
+    with pytest.raises(ShapeError, match="relu has no int8 form yet"):
+        op_params("relu", [(2,)], (2,), {}, ["int8", "int8"], [None] * 2)
+    with pytest.raises(ShapeError, match="A is int8 but has no quant"):
         op_params("add", [(2,), (2,)], (2,), {}, ["int8", "int8", "int8"], [None] * 3)
     with pytest.raises(ShapeError, match="int8 fully_connected: input 2 is int8"):
         op_params("fully_connected", [(1, 2), (2, 2), (2,)], (1, 2),
@@ -172,6 +174,65 @@ BAD = [
     ("float op on int8", MODEL.replace("op: dequantize", "op: relu"),
      "m.yaml:16: operator 'dq' (relu): relu has no int8 form yet"),
 ]
+
+
+POOL = """\
+name: pool8
+inputs:
+  x: {shape: [1, 4, 4, 2], dtype: int8, quant: {scale: [0.1], zero_point: [3]}}
+outputs:
+  y: {shape: [1, 2, 2, 2], dtype: int8, quant: {scale: [0.1], zero_point: [3]}}
+  z: {shape: [1, 2, 2, 2], dtype: float32}
+tensors:
+  s: {dtype: int8, quant: {scale: [0.00390625], zero_point: [-128]}}
+operators:
+  - {name: p, op: avgpool2d, inputs: [x], outputs: [y],
+     attrs: {kernel_shape: [2, 2], strides: [2, 2], layout: NHWC, activation: RELU}}
+  - {name: s, op: softmax, inputs: [y], outputs: [s], attrs: {beta: 0.5}}
+  - {name: dq, op: dequantize, inputs: [s], outputs: [z]}
+"""
+
+BAD += [
+    ("int8 pool requantizing", POOL.replace("y: {shape: [1, 2, 2, 2], dtype: int8, quant: "
+                                            "{scale: [0.1]", "y: {shape: [1, 2, 2, 2], "
+                                            "dtype: int8, quant: {scale: [0.2]"),
+     "m.yaml:10: operator 'p' (avgpool2d): int8 pooling needs the output quantized as the "
+     "input (TFLM refuses otherwise)"),
+    ("int8 softmax output", POOL.replace("[0.00390625], zero_point: [-128]",
+                                         "[0.00390625], zero_point: [0]"),
+     "m.yaml:12: operator 's' (softmax): an int8 softmax output must have scale 1/256 and "
+     "zero point -128"),
+    ("int8 fused TANH", POOL.replace("activation: RELU", "activation: TANH"),
+     "m.yaml:10: operator 'p' (avgpool2d): the fused activation TANH has no int8 form"),
+    ("float pool activation",
+     "name: fp\ninputs:\n  x: {shape: [1, 2, 4, 4], dtype: float32}\noutputs:\n"
+     "  y: {shape: [1, 2, 2, 2], dtype: float32}\noperators:\n"
+     "  - {name: p, op: maxpool2d, inputs: [x], outputs: [y], "
+     "attrs: {kernel_shape: [2, 2], strides: [2, 2], activation: RELU}}\n",
+     "m.yaml:7: operator 'p' (maxpool2d): a float32 pool has no fused activation (RELU; "
+     "int8 pools have): put the activation after it"),
+    ("float softmax beta", MODEL.replace(
+        "  - {name: dq, op: dequantize, inputs: [yq], outputs: [y]}",
+        "  - {name: dq, op: dequantize, inputs: [yq], outputs: [y0]}\n"
+        "  - {name: sm, op: softmax, inputs: [y0], outputs: [y], attrs: {beta: 2.0}}"),
+     "m.yaml:17: operator 'sm' (softmax): a float32 softmax takes beta 1 only, not 2 "
+     "(int8 softmax takes any)"),
+]
+
+
+def test_int8_pool_and_softmax_load() -> None:
+    """The int8 model BAD's pool cases spoil loads (pool with a fused RELU, softmax with
+    beta 0.5): its params are TFLM's."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "m.yaml"
+        path.write_text(POOL)
+        m = load_model(path)
+    pool, sm = m.operators[0], m.operators[1]
+    assert m.params_struct(pool) == "tvmk_pool2d_s8_params"
+    # RELU on zero point 3: the clamp starts at 3.
+    assert (m.call_params(pool)["act_min"], m.call_params(pool)["act_max"]) == (3, 127)
+    assert m.params_struct(sm) == "tvmk_softmax_s8_params"
 
 
 @pytest.mark.parametrize("text, message", [c[1:] for c in BAD], ids=[c[0] for c in BAD])

@@ -6,9 +6,13 @@ against TFLM on the same cases in tests/test_s8_kernels.py."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import numpy as np
 import pytest
 import s8_op_cases as oc
+from conftest import Result
 from s8_cases import Case
 
 from tvmdev.model.s8 import concat, elementwise, softmax
@@ -62,10 +66,10 @@ def test_activation_range_by_hand() -> None:
     """RELU6 on scale 0.05, zero point -10: [-10, -10 + 120]; RELU_N1_TO_1: [-30, 10];
     a range wider than int8 is cut to it."""
     q = oc.fixed_quant(0.05, -10)
-    assert elementwise.activation_range("RELU6", q) == (-10, 110)
-    assert elementwise.activation_range("RELU_N1_TO_1", q) == (-30, 10)
-    assert elementwise.activation_range("RELU", oc.fixed_quant(0.01, 100)) == (100, 127)
-    assert elementwise.activation_range("NONE", q) == (-128, 127)
+    assert elementwise.act_range("RELU6", q) == (-10, 110)
+    assert elementwise.act_range("RELU_N1_TO_1", q) == (-30, 10)
+    assert elementwise.act_range("RELU", oc.fixed_quant(0.01, 100)) == (100, 127)
+    assert elementwise.act_range("NONE", q) == (-128, 127)
 
 
 def test_softmax_refuses_other_output_quant() -> None:
@@ -91,3 +95,44 @@ def test_refused_like_tflm(index: int) -> None:
         case.tflm()
     with pytest.raises(ValueError, match=why):
         oc.refused_params(case)
+
+
+@pytest.mark.parametrize("index", range(len(oc.refused_cases())))
+def test_refused_models_are_one_line(index: int, cli: Callable[..., Result],
+                                     tmp_path: Path) -> None:
+    """The same one-op models through ``tvmdev aot``: one line naming the operator (or the
+    TFLite operator the importer cannot map), exit 1, nothing written."""
+    pytest.importorskip("tflite", reason="the tflite package is not installed")
+    case, why = oc.refused_cases()[index]
+    model = tmp_path / "m.tflite"
+    model.write_bytes(case.model())
+    r = cli("aot", str(model), "-o", str(tmp_path / "out"))
+    assert r.code == 1 and "Traceback" not in r.err, r.err
+    first = r.err.splitlines()[0]
+    assert first.startswith(f"tvmdev: {model}: ") and why in first, r.err
+    assert "operator 't1' (" in first or "unsupported operator: PADV2" in first, first
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("op", sorted(CASES))
+def test_imported_models_compute_the_cases(op: str, tmp_path: Path) -> None:
+    """Every case of ``op`` merged into one .tflite, imported (the TFLite converter, the
+    op table's int8 form, the loader's checks) and evaluated by tvmdev's model reference:
+    each output equals the case's reference (which test_reference_matches_tflm holds
+    against TFLM). Cheap: no C is built (tests/test_tflite_int8_ops.py runs them)."""
+    pytest.importorskip("tflite", reason="the tflite package is not installed")
+    from s8_cases import merged
+
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.model.reference import evaluate
+    cases = CASES[op]()
+    data, arrays = merged(cases)
+    (tmp_path / "m.tflite").write_bytes(data)
+    imported = import_file(tmp_path / "m.tflite")
+    m = imported.to_model()
+    assert {o.op for o in m.operators} == {op}
+    assert all(m.op_dtype(o) == "int8" for o in m.operators)
+    values = evaluate(m, dict(zip(m.inputs, arrays, strict=True)))
+    for name, case in zip(m.outputs, cases, strict=True):
+        assert case.ref is not None
+        assert np.array_equal(values[name], case.ref), case.label

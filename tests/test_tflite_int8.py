@@ -1,11 +1,17 @@
 """int8 TFLite models run with ``tvmdev run`` and compared bit for bit with TFLM's
-interpreter: the MLPerf Tiny anomaly_detection model on the host and the Cortex-M boards,
+interpreter: the MLPerf Tiny models (anomaly_detection, keyword_spotting,
+image_classification, visual_wake_words) on the host and the Cortex-M boards, their
+activation arenas against TFLM's,
 and small models built here (fully_connected with each fused activation, with and
 without bias, keep_num_dims; quantize and dequantize; int8 inputs and outputs). Also a
 hand-written int8 YAML model."""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -75,11 +81,62 @@ def run_bit_exact(cli: Callable[..., Result], model: Path, tmp_path: Path, board
     return count
 
 
+# The MLPerf Tiny models and their output elements. keyword_spotting and
+# visual_wake_words have float input and output (QUANTIZE, DEQUANTIZE inside),
+# image_classification int8 ones, anomaly_detection float ones with its shape arithmetic
+# folded.
+MLPERF_TINY = {"anomaly_detection": 640, "keyword_spotting": 12, "image_classification": 10,
+               "visual_wake_words": 2}
+
+
 @pytest.mark.parametrize("board", sorted(BOARDS))
-def test_anomaly_detection_bit_exact(board: str, tflite_model: Callable[[str], Path],
-                                     cli: Callable[..., Result], tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", sorted(MLPERF_TINY))
+def test_mlperf_tiny_bit_exact(name: str, board: str, tflite_model: Callable[[str], Path],
+                               cli: Callable[..., Result], tmp_path: Path) -> None:
     need_tool(BOARDS[board], "scripts/test.sh installs it")
-    assert run_bit_exact(cli, tflite_model("anomaly_detection.tflite"), tmp_path, board) == 640
+    model = tflite_model(f"{name}.tflite")
+    assert run_bit_exact(cli, model, tmp_path, board) == MLPERF_TINY[name]
+
+
+@pytest.mark.skipif(not os.environ.get("ZEPHYR_BASE"), reason="ZEPHYR_BASE is not set: "
+                    "the Zephyr tests need a Zephyr tree (see the README)")
+@pytest.mark.parametrize("board", ["native_sim_64", "qemu_cortex_m3"])
+def test_keyword_spotting_on_zephyr(board: str, tflite_model: Callable[[str], Path],
+                                    cli: Callable[..., Result], tmp_path: Path) -> None:
+    """keyword_spotting (float input and output) through zephyr_app, bit-exact with TFLM."""
+    need_tool("west", "pip install west")
+    if board == "qemu_cortex_m3":
+        need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
+        need_tool("qemu-system-arm", "apt-get install qemu-system-arm")
+    assert run_bit_exact(cli, tflite_model("keyword_spotting.tflite"), tmp_path, board) == 12
+
+
+def tflm_arena_head(model: Path) -> int:
+    """The activation arena TFLM's interpreter plans for ``model`` ("Arena allocation
+    head" of its allocation report, which its C++ prints: run in a child process)."""
+    tflm_ref.runtime()  # skips without tflite-micro
+    code = ("import sys; from tflite_micro.python.tflite_micro import runtime; "
+            "runtime.Interpreter.from_bytes(open(sys.argv[1], 'rb').read())"
+            ".print_allocations()")
+    run = subprocess.run([sys.executable, "-c", code, str(model)], capture_output=True,
+                         text=True, check=True)
+    out = run.stdout + run.stderr
+    heads = re.findall(r"Arena allocation head (\d+) bytes", out)
+    assert len(heads) == 1, out
+    return int(heads[0])
+
+
+@pytest.mark.parametrize("name", sorted(MLPERF_TINY))
+def test_arena_within_tflm(name: str, tflite_model: Callable[[str], Path],
+                           cli: Callable[..., Result], tmp_path: Path) -> None:
+    """tvmdev's workspace (every kernel scratch included) is at most the arena TFLM's
+    interpreter plans (whose head also holds the model's input and output tensors)."""
+    model = tflite_model(f"{name}.tflite")
+    r = cli("aot", str(model), "-o", str(tmp_path / "aot"))
+    assert r.code == 0, r.out + r.err
+    arena = re.search(r"^arena: (\d+) bytes", r.out, re.M)
+    assert arena is not None, r.out
+    assert 0 < int(arena.group(1)) <= tflm_arena_head(model)
 
 
 _OPTION_FIELDS = {
@@ -94,7 +151,7 @@ _OPTION_FIELDS = {
 def truncated(model: Path, last: int) -> bytes:
     """``model``'s operators up to ``last`` (QUANTIZE, convolutions), then a DEQUANTIZE of
     that operator's output as the model's output: a real model's int8 convolutions,
-    while the operators after them have no int8 form in tvmdev yet."""
+    each of their output values compared (not only what the model's end makes of them)."""
     from tflite_build import Graph, Op, T, build
 
     from tvmdev.frontends.tflite import read
@@ -133,8 +190,8 @@ def test_keyword_spotting_convolutions_bit_exact(board: str,
                                                  cli: Callable[..., Result],
                                                  tmp_path: Path) -> None:
     """keyword_spotting (DS-CNN) up to its last convolution (5 CONV_2D, 4
-    DEPTHWISE_CONV_2D, per-channel weights): its AVERAGE_POOL_2D and SOFTMAX come with
-    the other int8 operators."""
+    DEPTHWISE_CONV_2D, per-channel weights): 8000 values of the convolutions compared,
+    where the whole model's output has 12."""
     need_tool(BOARDS[board], "scripts/test.sh installs it")
     model = tmp_path / "kws_convs.tflite"
     model.write_bytes(truncated(tflite_model("keyword_spotting.tflite"), 9))

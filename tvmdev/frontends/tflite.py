@@ -26,6 +26,7 @@ from .tflite_context import Context
 from .tflite_ops import CONVERTERS, INT8_KINDS, SHAPE_KINDS
 
 IDENTIFIER = b"TFL3"
+FLOAT_ONLY = frozenset(CONVERTERS) - INT8_KINDS  # the kinds that map on float32 only
 EXTRA_HINT = "pip install 'tvmdev[tflite]'"
 # Errors the flatbuffer accessors raise on a truncated or corrupt buffer.
 _CORRUPT = (struct.error, IndexError, ValueError, TypeError, UnicodeDecodeError,
@@ -240,7 +241,7 @@ def convert(path: Path, raw: bytes, name: str,
             _convert_op(b, g, op, relaxed)
     return b.finish(name, [g.tensors[j].cname for j in g.outputs],
                     hint="README 'tvmdev import' lists the TFLite operators that map "
-                         "(float32; int8: " + ", ".join(sorted(INT8_KINDS)) + ")")
+                         "(float32; int8: all but " + ", ".join(sorted(FLOAT_ONLY)) + ")")
 
 
 def _in_reader(exc: BaseException) -> bool:

@@ -69,6 +69,10 @@ class Context:
             raise Unsupported(f"{what} not a constant integer tensor")
         return [int(v) for v in np.ravel(t.data)]
 
+    def int8(self) -> bool:
+        """Whether the operator's output is int8 (its int8 form then runs)."""
+        return self.g.tensors[self.op.outputs[0]].dtype == "int8"
+
     def out(self) -> str:
         """The tvmdev tensor of the (one) output."""
         return self.g.tensors[self.op.outputs[0]].cname
@@ -94,12 +98,15 @@ class Context:
         return shape
 
 
-def activation(options: Any) -> str:
+def activation(options: Any, int8: bool = False) -> str:
     """The fused activation of an operator's options (``NONE`` without options) as the
-    `activation` attribute's value."""
+    `activation` attribute's value. On int8, TANH is refused: TFLM's int8 kernels clamp
+    to the full range for it (they compute no tanh)."""
     code = int(options.FusedActivationFunction()) if options is not None else 0
     if code not in FUSED:
         raise Unsupported("fused " + _FUSED_UNSUPPORTED.get(code, f"activation {code}"))
+    if int8 and FUSED[code] == "TANH":
+        raise Unsupported("fused TANH on int8, which TFLM's int8 kernels ignore")
     return FUSED[code]
 
 

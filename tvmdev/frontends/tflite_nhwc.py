@@ -53,7 +53,7 @@ def conv2d(ctx: Context) -> None:
     xs, ws = ctx.b.shapes[ins[0]], ctx.b.shapes[ins[1]]
     if len(xs) == 4 and len(ws) == 4 and ws[3] and xs[3] != ws[3] and xs[3] % ws[3] == 0:
         attrs["group"] = xs[3] // ws[3]
-    chain(ctx, [("conv2d", ins, with_activation(attrs, activation(o)))])
+    chain(ctx, [("conv2d", ins, with_activation(attrs, activation(o, ctx.int8())))])
 
 
 def depthwise_conv2d(ctx: Context) -> None:
@@ -69,7 +69,7 @@ def depthwise_conv2d(ctx: Context) -> None:
             raise Unsupported(f"{ws[3]} filter channels for {xs[3]} input channels")
         if ws[3] != xs[3]:
             attrs["depth_multiplier"] = ws[3] // xs[3]
-    chain(ctx, [("depthwise_conv2d", ins, with_activation(attrs, activation(o)))])
+    chain(ctx, [("depthwise_conv2d", ins, with_activation(attrs, activation(o, ctx.int8())))])
 
 
 def _pool(op: str) -> Any:
@@ -77,22 +77,43 @@ def _pool(op: str) -> Any:
         o = ctx.options("Pool2DOptions")
         attrs = {"layout": "NHWC", **_window(o, dilations=False),
                  "kernel_shape": [int(o.FilterHeight()), int(o.FilterWidth())]}
-        chain(ctx, [(op, [ctx.inp(0)], attrs), activation_after(activation(o))])
+        act = activation(o, ctx.int8())
+        if ctx.int8():  # the int8 kernels clamp to the activation's range
+            chain(ctx, [(op, [ctx.inp(0)], with_activation(attrs, act))])
+        else:
+            chain(ctx, [(op, [ctx.inp(0)], attrs), activation_after(act)])
     convert.__doc__ = (f"{op}: NHWC, SAME/VALID as auto_pad (padding left out of averages); "
-                       "a fused activation as an operator after it.")
+                       "a fused activation as an operator after it (float32) or as its "
+                       "`activation` (int8).")
     return convert
+
+
+def _pad_value(ctx: Context) -> float:
+    """PADV2's constant value operand as a real number (an int8 one dequantized: it must
+    be quantized as the output, as TFLM requires)."""
+    t = ctx.tensor(2)
+    if t.data is None or t.data.size != 1:
+        raise Unsupported("padding value not a constant scalar")
+    value = np.ravel(t.data)[0]
+    if t.dtype != "int8":
+        return float(value)
+    q, qo = t.quant, ctx.g.tensors[ctx.op.outputs[0]].quant
+    if q is None or qo is None or len(q.scale) != 1 or (q.scale, q.zero_point) != (
+            qo.scale, qo.zero_point):
+        raise Unsupported("int8 padding value not quantized as the output, as TFLM requires")
+    # Exactly the int8 value again when the pad quantizes it as the output.
+    return float(np.float32(q.scale[0]) * np.float32(int(value) - q.zero_point[0]))
 
 
 def pad(ctx: Context) -> None:
     """PAD and PADV2: constant padding; the paddings operand [rank, 2] (begin, end per
-    dim) becomes pads [begins..., ends...]; PADV2's constant value operand its value."""
+    dim) becomes pads [begins..., ends...]; PADV2's constant value operand its value (a
+    real number: the int8 kernel quantizes it as the output; PAD's 0 is the output's zero
+    point)."""
     p = ctx.ints(1, "paddings")
     attrs: dict[str, Any] = {"pads": p[0::2] + p[1::2]}
     if ctx.has(2):
-        v = ctx.tensor(2).data
-        if v is None or v.size != 1:
-            raise Unsupported("padding value not a constant scalar")
-        value = float(np.ravel(v)[0])
+        value = _pad_value(ctx)
         if value:
             attrs["value"] = value
     chain(ctx, [("pad", [ctx.inp(0)], attrs)])
@@ -114,12 +135,16 @@ def mean(ctx: Context) -> None:
 
 
 def concatenation(ctx: Context) -> None:
-    """CONCATENATION: concat along the axis; a fused activation as an operator after it."""
+    """CONCATENATION: concat along the axis; a fused activation as an operator after it
+    (float32; TFLM refuses one on int8, and so does tvmdev)."""
     o = ctx.options("ConcatenationOptions")
     if o is None or not ctx.op.inputs:
         raise Unsupported("no options" if o is None else "no inputs")
     ins = [ctx.inp(i) for i in range(len(ctx.op.inputs))]
-    chain(ctx, [("concat", ins, {"axis": int(o.Axis())}), activation_after(activation(o))])
+    act = activation(o)
+    if ctx.int8() and act != "NONE":
+        raise Unsupported(f"fused {act} on int8 (TFLM refuses it too)")
+    chain(ctx, [("concat", ins, {"axis": int(o.Axis())}), activation_after(act)])
 
 
 CONVERTERS = {

@@ -21,14 +21,16 @@ from .tflite_nhwc import CONVERTERS as NHWC_CONVERTERS
 SHAPE_KINDS = frozenset({"SHAPE", "STRIDED_SLICE", "PACK"})
 # The kinds that map on int8 tensors too (the others are refused on them, saying so).
 INT8_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE", "FULLY_CONNECTED", "RESHAPE", "SQUEEZE",
-                        "EXPAND_DIMS", "CONV_2D", "DEPTHWISE_CONV_2D"})
+                        "EXPAND_DIMS", "CONV_2D", "DEPTHWISE_CONV_2D", "ADD", "MUL",
+                        "AVERAGE_POOL_2D", "MAX_POOL_2D", "SOFTMAX", "LOGISTIC", "TANH", "PAD",
+                        "PADV2", "MEAN", "CONCATENATION"})
 
 
 def fully_connected(ctx: Context) -> None:
     """FULLY_CONNECTED: fully_connected (weights [out, in], the input flattened to rows of
     `in` values), with keep_num_dims and the fused activation as its attributes."""
     o = ctx.options("FullyConnectedOptions")
-    act = activation(o)
+    act = activation(o, ctx.int8())
     if o is not None and o.WeightsFormat() != 0:
         raise Unsupported("shuffled weights")
     ins = [ctx.inp(0), ctx.inp(1)] + ([ctx.inp(2)] if ctx.has(2) else [])
@@ -38,7 +40,7 @@ def fully_connected(ctx: Context) -> None:
 
 def _binary(op: str, options: str) -> Callable[[Context], None]:
     def convert(ctx: Context) -> None:
-        act = activation(ctx.options(options))
+        act = activation(ctx.options(options), ctx.int8())
         chain(ctx, [(op, [ctx.inp(0), ctx.inp(1)], with_activation({}, act))])
     convert.__doc__ = f"{op.upper()}: numpy broadcasting, the fused activation its attribute."
     return convert
@@ -68,11 +70,13 @@ def dequantize(ctx: Context) -> None:
 
 
 def softmax(ctx: Context) -> None:
-    """SOFTMAX over the last axis; beta 1 only."""
+    """SOFTMAX over the last axis; beta 1 only on float32, any on int8."""
     o = ctx.options("SoftmaxOptions")
-    if o is not None and o.Beta() != 1.0:
-        raise Unsupported(f"beta {o.Beta():g}")
-    chain(ctx, [("softmax", [ctx.inp(0)], {"axis": -1})])
+    beta = float(o.Beta()) if o is not None else 1.0
+    if beta != 1.0 and not ctx.int8():
+        raise Unsupported(f"beta {beta:g}")
+    chain(ctx, [("softmax", [ctx.inp(0)], {"axis": -1, **({"beta": beta} if beta != 1.0
+                                                          else {})})])
 
 
 def reshape(ctx: Context) -> None:

@@ -121,6 +121,24 @@ class OpDef:
 
 
 
+def _float_pool_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]
+                       ) -> dict[str, Any]:
+    """A float32 pool's params: its kernels clamp nothing (only the int8 ones do)."""
+    if attrs.get("activation", "NONE") != "NONE":
+        raise ShapeError(f"a float32 pool has no fused activation ({attrs['activation']}; "
+                         "int8 pools have): put the activation after it")
+    return pool_params(shapes, out, attrs)
+
+
+def _float_softmax_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]
+                          ) -> dict[str, Any]:
+    """A float32 softmax's params: beta 1 only (int8 softmax takes any)."""
+    if attrs.get("beta", 1.0) != 1.0:
+        raise ShapeError(f"a float32 softmax takes beta 1 only, not {attrs['beta']:g} "
+                         "(int8 softmax takes any)")
+    return softmax_params(shapes, out, attrs)
+
+
 _LAYOUT = Attr("str", "NCHW", choices=LAYOUTS)
 _ACT = Attr("str", "NONE", choices=ACTIVATIONS)
 # Per spatial dim (two for 2-D, one for 1-D; () is every stride and dilation 1, no pads);
@@ -129,7 +147,7 @@ _WINDOW_ATTRS = {"strides": Attr("ints", ()), "pads": Attr("ints", ()),
                  "dilations": Attr("ints", ()),
                  "auto_pad": Attr("str", "NOTSET", choices=AUTO_PADS)}
 _POOL_ATTRS = {**_WINDOW_ATTRS, "kernel_shape": Attr("ints", None),
-               "ceil_mode": Attr("bool", 0), "layout": _LAYOUT}
+               "ceil_mode": Attr("bool", 0), "layout": _LAYOUT, "activation": _ACT}
 _CONV_ATTRS = {**_WINDOW_ATTRS, "activation": _ACT}
 
 OPS: dict[str, OpDef] = {o.name: o for o in [
@@ -150,9 +168,10 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
           count_params, inplace=(0,), doc="Y = 1 / (1 + exp(-X))"),
     OpDef("tanh", ("input",), frozenset(), ("output",), {}, "tvmk_unary_params", same_infer,
           count_params, inplace=(0,), doc="tanh"),
-    OpDef("softmax", ("input",), frozenset(), ("output",), {"axis": Attr("int", -1)},
-          "tvmk_softmax_params", softmax_infer, softmax_params, inplace=(0,),
-          doc="softmax along axis"),
+    OpDef("softmax", ("input",), frozenset(), ("output",),
+          {"axis": Attr("int", -1), "beta": Attr("float", 1.0)},
+          "tvmk_softmax_params", softmax_infer, _float_softmax_params, inplace=(0,),
+          doc="softmax of beta * input along axis (beta other than 1: int8 only)"),
     OpDef("reshape", ("data",), frozenset(), ("reshaped",), {"shape": Attr("ints", None)},
           "tvmk_unary_params", reshape_infer, count_params, inplace=(0,), view=True,
           doc="reshape (0 copies a dim, -1 infers one)"),
@@ -174,12 +193,14 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
           resolve=partial(resolve_window, "depthwise_conv2d"),
           doc="TFLite depthwise convolution, NHWC, filter [1, KH, KW, C * depth_multiplier]"),
     OpDef("maxpool2d", ("X",), frozenset(), ("Y",), dict(_POOL_ATTRS),
-          "tvmk_pool2d_params", pool_infer, pool_params,
-          resolve=partial(resolve_window, "maxpool2d"), doc="max pooling, NCHW or NHWC"),
+          "tvmk_pool2d_params", pool_infer, _float_pool_params,
+          resolve=partial(resolve_window, "maxpool2d"),
+          doc="max pooling, NCHW or NHWC (a fused activation: int8 only)"),
     OpDef("avgpool2d", ("X",), frozenset(), ("Y",),
           {**_POOL_ATTRS, "count_include_pad": Attr("bool", 0)},
-          "tvmk_pool2d_params", pool_infer, pool_params,
-          resolve=partial(resolve_window, "avgpool2d"), doc="average pooling, NCHW or NHWC"),
+          "tvmk_pool2d_params", pool_infer, _float_pool_params,
+          resolve=partial(resolve_window, "avgpool2d"),
+          doc="average pooling, NCHW or NHWC (a fused activation: int8 only)"),
     OpDef("fully_connected", ("input", "weights", "bias"), frozenset({"bias"}), ("output",),
           {"keep_num_dims": Attr("bool", 0), "activation": _ACT},
           "tvmk_fully_connected_params", fc_infer, fc_params,

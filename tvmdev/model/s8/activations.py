@@ -21,6 +21,7 @@ import numpy as np
 from ..fixedpoint import multiply_by_quantized_multiplier, rounding_divide_by_pot
 from ..shapes import Shape, numel
 from . import Quant
+from .call import S8Call, S8Op, quant_of, refusing
 from .elementwise import scalar
 from .gemmlowp import logistic, tanh
 from .softmax import input_radius
@@ -77,3 +78,30 @@ def sigmoid_reference(x: np.ndarray, p: dict[str, Any]) -> np.ndarray:
 def tanh_reference(x: np.ndarray, p: dict[str, Any]) -> np.ndarray:
     """int8 tanh of ``x`` with ``tanh_params``' values."""
     return _fixed(x, p, tanh, 7, 0)
+
+
+@refusing
+def _sigmoid_params(c: S8Call) -> dict[str, Any]:
+    return sigmoid_params(c.out_shape, quant_of(c, 0, "the input"),
+                          quant_of(c, -1, "the output"))
+
+
+@refusing
+def _tanh_params(c: S8Call) -> dict[str, Any]:
+    return tanh_params(c.out_shape, quant_of(c, 0, "the input"), quant_of(c, -1, "the output"))
+
+
+def _sigmoid_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    assert x[0] is not None
+    return sigmoid_reference(np.asarray(x[0]), _sigmoid_params(c)).reshape(c.out_shape)
+
+
+def _tanh_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    assert x[0] is not None
+    return tanh_reference(np.asarray(x[0]), _tanh_params(c)).reshape(c.out_shape)
+
+
+OPS = {
+    "sigmoid": S8Op("tvmk_sigmoid_s8_params", _sigmoid_params, _sigmoid_ref, ("int8", "int8")),
+    "tanh": S8Op("tvmk_tanh_s8_params", _tanh_params, _tanh_ref, ("int8", "int8")),
+}

@@ -15,6 +15,7 @@ tensors, generation emits its params, and ``tvmdev run`` compares it exactly.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -96,6 +97,28 @@ def per_tensor(q: Quant | None, what: str) -> tuple[float, int]:
     return q.scale[0], q.zero_point[0]
 
 
+def quant_of(c: S8Call, i: int, what: str) -> Quant:
+    """The quantization of input ``i`` (-1: the output) of an int8 operator."""
+    q = c.quants[i]
+    if q is None:
+        raise ShapeError(f"{what} is int8 but has no quant (scale and zero_point)")
+    return q
+
+
+def refusing(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with the ValueError a family module raises for what TFLM refuses turned
+    into a ShapeError (the loader reports it as one line naming the operator)."""
+    @functools.wraps(fn)
+    def wrapped(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except ShapeError:
+            raise
+        except (ValueError, OverflowError) as exc:
+            raise ShapeError(str(exc)) from None
+    return wrapped
+
+
 def activation_range(act: str, scale: float, zero_point: int) -> tuple[int, int]:
     """TFLite's ``CalculateActivationRangeQuantized`` for int8: the fused activation's
     bounds quantized (``zero_point + round(f / scale)``, the division in float32, halves
@@ -109,6 +132,6 @@ def activation_range(act: str, scale: float, zero_point: int) -> tuple[int, int]
               "RELU6": (max(QMIN, quantize(0.0)), min(QMAX, quantize(6.0))),
               "RELU_N1_TO_1": (max(QMIN, quantize(-1.0)), min(QMAX, quantize(1.0)))}
     if act not in bounds:
-        raise ShapeError(f"the fused activation {act} has no int8 form (TFLite refuses it "
-                         "too)")
+        raise ShapeError(f"the fused activation {act} has no int8 form (TFLM's int8 kernels "
+                         "ignore it: they clamp to [-128, 127])")
     return bounds[act]

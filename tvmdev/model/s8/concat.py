@@ -13,6 +13,7 @@ import numpy as np
 from ..regions import concat_params
 from ..shapes import Shape
 from . import Quant
+from .call import S8Call, S8Op, quant_of, refusing
 from .elementwise import scalar
 
 MAX_INPUTS = 10  # TFLM's kMaxInputNum
@@ -35,3 +36,18 @@ def params(shapes: list[Shape | None], out: Shape, axis: int, quants: list[Quant
 def reference(xs: list[np.ndarray], axis: int) -> np.ndarray:
     """int8 concatenation of ``xs`` along ``axis``."""
     return np.concatenate([x.astype(np.int8) for x in xs], axis=axis)
+
+
+@refusing
+def _params(c: S8Call) -> dict[str, Any]:
+    quants = [quant_of(c, i, f"input {i}") for i in range(len(c.shapes))]
+    return params(c.shapes, c.out_shape, c.attrs["axis"], quants,
+                  quant_of(c, -1, "the output"))
+
+
+def _ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    _params(c)
+    return reference([np.asarray(v) for v in x if v is not None], c.attrs["axis"])
+
+
+OPS = {"concat": S8Op("tvmk_concat_s8_params", _params, _ref, ("int8", "int8"))}

@@ -1,6 +1,5 @@
 """int8 ADD and MUL (TFLite's quantized arithmetic, as TFLM's add_common / mul_common
-Prepare derive it), with numpy broadcasting and fused activations; and the quantized
-range of a fused activation that every int8 kernel with one clamps to.
+Prepare derive it), with numpy broadcasting and fused activations.
 
 ADD rescales both inputs to a common scale (twice the larger input scale) with 20 bits
 of headroom, adds, and rescales the sum to the output; MUL multiplies the zero-point
@@ -14,9 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from ..fixedpoint import multiply_by_quantized_multiplier, quantize_multiplier, tflite_round
+from ..fixedpoint import multiply_by_quantized_multiplier, quantize_multiplier
 from ..shapes import Shape, binary_params
 from . import Quant
+from .call import S8Call, S8Op, activation_range, quant_of, refusing
 
 INT8_MIN, INT8_MAX = -128, 127
 ADD_LEFT_SHIFT = 20  # TFLM's left_shift for int8 ADD (15 for int16)
@@ -29,26 +29,11 @@ def scalar(q: Quant, what: str) -> tuple[float, int]:
     return float(np.float32(q.scale[0])), int(q.zero_point[0])
 
 
-def quantize_real(scale: float, zero_point: int, value: float) -> int:
-    """TFLite's ``Quantize`` of an activation bound: zero_point + round(value / scale),
-    divided and rounded in float32 (half away from zero), as kernel_util.cc does."""
-    ratio = np.float32(value) / np.float32(scale)
-    return zero_point + tflite_round(float(ratio))
-
-
-def activation_range(activation: str, out: Quant) -> tuple[int, int]:
-    """TFLite's ``CalculateActivationRangeQuantized`` for an int8 output: the clamp of a
-    fused activation (NONE, RELU, RELU6, RELU_N1_TO_1; TANH clamps nothing)."""
+def act_range(activation: str, out: Quant) -> tuple[int, int]:
+    """The int8 clamp of a fused activation on an output quantized as ``out`` (one
+    rule for every int8 op: :func:`.call.activation_range`)."""
     scale, zp = scalar(out, "the output")
-    lo, hi = INT8_MIN, INT8_MAX
-    if activation in ("RELU", "RELU6"):
-        lo = max(lo, quantize_real(scale, zp, 0.0))
-    if activation == "RELU6":
-        hi = min(hi, quantize_real(scale, zp, 6.0))
-    if activation == "RELU_N1_TO_1":
-        lo = max(lo, quantize_real(scale, zp, -1.0))
-        hi = min(hi, quantize_real(scale, zp, 1.0))
-    return lo, hi
+    return activation_range(activation, scale, zp)
 
 
 def _broadcast(shapes: list[Shape | None], out: Shape) -> dict[str, Any]:
@@ -70,7 +55,7 @@ def add_params(shapes: list[Shape | None], out: Shape, activation: str, qa: Quan
         raise ValueError(f"the output scale {so} is too small for the inputs' ({sa}, {sb}): "
                          "TFLM aborts")
     o_mult, o_shift = quantize_multiplier(real_out)
-    lo, hi = activation_range(activation, qout)
+    lo, hi = act_range(activation, qout)
     return {**_broadcast(shapes, out), "a_offset": -za, "b_offset": -zb,
             "left_shift": ADD_LEFT_SHIFT, "a_multiplier": a_mult, "a_shift": a_shift,
             "b_multiplier": b_mult, "b_shift": b_shift, "out_multiplier": o_mult,
@@ -83,7 +68,7 @@ def mul_params(shapes: list[Shape | None], out: Shape, activation: str, qa: Quan
     (sa, za), (sb, zb), (so, zo) = (scalar(qa, "A"), scalar(qb, "B"),
                                     scalar(qout, "the output"))
     mult, shift = quantize_multiplier(sa * sb / so)
-    lo, hi = activation_range(activation, qout)
+    lo, hi = act_range(activation, qout)
     return {**_broadcast(shapes, out), "a_offset": -za, "b_offset": -zb,
             "out_multiplier": mult, "out_shift": shift, "out_offset": zo,
             "act_min": lo, "act_max": hi}
@@ -110,3 +95,37 @@ def mul_reference(a: np.ndarray, b: np.ndarray, p: dict[str, Any]) -> np.ndarray
     prod = (a.astype(np.int64) + p["a_offset"]) * (b.astype(np.int64) + p["b_offset"])
     scaled = multiply_by_quantized_multiplier(prod, p["out_multiplier"], p["out_shift"])
     return _clamp(scaled + p["out_offset"], p)
+
+
+def _operands(c: S8Call) -> tuple[Quant, Quant, Quant]:
+    return (quant_of(c, 0, "A"), quant_of(c, 1, "B"), quant_of(c, -1, "the output"))
+
+
+@refusing
+def _add_params(c: S8Call) -> dict[str, Any]:
+    return add_params(c.shapes, c.out_shape, c.attrs.get("activation", "NONE"),
+                      *_operands(c))
+
+
+@refusing
+def _mul_params(c: S8Call) -> dict[str, Any]:
+    return mul_params(c.shapes, c.out_shape, c.attrs.get("activation", "NONE"),
+                      *_operands(c))
+
+
+def _add_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    a, b = x[0], x[1]
+    assert a is not None and b is not None
+    return add_reference(np.asarray(a), np.asarray(b), _add_params(c)).reshape(c.out_shape)
+
+
+def _mul_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    a, b = x[0], x[1]
+    assert a is not None and b is not None
+    return mul_reference(np.asarray(a), np.asarray(b), _mul_params(c)).reshape(c.out_shape)
+
+
+OPS = {
+    "add": S8Op("tvmk_add_s8_params", _add_params, _add_ref, ("int8", "int8", "int8")),
+    "mul": S8Op("tvmk_mul_s8_params", _mul_params, _mul_ref, ("int8", "int8", "int8")),
+}

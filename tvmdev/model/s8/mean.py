@@ -14,8 +14,9 @@ import numpy as np
 
 from ..fixedpoint import multiply_by_quantized_multiplier, quantize_multiplier
 from ..regions import mean_params
-from ..shapes import Shape
+from ..shapes import Shape, norm_axis
 from . import Quant
+from .call import S8Call, S8Op, quant_of, refusing
 from .elementwise import scalar
 
 
@@ -46,3 +47,26 @@ def reference(x: np.ndarray, axes: tuple[int, ...], keepdims: bool, p: dict[str,
     y = multiply_by_quantized_multiplier(shifted, p["multiplier"], p["shift"])
     out: np.ndarray = np.clip(y + p["output_zero_point"], -128, 127).astype(np.int8)
     return out
+
+
+def _axes(c: S8Call) -> tuple[int, ...]:
+    x = c.shapes[0]
+    assert x is not None
+    axes = c.attrs.get("axes")
+    return tuple(range(len(x))) if axes is None else tuple(norm_axis(a, len(x)) for a in axes)
+
+
+@refusing
+def _params(c: S8Call) -> dict[str, Any]:
+    return params(c.shapes, c.out_shape, _axes(c), bool(c.attrs.get("keepdims", 1)),
+                  quant_of(c, 0, "the input"), quant_of(c, -1, "the output"))
+
+
+def _ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    assert x[0] is not None
+    p = _params(c)
+    return reference(np.asarray(x[0]), _axes(c), bool(c.attrs.get("keepdims", 1)),
+                     p).reshape(c.out_shape)
+
+
+OPS = {"mean": S8Op("tvmk_mean_s8_params", _params, _ref, ("int8", "int8"))}

@@ -14,6 +14,7 @@ import numpy as np
 from ..regions import pad_params
 from ..shapes import Shape
 from . import Quant
+from .call import S8Call, S8Op, quant_of, refusing
 from .elementwise import scalar
 
 
@@ -42,3 +43,24 @@ def reference(x: np.ndarray, p: dict[str, Any]) -> np.ndarray:
     widths = [(p["begin"][d], p["out_shape"][d] - p["in_shape"][d] - p["begin"][d])
               for d in range(nd)]
     return np.pad(x, widths, constant_values=np.int8(p["value"])).astype(np.int8)
+
+
+@refusing
+def _params(c: S8Call) -> dict[str, Any]:
+    """The op table's ``value`` is a real number: quantized as the output (round half away
+    from zero, in float32, as TFLite quantizes), it is the int8 fill (PAD's 0.0: the
+    output's zero point)."""
+    qout = quant_of(c, -1, "the output")
+    scale, zp = scalar(qout, "the output")
+    value = float(c.attrs.get("value", 0.0))
+    ratio = float(np.float32(value) / np.float32(scale))
+    fill = zp + int(np.sign(ratio) * np.floor(abs(ratio) + 0.5))
+    return params(c.shapes, c.out_shape, tuple(c.attrs["pads"]), qout, fill, qout)
+
+
+def _ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    assert x[0] is not None
+    return reference(np.asarray(x[0]), _params(c))
+
+
+OPS = {"pad": S8Op("tvmk_pad_s8_params", _params, _ref, ("int8", "int8"))}

@@ -14,7 +14,8 @@ import numpy as np
 from ..shapes import Shape
 from ..windowed import LAYOUTS, pool_params
 from . import Quant
-from .elementwise import activation_range, scalar
+from .call import S8Call, S8Op, quant_of, refusing
+from .elementwise import act_range, scalar
 
 FIELDS = ("N", "H", "W", "C", "KH", "KW", "OH", "OW", "stride_h", "stride_w", "pad_top",
           "pad_left")
@@ -33,7 +34,7 @@ def params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any], activa
     if abs(si - so) > 1e-6 or zi != zo:
         raise ValueError(f"int8 pooling needs the output quantized as the input (TFLM "
                          f"refuses otherwise): scale {si} vs {so}, zero point {zi} vs {zo}")
-    lo, hi = activation_range(activation, qout)
+    lo, hi = act_range(activation, qout)
     return {**{k: base[k] for k in FIELDS}, "act_min": lo, "act_max": hi}
 
 
@@ -67,3 +68,29 @@ def max_reference(x: np.ndarray, p: dict[str, Any]) -> np.ndarray:
         if win.size:
             y[:, oy, ox, :] = win.max(axis=(1, 2))
     return np.clip(y, p["act_min"], p["act_max"]).astype(np.int8)
+
+
+@refusing
+def _params(c: S8Call) -> dict[str, Any]:
+    return params(c.shapes, c.out_shape, c.attrs, c.attrs.get("activation", "NONE"),
+                  quant_of(c, 0, "the input"), quant_of(c, -1, "the output"))
+
+
+def _avg_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    assert x[0] is not None
+    p = _params(c)
+    v = np.asarray(x[0]).reshape(p["N"], p["H"], p["W"], p["C"])
+    return avg_reference(v, p).reshape(c.out_shape)
+
+
+def _max_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    assert x[0] is not None
+    p = _params(c)
+    v = np.asarray(x[0]).reshape(p["N"], p["H"], p["W"], p["C"])
+    return max_reference(v, p).reshape(c.out_shape)
+
+
+OPS = {
+    "avgpool2d": S8Op("tvmk_pool2d_s8_params", _params, _avg_ref, ("int8", "int8")),
+    "maxpool2d": S8Op("tvmk_pool2d_s8_params", _params, _max_ref, ("int8", "int8")),
+}

@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from ..fixedpoint import quantize_multiplier
-from ..shapes import Shape, numel
+from ..shapes import Shape, ShapeError, norm_axis, numel
 from . import Quant
+from .call import S8Call, S8Op, quant_of, refusing
 from .elementwise import scalar
 from .gemmlowp import exp_on_negative_values, rdbpot, reciprocal, srdhm, wrap32
 
@@ -78,3 +79,21 @@ def reference(x: np.ndarray, p: dict[str, Any]) -> np.ndarray:
     out = rdbpot(srdhm(scale, exps), exponent) - 128
     out = np.where(live, np.clip(out, -128, 127), -128)
     return out.astype(np.int8).reshape(x.shape)
+
+
+@refusing
+def _params(c: S8Call) -> dict[str, Any]:
+    shape = c.out_shape or (1,)
+    if norm_axis(c.attrs.get("axis", -1), len(shape)) != len(shape) - 1:
+        raise ShapeError("an int8 softmax is over the last axis (TFLite's)")
+    return params(shape, c.attrs.get("beta", 1.0), quant_of(c, 0, "the input"),
+                  quant_of(c, -1, "the output"))
+
+
+@refusing
+def _ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    assert x[0] is not None
+    return reference(np.asarray(x[0]), _params(c)).reshape(c.out_shape)
+
+
+OPS = {"softmax": S8Op("tvmk_softmax_s8_params", _params, _ref, ("int8", "int8"))}

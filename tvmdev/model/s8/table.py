@@ -6,8 +6,16 @@ from the float op table.
 
 from __future__ import annotations
 
+from .activations import OPS as ACTIVATIONS
 from .call import S8Op
+from .concat import OPS as CONCAT
+from .elementwise import OPS as ELEMENTWISE
+from .mean import OPS as MEAN
 from .nn import OPS as NN
+from .pad import OPS as PAD
+from .pool import OPS as POOL
 from .quantize import OPS as QUANTIZE
+from .softmax import OPS as SOFTMAX
 
-S8OPS: dict[str, S8Op] = {**QUANTIZE, **NN}
+S8OPS: dict[str, S8Op] = {**QUANTIZE, **NN, **ELEMENTWISE, **POOL, **SOFTMAX, **ACTIVATIONS,
+                          **PAD, **MEAN, **CONCAT}
