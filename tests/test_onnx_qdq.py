@@ -74,6 +74,22 @@ def convnet(rng: np.random.Generator) -> tuple[bytes, tuple[int, ...]]:
             (1, 3, 8, 8))
 
 
+def dwnet(rng: np.random.Generator) -> tuple[bytes, tuple[int, ...]]:
+    """Conv, Relu, a depthwise Conv (group = channels, multiplier 2, stride 2), Clip 0..6,
+    Flatten, MatMul."""
+    inits = [_w(rng, "w1", (4, 3, 3, 3)), _w(rng, "b1", (4,), 0.1),
+             _w(rng, "w2", (8, 1, 3, 3), 0.5), _w(rng, "b2", (8,), 0.1),
+             _w(rng, "w3", (8 * 3 * 3, 6), 0.1), B.init("lo", np.float32(0)),
+             B.init("hi", np.float32(6))]
+    nodes = [n("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]), n("Relu", ["c1"], ["r1"]),
+             n("Conv", ["r1", "w2", "b2"], ["c2"], group=4, pads=[1, 1, 1, 1],
+               strides=[2, 2]),
+             n("Clip", ["c2", "lo", "hi"], ["r2"]), n("Flatten", ["r2"], ["f"]),
+             n("MatMul", ["f", "w3"], ["y"])]
+    return (B.model(nodes, [B.tensor("x", [1, 3, 6, 6])], [B.tensor("y", [1, 6])], inits),
+            (1, 3, 6, 6))
+
+
 def cnn(rng: np.random.Generator) -> tuple[bytes, tuple[int, ...]]:
     """Conv, Relu, Conv, Relu, MaxPool, Conv, Add (a residual), Relu, AveragePool,
     Flatten, Gemm."""
@@ -110,9 +126,10 @@ def quantize(tmp: Path, build: Callable[[np.random.Generator], tuple[bytes, tupl
     raw, shape = build(np.random.default_rng(seed))
     fp, qp = tmp / f"{build.__name__}_float.onnx", tmp / f"{build.__name__}_{per_channel}.onnx"
     fp.write_bytes(raw)
-    opts = {"activation_type": oq.QuantType.QInt8, "weight_type": oq.QuantType.QInt8, **kw}
-    oq.quantize_static(str(fp), str(qp), _Reader(shape, seed + 1),
-                       quant_format=oq.QuantFormat.QDQ, per_channel=per_channel, **opts)
+    opts = {"activation_type": oq.QuantType.QInt8, "weight_type": oq.QuantType.QInt8,
+            "quant_format": oq.QuantFormat.QDQ, **kw}
+    oq.quantize_static(str(fp), str(qp), _Reader(shape, seed + 1), per_channel=per_channel,
+                       **opts)
     return qp, shape
 
 
@@ -149,8 +166,12 @@ def inputs(shape: tuple[int, ...], seed: int) -> np.ndarray:
     return (np.random.default_rng(seed).standard_normal(shape) * 1.2).astype(np.float32)
 
 
-MODELS = {"mlp": mlp, "convnet": convnet, "cnn": cnn}
+MODELS = {"mlp": mlp, "convnet": convnet, "dwnet": dwnet, "cnn": cnn}
 CASES = [(m, pc) for m in MODELS for pc in (False, True)]
+
+
+def _id(case: tuple[str, bool]) -> str:
+    return f"{case[0]}-{'channel' if case[1] else 'tensor'}"
 
 
 def _has_pools() -> bool:
@@ -209,7 +230,7 @@ def test_mlp_import(qmodels: dict[Any, Any]) -> None:
                                       "fully_connected", "dequantize"]
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c[0] != "cnn"])
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] != "cnn"], ids=_id)
 def test_reference_within_one_step(qmodels: dict[Any, Any], case: tuple[str, bool]) -> None:
     """tvmdev's numpy reference of the int8 model (the integer arithmetic the kernels do)
     against ONNX Runtime on the QDQ model: every element within one step."""
@@ -236,4 +257,127 @@ def test_cnn_needs_int8_pools(qmodels: dict[Any, Any]) -> None:
     model = imported.to_model()
     x = inputs(shape, 3)
     got = reference.evaluate(model, {"x": x})[next(iter(model.outputs))]
+    assert steps(path, got, x) <= ONE_STEP
+
+
+def test_dwnet_import(qmodels: dict[Any, Any]) -> None:
+    """A Conv whose groups are one input channel each is depthwise_conv2d, its weights
+    [1, KH, KW, C * multiplier] quantized per channel along axis 3."""
+    path, _ = qmodels[("dwnet", True)]
+    imported = import_file(path)
+    ops = imported.doc["operators"]
+    assert [o["op"] for o in ops] == ["transpose", "quantize", "conv2d", "depthwise_conv2d",
+                                      "reshape", "fully_connected", "dequantize"]
+    assert ops[3]["attrs"]["depth_multiplier"] == 2
+    w = imported.doc["constants"][ops[3]["inputs"][1]]
+    assert w["shape"] == [1, 3, 3, 8] and w["quant"]["axis"] == 3
+
+
+@pytest.mark.parametrize("build", [mlp, convnet, dwnet], ids=lambda b: b.__name__)
+def test_qoperator_within_one_step(build: Callable[..., Any], tmp_path: Path) -> None:
+    """quantize_static's QOperator format (QLinearConv, QLinearMatMul, com.microsoft QGemm,
+    Flatten on int8): the same int8 operators, within one step of ONNX Runtime."""
+    path, shape = quantize(tmp_path, build, True, quant_format=oq.QuantFormat.QOperator)
+    kinds = {node.op_type for node in onnx.load(str(path)).graph.node}
+    assert kinds & {"QLinearConv", "QLinearMatMul", "QGemm"}
+    assert not kinds & {"Conv", "Gemm", "MatMul"}
+    model = import_file(path).to_model()
+    x = inputs(shape, 3)
+    got = reference.evaluate(model, {"x": x})[next(iter(model.outputs))]
+    assert steps(path, got, x) <= ONE_STEP
+
+
+def _qdq_relu(s1: float, z1: int, s2: float, z2: int, act: str) -> bytes:
+    """By hand: x -> Q/DQ -> Conv (DQ weights, DQ bias) -> Q(s1, z1) -> DQ -> Relu or Clip
+    -> Q(s2, z2) -> DQ -> y: the activation fused into the int8 conv2d (at s1, z1), then a
+    requantization to (s2, z2)."""
+    rng = np.random.default_rng(5)
+    w = rng.integers(-127, 128, (4, 2, 3, 3)).astype(np.int8)
+    sx, sw = 0.02, 0.004
+    inits = [B.init("sx", np.float32(sx)), B.init("zx", np.int8(3)), B.init("w", w),
+             B.init("sw", np.float32(sw)), B.init("zw", np.int8(0)),
+             B.init("b", rng.integers(-2000, 2000, 4).astype(np.int32)),
+             B.init("sb", np.float32(np.float32(sx) * np.float32(sw))),
+             B.init("zb", np.int32(0)), B.init("s1", np.float32(s1)),
+             B.init("z1", np.int8(z1)), B.init("s2", np.float32(s2)), B.init("z2", np.int8(z2)),
+             B.init("lo", np.float32(0)), B.init("hi", np.float32(6))]
+    relu = (n("Relu", ["d1"], ["r"]) if act == "Relu"
+            else n("Clip", ["d1", "lo", "hi"], ["r"]))
+    nodes = [n("QuantizeLinear", ["x", "sx", "zx"], ["qx"]),
+             n("DequantizeLinear", ["qx", "sx", "zx"], ["dx"]),
+             n("DequantizeLinear", ["w", "sw", "zw"], ["dw"]),
+             n("DequantizeLinear", ["b", "sb", "zb"], ["db"]),
+             n("Conv", ["dx", "dw", "db"], ["c"], pads=[1, 1, 1, 1]),
+             n("QuantizeLinear", ["c", "s1", "z1"], ["q1"]),
+             n("DequantizeLinear", ["q1", "s1", "z1"], ["d1"]), relu,
+             n("QuantizeLinear", ["r", "s2", "z2"], ["q2"]),
+             n("DequantizeLinear", ["q2", "s2", "z2"], ["y"])]
+    return B.model(nodes, [B.tensor("x", [1, 2, 5, 5])], [B.tensor("y", [1, 4, 5, 5])], inits)
+
+
+@pytest.mark.parametrize(("act", "s2", "z2", "ops"), [
+    ("Relu", 0.05, 0, ["conv2d"]), ("Relu", 0.02, -128, ["conv2d", "quantize"]),
+    ("Clip", 0.03, -100, ["conv2d", "quantize"])])
+def test_relu_between_qdq_fused(act: str, s2: float, z2: int, ops: list[str],
+                                tmp_path: Path) -> None:
+    """A Relu or Clip 0..6 between DQ and Q after a conv: the conv's activation, then a
+    requantization when the second Q differs; within one step of ONNX Runtime."""
+    path = tmp_path / "relu.onnx"
+    path.write_bytes(_qdq_relu(0.05, 0, s2, z2, act))
+    imported = import_file(path)
+    got_ops = [o["op"] for o in imported.doc["operators"]]
+    assert got_ops == ["transpose", "quantize", *ops, "dequantize", "transpose"]
+    conv = imported.doc["operators"][2]
+    assert conv["attrs"]["activation"] == ("RELU" if act == "Relu" else "RELU6")
+    model = imported.to_model()
+    for seed in (1, 2):
+        x = (np.random.default_rng(seed).standard_normal((1, 2, 5, 5)) * 2).astype(np.float32)
+        got = reference.evaluate(model, {"x": x})["y"]
+        assert steps(path, got, x) <= ONE_STEP
+
+
+def test_refusals_one_line(tmp_path: Path, cli: Callable[..., Result]) -> None:
+    """uint8 (QUInt8) models and asymmetric weights are refused in one line and a hint,
+    nothing written."""
+    raw, shape = mlp(np.random.default_rng(0))
+    fp = tmp_path / "f.onnx"
+    fp.write_bytes(raw)
+    cases = {"u8": ({"activation_type": oq.QuantType.QUInt8,
+                     "weight_type": oq.QuantType.QUInt8},
+                    "uint8 quantization (QUInt8); tvmdev's quantized operators take int8 only",
+                    "quantize with quantize_static(..., activation_type=QuantType.QInt8"),
+             "asym": ({"activation_type": oq.QuantType.QInt8,
+                       "weight_type": oq.QuantType.QInt8,
+                       "extra_options": {"WeightSymmetric": False}},
+                      "are asymmetric (zero point", "quantize the weights symmetrically")}
+    for name, (opts, message, hint) in cases.items():
+        qp = tmp_path / f"{name}.onnx"
+        oq.quantize_static(str(fp), str(qp), _Reader(shape, 1),
+                           quant_format=oq.QuantFormat.QDQ, **opts)
+        r = cli("import", str(qp), "-o", str(tmp_path / "o"))
+        lines = r.err.splitlines()
+        assert r.code == 1 and len(lines) == 2, r.err
+        assert lines[0].startswith(f"tvmdev: {qp}: ") and message in lines[0], lines
+        assert lines[1].startswith(f"  hint: {hint}"), lines
+        assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] != "cnn"] + [("cnn", True)],
+                         ids=_id)
+def test_run_host_within_one_step(qmodels: dict[Any, Any], case: tuple[str, bool],
+                                  cli: Callable[..., Result], tmp_path: Path) -> None:
+    """``tvmdev run`` on the host (the C kernels) against ONNX Runtime: every element
+    within one step. The CNN needs the int8 add and pools (NEEDS_POOLS)."""
+    if case[0] == "cnn" and not _has_pools():
+        pytest.skip("the int8 add and pools are not in the op table yet")
+    path, shape = qmodels[case]
+    x = inputs(shape, 11)
+    (tmp_path / "in").mkdir()
+    np.save(tmp_path / "in" / "x.npy", x)
+    r = cli("run", str(path), "--board", "host", "--inputs", str(tmp_path / "in"),
+            "--save-outputs", str(tmp_path / "out"), "--build-dir", str(tmp_path / "build"))
+    assert r.code == 0, r.out + r.err
+    assert r.out.rstrip().endswith("PASS"), r.out
+    got = np.load(tmp_path / "out" / "y.npy")
     assert steps(path, got, x) <= ONE_STEP

@@ -339,8 +339,9 @@ def _bound(st: QState, node: Any, j: int, key: str) -> float | None:
 
 def fuse_relu(st: QState, node: Any, i: int) -> bool:
     """A Relu or Clip between DequantizeLinear and QuantizeLinear, after an int8 conv,
-    fully_connected, add or mul that only it reads: that op's activation, writing the
-    QuantizeLinear's output at its quantization."""
+    fully_connected, add or mul that only it reads: that op's activation (at the op's
+    output quantization), then a requantization to the QuantizeLinear's when it differs,
+    as ONNX Runtime computes it (clamp, then quantize again)."""
     src = st.floats.get(node.input[0])
     q = st.only_reader(node.output[0])
     if src is None or q is None or st.nodes[q].op_type != "QuantizeLinear":
@@ -356,9 +357,12 @@ def fuse_relu(st: QState, node: Any, i: int) -> bool:
     qn = st.nodes[q]
     quant = st.quant(qn, q, qn.input[1], qn.input[2] if len(qn.input) > 2 else "")
     op.setdefault("attrs", {})["activation"] = clip_activation(st, node)
-    st.b.quant[a.name] = quant
-    st.acts[qn.output[0]] = QAct(a.name, quant, a.layout, a.chw)
     st.done.add(q)
+    if quant == a.quant:
+        st.acts[qn.output[0]] = a
+        return True
+    out = st.emit(qn, "quantize", [a.name], st.cname[qn.output[0]], {}, quant=quant)
+    st.acts[qn.output[0]] = QAct(out, quant, a.layout, a.chw)
     return True
 
 
