@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import IN_CI
+from conftest import IN_CI, Result
 
 from tvmdev.errors import TvmdevError
 

@@ -18,6 +18,7 @@ order, the Gemm reading it taking its weight columns permuted to match.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,8 @@ INT8_HINT = ("quantize with quantize_static(..., activation_type=QuantType.QInt8
              "weight_type=QuantType.QInt8)")
 NHWC = (0, 2, 3, 1)  # NCHW -> NHWC
 NCHW = (0, 3, 1, 2)  # NHWC -> NCHW
+# The ops whose int8 form takes a fused activation.
+FUSING = ("conv2d", "depthwise_conv2d", "fully_connected", "add", "mul")
 
 
 def quantized(model: Any) -> bool:
@@ -232,3 +235,45 @@ def dequantize_output(st: QState, node: Any, a: QAct, out: str) -> None:
         st.emit(node, "reshape", [f], out, {"shape": [n, c * h * w]}, dtype="float32")
         return
     st.emit(node, "transpose", [f], out, {"perm": list(NCHW)}, dtype="float32")
+
+
+@dataclass(frozen=True)
+class Out:
+    """Where an int8 operator writes: the ONNX tensor, its quantization, the activation."""
+
+    onnx: str
+    name: str
+    quant: QuantParams
+    activation: str = "NONE"
+
+
+Operand = QAct | QConst | None
+Converter = Callable[[QState, Any, int, list[Operand], Out], None]
+
+
+def attr(node: Any, key: str, default: Any = None) -> Any:
+    """A node attribute's value."""
+    from onnx import helper
+    for a in node.attribute:
+        if a.name == key:
+            v = helper.get_attribute_value(a)
+            return v.decode() if isinstance(v, bytes) else v
+    return default
+
+
+def activation_input(x: Operand, what: str = "input") -> QAct:
+    """``x``, which must be a computed int8 tensor."""
+    if not isinstance(x, QAct):
+        raise Unsupported(f"{what} not a computed int8 tensor")
+    return x
+
+
+def write(st: QState, node: Any, op: str, ins: list[str | None], out: Out,
+           attrs: dict[str, Any], layout: str = "") -> None:
+    """Emit the int8 ``op`` writing ``out`` (its activation an attribute), in ``layout``."""
+    if out.activation != "NONE":
+        if op not in FUSING:
+            raise Unsupported(f"a {out.activation} after it")
+        attrs = {**attrs, "activation": out.activation}
+    st.emit(node, op, ins, out.name, attrs, quant=out.quant)
+    st.acts[out.onnx] = QAct(out.name, out.quant, layout)

@@ -13,10 +13,23 @@ from ..errors import TvmdevError
 from ..model.shapes import Shape
 from .graph import Builder, Imported, QuantParams, Unsupported
 from .onnx_context import node_label
-from .onnx_qdq import QAct, QConst, QState, dequantize_node, quantize_node, readers
-from .onnx_qdq_ops import QDQ_CONVERTERS, SAME_QUANT, Operand, Out, attr, clip_activation, fuse_relu
+from .onnx_qdq import (
+    Converter,
+    Operand,
+    Out,
+    QAct,
+    QConst,
+    QState,
+    attr,
+    dequantize_node,
+    quantize_node,
+    readers,
+)
+from .onnx_qdq_ops import NN_CONVERTERS, clip_activation, fuse_relu
+from .onnx_qdq_regions import REGION_CONVERTERS, SAME_QUANT
 
 DOMAINS = ("", "ai.onnx", "com.microsoft")
+QDQ_CONVERTERS: dict[str, Converter] = {**NN_CONVERTERS, **REGION_CONVERTERS}
 # QLinear kinds: (operand groups (value, scale, zero point) for x and w; bias; y's pair).
 QLINEAR = {"QLinearConv": ((0, 1, 2), (3, 4, 5), 8, (6, 7), "Conv"),
            "QLinearMatMul": ((0, 1, 2), (3, 4, 5), -1, (6, 7), "MatMul"),

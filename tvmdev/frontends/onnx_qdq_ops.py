@@ -6,59 +6,36 @@ float operator between DequantizeLinear and QuantizeLinear or a QLinear one.
 Conv becomes conv2d NHWC with OHWI weights (depthwise_conv2d when each group is one input
 channel), Gemm and MatMul by a constant fully_connected; their bias is int32 at scale
 input_scale * weight_scale (rounded again if the model's differs). Add, Mul, the pools,
-GlobalAveragePool (mean over H, W), Softmax, Sigmoid and Tanh map onto the int8 op of the
-same meaning; Flatten and Reshape are int8 reshapes.
+Sigmoid and Tanh map onto the int8 op of the same meaning (the region ones are in
+:mod:`.onnx_qdq_regions`). A Relu or Clip is a fused activation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..errors import TvmdevError
 from .graph import QuantParams, Unsupported
-from .onnx_qdq import NHWC, QAct, QConst, QState
+from .onnx_qdq import (
+    FUSING,
+    NHWC,
+    Converter,
+    Operand,
+    Out,
+    QAct,
+    QConst,
+    QState,
+    activation_input,
+    attr,
+    write,
+)
 
 WEIGHT_HINT = ("quantize the weights symmetrically: quantize_static(..., "
                "extra_options={'WeightSymmetric': True}) (the default for QInt8)")
 # ONNX Clip bounds (min, max) that are a fused activation of tvmdev's int8 ops.
 CLIPS: dict[tuple[float | None, float | None], str] = {
     (0.0, None): "RELU", (0.0, 6.0): "RELU6", (-1.0, 1.0): "RELU_N1_TO_1"}
-# The ops whose int8 form takes a fused activation.
-FUSING = ("conv2d", "depthwise_conv2d", "fully_connected", "add", "mul")
-
-
-@dataclass(frozen=True)
-class Out:
-    """Where an int8 operator writes: the ONNX tensor, its quantization, the activation."""
-
-    onnx: str
-    name: str
-    quant: QuantParams
-    activation: str = "NONE"
-
-
-Operand = QAct | QConst | None
-Converter = Callable[[QState, Any, int, list[Operand], Out], None]
-
-
-def attr(node: Any, key: str, default: Any = None) -> Any:
-    """A node attribute's value."""
-    from onnx import helper
-    for a in node.attribute:
-        if a.name == key:
-            v = helper.get_attribute_value(a)
-            return v.decode() if isinstance(v, bytes) else v
-    return default
-
-
-def _act(x: Operand, what: str = "input") -> QAct:
-    if not isinstance(x, QAct):
-        raise Unsupported(f"{what} not a computed int8 tensor")
-    return x
 
 
 def _weights(st: QState, node: Any, i: int, w: Operand) -> QConst:
@@ -105,20 +82,10 @@ def _bias_name(st: QState, bias: tuple[np.ndarray, str] | None, s_in: float,
     return [st.constant(bias[1], bias[0], "int32", q)]
 
 
-def _write(st: QState, node: Any, op: str, ins: list[str | None], out: Out,
-           attrs: dict[str, Any], layout: str = "") -> None:
-    if out.activation != "NONE":
-        if op not in FUSING:
-            raise Unsupported(f"a {out.activation} after it")
-        attrs = {**attrs, "activation": out.activation}
-    st.emit(node, op, ins, out.name, attrs, quant=out.quant)
-    st.acts[out.onnx] = QAct(out.name, out.quant, layout)
-
-
 def conv(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
     """Conv (2-D, NCHW in ONNX) as conv2d NHWC with OHWI weights, or depthwise_conv2d
     ([1, KH, KW, C * multiplier]) when each group is one input channel."""
-    x, w = _act(ins[0]), _weights(st, node, i, ins[1])
+    x, w = activation_input(ins[0]), _weights(st, node, i, ins[1])
     if x.layout != "NHWC" or w.values.ndim != 4:
         raise Unsupported("not 2-D")
     s_in, _ = _per_tensor(x)
@@ -142,7 +109,7 @@ def conv(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
         wn = st.constant(w.source, w.values.transpose(0, 2, 3, 1), "int8", w.quant)
         attrs = {"layout": "NHWC", **attrs, **({"group": group} if group != 1 else {})}
         op = "conv2d"
-    _write(st, node, op, [x.name, wn, *_bias_name(st, bias, s_in, w.quant)], out,
+    write(st, node, op, [x.name, wn, *_bias_name(st, bias, s_in, w.quant)], out,
            attrs, "NHWC")
 
 
@@ -161,7 +128,7 @@ def _fc(st: QState, node: Any, i: int, x: QAct, w: QConst, wt: np.ndarray, b: Op
     bias = _bias(st, b, s_in, q, n, False)
     wn = st.constant(w.source, np.ascontiguousarray(wt), "int8", q)
     attrs = {"keep_num_dims": 1} if rank > 2 else {}
-    _write(st, node, "fully_connected", [x.name, wn, *_bias_name(st, bias, s_in, q)],
+    write(st, node, "fully_connected", [x.name, wn, *_bias_name(st, bias, s_in, q)],
            out, attrs)
 
 
@@ -170,7 +137,7 @@ def gemm(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
     if attr(node, "transA", 0) or attr(node, "alpha", 1.0) != 1.0 or (
             len(ins) > 2 and ins[2] is not None and attr(node, "beta", 1.0) != 1.0):
         raise Unsupported("transA, alpha or beta")
-    x, w = _act(ins[0]), _weights(st, node, i, ins[1])
+    x, w = activation_input(ins[0]), _weights(st, node, i, ins[1])
     if w.values.ndim != 2:
         raise Unsupported("weights not 2-D")
     trans = bool(attr(node, "transB", 0))
@@ -183,7 +150,7 @@ def gemm(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
 
 def matmul(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
     """MatMul (and QLinearMatMul) of a computed tensor by constant weights [K, N]."""
-    x, w = _act(ins[0]), _weights(st, node, i, ins[1])
+    x, w = activation_input(ins[0]), _weights(st, node, i, ins[1])
     if w.values.ndim != 2:
         raise Unsupported("weights not 2-D (or not constant)")
     if len(w.quant.scale) > 1 and w.quant.axis != 1:
@@ -205,7 +172,7 @@ def _nhwc_const(st: QState, c: QConst, like: QAct) -> str:
 def _binary(op: str) -> Converter:
     def convert(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
         a, b = ins[0], ins[1]
-        first = a if isinstance(a, QAct) else _act(b)
+        first = a if isinstance(a, QAct) else activation_input(b)
         names: list[str | None] = []
         for x in (a, b):
             if isinstance(x, QAct):
@@ -217,100 +184,18 @@ def _binary(op: str) -> Converter:
                 names.append(_nhwc_const(st, x, first))
             else:
                 raise Unsupported("an operand not quantized")
-        _write(st, node, op, names, out, {}, first.layout)
+        write(st, node, op, names, out, {}, first.layout)
     convert.__doc__ = f"{op} of int8 tensors (a constant operand broadcast to the layout)."
     return convert
 
 
-def _axis(st: QState, x: QAct, axis: int) -> int:
-    """An ONNX axis of ``x`` in its tvmdev layout."""
-    rank = len(st.shape(x.name))
-    axis %= rank
-    if x.layout == "NHWC":
-        return NHWC.index(axis)
-    if x.layout:
-        raise Unsupported("an axis of a flattened NHWC tensor")
-    return axis
-
-
-def _pool(op: str) -> Converter:
-    keys: tuple[str, ...] = ("kernel_shape", "strides", "pads", "auto_pad", "ceil_mode",
-                             "dilations")
-    keys += ("count_include_pad",) if op == "avgpool2d" else ()
-
-    def convert(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
-        x = _act(ins[0])
-        if x.layout != "NHWC":
-            raise Unsupported("not 2-D")
-        attrs = {k: v for k in keys if (v := attr(node, k)) is not None}
-        if attrs.get("auto_pad") == "NOTSET":
-            del attrs["auto_pad"]
-        _write(st, node, op, [x.name], out, {"layout": "NHWC", **attrs}, "NHWC")
-    convert.__doc__ = f"{op} NHWC, ONNX's window attributes as written."
-    return convert
-
-
-def global_average_pool(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
-    """GlobalAveragePool: the int8 mean over H and W (NHWC), keeping the dims."""
-    x = _act(ins[0])
-    if x.layout != "NHWC":
-        raise Unsupported("not 2-D")
-    _write(st, node, "mean", [x.name], out, {"axes": [1, 2], "keepdims": 1}, "NHWC")
-
-
 def _unary(op: str) -> Converter:
     def convert(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
-        x = _act(ins[0])
-        _write(st, node, op, [x.name], out, {}, x.layout)
+        x = activation_input(ins[0])
+        write(st, node, op, [x.name], out, {}, x.layout)
         st.acts[out.onnx] = QAct(out.name, out.quant, x.layout, x.chw)
     convert.__doc__ = f"the elementwise int8 {op}, in any layout."
     return convert
-
-
-def softmax(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
-    """Softmax along one axis (opset 13's meaning; a 2-D input's last axis before)."""
-    x = _act(ins[0])
-    rank = len(st.shape(x.name))
-    axis = int(attr(node, "axis", -1 if st.opset >= 13 else 1))
-    if st.opset < 13 and axis % rank != rank - 1:
-        raise Unsupported(f"axis {axis} before opset 13 (a flattened softmax)")
-    _write(st, node, "softmax", [x.name], out, {"axis": _axis(st, x, axis)}, x.layout)
-
-
-def flatten(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
-    """Flatten at axis 1 (of an NHWC tensor: its bytes as they are, in HWC order, unless
-    H * W is 1) and Reshape to [N, -1]-like shapes; the int8 reshape keeps the bytes."""
-    x = _act(ins[0])
-    logical = st.logical(x)
-    if node.op_type == "Flatten":
-        axis = int(attr(node, "axis", 1)) % max(len(logical), 1)
-        shape = [int(np.prod(logical[:axis])), int(np.prod(logical[axis:]))]
-    else:
-        shape = list(st.hints.get(node.output[0], ()))
-        if not shape:
-            raise Unsupported("output shape unknown")
-    layout, chw = "", (0, 0, 0)
-    if x.layout == "NHWC" and logical[2] * logical[3] != 1:
-        if shape != [logical[0], int(np.prod(logical[1:]))]:
-            raise Unsupported("a reshape of an NHWC tensor other than to [N, C*H*W]")
-        layout, chw = "HWC", (logical[1], logical[2], logical[3])
-    elif x.layout:
-        if x.layout == "HWC" and shape != list(logical):
-            raise Unsupported("a reshape of a flattened NHWC tensor")
-    st.emit(node, "reshape", [x.name], out.name, {"shape": shape}, quant=x.quant)
-    st.acts[out.onnx] = QAct(out.name, x.quant, layout, chw)
-
-
-QDQ_CONVERTERS: dict[str, Converter] = {
-    "Conv": conv, "Gemm": gemm, "MatMul": matmul,
-    "Add": _binary("add"), "Mul": _binary("mul"),
-    "MaxPool": _pool("maxpool2d"), "AveragePool": _pool("avgpool2d"),
-    "GlobalAveragePool": global_average_pool,
-    "Softmax": softmax, "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"),
-}
-# Moving bytes only: the output keeps the input's quantization (no QuantizeLinear needed).
-SAME_QUANT: dict[str, Converter] = {"Flatten": flatten, "Reshape": flatten,
-                                    "MaxPool": _pool("maxpool2d")}
 
 
 def clip_activation(st: QState, node: Any) -> str:
@@ -366,8 +251,8 @@ def fuse_relu(st: QState, node: Any, i: int) -> bool:
     return True
 
 
-def refuse_float_output(st: QState, node: Any, i: int) -> TvmdevError:
-    """The error for a float operator whose output is not quantized."""
-    return st.fail("its output is not quantized (no QuantizeLinear reads it)", node, i,
-                   hint="quantize the whole model: quantize_static quantizes every "
-                        "operator it knows")
+NN_CONVERTERS: dict[str, Converter] = {
+    "Conv": conv, "Gemm": gemm, "MatMul": matmul,
+    "Add": _binary("add"), "Mul": _binary("mul"),
+    "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"),
+}
