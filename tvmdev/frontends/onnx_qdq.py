@@ -164,25 +164,15 @@ def readers(nodes: list[Any]) -> dict[str, list[int]]:
 
 
 def quantize_node(st: QState, node: Any, i: int) -> None:
-    """QuantizeLinear of a graph input (transposed to NHWC first when 4-D: quantize is
-    elementwise), or of a dequantized int8 tensor (a requantization; nothing when the
-    quantization is the same)."""
+    """QuantizeLinear of a dequantized int8 tensor (a requantization; nothing when the
+    quantization is the same), or of a float32 tensor: a graph input or an operator's
+    left in float (transposed to NHWC first when 4-D: quantize is elementwise)."""
     src, out = node.input[0], node.output[0]
     axis = int(next((a.i for a in node.attribute if a.name == "axis"), 1))
     q = st.quant(node, i, node.input[1], node.input[2] if len(node.input) > 2 else "", axis)
     if q.scale and len(q.scale) > 1:
         raise Unsupported("per-channel quantization of a computed tensor")
     cn = st.cname[out]
-    if src in st.b.inputs and src in st.cname and st.cname[src] in st.b.inputs:
-        x = st.cname[src]
-        layout = ""
-        if len(st.shape(x)) == 4:
-            x = st.emit(node, "transpose", [x], st.b.fresh(f"{x}_nhwc"), {"perm": list(NHWC)},
-                        dtype="float32")
-            layout = "NHWC"
-        st.emit(node, "quantize", [x], cn, {}, quant=q)
-        st.acts[out] = QAct(cn, q, layout)
-        return
     if src in st.floats:
         a = st.acts[st.floats[src]]
         if a.quant == q:
@@ -191,7 +181,17 @@ def quantize_node(st: QState, node: Any, i: int) -> None:
         st.emit(node, "quantize", [a.name], cn, {}, quant=q)
         st.acts[out] = QAct(cn, q, a.layout, a.chw)
         return
-    raise Unsupported("of a tensor computed in float32 (its operator is not quantized)")
+    x = st.cname.get(src, "")
+    if x in st.b.shapes and st.b.dtypes.get(x) == "float32":
+        layout = ""
+        if len(st.shape(x)) == 4:
+            x = st.emit(node, "transpose", [x], st.b.fresh(f"{x}_nhwc"), {"perm": list(NHWC)},
+                        dtype="float32")
+            layout = "NHWC"
+        st.emit(node, "quantize", [x], cn, {}, quant=q)
+        st.acts[out] = QAct(cn, q, layout)
+        return
+    raise Unsupported("of a constant (quantize it at export)")
 
 
 def dequantize_node(st: QState, node: Any, i: int) -> None:

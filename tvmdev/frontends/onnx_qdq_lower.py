@@ -11,31 +11,27 @@ import numpy as np
 
 from ..errors import TvmdevError
 from ..model.shapes import Shape
-from .graph import Builder, Imported, QuantParams, Unsupported
-from .onnx_context import node_label
+from .graph import Builder, Imported, Unsupported
+from .onnx_context import Context, Graph, node_label
+from .onnx_ops import CONVERTERS as FLOAT_CONVERTERS
 from .onnx_qdq import (
-    Converter,
     Operand,
     Out,
     QAct,
-    QConst,
     QState,
     attr,
     dequantize_node,
+    dequantize_output,
     quantize_node,
     readers,
 )
-from .onnx_qdq_ops import NN_CONVERTERS, clip_activation, fuse_relu
-from .onnx_qdq_regions import REGION_CONVERTERS, SAME_QUANT
+from .onnx_qdq_ops import clip_activation, fuse_relu
+from .onnx_qdq_qlinear import QDQ_CONVERTERS, QLINEAR, QLINEAR_SIMPLE, arg, qlinear, qlinear_simple
+from .onnx_qdq_regions import SAME_QUANT
 
 DOMAINS = ("", "ai.onnx", "com.microsoft")
-QDQ_CONVERTERS: dict[str, Converter] = {**NN_CONVERTERS, **REGION_CONVERTERS}
-# QLinear kinds: (operand groups (value, scale, zero point) for x and w; bias; y's pair).
-QLINEAR = {"QLinearConv": ((0, 1, 2), (3, 4, 5), 8, (6, 7), "Conv"),
-           "QLinearMatMul": ((0, 1, 2), (3, 4, 5), -1, (6, 7), "MatMul"),
-           "QGemm": ((0, 1, 2), (3, 4, 5), 6, (7, 8), "Gemm")}
-KINDS = ("QuantizeLinear", "DequantizeLinear", *QLINEAR, *QDQ_CONVERTERS, *SAME_QUANT,
-         "Relu", "Clip")
+KINDS = ("QuantizeLinear", "DequantizeLinear", *QLINEAR, *QLINEAR_SIMPLE, *QDQ_CONVERTERS,
+         *SAME_QUANT, "Relu", "Clip")
 
 
 def _operand(st: QState, t: str) -> Operand:
@@ -52,37 +48,6 @@ def _operand(st: QState, t: str) -> Operand:
     raise Unsupported(f"operand '{t}' not quantized (no DequantizeLinear gives it)")
 
 
-def _arg(node: Any, j: int) -> str:
-    return node.input[j] if 0 <= j < len(node.input) else ""
-
-
-def _qlinear(st: QState, node: Any, i: int) -> None:
-    """QLinearConv, QLinearMatMul, QGemm: the same int8 ops as their QDQ forms."""
-    xg, wg, bj, yg, kind = QLINEAR[node.op_type]
-    x = st.acts.get(_arg(node, xg[0]))
-    if x is None:
-        raise Unsupported("input not a computed int8 tensor")
-    qx = st.quant(node, i, _arg(node, xg[1]), _arg(node, xg[2]))
-    if qx != x.quant:
-        raise Unsupported("input quantization differs from its tensor's")
-    w = st.consts.get(_arg(node, wg[0]))
-    if w is None:
-        raise Unsupported("weights not constant")
-    axis = 1 if node.op_type == "QLinearMatMul" or (
-        node.op_type == "QGemm" and not attr(node, "transB", 0)) else 0
-    qw = st.quant(node, i, _arg(node, wg[1]), _arg(node, wg[2]), axis, "weights scale")
-    ins: list[Operand] = [x, QConst(w, qw, _arg(node, wg[0]))]
-    b = st.consts.get(_arg(node, bj))
-    if b is not None:
-        scales = tuple(qx.scale[0] * s for s in qw.scale)
-        ins.append(QConst(b, QuantParams(scales, (0,) * len(scales), 0), _arg(node, bj)))
-    if not _arg(node, yg[0]):
-        raise Unsupported("float output")
-    qy = st.quant(node, i, _arg(node, yg[0]), _arg(node, yg[1]))
-    out = node.output[0]
-    QDQ_CONVERTERS[kind](st, node, i, ins, Out(out, st.cname[out], qy))
-
-
 def _quantized_output(st: QState, node: Any) -> tuple[Out, list[int]]:
     """Where a float operator between DQ and Q writes: the Q's output (through a Relu or
     Clip, its fused activation), and the nodes folded into it."""
@@ -94,16 +59,19 @@ def _quantized_output(st: QState, node: Any) -> tuple[Out, list[int]]:
     if r is None or st.nodes[r].op_type != "QuantizeLinear":
         raise Unsupported("output not quantized (no one QuantizeLinear reads it)")
     q = st.nodes[r]
-    quant = st.quant(q, r, q.input[1], _arg(q, 2))
+    quant = st.quant(q, r, q.input[1], arg(q, 2))
     return Out(q.output[0], st.cname[q.output[0]], quant, act), [*fused, r]
 
 
 def _float_op(st: QState, node: Any, i: int) -> None:
     """A float operator: on int8 tensors directly (QOperator's MaxPool, Flatten, Reshape,
-    the output keeping the input's quantization) or between DQ and Q."""
+    the output keeping the input's quantization), between DQ and Q, or left in float32
+    (:func:`_float_fallback`)."""
+    if any(_computed_float(st, t) for t in node.input):
+        _float_fallback(st, node, i)
+        return
     ins = [_operand(st, t) for t in node.input]
-    direct = node.input and node.input[0] in st.acts
-    if direct:
+    if node.input and node.input[0] in st.acts:
         if node.op_type not in SAME_QUANT:
             raise Unsupported("on an int8 tensor (no QLinear form)")
         x = st.acts[node.input[0]]
@@ -111,15 +79,46 @@ def _float_op(st: QState, node: Any, i: int) -> None:
         SAME_QUANT[node.op_type](st, node, i, ins, Out(out, st.cname[out], x.quant))
         return
     convert = QDQ_CONVERTERS.get(node.op_type) or SAME_QUANT.get(node.op_type)
-    if convert is None:
-        raise Unsupported()
-    where, fused = _quantized_output(st, node)
+    try:
+        if convert is None:
+            raise Unsupported()
+        where, fused = _quantized_output(st, node)
+    except Unsupported:
+        _float_fallback(st, node, i)
+        return
     first = ins[0] if ins else None
     if node.op_type in SAME_QUANT and node.op_type not in QDQ_CONVERTERS and (
             not isinstance(first, QAct) or first.quant != where.quant):
         raise Unsupported("output quantized differently from its input")
     convert(st, node, i, ins, where)
     st.done.update(fused)
+
+
+def _computed_float(st: QState, t: str) -> bool:
+    """Whether ``t`` is a float32 tensor computed in float (or a graph input)."""
+    name = st.cname.get(t, "")
+    return bool(t) and t not in st.floats and name in st.b.shapes and \
+        st.b.dtypes.get(name) == "float32"
+
+
+def _float_fallback(st: QState, node: Any, i: int) -> None:
+    """An operator the quantizer left in float32 (its output not quantized: Tanh,
+    ReduceMean, LeakyRelu... in quantize_static's defaults): its int8 operands
+    dequantized (back in NCHW), its quantized constants as float32, the operator as the
+    float importer converts it; a QuantizeLinear after it quantizes its output again."""
+    convert = FLOAT_CONVERTERS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+    if convert is None:
+        raise Unsupported("output not quantized, and no float32 form")
+    for t in node.input:
+        if t in st.floats and st.cname[t] not in st.b.shapes:
+            dequantize_output(st, node, st.acts[st.floats[t]], st.cname[t])
+        elif t in st.qconsts:
+            st.consts.setdefault(t, np.asarray(st.qconsts[t].real(), np.float32))
+        elif t in st.acts:
+            raise Unsupported("on an int8 tensor (no QLinear form)")
+    g = Graph(st.path, st.opset, st.cname, {}, st.consts, {}, st.hints, {}, st.outputs)
+    attrs = {a.name: attr(node, a.name) for a in node.attribute}
+    convert(Context(st.b, g, node, i, attrs))
 
 
 def _node(st: QState, node: Any, i: int) -> None:
@@ -131,7 +130,9 @@ def _node(st: QState, node: Any, i: int) -> None:
     elif kind == "DequantizeLinear":
         dequantize_node(st, node, i)
     elif kind in QLINEAR:
-        _qlinear(st, node, i)
+        qlinear(st, node, i)
+    elif kind in QLINEAR_SIMPLE:
+        qlinear_simple(st, node, i)
     elif kind in ("Relu", "Clip") and fuse_relu(st, node, i):
         return
     else:

@@ -56,8 +56,9 @@ def softmax(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None
     """Softmax along one axis (opset 13's meaning; a 2-D input's last axis before)."""
     x = activation_input(ins[0])
     rank = len(st.shape(x.name))
-    axis = int(attr(node, "axis", -1 if st.opset >= 13 else 1))
-    if st.opset < 13 and axis % rank != rank - 1:
+    opset = int(attr(node, "opset", st.opset))  # QLinearSoftmax's
+    axis = int(attr(node, "axis", -1 if opset >= 13 else 1))
+    if opset < 13 and axis % rank != rank - 1:
         raise Unsupported(f"axis {axis} before opset 13 (a flattened softmax)")
     write(st, node, "softmax", [x.name], out, {"axis": layout_axis(st, x, axis)}, x.layout)
 
