@@ -277,3 +277,25 @@ def write(st: QState, node: Any, op: str, ins: list[str | None], out: Out,
         attrs = {**attrs, "activation": out.activation}
     st.emit(node, op, ins, out.name, attrs, quant=out.quant)
     st.acts[out.onnx] = QAct(out.name, out.quant, layout)
+
+
+# The quantization TFLM's int8 softmax, logistic and tanh write in, whatever the output
+# tensor says (TFLite's converter always gives them this one).
+FIXED_OUTPUT = {"softmax": QuantParams((1 / 256,), (-128,), 0),
+                "sigmoid": QuantParams((1 / 256,), (-128,), 0),
+                "tanh": QuantParams((1 / 128,), (0,), 0)}
+
+
+def write_fixed(st: QState, node: Any, op: str, ins: list[str | None], out: Out,
+                attrs: dict[str, Any], layout: str, chw: tuple[int, int, int] = (0, 0, 0)
+                ) -> None:
+    """Emit softmax, sigmoid or tanh at TFLM's fixed output quantization, then (when the
+    model quantizes the output otherwise, as onnxruntime's calibration does: 1/255 for a
+    softmax) an int8 requantization to the output's."""
+    fixed = FIXED_OUTPUT[op]
+    if out.quant == fixed:
+        st.emit(node, op, ins, out.name, attrs, quant=fixed)
+    else:
+        tmp = st.emit(node, op, ins, st.b.fresh(f"{out.name}_{op}"), attrs, quant=fixed)
+        st.emit(node, "quantize", [tmp], out.name, {}, quant=out.quant)
+    st.acts[out.onnx] = QAct(out.name, out.quant, layout, chw)

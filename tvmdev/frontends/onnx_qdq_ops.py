@@ -29,6 +29,7 @@ from .onnx_qdq import (
     activation_input,
     attr,
     write,
+    write_fixed,
 )
 
 WEIGHT_HINT = ("quantize the weights symmetrically: quantize_static(..., "
@@ -192,9 +193,11 @@ def _binary(op: str) -> Converter:
 def _unary(op: str) -> Converter:
     def convert(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
         x = activation_input(ins[0])
-        write(st, node, op, [x.name], out, {}, x.layout)
-        st.acts[out.onnx] = QAct(out.name, out.quant, x.layout, x.chw)
-    convert.__doc__ = f"the elementwise int8 {op}, in any layout."
+        if out.activation != "NONE":
+            raise Unsupported(f"a {out.activation} after it")
+        write_fixed(st, node, op, [x.name], out, {}, x.layout, x.chw)
+    convert.__doc__ = (f"the elementwise int8 {op}, in any layout, at TFLM's output "
+                       "quantization (requantized to the model's).")
     return convert
 
 

@@ -13,7 +13,18 @@ from typing import Any
 import numpy as np
 
 from .graph import Unsupported
-from .onnx_qdq import NHWC, Converter, Operand, Out, QAct, QState, activation_input, attr, write
+from .onnx_qdq import (
+    NHWC,
+    Converter,
+    Operand,
+    Out,
+    QAct,
+    QState,
+    activation_input,
+    attr,
+    write,
+    write_fixed,
+)
 
 
 def layout_axis(st: QState, x: QAct, axis: int) -> int:
@@ -53,14 +64,18 @@ def global_average_pool(st: QState, node: Any, i: int, ins: list[Operand], out: 
 
 
 def softmax(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
-    """Softmax along one axis (opset 13's meaning; a 2-D input's last axis before)."""
+    """Softmax along one axis (opset 13's meaning; a 2-D input's last axis before), at
+    TFLM's output quantization (requantized to the model's)."""
     x = activation_input(ins[0])
     rank = len(st.shape(x.name))
     opset = int(attr(node, "opset", st.opset))  # QLinearSoftmax's
     axis = int(attr(node, "axis", -1 if opset >= 13 else 1))
     if opset < 13 and axis % rank != rank - 1:
         raise Unsupported(f"axis {axis} before opset 13 (a flattened softmax)")
-    write(st, node, "softmax", [x.name], out, {"axis": layout_axis(st, x, axis)}, x.layout)
+    if out.activation != "NONE":
+        raise Unsupported(f"a {out.activation} after it")
+    write_fixed(st, node, "softmax", [x.name], out, {"axis": layout_axis(st, x, axis)},
+                x.layout, x.chw)
 
 
 def flatten(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
@@ -142,7 +157,10 @@ def pad(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
         raise Unsupported("a constant value computed at run time")
     if len(node.input) > 2 and node.input[2]:
         c = st.qconsts.get(node.input[2])
-        value = float(np.ravel(c.real() if c is not None else st.consts[node.input[2]])[0])
+        v = c.real() if c is not None else st.consts[node.input[2]]
+        if v.dtype == np.int8:  # QOperator's Pad on int8: quantized as the output
+            v = (v.astype(np.float64) - out.quant.zero_point[0]) * out.quant.scale[0]
+        value = float(np.ravel(v)[0])
     if x.layout == "NHWC":
         pads = [pads[j] for j in NHWC] + [pads[4 + j] for j in NHWC]
     elif x.layout:
@@ -157,4 +175,4 @@ REGION_CONVERTERS: dict[str, Converter] = {
 }
 # Moving bytes only: the output keeps the input's quantization (no QuantizeLinear needed).
 SAME_QUANT: dict[str, Converter] = {"Flatten": flatten, "Reshape": flatten,
-                                    "MaxPool": _pool("maxpool2d")}
+                                    "MaxPool": _pool("maxpool2d"), "Pad": pad}
