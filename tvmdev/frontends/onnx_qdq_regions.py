@@ -50,8 +50,17 @@ def _pool(op: str) -> Converter:
         attrs = {k: v for k in keys if (v := attr(node, k)) is not None}
         if attrs.get("auto_pad") == "NOTSET":
             del attrs["auto_pad"]
-        write(st, node, op, [x.name], out, {"layout": "NHWC", **attrs}, "NHWC")
-    convert.__doc__ = f"{op} NHWC, ONNX's window attributes as written."
+        attrs = {"layout": "NHWC", **attrs}
+        if out.quant == x.quant or out.activation != "NONE":
+            write(st, node, op, [x.name], out, attrs, "NHWC")
+            return
+        # TFLM pools keep the input's quantization: pool, then requantize.
+        tmp = st.emit(node, op, [x.name], st.b.fresh(f"{out.name}_{op}"), attrs,
+                      quant=x.quant)
+        st.emit(node, "quantize", [tmp], out.name, {}, quant=out.quant)
+        st.acts[out.onnx] = QAct(out.name, out.quant, "NHWC")
+    convert.__doc__ = (f"{op} NHWC, ONNX's window attributes as written; at the input's "
+                       "quantization, then requantized when the output's differs.")
     return convert
 
 
