@@ -180,7 +180,8 @@ def test_dwnet_import(qmodels: dict[Case, Any]) -> None:
     assert w["shape"] == [1, 3, 3, 8] and w["quant"]["axis"] == 3
 
 
-def _qdq_relu(s1: float, z1: int, s2: float, z2: int, act: str) -> bytes:
+def _qdq_relu(s1: float, z1: int, s2: float, z2: int, act: str, float_bias: bool = False
+              ) -> bytes:
     """By hand: x -> Q/DQ -> Conv (DQ weights, DQ bias) -> Q(s1, z1) -> DQ -> Relu or Clip
     -> Q(s2, z2) -> DQ -> y: the activation fused into the int8 conv2d (at s1, z1), then a
     requantization to (s2, z2)."""
@@ -194,13 +195,16 @@ def _qdq_relu(s1: float, z1: int, s2: float, z2: int, act: str) -> bytes:
              B.init("zb", np.int32(0)), B.init("s1", np.float32(s1)),
              B.init("z1", np.int8(z1)), B.init("s2", np.float32(s2)), B.init("z2", np.int8(z2)),
              B.init("lo", np.float32(0)), B.init("hi", np.float32(6))]
+    if float_bias:  # left unquantized: the real values
+        bias = onnx.numpy_helper.to_array(inits[5]).astype(np.float32)
+        inits.append(B.init("bf", bias * np.float32(sx * sw) + np.float32(1e-3)))
     relu = (n("Relu", ["d1"], ["r"]) if act == "Relu"
             else n("Clip", ["d1", "lo", "hi"], ["r"]))
     nodes = [n("QuantizeLinear", ["x", "sx", "zx"], ["qx"]),
              n("DequantizeLinear", ["qx", "sx", "zx"], ["dx"]),
              n("DequantizeLinear", ["w", "sw", "zw"], ["dw"]),
              n("DequantizeLinear", ["b", "sb", "zb"], ["db"]),
-             n("Conv", ["dx", "dw", "db"], ["c"], pads=[1, 1, 1, 1]),
+             n("Conv", ["dx", "dw", "bf" if float_bias else "db"], ["c"], pads=[1, 1, 1, 1]),
              n("QuantizeLinear", ["c", "s1", "z1"], ["q1"]),
              n("DequantizeLinear", ["q1", "s1", "z1"], ["d1"]), relu,
              n("QuantizeLinear", ["r", "s2", "z2"], ["q2"]),
@@ -227,6 +231,19 @@ def test_relu_between_qdq_fused(act: str, s2: float, z2: int, ops: list[str],
         x = (np.random.default_rng(seed).standard_normal((1, 2, 5, 5)) * 2).astype(np.float32)
         got = reference.evaluate(model, {"x": x})["y"]
         assert steps(path, got, x) <= ONE_STEP
+
+
+def test_float_bias_quantized(tmp_path: Path) -> None:
+    """A Conv bias left in float32 is quantized at input_scale * weight_scale (int32)."""
+    path = tmp_path / "fbias.onnx"
+    path.write_bytes(_qdq_relu(0.05, 0, 0.05, 0, "Relu", float_bias=True))
+    imported = import_file(path)
+    conv = imported.doc["operators"][2]
+    assert conv["op"] == "conv2d" and imported.doc["constants"][conv["inputs"][2]][
+        "dtype"] == "int32"
+    model = imported.to_model()
+    x = (np.random.default_rng(1).standard_normal((1, 2, 5, 5)) * 2).astype(np.float32)
+    assert steps(path, reference.evaluate(model, {"x": x})["y"], x) <= ONE_STEP
 
 
 def test_refusals_one_line(tmp_path: Path, cli: Callable[..., Result]) -> None:

@@ -72,7 +72,7 @@ class QConst:
             shape = [1] * self.values.ndim
             shape[self.quant.axis] = -1
             scale, zp = scale.reshape(shape), zp.reshape(shape)
-        return np.asarray((self.values.astype(np.int64) - zp) * scale)
+        return np.asarray((self.values.astype(np.float64) - zp) * scale)
 
 
 @dataclass

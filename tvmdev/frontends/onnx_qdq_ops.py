@@ -74,6 +74,19 @@ def _bias(st: QState, b: Operand, s_in: float, w: QuantParams, n: int, implied: 
     return v.astype(np.int32), b.source
 
 
+def _bias_operand(st: QState, node: Any, ins: list[Operand]) -> Operand:
+    """The bias: quantized (a DequantizeLinear of int32, QLinear's int32), or a float32
+    constant the quantizer left (quantized here at input_scale * weight_scale)."""
+    b = ins[2] if len(ins) > 2 else None
+    name = node.input[2] if node.op_type in ("Conv", "Gemm") and len(node.input) > 2 else ""
+    if b is None and name:
+        c = st.consts.get(name)
+        if c is None or c.dtype != np.float32:
+            raise Unsupported("bias neither quantized nor a float32 constant")
+        return QConst(c, QuantParams((1.0,), (0,), 0), name)
+    return b
+
+
 def _bias_name(st: QState, bias: tuple[np.ndarray, str] | None, s_in: float,
                w: QuantParams) -> list[str | None]:
     if bias is None:
@@ -94,8 +107,8 @@ def conv(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
     c, group = st.shape(x.name)[3], int(attr(node, "group", 1))
     if len(w.quant.scale) > 1 and w.quant.axis != 0:
         raise Unsupported(f"weights per channel along axis {w.quant.axis}")
-    bias = _bias(st, ins[2] if len(ins) > 2 else None, s_in, w.quant, m, node.op_type
-                 == "QLinearConv")
+    bias = _bias(st, _bias_operand(st, node, ins), s_in, w.quant, m,
+                 node.op_type == "QLinearConv")
     attrs: dict[str, Any] = {k: list(v) if isinstance(v, list) else v for k in (
         "strides", "pads", "dilations", "auto_pad") if (v := attr(node, k)) is not None}
     if attrs.get("auto_pad") == "NOTSET":
@@ -135,8 +148,9 @@ def _fc(st: QState, node: Any, i: int, x: QAct, w: QConst, wt: np.ndarray, b: Op
 
 def gemm(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
     """Gemm (and QGemm) by constant weights, alpha 1, beta 1, A not transposed."""
+    bias = _bias_operand(st, node, ins)
     if attr(node, "transA", 0) or attr(node, "alpha", 1.0) != 1.0 or (
-            len(ins) > 2 and ins[2] is not None and attr(node, "beta", 1.0) != 1.0):
+            bias is not None and attr(node, "beta", 1.0) != 1.0):
         raise Unsupported("transA, alpha or beta")
     x, w = activation_input(ins[0]), _weights(st, node, i, ins[1])
     if w.values.ndim != 2:
@@ -145,8 +159,7 @@ def gemm(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
     per_n = 0 if trans else 1
     if len(w.quant.scale) > 1 and w.quant.axis != per_n:
         raise Unsupported("weights per channel along K")
-    _fc(st, node, i, x, w, w.values if trans else w.values.T, ins[2] if len(ins) > 2
-        else None, out)
+    _fc(st, node, i, x, w, w.values if trans else w.values.T, bias, out)
 
 
 def matmul(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
