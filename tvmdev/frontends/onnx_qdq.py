@@ -6,8 +6,11 @@ A DequantizeLinear of an initializer is a quantized constant (int8 weights, int3
 of a computed int8 tensor, it stands for that tensor. A float operator whose operands are
 all dequantized and whose output is read by one QuantizeLinear (through a Relu or Clip,
 fused as the op's activation) becomes the int8 operator writing that QuantizeLinear's
-output (:mod:`.onnx_qdq_ops`). The graph's float inputs are quantized and its float
-outputs dequantized; int8 is the only integer type taken (uint8, QUInt8, is refused).
+output (:mod:`.onnx_qdq_ops`, :mod:`.onnx_qdq_regions`; QLinear nodes through
+:mod:`.onnx_qdq_qlinear`; node by node in :mod:`.onnx_qdq_lower`, which also runs an
+operator the quantizer left in float32 in float). The graph's float inputs are quantized
+and its float outputs dequantized; int8 is the only integer type taken (uint8, QUInt8,
+is refused). This module holds the shared state and QuantizeLinear / DequantizeLinear.
 
 Layout: ONNX is NCHW, tvmdev's int8 convolutions and pools NHWC (TFLite's kernels). A 4-D
 float input is transposed to NHWC once before its quantize, and a 4-D output back after
