@@ -49,6 +49,12 @@ def _quantized() -> bytes:
                    [B.init("s", np.float32(0.5)), B.init("z", np.uint8(128))])
 
 
+def _dynamic_quantized() -> bytes:
+    nodes = [n("DynamicQuantizeLinear", ["x"], ["q", "s", "z"], name="dq"),
+             n("DequantizeLinear", ["q", "s", "z"], ["y"], name="dequant")]
+    return B.model(nodes, [B.tensor("x", [1, 4])], [B.tensor("y", [1, 4])])
+
+
 def _external() -> bytes:
     m = onnx.load_model_from_string(B.model(
         [n("Add", ["x", "w"], ["y"])], [B.tensor("x", [1, 4])], [B.tensor("y", [1, 4])],
@@ -120,10 +126,15 @@ BAD: dict[str, tuple[str, Callable[[], bytes], str, str | None]] = {
     "control_flow": ("t.onnx", _control_flow,
                      "the model has control flow (If x1 (first: node 0 'branch')); tvmdev "
                      "imports one graph without it", "export the model without control flow"),
-    "quantized": ("t.onnx", _quantized,
-                  "the model is quantized (QuantizeLinear x1 (first: node 0 'quant'), "
-                  "DequantizeLinear x1 (first: node 1 'dequant')); tvmdev imports float32 "
-                  "models for now, int8 comes next", "import the float32 model"),
+    "quantized_uint8": ("t.onnx", _quantized,
+                        "QuantizeLinear node 0 'quant': uint8 quantization (QUInt8); tvmdev's "
+                        "quantized operators take int8 only",
+                        "quantize with quantize_static(..., activation_type=QuantType.QInt8"),
+    "quantized_dynamic": ("t.onnx", _dynamic_quantized,
+                          "the model is dynamically quantized (DynamicQuantizeLinear x1 "
+                          "(first: node 0 'dq')); tvmdev imports float32 and statically "
+                          "quantized int8 models", "quantize it with "
+                          "onnxruntime.quantization.quantize_static"),
     "int64_input": ("t.onnx", lambda: B.relu(B.tensor("x", [1, 4], 7), B.tensor("y", [1, 4], 7)),
                     f"input 'x' is int64; {TYPES}", FLOAT32),
     "float16_input": ("t.onnx", lambda: B.relu(B.tensor("x", [1, 4], 10),

@@ -6,7 +6,8 @@ Initializers are known values: float32 ones become constants where an operator r
 them; integer ones only feed shape arithmetic, which is evaluated at import
 (:mod:`.onnx_fold`), as are ``Identity`` and inference ``Dropout``, which are removed.
 Inputs and outputs keep the model's order and are named after its tensor names made
-into C identifiers. Layouts stay NCHW.
+into C identifiers. Layouts stay NCHW. A quantized model (QDQ or QLinear operators) is
+lowered to int8 operators by :mod:`.onnx_qdq_lower` instead.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from .graph import Builder, Imported, Unsupported, c_names
 from .onnx_context import Context, Graph, node_label
 from .onnx_fold import FOLDERS, fold, foldable
 from .onnx_ops import CONVERTERS
+from .onnx_qdq import quantized
+from .onnx_qdq_lower import convert as convert_quantized
 from .onnx_read import check_structure, package, read, shown_dims, value_dims, value_dtype
 
 DOMAINS = ("", "ai.onnx")
@@ -302,6 +305,9 @@ def convert(path: Path, raw: bytes, name: str,
         if typed[0].get(vi.name, "float32") not in ("float32", "untyped"):
             raise TvmdevError(f"output '{vi.name}' is {typed[0][vi.name]}; tvmdev imports "
                               "float32 models for now", str(path), hint=FLOAT_HINT)
+    if quantized(model):
+        return convert_quantized(model, path, name, b, cname, typed[1],
+                                 _initializers(model, path))
     g, removed, copies = _graph(model, path, cname, _initializers(model, path), typed)
     for i, node in enumerate(model.graph.node):
         b.summary[_kind(node)] = b.summary.get(_kind(node), 0) + 1

@@ -18,9 +18,9 @@ from .onnx_context import node_label
 EXTRA_HINT = "pip install 'tvmdev[onnx]'"
 OPSETS = (7, 25)  # of the default domain
 CONTROL_FLOW = ("If", "Loop", "Scan")
-# Quantized models: parsed, refused until int8 import comes.
-QUANTIZED = ("QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv",
-             "QLinearMatMul", "ConvInteger", "MatMulInteger")
+# Dynamically quantized models (quantize_dynamic): refused; static int8 ones (QDQ, QLinear)
+# are lowered by onnx_qdq_lower.
+QUANTIZED = ("DynamicQuantizeLinear", "ConvInteger", "MatMulInteger")
 
 
 def package(path: Path) -> ModuleType:
@@ -111,22 +111,24 @@ def _check_opset(model: Any, path: Path) -> None:
 
 
 def check_structure(model: Any, path: Path) -> None:
-    """Refuse control flow and quantized models, naming the nodes."""
+    """Refuse control flow and dynamically quantized models, naming the nodes."""
     onnx = package(path)
     graph_types = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
     found: dict[str, dict[str, list[str]]] = {"flow": {}, "quant": {}}
     for i, node in enumerate(model.graph.node):
         key = ("flow" if node.op_type in CONTROL_FLOW
                or any(a.type in graph_types for a in node.attribute)
-               else "quant" if node.op_type in QUANTIZED or node.op_type.startswith("QLinear")
+               else "quant" if node.op_type in QUANTIZED
                else None)
         if key:
             found[key].setdefault(node.op_type, []).append(node_label(node, i))
     for key, text, hint in (
             ("flow", "the model has control flow ({}); tvmdev imports one graph without it",
              "export the model without control flow (static loops unrolled)"),
-            ("quant", "the model is quantized ({}); tvmdev imports float32 models for now, "
-             "int8 comes next", "import the float32 model")):
+            ("quant", "the model is dynamically quantized ({}); tvmdev imports float32 and "
+             "statically quantized int8 models", "quantize it with "
+             "onnxruntime.quantization.quantize_static (QDQ, QInt8), or import the float32 "
+             "model")):
         if found[key]:
             kinds = ", ".join(f"{k} x{len(v)} (first: {v[0]})" for k, v in found[key].items())
             raise TvmdevError(text.format(kinds), str(path), hint=hint)
