@@ -32,7 +32,7 @@ from ..write.files import OutFile, sync
 from ..write.manifest import MANIFEST, MANIFEST_HINT, read_manifest
 from . import external
 from .backend import Job, RunOptions, backend_for
-from .compare import OpReport, RunResult, op_errors
+from .compare import OpReport, RunResult, exact_outputs, op_errors
 
 SIM_COMMAND = "tvmdev run (simulated accelerator)"
 
@@ -179,7 +179,8 @@ def execute(job: Job, inputs: dict[str, np.ndarray] | None = None,
                        {k: ref[k] for k in model.outputs}, raw.devices,
                        stdout=raw.proc.stdout, stderr=raw.proc.stderr,
                        exit_code=raw.proc.returncode, quantized=bool(model.quantized),
-                       stack=job.stack, failed_thread=raw.failed_thread)
+                       stack=job.stack, failed_thread=raw.failed_thread,
+                       exact=exact_outputs(model))
     for op in model.operators:
         max_abs, max_rel = op_errors(model, ref, raw.trace_dir, op.index, op.outputs[0])
         result.ops.append(OpReport(op.index, op.name, op.op, op.device,
