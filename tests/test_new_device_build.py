@@ -219,3 +219,106 @@ def test_folder_of_two_kinds_on_two_platforms_builds(target: str, cli: Callable[
         _cortex_m3_build(out, build, _cortex_m3_toolchain(tmp_path))
         nm, plat = need_tool("arm-none-eabi-nm"), "cmsis"
     _check_libraries(nm, build, {"woofles": plat, "uart_accel": plat})
+
+
+INT8_OPS = "conv2d,depthwise_conv2d,fully_connected,quantize,dequantize"
+INT8_APP = """\
+#include <stddef.h>
+#include <stdio.h>
+
+#include "tvm/device/woofles/posix.h"
+#include "tvm/kernels/woofles.h"
+
+/* woofles' int8 fully_connected, through its scaffold, on the device it runs on. */
+int main(void)
+{
+    static const int8_t x[8] = {@X@};
+    static const int8_t w[12] = {@W@};
+    static const int32_t b[3] = {@B@};
+    const struct tvmk_fully_connected_s8_params p = {@P@, NULL, NULL};
+    int8_t y[6];
+    tvm_device_woofles_t dev;
+    int32_t s[7];
+    int i;
+
+    s[0] = TVMDeviceWooflesInit(&dev, NULL);
+    s[1] = TVMDeviceWooflesActivate(&dev);
+    s[2] = TVMDeviceWooflesOpen(&dev);
+    s[3] = woofles_fully_connected_s8(x, w, b, y, &p, &dev);
+    s[4] = TVMDeviceWooflesClose(&dev);
+    s[5] = TVMDeviceWooflesDeactivate(&dev);
+    s[6] = TVMDeviceWooflesDestroy(&dev);
+    for (i = 0; i < 7; i++) {
+        printf("%d ", (int)s[i]);
+    }
+    for (i = 0; i < 6; i++) {
+        printf("%d ", (int)y[i]);
+    }
+    printf("\\n");
+    return 0;
+}
+"""
+
+
+def _fc_s8_expected(x: np.ndarray, w: np.ndarray, b: np.ndarray, p: dict[str, int]
+                    ) -> np.ndarray:
+    """TFLite's int8 FullyConnected in numpy (tvmdev's fixed-point reference)."""
+    from tvmdev.model.fixedpoint import multiply_by_quantized_multiplier
+    acc = (x.astype(np.int64) + p["input_offset"]) @ (
+        w.astype(np.int64) + p["weights_offset"]).T + b
+    y = multiply_by_quantized_multiplier(acc, p["output_multiplier"], p["output_shift"])
+    return np.clip(y + p["output_offset"], p["activation_min"], p["activation_max"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["host", "cortex_m3"])
+def test_int8_kernels_build_on_their_own(target: str, cli: Callable[..., Result],
+                                         tmp_path: Path) -> None:
+    """A folder claiming int8 operators builds with warnings as errors, its kernels'
+    int8 forms defined and every portable kernel they call there; on the host, the int8
+    fully_connected scaffold computes TFLite's integer arithmetic."""
+    out = _new_device(cli, tmp_path, "woofles", "--platform", "posix", "--platform", "cmsis",
+                      "--ops", INT8_OPS)
+    build = tmp_path / "build"
+    if target == "host":
+        _host_build(out, build)
+        nm = need_tool("nm")
+    else:
+        _cortex_m3_build(out, build, _cortex_m3_toolchain(tmp_path))
+        nm = need_tool("arm-none-eabi-nm")
+    defined, undefined = _symbols(nm, build / "libtvm_kernels_woofles.a")
+    assert {"woofles_conv2d_s8", "woofles_depthwise_conv2d_s8", "woofles_fully_connected_s8",
+            "woofles_quantize_s8", "woofles_quantize_requantize_s8", "woofles_dequantize_s8",
+            "woofles_conv2d_f32", "woofles_fully_connected_f32"} <= defined
+    portable, portable_needs = _symbols(nm, build / "libtvmk_portable.a")
+    wanted = {s for s in undefined | portable_needs if s.startswith("tvmk_")}
+    assert {"tvmk_conv2d_s8", "tvmk_dequantize_s8"} <= wanted <= portable
+    if target != "host":
+        return
+    rng = np.random.default_rng(4)
+    x = rng.integers(-128, 128, (2, 4)).astype(np.int8)
+    w = rng.integers(-127, 128, (3, 4)).astype(np.int8)
+    b = rng.integers(-900, 900, 3).astype(np.int32)
+    p = {"batch": 2, "in_size": 4, "out_size": 3, "input_offset": 5, "weights_offset": 0,
+         "output_offset": -3, "output_multiplier": 1518500250, "output_shift": -6,
+         "activation_min": -100, "activation_max": 127}
+    app = tmp_path / "app"
+    app.mkdir()
+
+    def ints(a: np.ndarray) -> str:
+        return ", ".join(str(int(v)) for v in a.ravel())
+
+    (app / "main.c").write_text(INT8_APP.replace("@X@", ints(x)).replace("@W@", ints(w))
+                                .replace("@B@", ints(b))
+                                .replace("@P@", ", ".join(str(v) for v in p.values())))
+    (app / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(app C)\n"
+        f"add_subdirectory({out} tvmdev)\nadd_executable(app main.c)\n"
+        "set_target_properties(app PROPERTIES C_STANDARD 99 C_EXTENSIONS OFF)\n"
+        "target_link_libraries(app PRIVATE tvm_device_woofles_posix)\n")
+    _host_build(app, tmp_path / "app-build")
+    words = run_ok([str(tmp_path / "app-build/app")], timeout=30).stdout.split()
+    assert words[:7] == ["0"] * 7, words
+    want = _fc_s8_expected(x, w, b, p)
+    assert [int(v) for v in words[7:]] == [int(v) for v in want.ravel()]
+    assert len(set(words[7:])) > 2  # neither all clamped nor all one value
