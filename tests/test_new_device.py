@@ -296,3 +296,19 @@ def test_int8_operators_are_claimed(cli: Callable[..., Result], tmp_path: Path) 
             cwd=tmp_path)
     assert r.code == 0, r.err
     assert "tvmk_s8.h" not in (tmp_path / "two/include/tvm/kernels/plain.h").read_text()
+
+
+def test_every_op_can_be_claimed(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """Each op of the table, with each form it has: one kernel file per op, and every
+    int8 params struct documented in the header."""
+    from tvmdev.model.ops import OPS
+    from tvmdev.model.s8.table import S8OPS
+    r = cli("new-device", "woofles", "--platform", "posix", "--ops", ",".join(OPS), "-o",
+            "out", cwd=tmp_path)
+    assert r.code == 0, r.err
+    header = (tmp_path / "out/include/tvm/kernels/woofles.h").read_text()
+    for op in OPS:
+        assert (tmp_path / f"out/src/kernels/woofles/{op}.c").is_file(), op
+    structs = {e.params_struct for op, e in S8OPS.items()}
+    for struct in structs:
+        assert f" *   struct {struct} {{" in header, struct

@@ -221,7 +221,10 @@ def test_folder_of_two_kinds_on_two_platforms_builds(target: str, cli: Callable[
     _check_libraries(nm, build, {"woofles": plat, "uart_accel": plat})
 
 
-INT8_OPS = "conv2d,depthwise_conv2d,fully_connected,quantize,dequantize"
+def _every_op() -> str:
+    from tvmdev.model.ops import OPS
+    return ",".join(OPS)
+
 INT8_APP = """\
 #include <stddef.h>
 #include <stdio.h>
@@ -274,11 +277,11 @@ def _fc_s8_expected(x: np.ndarray, w: np.ndarray, b: np.ndarray, p: dict[str, in
 @pytest.mark.parametrize("target", ["host", "cortex_m3"])
 def test_int8_kernels_build_on_their_own(target: str, cli: Callable[..., Result],
                                          tmp_path: Path) -> None:
-    """A folder claiming int8 operators builds with warnings as errors, its kernels'
-    int8 forms defined and every portable kernel they call there; on the host, the int8
-    fully_connected scaffold computes TFLite's integer arithmetic."""
+    """A folder claiming every operator (the float and int8 forms) builds with warnings as
+    errors, its kernels' int8 forms defined and every portable kernel they call there; on
+    the host, the int8 fully_connected scaffold computes TFLite's integer arithmetic."""
     out = _new_device(cli, tmp_path, "woofles", "--platform", "posix", "--platform", "cmsis",
-                      "--ops", INT8_OPS)
+                      "--ops", _every_op())
     build = tmp_path / "build"
     if target == "host":
         _host_build(out, build)

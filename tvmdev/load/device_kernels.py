@@ -80,13 +80,20 @@ def variants(device: str, op: str, portable: Library) -> list[Variant]:
 _COMMENT = re.compile(r"/\*(.*?)\*/", re.DOTALL)
 
 
-def struct_doc(header: Path, struct: str) -> tuple[list[str], list[str]]:
-    """The comment that documents ``struct`` in a C header (the last one before its
-    definition: structs sharing one comment get it each) and the definition's lines."""
+def struct_doc(header: Path, struct: str) -> tuple[str, list[str], list[str]]:
+    """Where ``struct`` is defined (a C header, or a header it includes from its folder),
+    the comment that documents it there (the last comment before the definition: structs
+    sharing one comment get it each), and the definition's lines."""
     text = header.read_text(encoding="utf-8")
     found = re.search(r"^struct " + re.escape(struct) + r" \{.*?^\};", text,
                       re.MULTILINE | re.DOTALL)
     if found is None:
+        for name in re.findall(r'^#include "([^"/]+)"', text, re.MULTILINE):
+            if (header.parent / name).is_file():
+                try:
+                    return struct_doc(header.parent / name, struct)
+                except ValueError:
+                    continue
         raise ValueError(f"internal error: {header.name} does not define struct {struct}")
     comments = list(_COMMENT.finditer(text, 0, found.start()))
     lines: list[str] = []
@@ -94,4 +101,4 @@ def struct_doc(header: Path, struct: str) -> tuple[list[str], list[str]]:
         for raw in comments[-1].group(1).strip().splitlines():
             line = raw.strip()
             lines.append(line[1:].strip() if line.startswith("*") else line)
-    return lines, found.group(0).splitlines()
+    return header.name, lines, found.group(0).splitlines()

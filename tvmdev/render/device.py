@@ -100,11 +100,12 @@ def _variant_context(v: Variant) -> dict[str, Any]:
     opdef = OPS[v.op]
     dtypes = dict(v.dtypes)
     args = [n for _, n in kernel_params(opdef, dtypes, v.params_struct)]
-    doc, definition = (struct_doc(v.portable.include_dir / v.header, v.params_struct)
-                       if v.int8 else ([], []))
+    where, doc, definition = (struct_doc(v.portable.include_dir / v.header, v.params_struct)
+                              if v.int8 else ("", [], []))
     return {
         "name": v.name, "portable": v.portable.name, "int8": v.int8, "header": v.header,
         "params_struct": v.params_struct, "struct_doc": doc, "struct_def": definition,
+        "struct_header": where,
         "prototype": kernel_prototype(opdef, v.name, dtypes, v.params_struct),
         "args": ", ".join(args),
         "arg_meta": "{" + ", ".join(f"{a}: [{dtypes.get(a, 'T0')}]"
