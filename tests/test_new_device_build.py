@@ -30,6 +30,28 @@ def _portable_copies(out: Path) -> list[str]:
     return sorted(p.name for p in (out / "src/portable").iterdir())
 
 
+def _with_int8(ops: str, float_copies: list[str]) -> list[str]:
+    """The portable copies of a folder claiming ``ops``: those of their float kernels
+    (``float_copies``) and, for each op of the int8 table, the sources of its int8
+    kernels in the portable kernels.yaml with the library-private headers they include."""
+    import yaml
+
+    from tvmdev.model.s8.table import S8OPS
+    lib = yaml.safe_load((PORTABLE / "kernels.yaml").read_text())
+    public = {e["header"] for e in lib} | {k["header"] for e in lib for k in e["kernels"]
+                                           if "header" in k}
+    names = {src for e in lib if e["op"] in ops.split(",") and e["op"] in S8OPS
+             for k in e["kernels"] if "int8" in str(k["arg_meta"]) for src in k["sources"]}
+    todo = sorted(names)
+    while todo:
+        for h in re.findall(r'^#include "([^"/]+)"', (PORTABLE / todo.pop()).read_text(),
+                            re.MULTILINE):
+            if h not in public and h not in names and (PORTABLE / h).is_file():
+                names.add(h)
+                todo.append(h)
+    return sorted(set(float_copies) | names)
+
+
 def test_portable_copies_are_exactly_what_the_kernels_delegate_to(
         cli: Callable[..., Result], tmp_path: Path) -> None:
     out = _new_device(cli, tmp_path, "woofles", "--platform", "posix")
@@ -45,10 +67,11 @@ def test_portable_copies_are_exactly_what_the_kernels_delegate_to(
     # add includes a private header of the library, which comes with it.
     out2 = _new_device(cli, tmp_path / "two", "woofles", "--platform", "posix",
                        "--ops", "add,relu")
-    assert _portable_copies(out2) == ["activation.h", "add.c", "binary.h", "relu.c"]
+    copies = _with_int8("add,relu", ["activation.h", "add.c", "binary.h", "relu.c"])
+    assert _portable_copies(out2) == copies
     cmake = (out2 / "CMakeLists.txt").read_text()
-    assert "add_library(tvmk_portable STATIC\n  src/portable/add.c\n  src/portable/relu.c\n)" \
-        in cmake
+    assert "add_library(tvmk_portable STATIC\n" + "".join(
+        f"  src/portable/{c}\n" for c in copies if c.endswith(".c")) + ")" in cmake
     assert ("add_library(tvm_kernels_woofles STATIC\n  src/kernels/woofles/add.c\n"
             "  src/kernels/woofles/relu.c\n)") in cmake
     assert "target_link_libraries(tvm_device_woofles_posix PUBLIC tvm_kernels_woofles)" \
@@ -59,7 +82,8 @@ def test_kinds_sharing_a_folder_share_the_portable_copies(cli: Callable[..., Res
                                                           tmp_path: Path) -> None:
     _new_device(cli, tmp_path, "woofles", "--platform", "posix", "--ops", "gemm,softmax")
     out = _new_device(cli, tmp_path, "uart_accel", "--platform", "cmsis", "--ops", "gemm,add")
-    assert _portable_copies(out) == ["activation.h", "add.c", "binary.h", "gemm.c", "softmax.c"]
+    assert _portable_copies(out) == _with_int8(
+        "gemm,softmax,add", ["activation.h", "add.c", "binary.h", "gemm.c", "softmax.c"])
     # The built-in kleidiai kind copies the portable header itself: one write, not two.
     r = cli("new-device", "kleidiai", "--platform", "kleidiai", "-o", "out", cwd=tmp_path)
     assert r.code == 0, r.err
@@ -209,8 +233,9 @@ def test_folder_of_two_kinds_on_two_platforms_builds(target: str, cli: Callable[
     _new_device(cli, tmp_path, "woofles", "--platform", "posix", "--platform", "cmsis")
     out = _new_device(cli, tmp_path, "uart_accel", "--platform", "posix", "--platform",
                       "cmsis", "--ops", "gemm,matmul,add,softmax")
-    assert _portable_copies(out) == ["activation.h", "add.c", "binary.h", "gemm.c", "matmul.c",
-                                     "softmax.c"]
+    assert _portable_copies(out) == _with_int8(
+        "gemm,matmul,add,softmax", ["activation.h", "add.c", "binary.h", "gemm.c", "matmul.c",
+                                    "softmax.c"])
     build = tmp_path / "build"
     if target == "host":
         _host_build(out, build)

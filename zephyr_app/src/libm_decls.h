@@ -9,7 +9,7 @@
 float expf(float x);
 float tanhf(float x);
 float fmaf(float x, float y, float z);
-float roundf(float x); /* quantize_s8.c */
+float roundf(float x);
 
 #ifndef HUGE_VALF
 #define HUGE_VALF __builtin_huge_valf()
