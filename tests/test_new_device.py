@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import GOLDENS, REPO, Result, tree
+from conftest import GOLDENS, REPO, Result, need_tool, tree
 
 CASES = {
     "zephyr_driver": ["new-device", "woofles", "--platform", "zephyr", "--zephyr-driver",
@@ -231,3 +231,84 @@ def test_list_platforms(cli: Callable[..., Result]) -> None:
     assert {"cmsis", "kleidiai", "metal", "posix", "zephyr"} <= set(names)
     r = cli("list", "platforms", "--json")
     assert [p["name"] for p in json.loads(r.out)] == names
+
+
+def _struct(header: Path, name: str) -> list[str]:
+    """The lines of ``struct name { ... };`` in a C header."""
+    text = header.read_text()
+    start = text.index(f"\nstruct {name} {{\n") + 1
+    return text[start:text.index("\n};\n", start) + 3].splitlines()
+
+
+def test_int8_operators_are_claimed(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """--ops claims the int8 forms the int8 op table and the portable library give: each
+    op's scaffold holds its float kernel and one kernel per portable int8 kernel, with its
+    dtypes and int8 params struct, delegating to that kernel; the generated header
+    documents each params struct; the folder copies the int8 kernels; check passes."""
+    import yaml
+
+    from tvmdev.model.ops import QUANT_OPS
+    from tvmdev.model.s8.table import S8OPS
+    need_tool("gcc")
+    ops = ["conv2d", "depthwise_conv2d", "fully_connected", "quantize", "gemm"]
+    r = cli("new-device", "woofles", "--platform", "posix", "--ops", ",".join(ops),
+            "-o", "out", cwd=tmp_path)
+    assert r.code == 0, r.err
+    out = tmp_path / "out"
+    portable_dir = REPO / "runtime/kernels/portable"
+    portable = {e["op"]: e for e in yaml.safe_load((portable_dir / "kernels.yaml").read_text())}
+    lib = {e["op"]: e for e in yaml.safe_load((out / "kernels/woofles.yaml").read_text())}
+    header = (out / "include/tvm/kernels/woofles.h").read_text()
+    assert list(lib) == ops
+    claimed = 0
+    for op in ops:
+        int8 = [k for k in portable[op]["kernels"]
+                if op in S8OPS and "int8" in str(k["arg_meta"])]
+        got = [k for k in lib[op]["kernels"] if "int8" in str(k["arg_meta"])]
+        assert [k["arg_meta"] for k in got] == [k["arg_meta"] for k in int8], op
+        floats = [k for k in lib[op]["kernels"] if k not in got]
+        assert [k["kernel_name"] for k in floats] == (
+            [] if op in QUANT_OPS else [f"woofles_{op}_f32"])
+        source = (out / f"src/kernels/woofles/{op}.c").read_text()
+        for mine, theirs in zip(got, int8, strict=True):
+            name = mine["kernel_name"]
+            assert mine["sources"] == [f"../src/kernels/woofles/{op}.c"]
+            assert f"int32_t {name}(" in source and f"int32_t {name}(" in header
+            assert f"return {theirs['kernel_name']}(" in source
+            struct = S8OPS[op].params_struct
+            decl = header[header.index(f"int32_t {name}("):]
+            assert f"const struct {struct} *params" in decl[:decl.index(";")]
+            # The header documents the struct: its definition and its header's comment.
+            for line in _struct(portable_dir / theirs.get("header", "tvmk_s8.h"), struct):
+                assert f" *   {line}".rstrip() in header, line
+            claimed += 1
+    assert claimed == 5  # conv2d, depthwise_conv2d, fully_connected, quantize (x2)
+    assert "output channel" in header and "activation_min" in header
+    assert '#include "tvmk_s8.h"' in header
+    assert (out / "include/tvmk_s8.h").read_bytes() == (portable_dir / "tvmk_s8.h").read_bytes()
+    copies = sorted(p.name for p in (out / "src/portable").iterdir())
+    assert {"conv2d_s8.c", "fully_connected_s8.c", "quantize_s8.c",
+            "tvmk_fixedpoint.h"} <= set(copies)
+    r = cli("check", str(out))
+    assert r.code == 0, r.out + r.err
+    # A float-only op keeps its one kernel and the float header only.
+    r = cli("new-device", "plain", "--platform", "posix", "--ops", "gemm", "-o", "two",
+            cwd=tmp_path)
+    assert r.code == 0, r.err
+    assert "tvmk_s8.h" not in (tmp_path / "two/include/tvm/kernels/plain.h").read_text()
+
+
+def test_every_op_can_be_claimed(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """Each op of the table, with each form it has: one kernel file per op, and every
+    int8 params struct documented in the header."""
+    from tvmdev.model.ops import OPS
+    from tvmdev.model.s8.table import S8OPS
+    r = cli("new-device", "woofles", "--platform", "posix", "--ops", ",".join(OPS), "-o",
+            "out", cwd=tmp_path)
+    assert r.code == 0, r.err
+    header = (tmp_path / "out/include/tvm/kernels/woofles.h").read_text()
+    for op in OPS:
+        assert (tmp_path / f"out/src/kernels/woofles/{op}.c").is_file(), op
+    structs = {e.params_struct for op, e in S8OPS.items()}
+    for struct in structs:
+        assert f" *   struct {struct} {{" in header, struct

@@ -30,6 +30,28 @@ def _portable_copies(out: Path) -> list[str]:
     return sorted(p.name for p in (out / "src/portable").iterdir())
 
 
+def _with_int8(ops: str, float_copies: list[str]) -> list[str]:
+    """The portable copies of a folder claiming ``ops``: those of their float kernels
+    (``float_copies``) and, for each op of the int8 table, the sources of its int8
+    kernels in the portable kernels.yaml with the library-private headers they include."""
+    import yaml
+
+    from tvmdev.model.s8.table import S8OPS
+    lib = yaml.safe_load((PORTABLE / "kernels.yaml").read_text())
+    public = {e["header"] for e in lib} | {k["header"] for e in lib for k in e["kernels"]
+                                           if "header" in k}
+    names = {src for e in lib if e["op"] in ops.split(",") and e["op"] in S8OPS
+             for k in e["kernels"] if "int8" in str(k["arg_meta"]) for src in k["sources"]}
+    todo = sorted(names)
+    while todo:
+        for h in re.findall(r'^#include "([^"/]+)"', (PORTABLE / todo.pop()).read_text(),
+                            re.MULTILINE):
+            if h not in public and h not in names and (PORTABLE / h).is_file():
+                names.add(h)
+                todo.append(h)
+    return sorted(set(float_copies) | names)
+
+
 def test_portable_copies_are_exactly_what_the_kernels_delegate_to(
         cli: Callable[..., Result], tmp_path: Path) -> None:
     out = _new_device(cli, tmp_path, "woofles", "--platform", "posix")
@@ -45,10 +67,11 @@ def test_portable_copies_are_exactly_what_the_kernels_delegate_to(
     # add includes a private header of the library, which comes with it.
     out2 = _new_device(cli, tmp_path / "two", "woofles", "--platform", "posix",
                        "--ops", "add,relu")
-    assert _portable_copies(out2) == ["activation.h", "add.c", "binary.h", "relu.c"]
+    copies = _with_int8("add,relu", ["activation.h", "add.c", "binary.h", "relu.c"])
+    assert _portable_copies(out2) == copies
     cmake = (out2 / "CMakeLists.txt").read_text()
-    assert "add_library(tvmk_portable STATIC\n  src/portable/add.c\n  src/portable/relu.c\n)" \
-        in cmake
+    assert "add_library(tvmk_portable STATIC\n" + "".join(
+        f"  src/portable/{c}\n" for c in copies if c.endswith(".c")) + ")" in cmake
     assert ("add_library(tvm_kernels_woofles STATIC\n  src/kernels/woofles/add.c\n"
             "  src/kernels/woofles/relu.c\n)") in cmake
     assert "target_link_libraries(tvm_device_woofles_posix PUBLIC tvm_kernels_woofles)" \
@@ -59,7 +82,8 @@ def test_kinds_sharing_a_folder_share_the_portable_copies(cli: Callable[..., Res
                                                           tmp_path: Path) -> None:
     _new_device(cli, tmp_path, "woofles", "--platform", "posix", "--ops", "gemm,softmax")
     out = _new_device(cli, tmp_path, "uart_accel", "--platform", "cmsis", "--ops", "gemm,add")
-    assert _portable_copies(out) == ["activation.h", "add.c", "binary.h", "gemm.c", "softmax.c"]
+    assert _portable_copies(out) == _with_int8(
+        "gemm,softmax,add", ["activation.h", "add.c", "binary.h", "gemm.c", "softmax.c"])
     # The built-in kleidiai kind copies the portable header itself: one write, not two.
     r = cli("new-device", "kleidiai", "--platform", "kleidiai", "-o", "out", cwd=tmp_path)
     assert r.code == 0, r.err
@@ -209,8 +233,9 @@ def test_folder_of_two_kinds_on_two_platforms_builds(target: str, cli: Callable[
     _new_device(cli, tmp_path, "woofles", "--platform", "posix", "--platform", "cmsis")
     out = _new_device(cli, tmp_path, "uart_accel", "--platform", "posix", "--platform",
                       "cmsis", "--ops", "gemm,matmul,add,softmax")
-    assert _portable_copies(out) == ["activation.h", "add.c", "binary.h", "gemm.c", "matmul.c",
-                                     "softmax.c"]
+    assert _portable_copies(out) == _with_int8(
+        "gemm,matmul,add,softmax", ["activation.h", "add.c", "binary.h", "gemm.c", "matmul.c",
+                                    "softmax.c"])
     build = tmp_path / "build"
     if target == "host":
         _host_build(out, build)
@@ -219,3 +244,109 @@ def test_folder_of_two_kinds_on_two_platforms_builds(target: str, cli: Callable[
         _cortex_m3_build(out, build, _cortex_m3_toolchain(tmp_path))
         nm, plat = need_tool("arm-none-eabi-nm"), "cmsis"
     _check_libraries(nm, build, {"woofles": plat, "uart_accel": plat})
+
+
+def _every_op() -> str:
+    from tvmdev.model.ops import OPS
+    return ",".join(OPS)
+
+INT8_APP = """\
+#include <stddef.h>
+#include <stdio.h>
+
+#include "tvm/device/woofles/posix.h"
+#include "tvm/kernels/woofles.h"
+
+/* woofles' int8 fully_connected, through its scaffold, on the device it runs on. */
+int main(void)
+{
+    static const int8_t x[8] = {@X@};
+    static const int8_t w[12] = {@W@};
+    static const int32_t b[3] = {@B@};
+    const struct tvmk_fully_connected_s8_params p = {@P@, NULL, NULL};
+    int8_t y[6];
+    tvm_device_woofles_t dev;
+    int32_t s[7];
+    int i;
+
+    s[0] = TVMDeviceWooflesInit(&dev, NULL);
+    s[1] = TVMDeviceWooflesActivate(&dev);
+    s[2] = TVMDeviceWooflesOpen(&dev);
+    s[3] = woofles_fully_connected_s8(x, w, b, y, &p, &dev);
+    s[4] = TVMDeviceWooflesClose(&dev);
+    s[5] = TVMDeviceWooflesDeactivate(&dev);
+    s[6] = TVMDeviceWooflesDestroy(&dev);
+    for (i = 0; i < 7; i++) {
+        printf("%d ", (int)s[i]);
+    }
+    for (i = 0; i < 6; i++) {
+        printf("%d ", (int)y[i]);
+    }
+    printf("\\n");
+    return 0;
+}
+"""
+
+
+def _fc_s8_expected(x: np.ndarray, w: np.ndarray, b: np.ndarray, p: dict[str, int]
+                    ) -> np.ndarray:
+    """TFLite's int8 FullyConnected in numpy (tvmdev's fixed-point reference)."""
+    from tvmdev.model.fixedpoint import multiply_by_quantized_multiplier
+    acc = (x.astype(np.int64) + p["input_offset"]) @ (
+        w.astype(np.int64) + p["weights_offset"]).T + b
+    y = multiply_by_quantized_multiplier(acc, p["output_multiplier"], p["output_shift"])
+    return np.clip(y + p["output_offset"], p["activation_min"], p["activation_max"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["host", "cortex_m3"])
+def test_int8_kernels_build_on_their_own(target: str, cli: Callable[..., Result],
+                                         tmp_path: Path) -> None:
+    """A folder claiming every operator (the float and int8 forms) builds with warnings as
+    errors, its kernels' int8 forms defined and every portable kernel they call there; on
+    the host, the int8 fully_connected scaffold computes TFLite's integer arithmetic."""
+    out = _new_device(cli, tmp_path, "woofles", "--platform", "posix", "--platform", "cmsis",
+                      "--ops", _every_op())
+    build = tmp_path / "build"
+    if target == "host":
+        _host_build(out, build)
+        nm = need_tool("nm")
+    else:
+        _cortex_m3_build(out, build, _cortex_m3_toolchain(tmp_path))
+        nm = need_tool("arm-none-eabi-nm")
+    defined, undefined = _symbols(nm, build / "libtvm_kernels_woofles.a")
+    assert {"woofles_conv2d_s8", "woofles_depthwise_conv2d_s8", "woofles_fully_connected_s8",
+            "woofles_quantize_s8", "woofles_quantize_requantize_s8", "woofles_dequantize_s8",
+            "woofles_conv2d_f32", "woofles_fully_connected_f32"} <= defined
+    portable, portable_needs = _symbols(nm, build / "libtvmk_portable.a")
+    wanted = {s for s in undefined | portable_needs if s.startswith("tvmk_")}
+    assert {"tvmk_conv2d_s8", "tvmk_dequantize_s8"} <= wanted <= portable
+    if target != "host":
+        return
+    rng = np.random.default_rng(4)
+    x = rng.integers(-128, 128, (2, 4)).astype(np.int8)
+    w = rng.integers(-127, 128, (3, 4)).astype(np.int8)
+    b = rng.integers(-900, 900, 3).astype(np.int32)
+    p = {"batch": 2, "in_size": 4, "out_size": 3, "input_offset": 5, "weights_offset": 0,
+         "output_offset": -3, "output_multiplier": 1518500250, "output_shift": -6,
+         "activation_min": -100, "activation_max": 127}
+    app = tmp_path / "app"
+    app.mkdir()
+
+    def ints(a: np.ndarray) -> str:
+        return ", ".join(str(int(v)) for v in a.ravel())
+
+    (app / "main.c").write_text(INT8_APP.replace("@X@", ints(x)).replace("@W@", ints(w))
+                                .replace("@B@", ints(b))
+                                .replace("@P@", ", ".join(str(v) for v in p.values())))
+    (app / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(app C)\n"
+        f"add_subdirectory({out} tvmdev)\nadd_executable(app main.c)\n"
+        "set_target_properties(app PROPERTIES C_STANDARD 99 C_EXTENSIONS OFF)\n"
+        "target_link_libraries(app PRIVATE tvm_device_woofles_posix)\n")
+    _host_build(app, tmp_path / "app-build")
+    words = run_ok([str(tmp_path / "app-build/app")], timeout=30).stdout.split()
+    assert words[:7] == ["0"] * 7, words
+    want = _fc_s8_expected(x, w, b, p)
+    assert [int(v) for v in words[7:]] == [int(v) for v in want.ravel()]
+    assert len(set(words[7:])) > 2  # neither all clamped nor all one value

@@ -112,6 +112,99 @@ def test_imported_tflite_model_on_native_sim_64_with_a_device(
         np.testing.assert_allclose(g, e, atol=ATOL, rtol=RTOL)
 
 
+def _need_tflite() -> None:
+    """Skips without the tflite package (fails under CI, which installs it)."""
+    if not IN_CI:
+        pytest.importorskip("tflite", reason="the tflite package is not installed: "
+                            "pip install -e '.[tflite]'")
+
+
+def _int8_model(tflite_model: Callable[[str], Path], name: str) -> Path:
+    """A real int8 model; skips (saying why) while it does not import in this tree."""
+    _need_tflite()
+    from tvmdev.errors import TvmdevError
+    from tvmdev.frontends.importer import import_file
+    path = tflite_model(f"{name}.tflite")
+    try:
+        import_file(path)
+    except TvmdevError as exc:
+        pytest.skip(f"{name} does not import yet (an int8 operator kind without its int8 "
+                    f"form in this tree): {exc}")
+    return path
+
+
+def _zephyr_bit_exact(cli: Callable[..., Result], model: Path, board: str, tmp_path: Path,
+                      *extra: str) -> None:
+    """``tvmdev run`` in zephyr_app on seeded inputs spanning the quantized input range:
+    every float output, a DEQUANTIZE's, equal to TFLM's, and the app's own check exact
+    (tolerance 0)."""
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.model import reference
+    need_tool("west", "pip install west")
+    if board == "qemu_cortex_m3":
+        need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
+        need_tool("qemu-system-arm", "apt-get install qemu-system-arm")
+    m = import_file(model).to_model()
+    given = reference.random_inputs(m, 3)
+    (tmp_path / "in").mkdir()
+    for name, x in given.items():
+        np.save(tmp_path / "in" / f"{name}.npy", x)
+    r = cli("run", str(model), "--board", board, *extra, "--inputs", str(tmp_path / "in"),
+            "--save-outputs", str(tmp_path / "out"), "--build-dir", str(tmp_path / "b"))
+    assert r.code == 0, r.out + r.err
+    assert r.out.rstrip().endswith("PASS"), r.out
+    app = (tmp_path / "b/model/tvmdev_app.c").read_text()
+    expected = _tflm_outputs(model, [given[n] for n in m.inputs], len(m.outputs))
+    for name, want in zip(m.outputs, expected, strict=True):
+        assert want.dtype == np.float32  # the Zephyr app takes float I/O models
+        got = np.load(tmp_path / "out" / f"{name}.npy")
+        assert got.shape == want.shape
+        assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (
+            f"{name}: {np.count_nonzero(got != want)} of {got.size} elements differ")
+        assert f"output {name} " in r.out and "max abs err 0, max rel err 0" in r.out
+        assert "(atol 0, rtol 0)" in r.out, r.out
+        assert re.search(rf"matches\(\w+, \w+\.values, {got.size}U, 0\.0f,\s+0\.0f\)",
+                         app), app
+
+
+@needs_zephyr
+@pytest.mark.parametrize("board", ["native_sim_64", "qemu_cortex_m3"])
+def test_keyword_spotting_on_zephyr_bit_exact(board: str, cli: Callable[..., Result],
+                                              tflite_model: Callable[[str], Path],
+                                              tmp_path: Path) -> None:
+    """keyword_spotting (DS-CNN, int8 inside, float input and output) in zephyr_app."""
+    _zephyr_bit_exact(cli, _int8_model(tflite_model, "keyword_spotting"), board, tmp_path)
+
+
+@needs_zephyr
+def test_anomaly_detection_on_native_sim_64_bit_exact(
+        cli: Callable[..., Result], tflite_model: Callable[[str], Path], tmp_path: Path
+        ) -> None:
+    """anomaly_detection (int8 inside, float I/O; too big for qemu_cortex_m3's flash) with
+    its fully connected layers on a woofles device (the kernels' int8 forms)."""
+    model = _int8_model(tflite_model, "anomaly_detection")
+    _zephyr_bit_exact(cli, model, "native_sim_64", tmp_path, "--device", "npu0:woofles",
+                      "--place", "fully_connected=npu0")
+    plan = json.loads((tmp_path / "b/model/tvmgen_anomaly_detection_plan.json").read_text())
+    fcs = [o for o in plan["operators"] if o["op"] == "fully_connected"]
+    assert len(fcs) == 10 and all(o["kernels"][0] == "woofles_fully_connected_s8"
+                                  for o in fcs), fcs
+
+
+@needs_zephyr
+@pytest.mark.parametrize("board", ["native_sim_64", "qemu_cortex_m3"])
+def test_keyword_spotting_convolutions_on_zephyr_bit_exact(
+        board: str, cli: Callable[..., Result], tflite_model: Callable[[str], Path],
+        tmp_path: Path) -> None:
+    """keyword_spotting up to its last convolution, then a DEQUANTIZE (its 9 int8
+    convolutions, per channel), in zephyr_app on both boards."""
+    _need_tflite()
+    from test_tflite_int8 import truncated
+    model = tmp_path / "kws_convs.tflite"
+    model.write_bytes(truncated(tflite_model("keyword_spotting.tflite"), 9))
+    _zephyr_bit_exact(cli, model, board, tmp_path)
+
+
 @needs_zephyr
 def test_ztest_suite_under_twister(cli: Callable[..., Result], tmp_path: Path) -> None:
     need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")

@@ -18,6 +18,8 @@ from pycparser import c_ast, c_generator, c_parser
 from pycparser.c_parser import ParseError
 
 from ..errors import TvmdevError
+from ..load.device_kernels import variants
+from ..load.library import load_library
 from ..load.platform import Platform, all_platforms, platform_by_name
 from ..model.device import DeviceSpec, specs_from_manifest
 from ..model.ops import OPS, kernel_params
@@ -213,23 +215,29 @@ def _check_device(folder: Path, spec: DeviceSpec, plat: Platform) -> list[Proble
 
 
 def _check_kernel(folder: Path, spec: DeviceSpec, op: str) -> list[Problem]:
-    """One scaffolded kernel against the registry's calling convention."""
+    """One scaffolded kernel file, each of its forms (float, int8) against the registry's
+    calling convention."""
     src = folder / f"src/kernels/{spec.name}/{op}.c"
     rel = str(src.relative_to(folder))
-    kname = f"{spec.name}_{op}_f32"
+    portable = load_library(runtime_dir() / "kernels/portable/kernels.yaml", "portable",
+                            "portable")
+    forms = variants(spec.name, op, portable)
     if not os.path.lexists(src):
-        return [Problem(rel, 0, f"missing (kernel {kname})")]
+        return [Problem(rel, 0, f"missing (kernel {', '.join(v.name for v in forms)})")]
     plat = platform_by_name(spec.platforms[0])
     parsed = _read(src, rel, plat, [folder / "include", runtime_dir() / "kernels/portable"], [])
-    if kname not in parsed.defs:
-        return [*parsed.problems, Problem(rel, 0, f"kernel {kname} is not defined")]
-    node, line = parsed.defs[kname]
-    if node.param_decls is not None:  # K&R: reported
-        return parsed.problems
-    want = ("int32_t", tuple(" ".join(t.replace("*", " * ").split())
-                             for t, _ in kernel_params(OPS[op])))
-    got = signature(node.decl)
-    if got != want:
-        return [*parsed.problems, Problem(rel, line, f"kernel {kname} is {_show(got)}, the "
-                                          f"registry expects {_show(want)}")]
-    return parsed.problems
+    problems = list(parsed.problems)
+    for v in forms:
+        if v.name not in parsed.defs:
+            problems.append(Problem(rel, 0, f"kernel {v.name} is not defined"))
+            continue
+        node, line = parsed.defs[v.name]
+        if node.param_decls is not None:  # K&R: reported
+            continue
+        want = ("int32_t", tuple(" ".join(t.replace("*", " * ").split()) for t, _ in
+                                 kernel_params(OPS[op], dict(v.dtypes), v.params_struct)))
+        got = signature(node.decl)
+        if got != want:
+            problems.append(Problem(rel, line, f"kernel {v.name} is {_show(got)}, the "
+                                    f"registry expects {_show(want)}"))
+    return problems

@@ -325,21 +325,27 @@ def resolved_attrs(op: OpDef, shapes: list[Shape | None], given: dict[str, Any]
     return op.resolve(shapes, attrs) if op.resolve is not None else attrs
 
 
-def kernel_params(op: OpDef, dtypes: dict[str, str] | None = None) -> list[tuple[str, str]]:
-    """(C type, name) of every parameter of a kernel for ``op``, in calling order."""
+def kernel_params(op: OpDef, dtypes: dict[str, str] | None = None,
+                  struct: str | None = None) -> list[tuple[str, str]]:
+    """(C type, name) of every parameter of a kernel for ``op``, in calling order:
+    ``dtypes`` gives each argument's (default float32), ``struct`` the params struct
+    (default the float op's; an int8 kernel's is its :data:`S8OPS` entry's)."""
     dtypes = dtypes or {}
     params = [(f"const {CTYPES[dtypes.get(a, 'float32')]} *", a) for a in op.inputs]
     if op.variadic:
         params[-1] = (f"const {CTYPES[dtypes.get(op.inputs[-1], 'float32')]} *const *",
                       op.inputs[-1])
     params += [(f"{CTYPES[dtypes.get(a, 'float32')]} *", a) for a in op.outputs]
-    params += [(f"const struct {op.params_struct} *", "params"), ("void *", "resource_handle")]
+    params += [(f"const struct {struct or op.params_struct} *", "params"),
+               ("void *", "resource_handle")]
     return params
 
 
-def kernel_prototype(op: OpDef, name: str) -> str:
-    """``int32_t name(const float *A, ..., void *resource_handle)``, wrapped at 100 columns."""
-    parts = [f"{t}{n}" for t, n in kernel_params(op)]
+def kernel_prototype(op: OpDef, name: str, dtypes: dict[str, str] | None = None,
+                     struct: str | None = None) -> str:
+    """``int32_t name(const float *A, ..., void *resource_handle)``, wrapped at 100 columns
+    (``dtypes`` and ``struct`` as :func:`kernel_params`)."""
+    parts = [f"{t}{n}" for t, n in kernel_params(op, dtypes, struct)]
     head = f"int32_t {name}("
     lines, line = [], head
     for i, part in enumerate(parts):

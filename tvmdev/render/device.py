@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import TvmdevError
+from ..load.device_kernels import FLOAT_HEADER, Variant, struct_doc, variants
 from ..load.platform import Platform, all_platforms, platform_by_name
 from ..model import status
 from ..model.device import DeviceSpec, check_collisions, specs_from_manifest
@@ -93,29 +94,53 @@ def _rendered(template: str, path: str, kind: str, command: str, **ctx: Any) -> 
     return OutFile(path, text, kind)
 
 
-def _portable_name(opname: str) -> str:
-    """The portable float32 kernel a scaffolded kernel delegates to: ``tvmk_<op>_f32``, or
-    the one the op shares (global_average_pool runs tvmk_mean_f32, relu6 tvmk_clip_f32)."""
-    default = f"tvmk_{opname}_f32"
-    names = [k.name for k in portable_library().kernels if k.op == opname]
-    return default if default in names or not names else names[0]
+def _variant_context(v: Variant) -> dict[str, Any]:
+    """One scaffolded kernel: name, prototype, arguments, registry entry, and for an int8
+    one its params struct documented from the portable header that declares it."""
+    opdef = OPS[v.op]
+    dtypes = dict(v.dtypes)
+    args = [n for _, n in kernel_params(opdef, dtypes, v.params_struct)]
+    where, doc, definition = (struct_doc(v.portable.include_dir / v.header, v.params_struct)
+                              if v.int8 else ("", [], []))
+    return {
+        "name": v.name, "portable": v.portable.name, "int8": v.int8, "header": v.header,
+        "params_struct": v.params_struct, "struct_doc": doc, "struct_def": definition,
+        "struct_header": where,
+        "prototype": kernel_prototype(opdef, v.name, dtypes, v.params_struct),
+        "args": ", ".join(args),
+        "arg_meta": "{" + ", ".join(f"{a}: [{dtypes.get(a, 'T0')}]"
+                                    for a in (*opdef.inputs, *opdef.outputs)) + "}",
+    }
 
 
 def kernel_contexts(spec: DeviceSpec) -> list[dict[str, Any]]:
-    """The kernels a device kind claims (``--ops``): names, prototypes and arguments."""
+    """The kernels a device kind claims (``--ops``), one source file per op holding each
+    of its forms (float, int8: :func:`~tvmdev.load.device_kernels.variants`)."""
     out = []
+    portable = portable_library()
     for opname in spec.ops:
-        opdef = OPS[opname]
-        name = f"{spec.name}_{opname}_f32"
-        args = [n for _, n in kernel_params(opdef)]
-        out.append({
-            "op": opname, "name": name, "portable": _portable_name(opname),
-            "source": f"src/kernels/{spec.name}/{opname}.c",
-            "prototype": kernel_prototype(opdef, name), "args": ", ".join(args),
-            "arg_meta": "{" + ", ".join(f"{a}: [T0]" for a in (*opdef.inputs,
-                                                               *opdef.outputs)) + "}",
-        })
+        forms = [_variant_context(v) for v in variants(spec.name, opname, portable)]
+        out.append({"op": opname, "source": f"src/kernels/{spec.name}/{opname}.c",
+                    "variants": forms, "float": any(not f["int8"] for f in forms)})
     return out
+
+
+def declarations(kernels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every kernel of the header in order, an int8 one (with its comment) set apart by
+    blank lines."""
+    out: list[dict[str, Any]] = []
+    for k in kernels:
+        for form in k["variants"]:
+            gap = bool(out) and (form["int8"] or out[-1]["int8"])
+            out.append({**form, "op": k["op"], "gap": gap})
+    return out
+
+
+def kernel_headers(kernels: list[dict[str, Any]]) -> list[str]:
+    """The portable headers a device's kernel header includes: the float library's, then
+    those declaring the int8 params structs its kernels take."""
+    int8 = sorted({f["header"] for k in kernels for f in k["variants"] if f["int8"]})
+    return [FLOAT_HEADER, *(h for h in int8 if h != FLOAT_HEADER)]
 
 
 def scaffolded_kernels(spec: DeviceSpec) -> list[dict[str, Any]]:
@@ -124,6 +149,14 @@ def scaffolded_kernels(spec: DeviceSpec) -> list[dict[str, Any]]:
     if any(p.builtin_kind for p in _platforms(spec)):
         return []
     return kernel_contexts(spec)
+
+
+def delegated_sources(spec: DeviceSpec) -> list[Path]:
+    """The C sources of the portable kernels that the scaffolded kernels of ``spec``
+    call: each op's file calls every form's (float and int8), whichever the model uses."""
+    kernels = {k.name: k for k in portable_library().kernels}
+    return sorted({s for k in scaffolded_kernels(spec) for form in k["variants"]
+                   for s in kernels[form["portable"]].sources})
 
 
 def portable_sources(specs: list[DeviceSpec]) -> list[str]:
@@ -135,9 +168,10 @@ def portable_sources(specs: list[DeviceSpec]) -> list[str]:
     names: set[str] = set()
     for spec in specs:
         for k in scaffolded_kernels(spec):
-            for src in kernels[k["portable"]].sources:
-                assert src.parent == folder, f"internal error: {src} is not in {folder}"
-                names.add(src.name)
+            for form in k["variants"]:
+                for src in kernels[form["portable"]].sources:
+                    assert src.parent == folder, f"internal error: {src} is not in {folder}"
+                    names.add(src.name)
     public = {k.header for k in kernels.values()}
     todo = sorted(names)
     while todo:
@@ -148,13 +182,21 @@ def portable_sources(specs: list[DeviceSpec]) -> list[str]:
     return sorted(names)
 
 
-def _portable_files(names: list[str], used: list[Platform]) -> list[OutFile]:
+def portable_headers(specs: list[DeviceSpec]) -> list[str]:
+    """The public headers of the portable library the kernels of ``specs`` include:
+    tvmk_portable.h, and those declaring the int8 params structs (tvmk_s8.h, ...)."""
+    return kernel_headers([k for s in specs for k in scaffolded_kernels(s)])
+
+
+def _portable_files(names: list[str], headers: list[str], used: list[Platform]
+                    ) -> list[OutFile]:
     """Copies of the portable files ``names`` (from :func:`portable_sources`) and of the
-    library's header, so that the folder builds on its own. A copy that a platform of the
-    folder makes already (the kleidiai kind ships the header) is left to it."""
+    library's public ``headers``, so that the folder builds on its own. A copy that a
+    platform of the folder makes already (the kleidiai kind ships tvmk_portable.h) is
+    left to it."""
     if not names:
         return []
-    copies = [(f"{_PORTABLE}/tvmk_portable.h", "include/tvmk_portable.h")]
+    copies = [(f"{_PORTABLE}/{h}", f"include/{h}") for h in headers]
     copies += [(f"{_PORTABLE}/{n}", f"src/portable/{n}") for n in names]
     made = {(r.source, r.path) for p in used for r in p.files
             if r.source is not None and r.when is None}
@@ -178,7 +220,9 @@ def device_files(spec: DeviceSpec, sim: bool = False) -> list[OutFile]:
     scaffold = "owned" if sim else "scaffold"
     if kernels:
         files.append(_rendered("device_kernels.h.j2", f"include/tvm/kernels/{spec.name}.h",
-                               "owned", spec.command, dev=dev, kernels=kernels))
+                               "owned", spec.command, dev=dev, kernels=kernels,
+                               headers=kernel_headers(kernels),
+                               declarations=declarations(kernels)))
         files.append(_rendered("device_kernels.yaml.j2", f"kernels/{spec.name}.yaml",
                                "owned", spec.command, dev=dev, kernels=kernels))
         for k in kernels:
@@ -222,7 +266,7 @@ def project_files(specs: list[DeviceSpec]) -> list[OutFile]:
                                    any_driver=any(d["opts"].get("zephyr_driver")
                                                   for d in devs)))
     portable = portable_sources(specs)
-    files += _portable_files(portable, used)
+    files += _portable_files(portable, portable_headers(specs), used)
     kernel_libraries = [{"name": s.name, "target": device_context(s)["kernels_target"],
                          "sources": [k["source"] for k in scaffolded_kernels(s)]}
                         for s in specs if scaffolded_kernels(s)]

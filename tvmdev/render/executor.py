@@ -45,6 +45,8 @@ class Generated:
     chains: dict[int, tuple[Kernel, ...]]
     files: tuple[OutFile, ...]
     tuning: Tuning = Tuning()
+    # Portable sources a device's kernel files call besides the selected kernels'.
+    companions: tuple[Path, ...] = ()
 
     @property
     def kernels(self) -> list[Kernel]:
@@ -57,7 +59,7 @@ class Generated:
 
     def sources(self) -> list[Path]:
         """The selected kernels' C sources (what selective build compiles)."""
-        return sorted({s for k in self.kernels for s in k.sources})
+        return sorted({s for k in self.kernels for s in k.sources} | set(self.companions))
 
     def include_dirs(self) -> list[Path]:
         """The folders of the selected kernels' headers."""

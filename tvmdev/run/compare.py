@@ -49,10 +49,12 @@ class RunResult:
     quantized: bool = False  # the model has 4-bit weights: the looser tolerance applies
     stack: StackUsage | None = None  # firmware: the run's stack, worst case and measured
     failed_thread: int | None = None  # with several threads: the one that failed first
+    exact: frozenset[str] = frozenset()  # float outputs compared exactly (exact_outputs)
 
     def tolerance(self, name: str) -> tuple[float, float]:
-        """(atol, rtol) for one output: none for an integer one (bit-exact)."""
-        if self.reference[name].dtype.kind == "i":
+        """(atol, rtol) for one output: none for an integer one or one a dequantize
+        writes (bit-exact)."""
+        if self.reference[name].dtype.kind == "i" or name in self.exact:
             return 0.0, 0.0
         if not self.quantized:
             return ATOL, RTOL
@@ -225,11 +227,24 @@ def save_outputs(result: RunResult, folder: Path) -> list[Path]:
     return paths
 
 
-def tolerance_for(model: Model, expected: dict[str, np.ndarray]) -> tuple[float, float]:
-    """(atol, rtol) for a model's outputs as a whole (firmware that checks itself)."""
-    if not model.quantized:
-        return ATOL, RTOL
-    return Q_ATOL_SCALE * max(_largest(expected[n]) for n in model.outputs), Q_RTOL
+def exact_outputs(model: Model) -> frozenset[str]:
+    """The outputs compared bit for bit: integer ones, and float ones a dequantize writes
+    (its integer input and float arithmetic are exact, as TFLM's)."""
+    dequantized = {o for op in model.operators if op.op == "dequantize" for o in op.outputs}
+    return frozenset(n for n in model.outputs
+                     if model.tensors[n].dtype != "float32" or n in dequantized)
+
+
+def tolerance_for(model: Model, expected: dict[str, np.ndarray]
+                  ) -> dict[str, tuple[float, float]]:
+    """(atol, rtol) of each output, for firmware that checks itself: 0 for an exact one
+    (:func:`exact_outputs`), else as :meth:`RunResult.tolerance`."""
+    exact = exact_outputs(model)
+    if model.quantized:
+        loose = (Q_ATOL_SCALE * max(_largest(expected[n]) for n in model.outputs), Q_RTOL)
+    else:
+        loose = (ATOL, RTOL)
+    return {n: (0.0, 0.0) if n in exact else loose for n in model.outputs}
 
 
 def op_errors(model: Model, ref: dict[str, np.ndarray], trace_dir: Path | None,

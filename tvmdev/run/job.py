@@ -9,6 +9,7 @@ the board's backend build and run it, and compare every output with the referenc
 from __future__ import annotations
 
 import importlib
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,7 @@ from ..model.graph import Model
 from ..plan.devices import DevicePlan, plan_devices
 from ..plan.fit import check_fit
 from ..plan.kernels import build_registry, device_dir_libraries
-from ..render.device import device_files, project_files
+from ..render.device import delegated_sources, device_files, project_files
 from ..render.executor import generate
 from ..render.harness import Harness
 from ..resources import runtime_dir
@@ -31,7 +32,7 @@ from ..write.files import OutFile, sync
 from ..write.manifest import MANIFEST, MANIFEST_HINT, read_manifest
 from . import external
 from .backend import Job, RunOptions, backend_for
-from .compare import OpReport, RunResult, op_errors
+from .compare import OpReport, RunResult, exact_outputs, op_errors
 
 SIM_COMMAND = "tvmdev run (simulated accelerator)"
 
@@ -117,6 +118,19 @@ def _devices(job: Job, specs: list[DeviceSpec], device_dir: Path | None,
     return [OutFile(f"devices/{f.path}", f.content, f.kind) for f in files], libs
 
 
+def _companions(specs: list[DeviceSpec], dplan: DevicePlan, device_dir: Path | None
+                ) -> tuple[Path, ...]:
+    """The portable sources that the kernel files of the devices call besides the
+    selected kernels (render.device.delegated_sources): of the kinds tvmdev generates and
+    of those a new-device folder (``device_dir``) implements."""
+    user = {k.kind for k in dplan.with_origin("user")}
+    if device_dir is not None and user:
+        specs = specs + [s for s in specs_from_manifest(
+            read_manifest(device_dir).get("devices"), str(device_dir / MANIFEST),
+            all_platforms(), MANIFEST_HINT) if s.name in user]
+    return tuple(sorted({p for s in specs for p in delegated_sources(s)}))
+
+
 def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager",
             device_dir: Path | None = None, kernel_files: list[Path] | None = None,
             inputs: dict[str, np.ndarray] | None = None,
@@ -133,11 +147,13 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
     inputs = reference.random_inputs(model) if inputs is None else inputs
     job = Job(model, board, backend, build_dir, None, dplan, inputs,  # type: ignore[arg-type]
               backend.exe_path(build_dir, model), include_dirs=[build_dir / "model"])
-    dev_files, device_libs = _devices(job, _device_specs(dplan, board), device_dir,
-                                      external_dirs)
+    specs = _device_specs(dplan, board)
+    dev_files, device_libs = _devices(job, specs, device_dir, external_dirs)
     registry = build_registry([*board.kernels, *(kernel_files or [])], device_libs)
     command = f"tvmdev run {Path(model.path).name}"
-    job.gen = generate(model, registry, schedule, command=command, tuning=board.tuning)
+    job.gen = replace(generate(model, registry, schedule, command=command,
+                               tuning=board.tuning),
+                      companions=_companions(specs, dplan, device_dir))
     check_fit(model, job.gen.memory, board)  # before anything is written
     job.defines += board.tuning.defines()  # the kernels as the planner sized their scratch
     files = dev_files + [OutFile(f"model/{f.path}", f.content, f.kind) for f in job.gen.files]
@@ -163,7 +179,8 @@ def execute(job: Job, inputs: dict[str, np.ndarray] | None = None,
                        {k: ref[k] for k in model.outputs}, raw.devices,
                        stdout=raw.proc.stdout, stderr=raw.proc.stderr,
                        exit_code=raw.proc.returncode, quantized=bool(model.quantized),
-                       stack=job.stack, failed_thread=raw.failed_thread)
+                       stack=job.stack, failed_thread=raw.failed_thread,
+                       exact=exact_outputs(model))
     for op in model.operators:
         max_abs, max_rel = op_errors(model, ref, raw.trace_dir, op.index, op.outputs[0])
         result.ops.append(OpReport(op.index, op.name, op.op, op.device,

@@ -37,11 +37,11 @@ class WestBackend(Backend):
     def harness_files(self, harness: Harness, job: Job) -> list[OutFile]:
         """The harness around the model (main.c, linker script, Zephyr glue)."""
         expected = reference.evaluate(job.model, job.inputs)
-        atol, rtol = tolerance_for(job.model, expected)
+        tolerances = tolerance_for(job.model, expected)
         model_dir = job.build_dir / "model"
         sources = [model_dir / f"tvmgen_{job.model.name}.c", model_dir / "tvmdev_app.c",
                    *job.gen.sources()]
-        return zephyr_files(harness, expected, atol, rtol, sources,
+        return zephyr_files(harness, expected, tolerances, sources,
                             [*job.include_dirs, *job.gen.include_dirs()], job.defines)
 
     takes_cflags = False  # west builds with the app's own configuration
