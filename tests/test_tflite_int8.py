@@ -8,7 +8,6 @@ hand-written int8 YAML model."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -96,19 +95,6 @@ def test_mlperf_tiny_bit_exact(name: str, board: str, tflite_model: Callable[[st
     need_tool(BOARDS[board], "scripts/test.sh installs it")
     model = tflite_model(f"{name}.tflite")
     assert run_bit_exact(cli, model, tmp_path, board) == MLPERF_TINY[name]
-
-
-@pytest.mark.skipif(not os.environ.get("ZEPHYR_BASE"), reason="ZEPHYR_BASE is not set: "
-                    "the Zephyr tests need a Zephyr tree (see the README)")
-@pytest.mark.parametrize("board", ["native_sim_64", "qemu_cortex_m3"])
-def test_keyword_spotting_on_zephyr(board: str, tflite_model: Callable[[str], Path],
-                                    cli: Callable[..., Result], tmp_path: Path) -> None:
-    """keyword_spotting (float input and output) through zephyr_app, bit-exact with TFLM."""
-    need_tool("west", "pip install west")
-    if board == "qemu_cortex_m3":
-        need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
-        need_tool("qemu-system-arm", "apt-get install qemu-system-arm")
-    assert run_bit_exact(cli, tflite_model("keyword_spotting.tflite"), tmp_path, board) == 12
 
 
 def tflm_arena_head(model: Path) -> int:
