@@ -69,6 +69,18 @@ def need_tool(name: str, why: str = "") -> str:
     pytest.skip(message)
 
 
+def need_module(name: str, install: str) -> None:
+    """A required Python package: skip without it, fail without it under CI (which
+    installs .[test])."""
+    import importlib.util
+    if importlib.util.find_spec(name) is not None:
+        return
+    message = f"the {name} package is not installed: {install}"
+    if IN_CI:
+        pytest.fail(f"{message} (CI must have it: .ci/run installs .[test])")
+    pytest.skip(message, allow_module_level=True)
+
+
 @pytest.fixture
 def tflite_model() -> Callable[[str], Path]:
     """The path of a fetched real model (tests/models.py): skip without it, fail without

@@ -16,9 +16,6 @@ from onnxruntime import quantization as oq
 
 n = onnx.helper.make_node
 ONE_STEP = 1 + 1e-4  # one quantization step, measured in float32
-# The int8 ops after h7's merge (the rest of the models' ops are on main already).
-LATER_OPS = ("add", "mul", "maxpool2d", "avgpool2d", "softmax", "sigmoid", "tanh", "pad",
-             "mean", "concat")
 
 
 def _w(rng: np.random.Generator, name: str, shape: tuple[int, ...], scale: float = 0.3) -> Any:

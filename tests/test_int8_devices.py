@@ -30,7 +30,6 @@ except ImportError:
     pytest.skip("the tflite package is not installed: pip install -e '.[tflite]'",
                 allow_module_level=True)
 
-from tvmdev.errors import TvmdevError
 from tvmdev.frontends.graph import Imported
 from tvmdev.frontends.importer import import_file
 from tvmdev.load.board import board_by_name
@@ -90,21 +89,13 @@ MODELS = ("keyword_spotting", "anomaly_detection", "conv_fc")
 @pytest.fixture
 def model_path(request: pytest.FixtureRequest, tflite_model: Callable[[str], Path],
                tmp_path: Path) -> Path:
-    """The .tflite file of the case; keyword_spotting skips while it does not import."""
+    """The .tflite file of the case."""
     name = request.param
     if name == "conv_fc":
         path = tmp_path / "conv_fc.tflite"
         path.write_bytes(conv_fc_model())
         return path
-    path = tflite_model(f"{name}.tflite")
-    try:
-        import_file(path)
-    except TvmdevError as exc:
-        if name != "keyword_spotting":
-            raise
-        pytest.skip(f"keyword_spotting does not import yet (its AVERAGE_POOL_2D and "
-                    f"SOFTMAX have no int8 form in this tree): {exc}")
-    return path
+    return tflite_model(f"{name}.tflite")
 
 
 def placement(path: Path) -> tuple[list[str], list[str]]:

@@ -12,8 +12,8 @@ The models (tests/onnx_qdq_models.py): ``mlp`` (Gemm, Relu, Gemm, MatMul), ``con
 (Conv, Relu, Conv, Relu, Flatten, Gemm) and ``dwnet`` (Conv, depthwise Conv, Clip,
 Flatten, MatMul) need only the int8 ops on main; ``cnn`` (Conv, Relu, MaxPool, Add,
 AveragePool, Gemm...) and ``zoo`` (Sigmoid, Mul, Concat, Pad, Tanh in float,
-GlobalAveragePool, Softmax...) need the int8 ops of LATER_OPS too: until the op table
-has them, their import is checked to be refused at model check naming the missing op.
+GlobalAveragePool, Softmax...) need the int8 add, pools, softmax, sigmoid, pad, mean and
+concat too.
 """
 
 from __future__ import annotations
@@ -26,8 +26,6 @@ import numpy as np
 import pytest
 from conftest import IN_CI, Result
 
-from tvmdev.errors import TvmdevError
-
 try:
     import onnx
     from onnxruntime import quantization as oq
@@ -39,7 +37,6 @@ except ImportError:
 
 import onnx_build as B  # noqa: E402
 from onnx_qdq_models import (  # noqa: E402
-    LATER_OPS,
     MODELS,
     ONE_STEP,
     _Reader,
@@ -51,7 +48,6 @@ from onnx_qdq_models import (  # noqa: E402
 
 from tvmdev.frontends.importer import import_file  # noqa: E402
 from tvmdev.model import reference  # noqa: E402
-from tvmdev.model.s8.table import S8OPS  # noqa: E402
 
 n = onnx.helper.make_node
 Case = tuple[str, bool, str]  # model, per channel, format
@@ -70,16 +66,6 @@ def qmodels(tmp_path_factory: pytest.TempPathFactory) -> dict[Case, tuple[Path, 
                         quant_format=getattr(oq.QuantFormat, c[2])) for c in CASES}
 
 
-def _missing(doc: dict[str, Any]) -> list[str]:
-    """The int8 ops of an imported model that the op table lacks (LATER_OPS, before h7's
-    merge)."""
-    int8 = {t for t, d in {**doc.get("tensors", {}), **doc["outputs"]}.items()
-            if d.get("dtype") == "int8"}
-    return sorted({o["op"] for o in doc["operators"]
-                   if o["outputs"][0] in int8 and o["op"] in LATER_OPS
-                   and o["op"] not in S8OPS})
-
-
 def _ops(path: Path) -> list[dict[str, Any]]:
     return list(import_file(path).doc["operators"])
 
@@ -87,17 +73,9 @@ def _ops(path: Path) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("case", CASES, ids=_id)
 def test_reference_within_one_step(qmodels: dict[Case, Any], case: Case) -> None:
     """tvmdev's numpy reference of the int8 model (the integer arithmetic the kernels do)
-    against ONNX Runtime on the quantized model: every element within one step. A model
-    needing int8 ops the table lacks is refused at model check, naming one."""
+    against ONNX Runtime on the quantized model: every element within one step."""
     path, shape = qmodels[case]
-    imported = import_file(path)
-    missing = _missing(imported.doc)
-    if missing:
-        assert set(missing) <= set(LATER_OPS)
-        with pytest.raises(TvmdevError, match=f"({'|'.join(missing)}) has no int8 form yet"):
-            imported.to_model()
-        return
-    model = imported.to_model()
+    model = import_file(path).to_model()
     for seed in (3, 4):
         x = inputs(shape, seed)
         got = reference.evaluate(model, {"x": x})[next(iter(model.outputs))]
@@ -278,11 +256,8 @@ def test_refusals_one_line(tmp_path: Path, cli: Callable[..., Result]) -> None:
 def test_run_host_within_one_step(qmodels: dict[Case, Any], case: Case,
                                   cli: Callable[..., Result], tmp_path: Path) -> None:
     """``tvmdev run`` on the host (the C kernels) against ONNX Runtime: every element
-    within one step. cnn and zoo need the int8 ops of LATER_OPS (h7's merge)."""
+    within one step."""
     path, shape = qmodels[case]
-    missing = _missing(import_file(path).doc)
-    if missing:
-        pytest.skip(f"the op table has no int8 {', '.join(missing)} yet")
     x = inputs(shape, 11)
     (tmp_path / "in").mkdir()
     np.save(tmp_path / "in" / "x.npy", x)

@@ -269,3 +269,64 @@ def test_int8_inputs_file_dtype_is_checked(cli: Callable[..., Result], tmp_path:
     assert r.err.splitlines()[0].endswith("x.npy: input 'x' is int8 in the model, the file "
                                           "holds float32"), r.err
     assert not (tmp_path / "b").exists()
+
+
+OVERFLOWING_FC = """\
+name: fc8
+inputs:
+  x: {shape: [2, 4], dtype: float32}
+outputs:
+  y: {shape: [2, 3], dtype: float32}
+tensors:
+  xq: {dtype: int8, quant: {scale: [0.02], zero_point: [3]}}
+  yq: {dtype: int8, quant: {scale: [0.05], zero_point: [-5]}}
+constants:
+  w: {shape: [3, 4], dtype: int8, values: [127, 127, 127, 127, 127, 127, 127, 127, 127,
+                                           127, 127, 127],
+      quant: {scale: [0.01], zero_point: [0]}}
+  b: {shape: [3], dtype: int32, values: [BIAS, BIAS, BIAS]}
+operators:
+  - {name: q, op: quantize, inputs: [x], outputs: [xq]}
+  - {name: fc, op: fully_connected, inputs: [xq, w, b], outputs: [yq]}
+  - {name: dq, op: dequantize, inputs: [yq], outputs: [y]}
+"""
+
+
+def test_reference_overflow_is_one_line(tmp_path: Path) -> None:
+    """Inputs that take an int8 accumulator beyond int32 (where TFLM's kernels overflow)
+    stop the run's reference with one line naming the operator, not a traceback; the
+    same model with a small bias computes."""
+    from tvmdev.errors import TvmdevError
+    from tvmdev.model import reference
+    path = tmp_path / "fc8.yaml"
+    path.write_text(OVERFLOWING_FC.replace("BIAS", str(2**31 - 1)))
+    m = load_model(path)
+    x = {"x": np.ones((2, 4), np.float32)}
+    with pytest.raises(TvmdevError) as err:
+        reference.evaluate(m, x)
+    assert str(err.value.where) == f"{path}:16"  # the fc operator's line
+    assert err.value.message.startswith("operator 'fc' (fully_connected): these inputs take "
+                                        "it where TFLM's integer kernels overflow")
+    path.write_text(OVERFLOWING_FC.replace("BIAS", "100"))
+    assert reference.evaluate(load_model(path), x)["y"].shape == (2, 3)
+
+
+def test_requantize_beyond_int32_is_refused(tmp_path: Path) -> None:
+    """int8 -> int8 by 2^24: (x - zp) << 25 overflows TFLM's int32 (it wraps to garbage),
+    refused when the model is checked; by 2^22 it still fits and is accepted."""
+    from tvmdev.errors import TvmdevError
+    text = """\
+name: rq
+inputs:
+  x: {shape: [4], dtype: int8, quant: {scale: [1.0], zero_point: [0]}}
+outputs:
+  y: {shape: [4], dtype: int8, quant: {scale: [SCALE], zero_point: [0]}}
+operators:
+  - {name: q, op: quantize, inputs: [x], outputs: [y]}
+"""
+    path = tmp_path / "rq.yaml"
+    path.write_text(text.replace("SCALE", repr(2.0 ** -24)))
+    with pytest.raises(TvmdevError, match="overflows TFLM's int32 arithmetic"):
+        load_model(path)
+    path.write_text(text.replace("SCALE", repr(2.0 ** -22)))
+    load_model(path)

@@ -240,7 +240,7 @@ def test_kernel_matches_tflm(objects: tuple[Path, list[str]], op: str) -> None:
 
 
 def test_softmax_refuses_what_tflm_aborts_on(objects: tuple[Path, list[str]]) -> None:
-    """A row whose sum of exps passes 256 (1000 near-equal values): TFLM aborts on its
+    """A row whose sum of exps reaches 512 (1000 near-equal values): TFLM aborts on its
     TFLITE_CHECK; the numpy reference raises and the kernel returns an error."""
     q = oc.fixed_quant(1e-3, 0)
     p = softmax.params((1, 1000), 1.0, q, oc.fixed_quant(1 / 256, -128))

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import s8_op_cases as oc
-from conftest import Result
+from conftest import Result, need_module
 from s8_cases import Case
 
 from tvmdev.model.s8 import concat, elementwise, softmax
@@ -102,7 +102,7 @@ def test_refused_models_are_one_line(index: int, cli: Callable[..., Result],
                                      tmp_path: Path) -> None:
     """The same one-op models through ``tvmdev aot``: one line naming the operator (or the
     TFLite operator the importer cannot map), exit 1, nothing written."""
-    pytest.importorskip("tflite", reason="the tflite package is not installed")
+    need_module("tflite", "pip install -e '.[tflite]'")
     case, why = oc.refused_cases()[index]
     model = tmp_path / "m.tflite"
     model.write_bytes(case.model())
@@ -120,7 +120,7 @@ def test_imported_models_compute_the_cases(op: str, tmp_path: Path) -> None:
     op table's int8 form, the loader's checks) and evaluated by tvmdev's model reference:
     each output equals the case's reference (which test_reference_matches_tflm holds
     against TFLM). Cheap: no C is built (tests/test_tflite_int8_ops.py runs them)."""
-    pytest.importorskip("tflite", reason="the tflite package is not installed")
+    need_module("tflite", "pip install -e '.[tflite]'")
     from s8_cases import merged
 
     from tvmdev.frontends.importer import import_file

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import s8_op_cases as oc
 import tflm_ref
-from conftest import Result, need_tool
+from conftest import Result, need_module, need_tool
 from s8_cases import INT8, INT32, Case, fixed_quant, merged
 from tflite_build import Graph, Op, T, build
 
-pytest.importorskip("tflite", reason="the tflite package is not installed")
+need_module("tflite", "pip install -e '.[tflite]'")
 
 pytestmark = pytest.mark.slow
 

@@ -120,17 +120,9 @@ def _need_tflite() -> None:
 
 
 def _int8_model(tflite_model: Callable[[str], Path], name: str) -> Path:
-    """A real int8 model; skips (saying why) while it does not import in this tree."""
+    """A real int8 model (the test fails if it does not import)."""
     _need_tflite()
-    from tvmdev.errors import TvmdevError
-    from tvmdev.frontends.importer import import_file
-    path = tflite_model(f"{name}.tflite")
-    try:
-        import_file(path)
-    except TvmdevError as exc:
-        pytest.skip(f"{name} does not import yet (an int8 operator kind without its int8 "
-                    f"form in this tree): {exc}")
-    return path
+    return tflite_model(f"{name}.tflite")
 
 
 def _zephyr_bit_exact(cli: Callable[..., Result], model: Path, board: str, tmp_path: Path,

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import TvmdevError
 from .graph import Model, Operator
 from .ops import QUANT_OPS
 from .s8.call import S8Call
@@ -245,6 +246,19 @@ def _s8(model: Model, op: Operator, args: list[np.ndarray | None]) -> np.ndarray
     return S8OPS[op.op].reference(call, args)
 
 
+def _s8_checked(model: Model, op: Operator, args: list[Any]) -> np.ndarray:
+    """The int8 form's reference, its refusal for these inputs (an accumulator beyond
+    int32, a softmax row TFLM aborts on) as one line naming the operator."""
+    try:
+        return np.asarray(_s8(model, op, args))
+    except (ValueError, ArithmeticError) as exc:
+        raise TvmdevError(f"operator '{op.name}' ({op.op}): these inputs take it where "
+                          f"TFLM's integer kernels overflow or abort: {exc}", op.where,
+                          hint="the numpy reference computes int8 as TFLM does and stops "
+                               "there; run other inputs (--inputs DIR) or change the "
+                               "model's quantization") from None
+
+
 def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every tensor's value (inputs, constants, intermediates, outputs) in its dtype:
     float32, or int8 and int32 (computed by the int8 forms' integer references)."""
@@ -258,7 +272,7 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarra
             attrs = op.attr_dict
             shape = model.tensors[op.outputs[0]].shape
             if op.op in QUANT_OPS or model.op_dtype(op) == "int8":
-                values[op.outputs[0]] = np.asarray(_s8(model, op, args), F64)
+                values[op.outputs[0]] = np.asarray(_s8_checked(model, op, args), F64)
                 continue
             if op.op in _WINDOWED:
                 y = _windowed(op.op, args, attrs, shape)

@@ -3,8 +3,8 @@
  * (tvmk_s8_ops.h: tvmk_softmax_s8_params). Three passes over each row, no scratch: its
  * maximum; the sum of exp(beta * scale * (x - max)) in Q12.19 (gemmlowp's
  * exp_on_negative_values of the difference rescaled into Q5.26); each output as that exp
- * times the sum's reciprocal, in 1/256 steps from -128. A row whose sum of exps exceeds
- * 256 is an error (TFLM aborts on it).
+ * times the sum's reciprocal, in 1/256 steps from -128. A row whose sum of exps reaches
+ * 512 is an error (TFLM aborts on it).
  */
 #include <stddef.h>
 

@@ -41,6 +41,12 @@ def _quantize_params(c: S8Call) -> dict[str, Any]:
             mult, shift = quantize_multiplier(float(s_in) / float(scale))
         except ValueError as exc:
             raise ShapeError(f"quantize: the requantization scale: {exc}") from None
+        if shift > 0 and (255 << shift) > (1 << 31) - 1:
+            # TFLM shifts (x - zero point) left by it in int32: beyond 2^23 that overflows
+            # (its result wraps to garbage), so no int8 -> int8 requantization needs it.
+            raise ShapeError(f"requantizing by {float(s_in) / float(scale):g} (input "
+                             "scale / output scale) overflows TFLM's int32 arithmetic; "
+                             "the ratio must be below 2^23")
         p.update(input_zero_point=zp_in, multiplier=mult, shift=shift)
     return p
 
