@@ -178,7 +178,7 @@ def test_an_unknown_board_name(cli: Callable[..., Result], tmp_path: Path) -> No
     r = cli("run", MLP, "--board", "evk", "--build-dir", str(tmp_path / "build"))
     _expect_error(r, "tvmdev: unknown board 'evk'",
                   "  hint: known boards: apple_m5_max, host, linux_aarch64, mps2_an385, "
-                  "mps3_an547, native_sim_64, qemu_cortex_m3")
+                  "mps2_an386, mps2_an500, mps3_an547, native_sim_64, qemu_cortex_m3")
     assert not (tmp_path / "build").exists()
 
 

@@ -1,7 +1,7 @@
-"""Firmware that runs: every example on the emulated Cortex-M3 (mps2_an385) and
-Cortex-M55 (mps3_an547) boards, checked against the numpy reference, inspected for heap
-use, device API completeness and selective build, and fault injection in Cortex-M3
-firmware.
+"""Firmware that runs: every example on the emulated Cortex-M3 (mps2_an385), Cortex-M4
+(mps2_an386), Cortex-M7 (mps2_an500) and Cortex-M55 (mps3_an547) boards, checked against
+the numpy reference, inspected for heap use, device API completeness and selective build,
+and fault injection in Cortex-M3 firmware.
 
 Tolerance: float32 outputs must satisfy |c - r| <= 1e-5 + 1e-4 * |r| against the float64
 numpy reference rounded to float32 (ATOL, RTOL), as on the host.
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.slow  # firmware under qemu-system-arm
 
 EXAMPLES = sorted((REPO / "examples").glob("*/*.yaml"))
 IDS = [p.parent.name for p in EXAMPLES]
-BOARDS = ["mps2_an385", "mps3_an547"]
+BOARDS = ["mps2_an385", "mps2_an386", "mps2_an500", "mps3_an547"]
 
 
 def _tools() -> None:
@@ -103,5 +103,7 @@ def test_list_boards(cli: Callable[..., Result]) -> None:
     r = cli("list", "boards")
     names = [line.split()[0] for line in r.out.splitlines()]
     assert names == sorted(names)
-    assert {"host", "mps2_an385", "mps3_an547", "linux_aarch64"} <= set(names)
-    assert "qemu-system-arm -M mps2-an385" in r.out
+    assert {"host", "mps2_an385", "mps2_an386", "mps2_an500", "mps3_an547",
+            "linux_aarch64"} <= set(names)
+    for machine in ("mps2-an385", "mps2-an386", "mps2-an500", "mps3-an547"):
+        assert f"qemu-system-arm -M {machine}" in r.out

@@ -295,7 +295,8 @@ def test_import_options_refused_for_descriptions(cli: Callable[..., Result]) -> 
                                      "(.tflite, .onnx), not to a model description")
 
 
-BOARDS = {"mps2_an385": "qemu-system-arm", "mps3_an547": "qemu-system-arm",
+BOARDS = {"mps2_an385": "qemu-system-arm", "mps2_an386": "qemu-system-arm",
+          "mps2_an500": "qemu-system-arm", "mps3_an547": "qemu-system-arm",
           "linux_aarch64": "qemu-aarch64"}
 
 

@@ -30,7 +30,8 @@ except ImportError:
 
 pytestmark = pytest.mark.slow
 
-BOARDS = {"host": "gcc", "mps2_an385": "qemu-system-arm", "mps3_an547": "qemu-system-arm"}
+BOARDS = {"host": "gcc", "mps2_an385": "qemu-system-arm", "mps2_an386": "qemu-system-arm",
+          "mps2_an500": "qemu-system-arm", "mps3_an547": "qemu-system-arm"}
 
 
 def natural_inputs(model: Path, seed: int) -> list[np.ndarray]:

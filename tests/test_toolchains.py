@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO, need_tool
 
+from tvmdev.load.board import Board, all_boards
+
 
 @dataclass(frozen=True)
 class Toolchain:
@@ -122,11 +124,33 @@ def test_qemu_aarch64_runs_a_static_program(tmp_path: Path) -> None:
         assert proc.stdout.strip() == "toolchain ok 6", f"-cpu {cpu}: {proc.stderr}"
 
 
-def test_qemu_system_arm_has_the_mps2_an385(tmp_path: Path) -> None:
+def _arm_boards() -> list[Board]:
+    """The built-in boards that run under qemu-system-arm."""
+    return [b for b in all_boards().values()
+            if b.origin == "built-in" and b.run.method == "qemu-system"
+            and b.run.qemu == "qemu-system-arm"]
+
+
+# The machines the built-in Cortex-M boards run on (their -M).
+MACHINES = sorted({b.run.args[b.run.args.index("-M") + 1] for b in _arm_boards()})
+# Each Cortex-M board's CPU and float ABI flags: newlib needs the multilib for each.
+ARCH_FLAGS = {b.name: tuple(f for f in b.toolchain.cflags
+                            if f.startswith(("-mcpu=", "-mfpu=", "-mfloat-abi=")))
+              for b in _arm_boards()}
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_qemu_system_arm_has_the_machine(machine: str) -> None:
     qemu = need_tool("qemu-system-arm", f"apt-get install {PROGRAMS['qemu-system-arm']}")
     proc = subprocess.run([qemu, "-M", "help"], capture_output=True, text=True, timeout=30)
-    assert "mps2-an385" in proc.stdout, (
-        f"{qemu} lacks the mps2-an385 machine; install qemu-system-arm\n{proc.stderr}")
+    machines = [line.split()[0] for line in proc.stdout.splitlines() if line.strip()]
+    assert machine in machines, (
+        f"{qemu} lacks the {machine} machine; install qemu-system-arm\n{proc.stderr}")
+
+
+@pytest.mark.parametrize("board", sorted(ARCH_FLAGS))
+def test_arm_none_eabi_gcc_for_the_board(board: str, tmp_path: Path) -> None:
+    assert build(CORTEX_M, tmp_path, ARCH_FLAGS[board]).is_file()
 
 
 @pytest.mark.parametrize("program", ["cmake", "make"])
