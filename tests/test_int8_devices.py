@@ -19,16 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tflm_ref
-from conftest import IN_CI, Result, need_tool
+from conftest import Result, need_module, need_tool
 from test_run_host import CODES
-
-try:
-    import tflite
-except ImportError:
-    if IN_CI:
-        raise AssertionError("the tflite package is missing (CI installs .[test])") from None
-    pytest.skip("the tflite package is not installed: pip install -e '.[tflite]'",
-                allow_module_level=True)
 
 from tvmdev.frontends.graph import Imported
 from tvmdev.frontends.importer import import_file
@@ -37,6 +29,9 @@ from tvmdev.model import reference
 from tvmdev.plan.schedule import schedule
 from tvmdev.run.backend import RunOptions
 from tvmdev.run.job import execute, prepare
+
+need_module("tflite", "pip install -e '.[tflite]'")
+import tflite  # noqa: E402
 
 pytestmark = pytest.mark.slow  # builds and runs host programs
 

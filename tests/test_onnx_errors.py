@@ -9,15 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import IN_CI, Result
+from conftest import Result, need_module
 
-try:
-    import onnx  # noqa: F401
-except ImportError:
-    if IN_CI:
-        raise AssertionError("onnx is missing (CI installs .[test])") from None
-    pytest.skip("onnx is not installed: pip install -e '.[onnx]'", allow_module_level=True)
-
+need_module("onnx", "pip install -e '.[onnx]'")
+import onnx  # noqa: E402
 import onnx_build as B  # noqa: E402
 from onnx import helper  # noqa: E402
 

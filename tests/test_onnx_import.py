@@ -17,21 +17,15 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
-from conftest import IN_CI, Result, need_tool
+from conftest import Result, need_module, need_tool
 
 from tvmdev.errors import TvmdevError
 from tvmdev.model import reference
 from tvmdev.run.compare import ATOL, RTOL
 
-try:
-    import onnx
-    import onnxruntime  # noqa: F401
-except ImportError:
-    if IN_CI:
-        raise AssertionError("onnx or onnxruntime is missing (CI installs .[test])") from None
-    pytest.skip("onnx and onnxruntime are not installed: pip install -e '.[test]'",
-                allow_module_level=True)
-
+need_module("onnx", "pip install -e '.[test]'")
+need_module("onnxruntime", "pip install -e '.[test]'")
+import onnx  # noqa: E402
 import onnx_build  # noqa: E402
 import onnx_cases  # noqa: E402
 import onnx_variants  # noqa: E402

@@ -24,17 +24,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import IN_CI, Result
+from conftest import Result, need_module
 
-try:
-    import onnx
-    from onnxruntime import quantization as oq
-except ImportError:
-    if IN_CI:
-        raise AssertionError("onnx or onnxruntime is missing (CI installs .[test])") from None
-    pytest.skip("onnx and onnxruntime are not installed: pip install -e '.[test]'",
-                allow_module_level=True)
-
+need_module("onnx", "pip install -e '.[test]'")
+need_module("onnxruntime", "pip install -e '.[test]'")
+import onnx  # noqa: E402
 import onnx_build as B  # noqa: E402
 from onnx_qdq_models import (  # noqa: E402
     MODELS,
@@ -45,6 +39,7 @@ from onnx_qdq_models import (  # noqa: E402
     quantize,
     steps,
 )
+from onnxruntime import quantization as oq  # noqa: E402
 
 from tvmdev.frontends.importer import import_file  # noqa: E402
 from tvmdev.model import reference  # noqa: E402

@@ -10,21 +10,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import IN_CI
+from conftest import need_module
 
 from tvmdev.errors import TvmdevError
 from tvmdev.model import reference
 from tvmdev.run.compare import ATOL, RTOL
 
-try:
-    import onnx
-    import onnxruntime  # noqa: F401
-except ImportError:
-    if IN_CI:
-        raise AssertionError("onnx or onnxruntime is missing (CI installs .[test])") from None
-    pytest.skip("onnx and onnxruntime are not installed: pip install -e '.[test]'",
-                allow_module_level=True)
-
+need_module("onnx", "pip install -e '.[test]'")
+need_module("onnxruntime", "pip install -e '.[test]'")
+import onnx  # noqa: E402
 from onnx_cases import ort_run  # noqa: E402
 
 from tvmdev.frontends import onnx as frontend  # noqa: E402

@@ -10,17 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tflm_ref
-from conftest import IN_CI, Result, need_tool
+from conftest import Result, need_module, need_tool
 
 from tvmdev.run.compare import ATOL, RTOL
 
-try:
-    import tflite  # noqa: F401
-except ImportError:
-    if IN_CI:
-        raise AssertionError("the tflite package is missing (CI installs .[test])") from None
-    pytest.skip("the tflite package is not installed: pip install -e '.[tflite]'",
-                allow_module_level=True)
+need_module("tflite", "pip install -e '.[tflite]'")
 
 # Each float32 model with its inputs' natural range (for seeded random inputs).
 RANGES = {

@@ -12,17 +12,12 @@ import numpy as np
 import pytest
 import tflite_cases
 import tflm_ref
-from conftest import IN_CI, Result, need_tool
+from conftest import Result, need_module, need_tool
 
 from tvmdev.run.compare import ATOL, RTOL
 
-try:
-    import tflite
-except ImportError:
-    if IN_CI:
-        raise AssertionError("the tflite package is missing (CI installs .[test])") from None
-    pytest.skip("the tflite package is not installed: pip install -e '.[tflite]'",
-                allow_module_level=True)
+need_module("tflite", "pip install -e '.[tflite]'")
+import tflite  # noqa: E402
 
 CODES = {k: v for k, v in vars(tflite.BuiltinOperator).items() if isinstance(v, int)}
 

@@ -154,7 +154,7 @@ def _add_import(sub: Any, common: argparse.ArgumentParser) -> None:
                     "constants as .npy files beside it; print the inputs, outputs and "
                     "operators.",
         epilog="example: tvmdev import sine_float.tflite -o out/sine --device npu0:woofles "
-               "--place gemm=npu0")
+               "--place fully_connected=npu0")
     im.add_argument("model", help="the model file (.tflite or .onnx)")
     im.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder")
     add_import_options(im)
