@@ -27,7 +27,8 @@ from ..render.device import generate as device_folder_files
 from ..render.executor import generate
 from ..render.harness import MAX_THREADS
 from ..resources import runtime_dir
-from ..run.backend import RunOptions, backend_for
+from ..run import icount
+from ..run.backend import Job, RunOptions, backend_for
 from ..run.compare import RunResult, load_inputs, report, save_outputs
 from ..run.job import device_folder_kinds, execute, prepare
 from ..write.files import check_out_dir, copy_files, write
@@ -193,6 +194,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.threads > MAX_THREADS:
         raise TvmdevError(f"--threads {args.threads}: the host harness runs at most "
                           f"{MAX_THREADS} threads")
+    if args.instructions:
+        icount.check(board)
     inputs = load_inputs(m, Path(args.inputs) if args.inputs else None)
     if args.device_dir:
         device_folder_kinds(Path(args.device_dir))
@@ -204,13 +207,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     job = prepare(m, board, build_dir, args.schedule,
                   Path(args.device_dir) if args.device_dir else None,
                   [Path(k) for k in args.kernels or []], inputs,
-                  {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None)
+                  {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None,
+                  instructions=args.instructions)
     at_run_time = backend.fault_at_run_time
     backend.build(job, fault=None if at_run_time else args.fail, extra_cflags=cflags)
     result = execute(job, inputs, RunOptions(fault=args.fail if at_run_time else None,
                                              threads=args.threads,
                                              iterations=args.iterations, cpu=args.cpu))
-    return _finish(args, m, result)
+    return _finish(args, m, result, _instructions(job, result) if args.instructions else [])
+
+
+def _instructions(job: Job, result: RunResult) -> list[str]:
+    """The ``--instructions`` line: the run call's instructions, from the ticks the
+    firmware printed (none when the run failed before printing them)."""
+    ticks = icount.ticks(result.stdout)
+    clock = job.board.run.clock_hz
+    if ticks is None or clock is None:
+        return ["instructions per inference: not counted (the firmware printed no ticks)"]
+    return [icount.summary(clock, ticks)]
 
 
 def _cflags(text: str | None) -> tuple[str, ...]:
@@ -221,9 +235,10 @@ def _cflags(text: str | None) -> tuple[str, ...]:
         raise TvmdevError(f"--cflags (or TVMDEV_CFLAGS): {exc}") from None
 
 
-def _finish(args: argparse.Namespace, m: Model, result: RunResult) -> int:
+def _finish(args: argparse.Namespace, m: Model, result: RunResult,
+            notes: list[str] | None = None) -> int:
     print(f"model {m.name} on {args.board} ({args.schedule} schedule)")
-    for line in report(result):
+    for line in [*report(result), *(notes or [])]:
         print(line)
     if result.stderr.strip():  # a sanitizer's report, or the device code's own logging
         print("the program wrote to stderr:")

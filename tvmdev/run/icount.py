@@ -44,8 +44,8 @@ def check(board: Board) -> None:
     """Raise the one-line reason when ``board`` cannot count instructions."""
     why = unsupported(board)
     if why is not None:
-        raise TvmdevError(f"--instructions: {why}", str(board.path),
-                          hint="boards that can: tvmdev boards (the mps2_* and mps3_* ones)")
+        raise TvmdevError(f"--instructions: {why}", board.where,
+                          hint="boards that can: the mps2_* and mps3_* ones (tvmdev list boards)")
 
 
 def source() -> Path:
