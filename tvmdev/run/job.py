@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import TvmdevError
 from ..load.board import Board
+from ..load.kernel_tree import ActiveLibrary
 from ..load.library import Library, load_library
 from ..load.platform import all_platforms, platform_by_name
 from ..model import reference
@@ -134,11 +135,13 @@ def _companions(specs: list[DeviceSpec], dplan: DevicePlan, device_dir: Path | N
 def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager",
             device_dir: Path | None = None, kernel_files: list[Path] | None = None,
             inputs: dict[str, np.ndarray] | None = None,
-            external_dirs: dict[str, Path] | None = None) -> Job:
+            external_dirs: dict[str, Path] | None = None,
+            libraries: tuple[ActiveLibrary, ...] = ()) -> Job:
     """Plan, render and write everything a build of ``model`` for ``board`` needs into
     ``build_dir``, in one write. Firmware compiles ``inputs`` in (default: the seeded
     random inputs). ``external_dirs``: third-party trees by platform (else each
-    platform's environment variable)."""
+    platform's environment variable). ``libraries``: the board's kernel libraries in use
+    (:func:`tvmdev.load.kernel_tree.activate`)."""
     build_dir = build_dir.resolve()
     backend = backend_for(board)
     dplan = plan_devices(model, board,
@@ -149,7 +152,7 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
               backend.exe_path(build_dir, model), include_dirs=[build_dir / "model"])
     specs = _device_specs(dplan, board)
     dev_files, device_libs = _devices(job, specs, device_dir, external_dirs)
-    registry = build_registry([*board.kernels, *(kernel_files or [])], device_libs)
+    registry = build_registry([*board.kernels, *(kernel_files or [])], device_libs, libraries)
     command = f"tvmdev run {Path(model.path).name}"
     job.gen = replace(generate(model, registry, schedule, command=command,
                                tuning=board.tuning),
@@ -162,7 +165,7 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
     files += backend.harness_files(Harness(model, board, dplan, inputs, command), job)
     main = [build_dir / "main.c"] if any(f.path == "main.c" for f in files) else []
     job.sources = [*main, build_dir / "model" / f"tvmgen_{model.name}.c", *dev_sources,
-                   *job.sources, *job.gen.sources()]
+                   *job.sources, *job.gen.sources(), *job.gen.tree_sources()]
     job.include_dirs = list(dict.fromkeys([*job.include_dirs, *job.gen.include_dirs()]))
     sync(build_dir, files)
     return job
