@@ -31,6 +31,9 @@ int32_t tvmk_cmsis_nn_conv2d_s8(const int8_t *X, const int8_t *W, const int32_t 
     /* CMSIS-NN reads the arrays only; its struct is not const-qualified. */
     quant.multiplier = (int32_t *)(uintptr_t)p->output_multiplier;
     quant.shift = (int32_t *)(uintptr_t)p->output_shift;
+    if (arm_convolve_wrapper_s8_get_buffer_size(&conv, &input, &filter, &output) > ctx.size) {
+        return TVM_DEVICE_ERR_INVALID; /* planned for another architecture */
+    }
     return tvmk_cmsis_nn_status(arm_convolve_wrapper_s8(&ctx, &conv, &quant, &input, X,
                                                         &filter, W, &bias, B, &output, Y));
 }

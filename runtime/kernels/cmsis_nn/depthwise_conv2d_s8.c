@@ -34,6 +34,9 @@ int32_t tvmk_cmsis_nn_depthwise_conv2d_s8(const int8_t *input, const int8_t *fil
     dw.activation.max = p->activation_max;
     quant.multiplier = (int32_t *)(uintptr_t)p->output_multiplier;
     quant.shift = (int32_t *)(uintptr_t)p->output_shift;
+    if (arm_depthwise_conv_wrapper_s8_get_buffer_size(&dw, &in, &f, &out) > ctx.size) {
+        return TVM_DEVICE_ERR_INVALID; /* planned for another architecture */
+    }
     return tvmk_cmsis_nn_status(arm_depthwise_conv_wrapper_s8(&ctx, &dw, &quant, &in, input,
                                                               &f, filter, &b, bias, &out,
                                                               output));

@@ -39,6 +39,9 @@ int32_t tvmk_cmsis_nn_fully_connected_s8(const int8_t *input, const int8_t *weig
         quant.multiplier = &multiplier;
         quant.shift = &shift;
     }
+    if (arm_fully_connected_s8_get_buffer_size(&f) > ctx.size) {
+        return TVM_DEVICE_ERR_INVALID; /* planned for another architecture */
+    }
     if (ctx.buf != NULL) {
         (void)arm_vector_sum_s8((int32_t *)ctx.buf, p->in_size, p->out_size, weights,
                                 fc.input_offset, fc.filter_offset, bias);

@@ -30,6 +30,9 @@ int32_t tvmk_cmsis_nn_avgpool2d_s8(const int8_t *X, int8_t *Y,
     cmsis_nn_dims in, filter, out;
     (void)resource_handle;
     pool_args(p, &ctx, &pool, &in, &filter, &out);
+    if (arm_avgpool_s8_get_buffer_size(out.w, in.c) > ctx.size) {
+        return TVM_DEVICE_ERR_INVALID; /* planned for another architecture */
+    }
     return tvmk_cmsis_nn_status(arm_avgpool_s8(&ctx, &pool, &in, X, &filter, &out, Y));
 }
 

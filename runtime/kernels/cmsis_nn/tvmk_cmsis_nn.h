@@ -8,7 +8,9 @@
  * Scratch: conv2d, depthwise_conv2d, fully_connected and avgpool2d get the buffer CMSIS-NN's
  * *_get_buffer_size* functions ask for on the board's architecture (pure C, DSP or MVE),
  * evaluated at generation time and carved from the workspace (params->scratch). Nothing is
- * allocated and no buffer is on the stack.
+ * allocated and no buffer is on the stack. Each call asks CMSIS-NN again, as compiled for
+ * the core it runs on, and returns TVM_DEVICE_ERR_INVALID rather than overrun a buffer
+ * planned for another architecture (a few instructions per call).
  */
 #ifndef TVMK_CMSIS_NN_H_
 #define TVMK_CMSIS_NN_H_
