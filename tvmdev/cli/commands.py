@@ -16,12 +16,14 @@ from ..inspect.check import check_folder
 from ..inspect.elf import format_report
 from ..inspect.elf import inspect as inspect_elf
 from ..load.board import board_by_name
+from ..load.kernel_tree import activate
 from ..load.platform import PlatformOption, all_platforms, platform_by_name
 from ..model.device import DeviceSpec, device_name
 from ..model.graph import Model
 from ..model.ops import OPS
 from ..model.status import describe
 from ..plan.kernels import build_registry, device_dir_libraries
+from ..plan.placement import kernels_line
 from ..render.device import folder_specs, manifest_for
 from ..render.device import generate as device_folder_files
 from ..render.executor import generate
@@ -204,17 +206,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.save_outputs:
         check_out_dir(Path(args.save_outputs), "--save-outputs")
     backend.check_host()
+    libraries, notes = activate(board.libraries, board.cpu,
+                                {"cmsis_nn": args.cmsis_nn} if args.cmsis_nn else None)
     job = prepare(m, board, build_dir, args.schedule,
                   Path(args.device_dir) if args.device_dir else None,
                   [Path(k) for k in args.kernels or []], inputs,
-                  {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None,
+                  {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None, libraries,
                   instructions=args.instructions)
+    int8 = any(m.op_dtype(op) == "int8" for op in m.operators)
+    said = [f"note: {n}" for n in notes if int8] + [kernels_line(m, job.gen.placements)]
     at_run_time = backend.fault_at_run_time
     backend.build(job, fault=None if at_run_time else args.fail, extra_cflags=cflags)
     result = execute(job, inputs, RunOptions(fault=args.fail if at_run_time else None,
                                              threads=args.threads,
                                              iterations=args.iterations, cpu=args.cpu))
-    return _finish(args, m, result, _instructions(job, result) if args.instructions else [])
+    return _finish(args, m, result, said,
+                   _instructions(job, result) if args.instructions else ())
 
 
 def _instructions(job: Job, result: RunResult) -> list[str]:
@@ -236,9 +243,11 @@ def _cflags(text: str | None) -> tuple[str, ...]:
 
 
 def _finish(args: argparse.Namespace, m: Model, result: RunResult,
-            notes: list[str] | None = None) -> int:
+            said: Sequence[str] = (), after: Sequence[str] = ()) -> int:
     print(f"model {m.name} on {args.board} ({args.schedule} schedule)")
-    for line in [*report(result), *(notes or [])]:
+    for line in said:
+        print(line)
+    for line in [*report(result), *after]:
         print(line)
     if result.stderr.strip():  # a sanitizer's report, or the device code's own logging
         print("the program wrote to stderr:")

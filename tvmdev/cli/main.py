@@ -136,6 +136,10 @@ def _add_run(sub: Any, common: argparse.ArgumentParser) -> None:
     rn.add_argument("--kleidiai", metavar="PATH",
                     help="a KleidiAI source tree (default: $KLEIDIAI_SOURCE_DIR; without one, "
                          "tvmdev's reference micro-kernels stand in)")
+    rn.add_argument("--cmsis-nn", metavar="PATH",
+                    help="a CMSIS-NN tree (v7.0.0) for boards that list the cmsis_nn "
+                         "library, or 'off' (default: $CMSIS_NN_SOURCE_DIR; without one, "
+                         "int8 operators run on the portable kernels)")
     rn.add_argument("--cflags", metavar="FLAGS", default=os.environ.get("TVMDEV_CFLAGS"),
                     help="C compiler flags added to the board's, for example "
                          "'-fsanitize=address,undefined' (default: $TVMDEV_CFLAGS)")

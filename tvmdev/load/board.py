@@ -21,6 +21,7 @@ from ..model.ops import OPS
 from ..model.scratch import Tuning
 from ..resources import boards_dir, runtime_dir
 from . import yamlio
+from .kernel_tree import board_library_names
 from .platform import all_platforms
 from .schema import validate
 
@@ -102,6 +103,7 @@ class Board:
     memory: Memory | None = None
     support: Support = field(default_factory=Support)
     kernels: tuple[Path, ...] = ()
+    libraries: tuple[str, ...] = ()  # board kernel libraries by name (cmsis_nn)
     offload: Offload | None = None
     line: int = 0  # the line of its name in the board file
     tuning: Tuning = Tuning()  # the portable kernels' tuning for the CPU
@@ -127,6 +129,18 @@ def _check_paths(node: Any, what: str, base: Path, folders: bool = False) -> Non
             raise TvmdevError(f"{what}[{i}]: no such {'folder' if folders else 'file'}: "
                               f"{item}", yamlio.where_of(items, i),
                               hint="paths are relative to the board file")
+
+
+def _libraries(doc: Any) -> tuple[str, ...]:
+    """The board's ``libraries``, each a kernel library tvmdev ships."""
+    names = tuple(str(n) for n in doc.get("libraries") or ())
+    known = board_library_names()
+    for i, name in enumerate(names):
+        if name not in known:
+            raise TvmdevError(f"libraries[{i}]: unknown kernel library {shown(name)}",
+                              yamlio.where_of(doc["libraries"], i),
+                              hint="kernel libraries: " + (", ".join(known) or "none"))
+    return names
 
 
 def _region(node: dict[str, Any]) -> Region:
@@ -177,6 +191,7 @@ def load_board(path: Path, origin: str = "path") -> Board:
                         tuple(sup.get("accelerator_uarts") or ()), sup.get("zephyr_board"),
                         tuple((str(k), str(v)) for k, v in (sup.get("env") or {}).items())),
         kernels=_paths(doc.get("kernels"), base),
+        libraries=_libraries(doc),
         offload=Offload(off["device"], off["kind"], tuple(off["ops"]),
                         (off.get("gemm") or {}).get("metal_crossover_m")) if off else None,
         line=doc.where("name").line,

@@ -11,6 +11,9 @@ A library is a list of entries::
           kernel_name: tvmk_gemm_f32
           sources: [gemm.c]            # relative to the YAML; compiled only when selected
 
+A board library's kernel (``runtime/kernels/cmsis_nn``) also lists the functions of its
+third-party tree it ``calls`` and the ``buffer`` request that sizes its scratch.
+
 A kernel may name its own ``header`` (the int8 kernels of an op declared apart from its
 float ones: ``header: tvmk_s8.h``).
 
@@ -43,7 +46,8 @@ from . import yamlio
 from .fields import name_in, optional
 
 ENTRY_KEYS = ("op", "header", "type_alias", "kernels")
-KERNEL_KEYS = ("arg_meta", "kernel_name", "sources", "args", "scratch", "header")
+KERNEL_KEYS = ("arg_meta", "kernel_name", "sources", "args", "scratch", "header", "calls",
+               "buffer")
 LEVELS = ("user", "device", "portable")
 
 
@@ -62,6 +66,10 @@ class Kernel:
     where: Where
     args: tuple[str, ...] = ()  # the calling order; empty: the default order
     scratch: str | int | None = None  # bytes, or a rule of tvmdev.model.scratch
+    # A board library's kernel (cmsis_nn): the functions of its third-party tree it calls
+    # (the build compiles what they reach) and the request that sizes its scratch.
+    calls: tuple[str, ...] = ()
+    buffer: str | None = None
 
     def matches(self, dtypes: dict[str, str]) -> bool:
         """Whether the kernel accepts these argument dtypes."""
@@ -157,7 +165,8 @@ class _LibraryReader:
                               yamlio.where_of(item, "header"))
         self.kernels.append(Kernel(op, kname, meta, own, self.include,
                                    self.sources(item, kname), self.name, self.level, kw,
-                                   _arg_order(op, item, kname), _scratch(item, op)))
+                                   _arg_order(op, item, kname), _scratch(item, op),
+                                   _names(item, "calls"), _buffer(item)))
 
     def sources(self, item: dict[str, Any], kname: str) -> tuple[Path, ...]:
         sources = optional(item, "sources", [])
@@ -261,3 +270,23 @@ def _scratch(item: dict[str, object], op: str) -> str | int | None:
         return value
     raise TvmdevError(f"scratch must be a number of bytes or a rule for {op}, got {shown(value)}",
                       where, hint="rules for " + op + ": " + (", ".join(rules) or "none"))
+
+
+def _names(item: dict[str, Any], key: str) -> tuple[str, ...]:
+    """A list of C identifiers (``calls``)."""
+    value = optional(item, key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TvmdevError(f"{key} must be a list of C function names",
+                          yamlio.where_of(item, key))
+    for v in value:
+        naming.check_identifier(v, key, yamlio.where_of(item, key))
+    return tuple(value)
+
+
+def _buffer(item: dict[str, Any]) -> str | None:
+    """A kernel's ``buffer`` request (a word), if any."""
+    value = optional(item, "buffer", None)
+    if value is not None and (not isinstance(value, str) or not value.isidentifier()):
+        raise TvmdevError(f"buffer must be a request name, not {shown(value)}",
+                          yamlio.where_of(item, "buffer"))
+    return value

@@ -24,7 +24,7 @@ from typing import NamedTuple
 from .. import naming
 from ..errors import TvmdevError, Where, shown
 from .graph import Model
-from .ops import OPS
+from .ops import OPS, scratch_structs
 
 MACRO = "macro"
 GLOBAL = "identifier"  # ordinary identifiers: file scope and the run function's locals
@@ -94,9 +94,10 @@ class Names:
         return f"t_{cname}"
 
     @staticmethod
-    def scratch_local(op: str) -> str:
-        """The run function's copy of an op's params that gets scratch: gemm_params."""
-        return OPS[op].params_struct.removeprefix("tvmk_")
+    def scratch_local(struct: str) -> str:
+        """The run function's copy of a params struct that gets scratch: gemm_params for
+        struct tvmk_gemm_params."""
+        return struct.removeprefix("tvmk_")
 
     @staticmethod
     def harness(prefix: str, name: str) -> str:
@@ -114,8 +115,8 @@ class Names:
         idents = [f"{self.prefix}_{s}" for s in ("run", "run_with_workspace", "unwind",
                                                   "workspace")]
         idents += ["inputs", "outputs", "devices", "workspace", "ws", "ret", "open_mask",
-                   "active_mask", "status", *{self.scratch_local(o) for o in OPS
-                                              if OPS[o].scratch}]
+                   "active_mask", "status", *sorted(self.scratch_local(s)
+                                                     for s in scratch_structs())]
         tags = [f"{self.prefix}_{s}" for s in ("inputs", "outputs", "devices")]
         return [
             (f"the executor ({self.prefix}.h/.c)",

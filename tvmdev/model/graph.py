@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import Where
-from .ops import op_params
+from .ops import op_params, scratch_structs
 from .quant import Q4Weight
 from .s8 import Quant
 from .shapes import Shape, numel
@@ -97,6 +97,10 @@ class Model:
         return op_params(op.op, [t.shape if t else None for t in ts], out.shape, attrs,
                          [t.dtype if t else None for t in ts] + [out.dtype],
                          [t.quant if t else None for t in ts] + [out.quant])
+
+    def has_scratch(self, op: Operator) -> bool:
+        """Whether ``op``'s params struct carries scratch (its kernels may get some)."""
+        return self.params_struct(op) in scratch_structs()
 
     def op_dtype(self, op: Operator) -> str:
         """The dtype ``op`` computes in: int8 when any of its tensors is int8."""

@@ -267,6 +267,13 @@ def op_params(name: str, shapes: list[Shape | None], out: Shape, attrs: dict[str
     return opdef.params_struct, opdef.params(shapes, out, attrs)
 
 
+def scratch_structs() -> frozenset[str]:
+    """The params structs that end with scratch_bytes and scratch: the float ops' with
+    ``scratch`` and the int8 forms' with ``scratch``."""
+    return frozenset([o.params_struct for o in OPS.values() if o.scratch]
+                     + [e.params_struct for e in S8OPS.values() if e.scratch])
+
+
 def check_attrs(op: OpDef, given: dict[str, Any]) -> dict[str, Any]:
     """Validate and complete an operator's attributes; raises ShapeError naming the key."""
     out: dict[str, Any] = {}

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import TvmdevError
+from ..load.kernel_tree import ActiveLibrary
 from ..load.library import Kernel, Library, load_library
 from ..model.graph import Model, Operator
 from ..model.ops import OPS
@@ -33,6 +34,9 @@ class Registry:
     user: tuple[Library, ...]
     device: tuple[Library, ...]
     portable: Library
+    # The board's kernel libraries with their trees, placed after resolution
+    # (tvmdev.plan.placement): before the portable kernels, after the others.
+    board: tuple[ActiveLibrary, ...] = ()
 
     def chain(self, op: str, dtypes: dict[str, str], kind: str | None) -> tuple[Kernel, ...]:
         """Every kernel serving ``op`` with these dtypes, in the order they are tried."""
@@ -64,10 +68,12 @@ def device_dir_libraries(device_dir: Path, kinds: tuple[str, ...] | list[str]
     return libs
 
 
-def build_registry(user_files: list[Path], device_libs: list[Library]) -> Registry:
-    """The registry of the user's library files and the device kinds' libraries."""
+def build_registry(user_files: list[Path], device_libs: list[Library],
+                   board: tuple[ActiveLibrary, ...] = ()) -> Registry:
+    """The registry of the user's library files, the device kinds' libraries and the
+    board's libraries in use."""
     users = tuple(load_library(Path(p), "user") for p in user_files)
-    return Registry(users, tuple(device_libs), portable_library())
+    return Registry(users, tuple(device_libs), portable_library(), board)
 
 
 def tensor_dtypes(model: Model, op: Operator) -> dict[str, str]:
@@ -103,16 +109,17 @@ def resolve(model: Model, registry: Registry) -> dict[int, tuple[Kernel, ...]]:
     return chains
 
 
-def operator_scratch(model: Model, chains: dict[int, tuple[Kernel, ...]], tuning: Tuning
-                     ) -> dict[int, int]:
-    """The scratch bytes of every operator that needs some: the most over its chain."""
+def operator_scratch(model: Model, chains: dict[int, tuple[Kernel, ...]], tuning: Tuning,
+                     asked: dict[int, int] | None = None) -> dict[int, int]:
+    """The scratch bytes of every operator that needs some: the most over its chain, or
+    what a board library ``asked`` for the operator."""
     out: dict[int, int] = {}
     for op in model.operators:
-        if not OPS[op.op].scratch:
+        if not model.has_scratch(op):
             continue
         params = model.call_params(op)
-        need = max((scratch_need(k.scratch, params, tuning) for k in chains[op.index]),
-                   default=0)
+        need = max([scratch_need(k.scratch, params, tuning) for k in chains[op.index]]
+                   + [(asked or {}).get(op.index, 0)])
         if need:
             out[op.index] = need
     return out

@@ -5,12 +5,10 @@ Python computes every name, offset and initializer; the templates only lay them 
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from ..errors import TvmdevError
 from ..load.library import Kernel
 from ..load.platform import all_platforms
@@ -24,12 +22,15 @@ from ..model.scratch import Tuning
 from ..model.shapes import ACTIVATIONS, numel
 from ..model.windowed import LAYOUTS
 from ..naming import camel
-from ..plan.kernels import Registry, operator_scratch, resolve
+from ..plan.kernels import Registry, operator_scratch, resolve, tensor_dtypes
 from ..plan.memory import MemoryPlan, plan_memory
+from ..plan.placement import Placement, TreeSources, place
 from ..plan.schedule import Step, schedule
+from ..resources import runtime_dir
 from ..write.files import OutFile
 from .cvalues import DECIMAL_LIMIT, c_float, c_ints, constant_data, params_arrays
 from .engine import banner, c_call, c_declarator, render
+from .planfile import plan_json
 
 CTYPE = CTYPES
 
@@ -47,6 +48,8 @@ class Generated:
     tuning: Tuning = Tuning()
     # Portable sources a device's kernel files call besides the selected kernels'.
     companions: tuple[Path, ...] = ()
+    placements: dict[int, Placement] = field(default_factory=dict)  # op -> its library
+    trees: tuple[TreeSources, ...] = ()  # what a build compiles of board libraries' trees
 
     @property
     def kernels(self) -> list[Kernel]:
@@ -62,8 +65,14 @@ class Generated:
         return sorted({s for k in self.kernels for s in k.sources} | set(self.companions))
 
     def include_dirs(self) -> list[Path]:
-        """The folders of the selected kernels' headers."""
-        return sorted({k.include_dir for k in self.kernels})
+        """The folders of the selected kernels' headers (and of the trees they use)."""
+        portable = {runtime_dir().resolve() / "kernels/portable"} if self.trees else set()
+        return sorted({k.include_dir for k in self.kernels} | portable
+                      | {i for t in self.trees for i in t.include})
+
+    def tree_sources(self) -> list[Path]:
+        """The board libraries' tree sources the selected kernels reach."""
+        return [s for t in self.trees for s in t.sources]
 
 
 # Params fields whose values are codes, spelt with tvmk_portable.h's names.
@@ -127,14 +136,15 @@ def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], names: Na
     params_name = names.params(op.cname)
     arrays, params = params_arrays(params, params_name)
     scratch_offset, scratch_bytes = memory.scratch.get(op.index, (0, 0))
-    if opdef.scratch:
+    struct = model.params_struct(op)
+    if model.has_scratch(op):
         params["scratch_bytes"] = scratch_bytes  # the pointer is set at run time
     dev = model.device(op.device) if op.device else None
     exprs = _input_exprs(model, op, names)
     exprs.update(zip(opdef.outputs, [_tensor_expr(model, t, names) for t in op.outputs],
                      strict=True))
     # With scratch, the kernels get a copy of the params pointing into the workspace.
-    exprs["params"] = f"&{names.scratch_local(op.op)}" if scratch_bytes else f"&{params_name}"
+    exprs["params"] = f"&{names.scratch_local(struct)}" if scratch_bytes else f"&{params_name}"
     exprs["resource_handle"] = f"devices->{dev.name}" if dev else "NULL"
     default_order = [n for _, n in kernel_params(opdef)]
 
@@ -154,7 +164,7 @@ def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], names: Na
         "params": [(k, _field_value(k, v)) for k, v in params.items()],
         "first_call": call(chain[0], "ret = ", 4),
         "fallback_calls": [call(k, "ret = ", 8) for k in chain[1:]],
-        "scratch": {"local": names.scratch_local(op.op), "offset": scratch_offset,
+        "scratch": {"local": names.scratch_local(struct), "offset": scratch_offset,
                     "bytes": scratch_bytes} if scratch_bytes else None,
         "kernels": [k.name for k in chain],
         "out_expr": _tensor_expr(model, op.outputs[0], names),
@@ -252,10 +262,12 @@ def generate(model: Model, registry: Registry, schedule_kind: str = "eager",
     (the target's, default: the portable kernels' off Cortex-M)."""
     tuning = tuning or Tuning()
     steps = schedule(model, schedule_kind)
-    chains = resolve(model, registry)
+    placed = place(model, registry.board, resolve(model, registry),
+                   {op.index: tensor_dtypes(model, op) for op in model.operators})
+    chains = placed.chains
     # Every spelling once more, now with a board's offload device and the kernels called.
     check_model(model, all_platforms(), [k.name for chain in chains.values() for k in chain])
-    memory = plan_memory(model, scratch=operator_scratch(model, chains, tuning))
+    memory = plan_memory(model, scratch=operator_scratch(model, chains, tuning, placed.scratch))
     problem = object_problem(memory.arena_size)
     if problem is not None:
         raise TvmdevError(f"the workspace of model '{model.name}' needs {problem}",
@@ -267,9 +279,10 @@ def generate(model: Model, registry: Registry, schedule_kind: str = "eager",
                      "owned"),
              OutFile(f"{names.prefix}.c", render("executor.c.j2", banner=c_banner, **ctx),
                      "owned")]
-    gen = Generated(model, schedule_kind, steps, memory, chains, tuple(files), tuning)
+    gen = Generated(model, schedule_kind, steps, memory, chains, tuple(files), tuning,
+                    placements=placed.placements, trees=placed.trees)
     files.append(OutFile(f"{names.prefix}_plan.json", plan_json(gen) + "\n", "owned"))
-    return Generated(model, schedule_kind, steps, memory, chains, tuple(files), tuning)
+    return replace(gen, files=tuple(files))
 
 
 def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
@@ -279,8 +292,8 @@ def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
     ops = {op.index: _op_context(model, op, chains[op.index], names, memory)
            for op in model.operators}
     bits = _device_bits(model, steps, names)
-    scratch_params = [{"struct": model.params_struct(op), "name": names.scratch_local(op.op)}
-                      for op in model.operators if op.index in memory.scratch]
+    structs = [model.params_struct(op) for op in model.operators if op.index in memory.scratch]
+    scratch_params = [{"struct": st, "name": names.scratch_local(st)} for st in structs]
 
     def tensor_ctx(name: str) -> dict[str, Any]:
         t = model.tensors[name]
@@ -314,87 +327,3 @@ def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
         "kernel_headers": list(dict.fromkeys(k.header for chain in chains.values()
                                              for k in chain)),
     }
-
-
-def plan_json(gen: Generated) -> str:
-    """The metadata written beside the sources: what was decided, for people and tools."""
-    m = gen.model
-    mem = gen.memory
-    unread = m.unread_constants
-    doc = {
-        "generator": f"tvmdev {__version__}",
-        "model": m.name,
-        "schedule": gen.schedule_kind,
-        "devices": [{"name": d.name, "kind": d.kind} for d in m.devices],
-        "steps": [{"action": s.action, "device": s.device,
-                   "operator": m.operators[s.op].name if s.op is not None else None}
-                  for s in gen.steps],
-        "operators": [{"name": op.name, **({"c_name": op.cname} if op.cname != op.name else {}),
-                       "op": op.op, "device": op.device,
-                       # an int8 operator (its kernels and params are int8 ones)
-                       **({"dtype": "int8"} if m.op_dtype(op) == "int8" else {}),
-                       "kernels": [k.name for k in gen.chains[op.index]],
-                       "inputs": list(op.inputs), "outputs": list(op.outputs),
-                       "scratch": _scratch_json(mem, op.index)}
-                      for op in m.operators],
-        "tensors": {name: {"shape": list(t.shape), "dtype": t.dtype, "role": t.role,
-                           "bytes": t.nbytes,
-                           **({"offset": mem.offsets[name]} if name in mem.offsets else {}),
-                           **({"quant": {"scale": list(t.quant.scale),
-                                         "zero_point": list(t.quant.zero_point),
-                                         "axis": t.quant.axis}} if t.quant else {}),
-                           # the C spelling, where the name is not one (tvmdev.naming)
-                           **({"c_name": t.cname} if t.cname != name else {}),
-                           # no operator reads it: not emitted
-                           **({"unread": True} if name in unread else {})}
-                    for name, t in m.tensors.items()},
-        "arena": {"size": mem.arena_size, "lower_bound": mem.lower_bound,
-                  "alignment": mem.alignment,
-                  "ratio": round(mem.ratio, 4),
-                  "in_place": [list(p) for p in mem.inplace],
-                  "size_without_scratch": mem.tensor_arena_size},
-        "tuning": asdict(gen.tuning),
-        "kernels": [{"name": k.name, "op": k.op, "library": k.library,
-                     "header": k.header} for k in gen.kernels],
-    }
-    return _json_lines(doc)
-
-
-def _scratch_json(mem: MemoryPlan, index: int) -> dict[str, int] | None:
-    if index not in mem.scratch:
-        return None
-    offset, nbytes = mem.scratch[index]
-    return {"bytes": nbytes, "offset": offset}
-
-
-def _json_lines(doc: dict[str, Any]) -> str:
-    """JSON with one line per top-level key and per item of a top-level list or mapping:
-    readable, diff-friendly, and written by json's fast C encoder."""
-    out = ["{"]
-    keys = list(doc)
-    for i, key in enumerate(keys):
-        value = doc[key]
-        comma = "," if i < len(keys) - 1 else ""
-        if isinstance(value, list) and value:
-            out.append(f"  {json.dumps(key)}: [")
-            out += [f"    {json.dumps(v)}," for v in value[:-1]]
-            out.append(f"    {json.dumps(value[-1])}")
-            out.append(f"  ]{comma}")
-        elif isinstance(value, dict) and value:
-            out.append(f"  {json.dumps(key)}: {{")
-            items = list(value.items())
-            out += [f"    {json.dumps(k)}: {json.dumps(v)}," for k, v in items[:-1]]
-            out.append(f"    {json.dumps(items[-1][0])}: {json.dumps(items[-1][1])}")
-            out.append(f"  }}{comma}")
-        else:
-            out.append(f"  {json.dumps(key)}: {json.dumps(value)}{comma}")
-    out.append("}")
-    return "\n".join(out)
-
-
-def update_plan_json(path: Path, key: str, value: Any) -> None:
-    """Set one top-level key of a plan.json written by :func:`generate` (a build adds what
-    it found, such as the firmware's stack), keeping its layout."""
-    doc = json.loads(path.read_text())
-    doc[key] = value
-    path.write_text(_json_lines(doc) + "\n")

@@ -19,8 +19,8 @@ import numpy as np
 from ..errors import TvmdevError
 from ..inspect.stack import analyse
 from ..model.graph import Model
-from ..render.executor import update_plan_json
 from ..render.harness import Harness, firmware_files
+from ..render.planfile import update_plan_json
 from ..resources import platforms_dir
 from ..write.files import OutFile
 from . import icount

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import TvmdevError
 from ..load.board import Board
+from ..load.kernel_tree import ActiveLibrary
 from ..load.library import Library, load_library
 from ..load.platform import all_platforms, platform_by_name
 from ..model import reference
@@ -134,12 +135,14 @@ def _companions(specs: list[DeviceSpec], dplan: DevicePlan, device_dir: Path | N
 def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager",
             device_dir: Path | None = None, kernel_files: list[Path] | None = None,
             inputs: dict[str, np.ndarray] | None = None,
-            external_dirs: dict[str, Path] | None = None, instructions: bool = False) -> Job:
+            external_dirs: dict[str, Path] | None = None,
+            libraries: tuple[ActiveLibrary, ...] = (), instructions: bool = False) -> Job:
     """Plan, render and write everything a build of ``model`` for ``board`` needs into
     ``build_dir``, in one write. Firmware compiles ``inputs`` in (default: the seeded
     random inputs). ``external_dirs``: third-party trees by platform (else each
-    platform's environment variable). ``instructions``: build the instruction counter
-    around the run call (qemu-system boards, :mod:`tvmdev.run.icount`)."""
+    platform's environment variable). ``libraries``: the board's kernel libraries in use
+    (:func:`tvmdev.load.kernel_tree.activate`). ``instructions``: build the instruction
+    counter around the run call (qemu-system boards, :mod:`tvmdev.run.icount`)."""
     build_dir = build_dir.resolve()
     backend = backend_for(board)
     if instructions:
@@ -153,7 +156,7 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
               icount=instructions)
     specs = _device_specs(dplan, board)
     dev_files, device_libs = _devices(job, specs, device_dir, external_dirs)
-    registry = build_registry([*board.kernels, *(kernel_files or [])], device_libs)
+    registry = build_registry([*board.kernels, *(kernel_files or [])], device_libs, libraries)
     command = f"tvmdev run {Path(model.path).name}"
     job.gen = replace(generate(model, registry, schedule, command=command,
                                tuning=board.tuning),
@@ -164,10 +167,10 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
     dev_sources = list(job.sources)
     job.sources = []
     files += backend.harness_files(Harness(model, board, dplan, inputs, command,
-                                                        instructions), job)
+                                                   instructions), job)
     main = [build_dir / "main.c"] if any(f.path == "main.c" for f in files) else []
     job.sources = [*main, build_dir / "model" / f"tvmgen_{model.name}.c", *dev_sources,
-                   *job.sources, *job.gen.sources()]
+                   *job.sources, *job.gen.sources(), *job.gen.tree_sources()]
     job.include_dirs = list(dict.fromkeys([*job.include_dirs, *job.gen.include_dirs()]))
     sync(build_dir, files)
     return job

@@ -40,7 +40,7 @@ class WestBackend(Backend):
         tolerances = tolerance_for(job.model, expected)
         model_dir = job.build_dir / "model"
         sources = [model_dir / f"tvmgen_{job.model.name}.c", model_dir / "tvmdev_app.c",
-                   *job.gen.sources()]
+                   *job.gen.sources(), *job.gen.tree_sources()]
         return zephyr_files(harness, expected, tolerances, sources,
                             [*job.include_dirs, *job.gen.include_dirs()], job.defines)
 

@@ -11,6 +11,11 @@
  * multiplier and shift of input_scale * weight_scale / output_scale (per output channel
  * as static const arrays for per-channel weights), and the fused activation's range
  * clamped to [-128, 127]. Requantization is tvmk_fixedpoint.h's.
+ *
+ * The params of fully_connected, conv2d and depthwise_conv2d (and of the pools in
+ * tvmk_s8_ops.h) end with scratch_bytes and scratch (tvmk_portable.h): the portable
+ * kernels need none (0 and NULL); a board library's kernel of the op (cmsis_nn) gets the
+ * buffer its library asks for.
  */
 #ifndef TVMK_S8_H_
 #define TVMK_S8_H_
@@ -47,6 +52,8 @@ struct tvmk_fully_connected_s8_params {
     int32_t activation_min, activation_max;
     const int32_t *channel_multiplier;
     const int32_t *channel_shift;
+    int32_t scratch_bytes;
+    void *scratch;
 };
 
 /* conv2d, NHWC: X is N x H x W x C, W is M x KH x KW x (C / group) (OHWI), B (optional,
@@ -65,6 +72,8 @@ struct tvmk_conv2d_s8_params {
     int32_t activation_min, activation_max;
     const int32_t *output_multiplier;
     const int32_t *output_shift;
+    int32_t scratch_bytes;
+    void *scratch;
 };
 
 /* depthwise_conv2d, NHWC: X is N x H x W x C, W is 1 x KH x KW x (C * mult), B (optional,
@@ -81,6 +90,8 @@ struct tvmk_depthwise_conv2d_s8_params {
     int32_t activation_min, activation_max;
     const int32_t *output_multiplier;
     const int32_t *output_shift;
+    int32_t scratch_bytes;
+    void *scratch;
 };
 
 int32_t tvmk_quantize_s8(const float *input, int8_t *output,

@@ -79,6 +79,8 @@ struct tvmk_pool2d_s8_params {
     int32_t stride_h, stride_w;
     int32_t pad_top, pad_left;
     int32_t act_min, act_max;
+    int32_t scratch_bytes;
+    void *scratch;
 };
 
 /* SOFTMAX over the last axis (the input viewed as outer x depth), TFLM's int8 algorithm;

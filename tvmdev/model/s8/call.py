@@ -67,6 +67,9 @@ class S8Op:
     # The dtype of each input (the last repeated for a variadic op; "float32|int8": either),
     # then the output's.
     dtypes: tuple[str, ...]
+    # The params struct ends with scratch_bytes and scratch (tvmk_portable.h): a board
+    # library's kernel of the op may be given a buffer in the workspace (cmsis_nn's).
+    scratch: bool = False
 
 
 def op_dtype(dtypes: Sequence[str | None]) -> str:

@@ -187,9 +187,9 @@ def _finish(c: S8Call, p: dict[str, Any], acc: np.ndarray, b: np.ndarray | None
 
 OPS = {
     "conv2d": S8Op("tvmk_conv2d_s8_params", _conv_params, _conv_ref,
-                   ("int8", "int8", "int32", "int8")),
+                   ("int8", "int8", "int32", "int8"), scratch=True),
     "depthwise_conv2d": S8Op("tvmk_depthwise_conv2d_s8_params", _depthwise_params,
-                             _depthwise_ref, ("int8", "int8", "int32", "int8")),
+                             _depthwise_ref, ("int8", "int8", "int32", "int8"), scratch=True),
     "fully_connected": S8Op("tvmk_fully_connected_s8_params", _fc_params, _fc_ref,
-                            ("int8", "int8", "int32", "int8")),
+                            ("int8", "int8", "int32", "int8"), scratch=True),
 }

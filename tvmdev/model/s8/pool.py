@@ -91,6 +91,6 @@ def _max_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
 
 
 OPS = {
-    "avgpool2d": S8Op("tvmk_pool2d_s8_params", _params, _avg_ref, ("int8", "int8")),
-    "maxpool2d": S8Op("tvmk_pool2d_s8_params", _params, _max_ref, ("int8", "int8")),
+    "avgpool2d": S8Op("tvmk_pool2d_s8_params", _params, _avg_ref, ("int8", "int8"), scratch=True),
+    "maxpool2d": S8Op("tvmk_pool2d_s8_params", _params, _max_ref, ("int8", "int8"), scratch=True),
 }

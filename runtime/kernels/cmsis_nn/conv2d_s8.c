@@ -1,0 +1,39 @@
+/*
+ * cmsis_nn: CONV_2D int8 through arm_convolve_wrapper_s8, which picks CMSIS-NN's 1x1, 1xN
+ * or general kernel as TFLM's kernels/cmsis_nn/conv.cc lets it.
+ */
+#include "tvmk_cmsis_nn_glue.h"
+
+int32_t tvmk_cmsis_nn_conv2d_s8(const int8_t *X, const int8_t *W, const int32_t *B, int8_t *Y,
+                                const struct tvmk_conv2d_s8_params *p, void *resource_handle)
+{
+    cmsis_nn_context ctx;
+    cmsis_nn_conv_params conv;
+    cmsis_nn_per_channel_quant_params quant;
+    const cmsis_nn_dims input = tvmk_cmsis_nn_dims(p->N, p->H, p->W, p->C);
+    const cmsis_nn_dims filter = tvmk_cmsis_nn_dims(p->M, p->KH, p->KW, p->C / p->group);
+    const cmsis_nn_dims bias = tvmk_cmsis_nn_dims(1, 1, 1, p->M);
+    const cmsis_nn_dims output = tvmk_cmsis_nn_dims(p->N, p->OH, p->OW, p->M);
+    (void)resource_handle;
+
+    ctx.buf = p->scratch;
+    ctx.size = p->scratch_bytes;
+    conv.input_offset = p->input_offset;
+    conv.output_offset = p->output_offset;
+    conv.stride.h = p->stride_h;
+    conv.stride.w = p->stride_w;
+    conv.padding.h = p->pad_top;
+    conv.padding.w = p->pad_left;
+    conv.dilation.h = p->dil_h;
+    conv.dilation.w = p->dil_w;
+    conv.activation.min = p->activation_min;
+    conv.activation.max = p->activation_max;
+    /* CMSIS-NN reads the arrays only; its struct is not const-qualified. */
+    quant.multiplier = (int32_t *)(uintptr_t)p->output_multiplier;
+    quant.shift = (int32_t *)(uintptr_t)p->output_shift;
+    if (arm_convolve_wrapper_s8_get_buffer_size(&conv, &input, &filter, &output) > ctx.size) {
+        return TVM_DEVICE_ERR_INVALID; /* planned for another architecture */
+    }
+    return tvmk_cmsis_nn_status(arm_convolve_wrapper_s8(&ctx, &conv, &quant, &input, X,
+                                                        &filter, W, &bias, B, &output, Y));
+}

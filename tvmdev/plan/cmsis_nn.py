@@ -1,0 +1,70 @@
+"""What tvmdev knows of CMSIS-NN's kernels beyond its data (runtime/kernels/cmsis_nn):
+when an operator goes to the portable kernel instead (TFLM's kernels/cmsis_nn conditions),
+and how an operator's params become the request that asks CMSIS-NN's own
+``*_get_buffer_size*`` for its scratch (buffer_sizes.c), the dims TFLM passes.
+
+CMSIS-NN v7.0.0's wrappers choose among their own kernels (1x1, 1xN and general
+convolutions; 3x3, fast and general depthwise ones, which take dilation and any channel
+multiplier; per-tensor or per-channel fully connected), so those cases need no decline
+here: the wrapper serves them, as in TFLM. What TFLM's cmsis_nn kernels send to its
+reference kernels is declined: ADD and MUL with a broadcast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..model.graph import Model, Operator
+
+
+def _broadcast(model: Model, op: Operator, params: dict[str, Any]) -> str | None:
+    out = model.tensors[op.outputs[0]].shape
+    shapes = [model.tensors[t].shape for t in op.inputs if t is not None]
+    if any(s != out for s in shapes):
+        return ("a broadcast (CMSIS-NN's elementwise kernels take operands of one shape; "
+                "TFLM's cmsis_nn kernel uses its reference kernel too)")
+    return None
+
+
+DECLINES: dict[str, Callable[[Model, Operator, dict[str, Any]], str | None]] = {
+    "add": _broadcast,
+    "mul": _broadcast,
+}
+
+
+def _conv(p: dict[str, Any]) -> list[int]:
+    return [p["N"], p["H"], p["W"], p["C"], p["KH"], p["KW"], p["C"] // p["group"],
+            p["N"], p["OH"], p["OW"], p["M"], p["stride_h"], p["stride_w"], p["pad_top"],
+            p["pad_left"], p["dil_h"], p["dil_w"]]
+
+
+def _depthwise(p: dict[str, Any]) -> list[int]:
+    return [p["N"], p["H"], p["W"], p["C"], p["KH"], p["KW"], p["N"], p["OH"], p["OW"],
+            p["C"] * p["mult"], p["stride_h"], p["stride_w"], p["pad_top"], p["pad_left"],
+            p["dil_h"], p["dil_w"], p["mult"]]
+
+
+def _fully_connected(p: dict[str, Any]) -> list[int]:
+    return [p["in_size"], p["out_size"]]
+
+
+def _avgpool(p: dict[str, Any]) -> list[int]:
+    return [p["OW"], p["C"]]
+
+
+# A kernel's ``buffer`` (kernels.yaml) -> the numbers of its probe request.
+REQUESTS: dict[str, Callable[[dict[str, Any]], list[int]]] = {
+    "conv": _conv, "dw": _depthwise, "fc": _fully_connected, "avgpool": _avgpool,
+}
+
+
+def decline(model: Model, op: Operator, params: dict[str, Any]) -> str | None:
+    """Why CMSIS-NN does not serve ``op`` (None: it does)."""
+    rule = DECLINES.get(op.op)
+    return rule(model, op, params) if rule else None
+
+
+def request(buffer: str, arch: str, params: dict[str, Any]) -> str:
+    """The probe request line for one operator's scratch."""
+    return " ".join([buffer, arch, *map(str, REQUESTS[buffer](params))])

@@ -1,0 +1,113 @@
+"""plan.json: what generation decided, written beside the executor for people and tools
+(one line per top-level item, so that it diffs well), and updated by builds."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import __version__
+from ..plan.memory import MemoryPlan
+
+if TYPE_CHECKING:
+    from .executor import Generated
+
+
+def plan_json(gen: Generated) -> str:
+    """The metadata written beside the sources: what was decided, for people and tools."""
+    m = gen.model
+    mem = gen.memory
+    unread = m.unread_constants
+    doc = {
+        "generator": f"tvmdev {__version__}",
+        "model": m.name,
+        "schedule": gen.schedule_kind,
+        "devices": [{"name": d.name, "kind": d.kind} for d in m.devices],
+        "steps": [{"action": s.action, "device": s.device,
+                   "operator": m.operators[s.op].name if s.op is not None else None}
+                  for s in gen.steps],
+        "operators": [{"name": op.name, **({"c_name": op.cname} if op.cname != op.name else {}),
+                       "op": op.op, "device": op.device,
+                       # an int8 operator (its kernels and params are int8 ones)
+                       **({"dtype": "int8"} if m.op_dtype(op) == "int8" else {}),
+                       "kernels": [k.name for k in gen.chains[op.index]],
+                       **_placement_json(gen, op.index),
+                       "inputs": list(op.inputs), "outputs": list(op.outputs),
+                       "scratch": _scratch_json(mem, op.index)}
+                      for op in m.operators],
+        "tensors": {name: {"shape": list(t.shape), "dtype": t.dtype, "role": t.role,
+                           "bytes": t.nbytes,
+                           **({"offset": mem.offsets[name]} if name in mem.offsets else {}),
+                           **({"quant": {"scale": list(t.quant.scale),
+                                         "zero_point": list(t.quant.zero_point),
+                                         "axis": t.quant.axis}} if t.quant else {}),
+                           # the C spelling, where the name is not one (tvmdev.naming)
+                           **({"c_name": t.cname} if t.cname != name else {}),
+                           # no operator reads it: not emitted
+                           **({"unread": True} if name in unread else {})}
+                    for name, t in m.tensors.items()},
+        "arena": {"size": mem.arena_size, "lower_bound": mem.lower_bound,
+                  "alignment": mem.alignment,
+                  "ratio": round(mem.ratio, 4),
+                  "in_place": [list(p) for p in mem.inplace],
+                  "size_without_scratch": mem.tensor_arena_size},
+        "tuning": asdict(gen.tuning),
+        "kernels": [{"name": k.name, "op": k.op, "library": k.library,
+                     "header": k.header} for k in gen.kernels],
+        # the board libraries' trees: the pin and the sources a build compiles (relative
+        # to the tree, which is never copied)
+        "trees": [{"library": t.library, "tag": t.tag,
+                   "sources": [str(s.relative_to(t.root)) for s in t.sources]}
+                  for t in gen.trees],
+    }
+    return _json_lines(doc)
+
+
+def _placement_json(gen: Generated, index: int) -> dict[str, str]:
+    """An operator's library, and why a board library declined it."""
+    p = gen.placements.get(index)
+    if p is None:
+        return {}
+    return {"library": p.library, **({"declined": p.declined} if p.declined else {})}
+
+
+def _scratch_json(mem: MemoryPlan, index: int) -> dict[str, int] | None:
+    if index not in mem.scratch:
+        return None
+    offset, nbytes = mem.scratch[index]
+    return {"bytes": nbytes, "offset": offset}
+
+
+def _json_lines(doc: dict[str, Any]) -> str:
+    """JSON with one line per top-level key and per item of a top-level list or mapping:
+    readable, diff-friendly, and written by json's fast C encoder."""
+    out = ["{"]
+    keys = list(doc)
+    for i, key in enumerate(keys):
+        value = doc[key]
+        comma = "," if i < len(keys) - 1 else ""
+        if isinstance(value, list) and value:
+            out.append(f"  {json.dumps(key)}: [")
+            out += [f"    {json.dumps(v)}," for v in value[:-1]]
+            out.append(f"    {json.dumps(value[-1])}")
+            out.append(f"  ]{comma}")
+        elif isinstance(value, dict) and value:
+            out.append(f"  {json.dumps(key)}: {{")
+            items = list(value.items())
+            out += [f"    {json.dumps(k)}: {json.dumps(v)}," for k, v in items[:-1]]
+            out.append(f"    {json.dumps(items[-1][0])}: {json.dumps(items[-1][1])}")
+            out.append(f"  }}{comma}")
+        else:
+            out.append(f"  {json.dumps(key)}: {json.dumps(value)}{comma}")
+    out.append("}")
+    return "\n".join(out)
+
+
+def update_plan_json(path: Path, key: str, value: Any) -> None:
+    """Set one top-level key of a plan.json written by :func:`generate` (a build adds what
+    it found, such as the firmware's stack), keeping its layout."""
+    doc = json.loads(path.read_text())
+    doc[key] = value
+    path.write_text(_json_lines(doc) + "\n")
