@@ -28,6 +28,12 @@ Its 24-bit wraps (every 2^24 ticks, 671 M instructions) are counted by the inter
 The count is within one tick of the exact count of instructions between the two
 counter reads (the tick phase at the start is unknown).
 
+What counts as an instruction: QEMU charges every instruction of a translated block, so
+an instruction of an IT block whose condition fails counts, as in Arm's
+"architecturally executed" (the PMU's INST_RETIRED). Unicorn's per-instruction hook
+skips those: _cortex_m3_emu.run_firmware counts them only with ``failed=True`` (the
+default, int8_bench.py's M3 figures, leaves them out; soft-float code has many).
+
 Why it is trusted: ``calibrate`` runs a loop of exactly 2n instructions (inline asm,
 ``subs; bne``) for n up to 4 x 10^8 (800 M instructions, past a wrap) on a board and
 checks ticks x (1e9 / clock_hz) against 2n, which checks the clock and the 1 ns per
