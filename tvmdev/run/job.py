@@ -166,8 +166,8 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
     files = dev_files + [OutFile(f"model/{f.path}", f.content, f.kind) for f in job.gen.files]
     dev_sources = list(job.sources)
     job.sources = []
-    files += backend.harness_files(Harness(model, board, dplan, inputs, command,
-                                                   instructions), job)
+    harness = Harness(model, board, dplan, inputs, command, icount=instructions)
+    files += backend.harness_files(harness, job)
     main = [build_dir / "main.c"] if any(f.path == "main.c" for f in files) else []
     job.sources = [*main, build_dir / "model" / f"tvmgen_{model.name}.c", *dev_sources,
                    *job.sources, *job.gen.sources(), *job.gen.tree_sources()]
