@@ -20,14 +20,19 @@ first, the portable kernels where it declines; the run's ``kernels:`` line is ke
   instructions on MPS2, 32 on AN547). Like Arm's "architecturally executed", it counts
   IT-block instructions whose condition fails.
 - arena: the workspace the plan gives the model (tensors and every kernel's scratch,
-  CMSIS-NN's buffers included), without the model's input and output buffers.
+  CMSIS-NN's buffers included), without the model's input and output buffers, which
+  tvmdev's caller provides; ``cn+I/O`` adds them, to compare with TFLM's
+  ``arena_used_bytes`` (which holds them, and TFLM's own persistent data).
 - code: executor plus kernels, text + rodata + data, without the weights
   (``tvmdev inspect --json``'s executor and kernels components, plus the CMSIS-NN
   library's own functions, ``arm_*``, which inspect counts in "rest").
 - TFLM+CMSIS-NN: TFLM built bare-metal with its CMSIS-NN kernels, on the same board and
   counted with the same counter, from ``benchmarks/_tflm_peer.py``'s
-  ``measure(model_path, board)`` (a dict or object with ``instructions``, ``arena_bytes``
-  and ``flash_bytes``, or ``reason``); without that module the columns say why.
+  ``measure(model_path, board)`` (a dict with ``instructions``, ``arena_bytes``,
+  ``flash_bytes``, ``flash_parts`` and ``outputs_equal``); its code column is the parts
+  like tvmdev's (TFLM's interpreter, kernels and registrations, and CMSIS-NN: no libc,
+  no startup or UART), the whole ELF's flash is in the notes. Without that module, or
+  when it raises, the columns say why.
 
 Why the count is trusted: a tick is 1e9 / clock_hz instructions because -icount makes an
 instruction exactly 1 ns of virtual time and SysTick runs on that clock; loops of exactly
@@ -72,6 +77,7 @@ class Measure:
     instructions: int | None = None
     arena: int | None = None
     code: int | None = None
+    io: int | None = None  # the model's input and output buffers (outside tvmdev's arena)
     kernels: str = ""  # the run's "kernels:" line
     check: str = ""  # --check: Unicorn's count beside QEMU's
     reason: str | None = None
@@ -132,8 +138,10 @@ def measure_tvmdev(path: Path, board: str, kernels: str, tree: str | None, build
         return Measure(reason=f"cmsis_nn not chosen: {line or first_error(text)}")
     plan = json.loads(next((build / "model").glob("*_plan.json")).read_text())
     elf = next(build.glob("*.elf"))
+    io = sum(int(t["bytes"]) for t in plan["tensors"].values()
+             if t.get("role") in ("input", "output"))
     got = Measure(int(found[1].replace(",", "")), int(plan["arena"]["size"]),
-                  code_bytes(elf, build), line.removeprefix("kernels: "))
+                  code_bytes(elf, build), io, line.removeprefix("kernels: "))
     if check and board in UNICORN_CPUS:
         got.check = unicorn_check(elf, f"tvmgen_{plan['model']}_run", board,
                                   got.instructions or 0, int(found[2]))
@@ -156,7 +164,7 @@ def unicorn_check(elf: Path, function: str, board: str, counted: int, res: int) 
 def measure_tflm(path: Path, board: str) -> Measure:
     """TFLM with CMSIS-NN on ``board``, from benchmarks/_tflm_peer.py, or why not."""
     try:
-        import _tflm_peer  # type: ignore[import-not-found]
+        import _tflm_peer  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
         return Measure(reason="n/a (no benchmarks/_tflm_peer.py yet: the TFLM+CMSIS-NN "
                               "build, same board and counter)")
@@ -175,10 +183,18 @@ def measure_tflm(path: Path, board: str) -> Measure:
                 return v
         return None
 
-    reason = get("reason")
+    notes = [f"n/a ({get('reason')})"] if get("reason") is not None else []
+    if get("instructions") is None:
+        notes.append(f"not counted ({get('count')})")
+    if get("outputs_equal") is False:
+        notes.append("outputs NOT byte-equal to TFLM's Python interpreter")
+    parts, flash = get("flash_parts"), get("flash_bytes", "flash")
+    code = flash
+    if isinstance(parts, dict) and "tflm" in parts:
+        code = int(parts["tflm"]) + int(parts.get("cmsis_nn", 0))
+        notes.append(f"whole ELF flash without the model {flash:,} bytes ({parts})")
     return Measure(get("instructions"), get("arena_bytes", "arena_used_bytes", "arena"),
-                   get("flash_bytes", "flash", "code"),
-                   reason=None if reason is None else f"n/a ({reason})")
+                   code, reason="; ".join(notes) or None)
 
 
 def fmt(value: int | None, width: int) -> str:
@@ -197,13 +213,15 @@ def table(cells: list[Cell]) -> None:
               "code (executor + kernels, no weights) in bytes")
         print(f"{'model':<21} {'portable':>12} {'cmsis_nn':>11} {'port/cn':>7} "
               f"{'TFLM+CN':>11} {'TFLM/cn':>7} | {'arena p':>8} {'arena cn':>8} "
-              f"{'TFLM':>7} | {'code p':>7} {'code cn':>7} {'TFLM':>7}")
+              f"{'cn+I/O':>7} {'TFLM':>7} | {'code p':>7} {'code cn':>7} {'TFLM':>7}")
         for c in rows:
             p, n, t = c.tvmdev["portable"], c.tvmdev["cmsis_nn"], c.tflm
             print(f"{c.model:<21} {fmt(p.instructions, 12)} {fmt(n.instructions, 11)} "
                   f"{ratio(p.instructions, n.instructions)} {fmt(t.instructions, 11)} "
                   f"{ratio(t.instructions, n.instructions)} | {fmt(p.arena, 8)} "
-                  f"{fmt(n.arena, 8)} {fmt(t.arena, 7)} | {fmt(p.code, 7)} "
+                  f"{fmt(n.arena, 8)} "
+                  f"{fmt(n.arena + n.io if n.arena is not None and n.io is not None else None, 7)} "
+                  f"{fmt(t.arena, 7)} | {fmt(p.code, 7)} "
                   f"{fmt(n.code, 7)} {fmt(t.code, 7)}")
     print("\nport/cn: portable / cmsis_nn instructions (issue 15's target: >= 3x on M4 for "
           "keyword_spotting and image_classification, more on M55); TFLM/cn: TFLM+CMSIS-NN "
