@@ -65,7 +65,8 @@ MODELS = ("keyword_spotting", "image_classification", "anomaly_detection",
           "visual_wake_words")
 BOARDS = ("mps2_an386", "mps3_an547")
 M3 = "mps2_an385"
-UNICORN_CPUS = {"mps2_an385": "cortex-m3", "mps2_an386": "cortex-m4"}
+UNICORN_CPUS = {"mps2_an385": "cortex-m3", "mps2_an386": "cortex-m4",
+                "mps2_an500": "cortex-m7"}
 KERNELS = ("portable", "cmsis_nn")
 _INSTR = re.compile(r"^instructions per inference: ([\d,]+) \(QEMU -icount, ±(\d+)\)$", re.M)
 
