@@ -155,7 +155,10 @@ def unicorn_check(elf: Path, function: str, board: str, counted: int, res: int) 
         import _cortex_m3_emu as emu
     except ImportError as exc:  # pragma: no cover - depends on the environment
         return f"no Unicorn ({exc})"
-    done = emu.run_firmware(elf, function, failed=True, cpu=UNICORN_CPUS[board])
+    try:
+        done = emu.run_firmware(elf, function, failed=True, cpu=UNICORN_CPUS[board])
+    except Exception as exc:  # Unicorn's M7 has no FPv5 double precision, for one
+        return f"Unicorn stopped: {exc}"
     if done.fault is not None or done.exit_status != 0:
         return f"Unicorn: {done.fault or f'exit status {done.exit_status}'}"
     diff = counted - done.instructions
