@@ -27,7 +27,8 @@ instruction; int8_bench.py checks the two agree (--exact-limit).
 ``-icount`` does (it charges a translated block's every instruction) and as Arm's
 architecture does ("architecturally executed", what the PMU's INST_RETIRED counts):
 then the count is comparable with _icount.py's. ``cpu`` runs the same memory map with a
-Cortex-M4 or M7 (mps2_an386, mps2_an500: AN385's map; Unicorn has no MVE, so no M55).
+Cortex-M4 or M7 (mps2_an386, mps2_an500: AN385's map; Unicorn has no MVE, so no M55,
+and its M7 stops at some FPv5 double-precision code: an invalid-instruction error).
 """
 
 from __future__ import annotations
