@@ -345,3 +345,16 @@ def test_keyword_spotting_names_its_kernels(tflite_model: Callable[[str], Path],
     table = [ln.split() for ln in lines if ln[:1].isdigit()]
     assert len(table) == 15
     assert {row[4] for row in table if row[2] == "conv2d"} == {"tvmk_cmsis_nn_conv2d_s8"}
+
+
+def test_list_kernels_shows_a_boards_libraries(cli: Callable[..., Result]) -> None:
+    r = cli("list", "kernels", "--board", "mps2_an386", "--json")
+    assert r.code == 0, r.err
+    rows = json.loads(r.out)
+    board = [row for row in rows if row["level"] == "board"]
+    assert {row["kernel"] for row in board} == {
+        k.name for k in board_library("cmsis_nn").kernels.kernels}
+    conv = [row["kernel"] for row in rows if row["op"] == "conv2d"]
+    assert conv.index("tvmk_cmsis_nn_conv2d_s8") < conv.index("tvmk_conv2d_s8")
+    host = json.loads(cli("list", "kernels", "--board", "host", "--json").out)
+    assert not [row for row in host if row["level"] == "board"]
