@@ -358,3 +358,26 @@ def test_list_kernels_shows_a_boards_libraries(cli: Callable[..., Result]) -> No
     assert conv.index("tvmk_cmsis_nn_conv2d_s8") < conv.index("tvmk_conv2d_s8")
     host = json.loads(cli("list", "kernels", "--board", "host", "--json").out)
     assert not [row for row in host if row["level"] == "board"]
+
+
+@pytest.mark.parametrize("revision", ["V.18.0.0", "V.19.1.0"])
+def test_a_zephyr_workspace_module_is_the_tree_at_the_pin(revision: str, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """Zephyr boards take the cmsis-nn module of the Zephyr tree's module list (west.yml),
+    when it is at the pin; another release is passed over (the kernels are written for
+    v7.0.0), and firmware boards never look."""
+    monkeypatch.delenv("CMSIS_NN_SOURCE_DIR", raising=False)
+    monkeypatch.delenv("ZEPHYR_MODULES", raising=False)
+    (tmp_path / "zephyr").mkdir()
+    (tmp_path / "zephyr/west.yml").write_text(
+        "manifest:\n  projects:\n    - name: cmsis\n      path: modules/hal/cmsis\n"
+        "    - name: cmsis-nn\n      revision: abc\n      path: modules/lib/cmsis-nn\n")
+    module = fake_tree(tmp_path / "modules/lib/cmsis-nn", revision)
+    monkeypatch.setenv("ZEPHYR_BASE", str(tmp_path / "zephyr"))
+    active, notes = activate(("cmsis_nn",), "cortex-m3", zephyr=True)
+    if revision == "V.18.0.0":
+        assert [a.root for a in active] == [module.resolve()] and notes == []
+    else:
+        assert active == () and "no tree" in notes[0]
+    assert activate(("cmsis_nn",), "cortex-m3")[0] == ()

@@ -158,7 +158,8 @@ def cmd_aot(args: argparse.Namespace) -> int:
     if device_dir is not None:
         device_folder_kinds(device_dir)
     board = board_by_name(args.board) if args.board else None
-    libraries, notes = activate(board.libraries, board.cpu, _trees(args)) if board else ((), [])
+    libraries, notes = activate(board.libraries, board.cpu, _trees(args),
+                                board.platform == "zephyr") if board else ((), [])
     registry = build_registry([Path(k) for k in args.kernels or []],
                               device_dir_libraries(device_dir, m.kinds) if device_dir else [],
                               libraries)
@@ -216,7 +217,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.save_outputs:
         check_out_dir(Path(args.save_outputs), "--save-outputs")
     backend.check_host()
-    libraries, notes = activate(board.libraries, board.cpu, _trees(args))
+    libraries, notes = activate(board.libraries, board.cpu, _trees(args),
+                                board.platform == "zephyr")
     job = prepare(m, board, build_dir, args.schedule,
                   Path(args.device_dir) if args.device_dir else None,
                   [Path(k) for k in args.kernels or []], inputs,
