@@ -345,6 +345,14 @@ def test_keyword_spotting_names_its_kernels(tflite_model: Callable[[str], Path],
     table = [ln.split() for ln in lines if ln[:1].isdigit()]
     assert len(table) == 15
     assert {row[4] for row in table if row[2] == "conv2d"} == {"tvmk_cmsis_nn_conv2d_s8"}
+    # inspect counts CMSIS-NN's code (the plan's tree sources) as the kernels'.
+    found = cli("inspect", str(tmp_path / "b/keyword_spotting.elf"), "--model",
+                str(tmp_path / "b"), "--json")
+    assert found.code == 0, found.out + found.err
+    report = json.loads(found.out)
+    assert report["kernels"]["unexpected"] == [] and report["kernels"]["missing"] == []
+    text = {c: v["text"] for c, v in report["footprint"].items()}
+    assert text["kernels"] > 10_000 > text["rest"], text
 
 
 def test_list_kernels_shows_a_boards_libraries(cli: Callable[..., Result]) -> None:
