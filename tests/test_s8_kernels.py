@@ -25,6 +25,7 @@ from conftest import REPO, need_tool, run_ok
 from s8_cases import SOFTMAX, Case, Tensor
 
 from tvmdev.cli import main
+from tvmdev.model.ops import scratch_structs
 from tvmdev.model.s8 import softmax
 
 pytestmark = pytest.mark.slow
@@ -170,7 +171,11 @@ def pack(struct_name: str, p: dict[str, Any]) -> bytes:
         v = p[name]
         values += [int(x) for x in v] if n > 1 else [int(v)]
         assert n == 1 or len(v) == n, name
-    return struct.pack(f"<{len(values)}i", *values)
+    data = struct.pack(f"<{len(values)}i", *values)
+    if struct_name in scratch_structs():  # scratch_bytes 0 and scratch NULL (64-bit host)
+        data += struct.pack("<i", 0)
+        data += b"\0" * (-len(data) % 8) + b"\0" * 8
+    return data
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -51,8 +51,10 @@ def natural_inputs(model: Path, seed: int) -> list[np.ndarray]:
 
 
 def run_bit_exact(cli: Callable[..., Result], model: Path, tmp_path: Path, board: str,
-                  seed: int = 7) -> int:
-    """``tvmdev run`` on seeded inputs, every output equal to TFLM's; the element count."""
+                  seed: int = 7, extra: Sequence[str] = ("--cmsis-nn", "off")) -> int:
+    """``tvmdev run`` on seeded inputs, every output equal to TFLM's; the element count.
+    ``extra``: more options (by default the portable int8 kernels on every board; see
+    tests/test_cmsis_nn.py for CMSIS-NN's)."""
     from tvmdev.frontends.importer import import_file
     doc = import_file(model).doc
     inputs = natural_inputs(model, seed)
@@ -60,7 +62,8 @@ def run_bit_exact(cli: Callable[..., Result], model: Path, tmp_path: Path, board
     for name, x in zip(doc["inputs"], inputs, strict=True):
         np.save(tmp_path / "in" / f"{name}.npy", x)
     r = cli("run", str(model), "--board", board, "--inputs", str(tmp_path / "in"),
-            "--save-outputs", str(tmp_path / "out"), "--build-dir", str(tmp_path / "build"))
+            "--save-outputs", str(tmp_path / "out"), "--build-dir", str(tmp_path / "build"),
+            *extra)
     assert r.code == 0, r.out + r.err
     assert r.out.rstrip().endswith("PASS"), r.out
     expected = tflm_ref.outputs(model.read_bytes(), inputs, len(doc["outputs"]))

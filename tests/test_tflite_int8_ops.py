@@ -47,8 +47,9 @@ SUBSETS: dict[str, Callable[[], list[Case]]] = {
 
 
 def run_against_tflm(cli: Callable[..., Result], model: bytes, arrays: list[np.ndarray],
-                     tmp_path: Path) -> tuple[int, int]:
-    """``tvmdev run`` of ``model`` on ``arrays``; (outputs, elements) all equal to TFLM's."""
+                     tmp_path: Path, *options: str) -> tuple[int, int]:
+    """``tvmdev run`` of ``model`` on ``arrays`` (more ``options``: a board); (outputs,
+    elements) all equal to TFLM's."""
     from tvmdev.frontends.importer import import_file
     path = tmp_path / "m.tflite"
     path.write_bytes(model)
@@ -57,7 +58,7 @@ def run_against_tflm(cli: Callable[..., Result], model: bytes, arrays: list[np.n
     for name, x in zip(doc["inputs"], arrays, strict=True):
         np.save(tmp_path / "in" / f"{name}.npy", x)
     r = cli("run", str(path), "--inputs", str(tmp_path / "in"), "--save-outputs",
-            str(tmp_path / "out"), "--build-dir", str(tmp_path / "build"))
+            str(tmp_path / "out"), "--build-dir", str(tmp_path / "build"), *options)
     assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
     expected = tflm_ref.outputs(model, arrays, len(doc["outputs"]))
     elements = 0

@@ -164,8 +164,25 @@ def _zephyr_bit_exact(cli: Callable[..., Result], model: Path, board: str, tmp_p
 def test_keyword_spotting_on_zephyr_bit_exact(board: str, cli: Callable[..., Result],
                                               tflite_model: Callable[[str], Path],
                                               tmp_path: Path) -> None:
-    """keyword_spotting (DS-CNN, int8 inside, float input and output) in zephyr_app."""
-    _zephyr_bit_exact(cli, _int8_model(tflite_model, "keyword_spotting"), board, tmp_path)
+    """keyword_spotting (DS-CNN, int8 inside, float input and output) in zephyr_app, on
+    the portable int8 kernels."""
+    _zephyr_bit_exact(cli, _int8_model(tflite_model, "keyword_spotting"), board, tmp_path,
+                      "--cmsis-nn", "off")
+
+
+@needs_zephyr
+def test_keyword_spotting_on_zephyr_cmsis_nn_bit_exact(cli: Callable[..., Result],
+                                                       tflite_model: Callable[[str], Path],
+                                                       tmp_path: Path) -> None:
+    """keyword_spotting in zephyr_app on qemu_cortex_m3 with its convolutions, pooling, fully
+    connected layer and softmax on CMSIS-NN (the tree of CMSIS_NN_SOURCE_DIR: this Zephyr
+    has no cmsis-nn module)."""
+    from test_cmsis_nn import tree
+    root = tree()
+    _zephyr_bit_exact(cli, _int8_model(tflite_model, "keyword_spotting"), "qemu_cortex_m3",
+                      tmp_path, "--cmsis-nn", root)
+    plan = json.loads((tmp_path / "b/model/tvmgen_keyword_spotting_plan.json").read_text())
+    assert sum(o["library"] == "cmsis_nn" for o in plan["operators"]) == 12
 
 
 @needs_zephyr

@@ -28,6 +28,7 @@ from ..render.device import folder_specs, manifest_for
 from ..render.device import generate as device_folder_files
 from ..render.executor import generate
 from ..render.harness import MAX_THREADS
+from ..render.kernel_tree import tree_files
 from ..resources import runtime_dir
 from ..run import icount
 from ..run.backend import Job, RunOptions, backend_for
@@ -69,6 +70,8 @@ def model_command(verb: str, model: Path, args: argparse.Namespace) -> str:
         parts += ["--kernels", Path(k).name]
     if args.device_dir:
         parts += ["--device-dir", Path(args.device_dir).name]
+    if getattr(args, "board", None) and verb == "aot":
+        parts += ["--board", Path(args.board).name]
     return shlex.join(parts)
 
 
@@ -155,16 +158,23 @@ def cmd_aot(args: argparse.Namespace) -> int:
     device_dir = Path(args.device_dir) if args.device_dir else None
     if device_dir is not None:
         device_folder_kinds(device_dir)
+    board = board_by_name(args.board) if args.board else None
+    libraries, notes = activate(board.libraries, board.cpu, _trees(args),
+                                board.platform == "zephyr") if board else ((), [])
     registry = build_registry([Path(k) for k in args.kernels or []],
-                              device_dir_libraries(device_dir, m.kinds) if device_dir else [])
+                              device_dir_libraries(device_dir, m.kinds) if device_dir else [],
+                              libraries)
     command = model_command("aot", Path(args.model), args)
-    gen = generate(m, registry, args.schedule, command=command)
+    gen = generate(m, registry, args.schedule, command=command,
+                   tuning=board.tuning if board else None)
     portable = runtime_dir() / "kernels/portable"
     copies = [(s, f"kernels/portable/{s.name}") for s in gen.sources()
               if s.parent == portable.resolve()]
     extra = [portable / "tvmk_portable.h"] + sorted(portable.glob("*.h"))
     copies += [(h, f"kernels/portable/{h.name}") for h in dict.fromkeys(extra)]
     files = list(gen.files) + copy_files(copies)
+    if board is not None:
+        files += tree_files(gen, command, board.cpu)
     # aot owns its model's entry under "models" (other models and new-device's "devices"
     # stay); "model" and "command" were this command's keys before a folder held several.
     records = {"tool": "tvmdev", "version": __version__, "models": {m.name: {"command": command}},
@@ -175,6 +185,10 @@ def cmd_aot(args: argparse.Namespace) -> int:
     print(f"arena: {mem.arena_size} bytes ({mem.tensor_arena_size} without kernel scratch; "
           f"lower bound {mem.lower_bound}, ratio {mem.ratio:.3f}); kernels: "
           f"{', '.join(k.name for k in gen.kernels)}")
+    int8 = any(m.op_dtype(op) == "int8" for op in m.operators)
+    for line in [f"note: {n}" for n in notes if int8] + ([kernels_line(m, gen.placements)]
+                                                         if board else []):
+        print(line)
     return 0
 
 
@@ -206,8 +220,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.save_outputs:
         check_out_dir(Path(args.save_outputs), "--save-outputs")
     backend.check_host()
-    libraries, notes = activate(board.libraries, board.cpu,
-                                {"cmsis_nn": args.cmsis_nn} if args.cmsis_nn else None)
+    libraries, notes = activate(board.libraries, board.cpu, _trees(args),
+                                board.platform == "zephyr")
     job = prepare(m, board, build_dir, args.schedule,
                   Path(args.device_dir) if args.device_dir else None,
                   [Path(k) for k in args.kernels or []], inputs,
@@ -232,6 +246,11 @@ def _instructions(job: Job, result: RunResult) -> list[str]:
     if ticks is None or clock is None:
         return ["instructions per inference: not counted (the firmware printed no ticks)"]
     return [icount.summary(clock, ticks)]
+
+
+def _trees(args: argparse.Namespace) -> dict[str, Path | str] | None:
+    """The board libraries' trees given on the command line (``--cmsis-nn``)."""
+    return {"cmsis_nn": args.cmsis_nn} if args.cmsis_nn else None
 
 
 def _cflags(text: str | None) -> tuple[str, ...]:

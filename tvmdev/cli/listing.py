@@ -8,6 +8,8 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..load.board import all_boards, board_by_name
+from ..load.kernel_tree import board_library
+from ..load.library import Library
 from ..load.platform import all_platforms
 from ..model.ops import OPS
 from ..plan.kernels import build_registry, device_dir_libraries
@@ -41,25 +43,31 @@ def _list_kernels(args: argparse.Namespace) -> int:
     """The merged kernel table: for each op, every kernel in the order it is tried."""
 
     user = [Path(k) for k in args.kernels or []]
+    boards: list[Library] = []
     if args.board:
         board = board_by_name(args.board)
         user = [*board.kernels, *user]
+        boards = [board_library(name).kernels for name in board.libraries]
     device_dir = Path(args.device_dir) if args.device_dir else None
     registry = build_registry(user, device_dir_libraries(
         device_dir, sorted(device_folder_kinds(device_dir))) if device_dir else [])
     rows = []
-    for lib in (*registry.user, *registry.device, registry.portable):
+    for lib in (*registry.user, *registry.device, *boards, registry.portable):
         for k in lib.kernels:
             meta = ("any" if k.arg_meta is None else
                     " ".join(f"{a}:{'|'.join(d)}" for a, d in k.arg_meta))
-            scope = f"on {lib.kind} devices" if lib.kind else "everywhere"
+            scope = (f"on {lib.kind} devices" if lib.kind else
+                     f"on {args.board} (int8, with a tree)" if lib.level == "board" else
+                     "everywhere")
             scratch = ("-" if k.scratch is None else k.scratch if isinstance(k.scratch, str)
                        else f"{k.scratch} bytes")
+            if k.buffer:
+                scratch = f"{lib.name}'s own ({k.buffer})"
             rows.append({"op": k.op, "kernel": k.name, "level": lib.level,
                          "library": lib.name, "scope": scope, "dtypes": meta,
                          "header": k.header, "scratch": scratch})
     order = {o: i for i, o in enumerate(OPS)}
-    level = {"user": 0, "device": 1, "portable": 2}
+    level = {"user": 0, "device": 1, "board": 2, "portable": 3}
     rows.sort(key=lambda r: (order[r["op"]], level[r["level"]]))
     if args.json:
         print(json.dumps(rows, indent=2))

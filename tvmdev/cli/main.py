@@ -62,6 +62,13 @@ def _model_options(p: argparse.ArgumentParser) -> None:
                    help="a user kernel library YAML (repeatable; takes precedence)")
 
 
+def _cmsis_nn_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cmsis-nn", metavar="PATH",
+                   help="a CMSIS-NN tree (v7.0.0) for boards that list the cmsis_nn library, "
+                        "or 'off' (default: $CMSIS_NN_SOURCE_DIR; without one, int8 "
+                        "operators run on the portable kernels)")
+
+
 def _add_new_device(sub: Any, common: argparse.ArgumentParser) -> None:
     """``tvmdev new-device``: the C Device API of an accelerator."""
     nd = sub.add_parser(
@@ -104,6 +111,9 @@ def _add_aot(sub: Any, common: argparse.ArgumentParser) -> None:
     ao.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder")
     _model_options(ao)
     add_import_options(ao)
+    ao.add_argument("--board", help="plan for this board: its kernel tuning and kernel "
+                    "libraries (default: none, the portable kernels as tuned off Cortex-M)")
+    _cmsis_nn_option(ao)
     ao.add_argument("--force", action="store_true", help="overwrite files you edited")
     ao.add_argument("--dry-run", action="store_true", help="list what would be written")
     ao.set_defaults(handler=cmd_aot)
@@ -136,10 +146,7 @@ def _add_run(sub: Any, common: argparse.ArgumentParser) -> None:
     rn.add_argument("--kleidiai", metavar="PATH",
                     help="a KleidiAI source tree (default: $KLEIDIAI_SOURCE_DIR; without one, "
                          "tvmdev's reference micro-kernels stand in)")
-    rn.add_argument("--cmsis-nn", metavar="PATH",
-                    help="a CMSIS-NN tree (v7.0.0) for boards that list the cmsis_nn "
-                         "library, or 'off' (default: $CMSIS_NN_SOURCE_DIR; without one, "
-                         "int8 operators run on the portable kernels)")
+    _cmsis_nn_option(rn)
     rn.add_argument("--cflags", metavar="FLAGS", default=os.environ.get("TVMDEV_CFLAGS"),
                     help="C compiler flags added to the board's, for example "
                          "'-fsanitize=address,undefined' (default: $TVMDEV_CFLAGS)")

@@ -17,7 +17,7 @@ from elftools.elf.sections import SymbolTableSection
 from ..errors import TvmdevError
 from ..naming import camel
 from ..reading import check_regular
-from .plan import read_plan
+from .plan import read_plan, tree_source_files
 
 HEAP_SYMBOLS = ("malloc", "calloc", "realloc", "free", "_sbrk", "_sbrk_r", "_malloc_r",
                 "_calloc_r", "_realloc_r", "_free_r", "_Znwm", "_Znwj", "_Znam", "_Znaj",
@@ -291,9 +291,11 @@ def inspect(path: Path, model_dir: Path | None = None, kinds: list[str] | None =
     """Inspect an ELF. ``model_dir`` (a folder made by `tvmdev aot`, or a build folder)
     gives the device kinds and the selected kernels to check."""
     model_prefix = ""
+    library_files: set[str] = set()
     if model_dir is not None:
         model, kinds, kernels = read_plan(model_dir)
         model_prefix = f"tvmgen_{model}_"
+        library_files = tree_source_files(model_dir)
     elf = Elf(path)
     try:
         report = Report(str(path), str(elf.machine))
@@ -324,7 +326,8 @@ def inspect(path: Path, model_dir: Path | None = None, kinds: list[str] | None =
             if s.name.startswith("TVMDevice") or s.file in device_files:
                 return "device layer"
             if s.name in kernel_names or s.name.startswith("tvmk_") or (
-                    s.file and s.file.replace(".c", "") in _KERNEL_FILES):
+                    s.file and s.file.replace(".c", "") in _KERNEL_FILES) or (
+                    s.file in library_files) or (library_files and s.name.startswith("arm_")):
                 return "kernels"
             return "rest"
 

@@ -40,3 +40,15 @@ def read_plan(model_dir: Path) -> tuple[str, list[str], list[str]]:
                           "each and kernels with a name each)", str(plans[0]),
                           hint="regenerate it with tvmdev aot")
     return model, sorted(set(kinds)), sorted(set(kernels))
+
+
+def tree_source_files(model_dir: Path) -> set[str]:
+    """The file names of the board libraries' tree sources the plan's build compiles
+    (plan.json ``trees``: CMSIS-NN's), whose code counts as the kernels' (with the global
+    functions they define, which CMSIS-NN names arm_*)."""
+    plans = sorted(model_dir.glob("tvmgen_*_plan.json")) or sorted(
+        model_dir.glob("model/tvmgen_*_plan.json"))
+    plan = read_json(plans[0], "plan") if plans else None
+    trees = plan.get("trees") if isinstance(plan, dict) else None
+    return {Path(str(src)).name for t in trees or [] if isinstance(t, dict)
+            for src in t.get("sources") or []}

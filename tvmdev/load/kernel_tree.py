@@ -92,19 +92,40 @@ def board_library(name: str) -> TreeLibrary:
         kernels=load_library(folder / "kernels.yaml", "board", name))
 
 
-def locate_tree(lib: TreeLibrary, given: Path | None) -> Path | None:
-    """The library's tree: ``given``, else its environment variable, else a Zephyr
-    module of its name; None when there is none. A tree that is not one, or not the
-    pinned release, is refused."""
+def locate_tree(lib: TreeLibrary, given: Path | None, zephyr: bool = False) -> Path | None:
+    """The library's tree: ``given``, else its environment variable, else (``zephyr``: a
+    Zephyr board) the module of its name in ``ZEPHYR_MODULES`` or in the Zephyr tree's
+    module list (``$ZEPHYR_BASE/west.yml``); None when there is none. A given tree that
+    is not one, or not at the pin, is refused; a Zephyr module at another release is
+    passed over (None): the pin is what tvmdev's kernels are written for."""
     if given is not None:
         return check_tree(lib, given, "--" + lib.name.replace("_", "-"))
     env = os.environ.get(lib.env)
     if env:
         return check_tree(lib, Path(env), lib.env)
-    if lib.zephyr_module:
-        for module in os.environ.get("ZEPHYR_MODULES", "").split(";"):
-            if module and Path(module).name == lib.zephyr_module:
-                return check_tree(lib, Path(module), "ZEPHYR_MODULES")
+    module = zephyr_module(lib) if zephyr else None
+    if module is not None and tree_revision(lib, module) == lib.pin.revision:
+        return check_tree(lib, module, "the Zephyr module")
+    return None
+
+
+def zephyr_module(lib: TreeLibrary) -> Path | None:
+    """The library's Zephyr module, if the Zephyr workspace has one checked out."""
+    if not lib.zephyr_module:
+        return None
+    for module in os.environ.get("ZEPHYR_MODULES", "").split(";"):
+        if module and Path(module).name == lib.zephyr_module:
+            return Path(module)
+    base = os.environ.get("ZEPHYR_BASE")
+    manifest = Path(base) / "west.yml" if base else None
+    if manifest is None or not manifest.is_file():
+        return None
+    projects = ((yamlio.loads(manifest.read_text(), str(manifest)) or {}).get("manifest")
+                or {}).get("projects") or []
+    for project in projects:
+        if isinstance(project, dict) and project.get("name") == lib.zephyr_module:
+            path = Path(base or "").parent / str(project.get("path", project["name"]))
+            return path if path.is_dir() else None
     return None
 
 
@@ -137,11 +158,12 @@ def check_tree(lib: TreeLibrary, root: Path, origin: str) -> Path:
     return root
 
 
-def activate(names: tuple[str, ...], cpu: str, given: dict[str, Path | str] | None = None
-             ) -> tuple[tuple[ActiveLibrary, ...], list[str]]:
+def activate(names: tuple[str, ...], cpu: str, given: dict[str, Path | str] | None = None,
+             zephyr: bool = False) -> tuple[tuple[ActiveLibrary, ...], list[str]]:
     """The board libraries ``names`` in use on ``cpu``, each with its tree, and a note for
     each that is not (no tree, turned off, or not for this CPU). ``given``: a tree, or
-    ``"off"``, by library name (``--cmsis-nn``)."""
+    ``"off"``, by library name (``--cmsis-nn``); ``zephyr``: a Zephyr board (its
+    workspace's module may be the tree)."""
     active, notes = [], []
     for name in names:
         lib = board_library(name)
@@ -154,7 +176,7 @@ def activate(names: tuple[str, ...], cpu: str, given: dict[str, Path | str] | No
         if arch is None:
             notes.append(f"{name}: not for CPU {cpu}; int8 operators use the portable kernels")
             continue
-        root = locate_tree(lib, None if choice is None else Path(choice))
+        root = locate_tree(lib, None if choice is None else Path(choice), zephyr)
         if root is None:
             notes.append(f"{name}: no tree ({flag} PATH or {lib.env}, {lib.pin.tag}); int8 "
                          "operators use the portable kernels")

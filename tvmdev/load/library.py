@@ -48,7 +48,7 @@ from .fields import name_in, optional
 ENTRY_KEYS = ("op", "header", "type_alias", "kernels")
 KERNEL_KEYS = ("arg_meta", "kernel_name", "sources", "args", "scratch", "header", "calls",
                "buffer")
-LEVELS = ("user", "device", "portable")
+LEVELS = ("user", "device", "board", "portable")
 
 
 @dataclass(frozen=True)

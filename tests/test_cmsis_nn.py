@@ -1,0 +1,391 @@
+"""The cmsis_nn kernel library (runtime/kernels/cmsis_nn): int8 operators on Arm CMSIS-NN
+for the Cortex-M boards that list it, bit-exact with TFLM's interpreter.
+
+Without a CMSIS-NN tree (CMSIS_NN_SOURCE_DIR, v7.0.0 of ARM-software/CMSIS-NN) only the
+data and the refusals are checked; the tests that need the tree skip, saying so (no
+package registry has it). With it: the scratch each kernel gets is what CMSIS-NN's own
+buffer-size functions say for the board's core, only the sources the kernels reach are
+compiled, broadcasts go to the portable kernels, the generated CMakeLists.txt builds
+(from the tree and by FetchContent), a buffer planned for another core is refused at run
+time, and the MLPerf Tiny models and one-op models of every kernel are bit-exact with
+TFLM on Cortex-M3 (CMSIS-NN's pure C), M4 (DSP) and M55 (Helium).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import REPO, Result, need_module, need_tool
+from test_s8 import MODEL
+
+from tvmdev.errors import TvmdevError
+from tvmdev.load.board import all_boards, load_board
+from tvmdev.load.kernel_tree import activate, board_library
+from tvmdev.plan import cmsis_nn
+from tvmdev.plan.kernels import portable_library
+
+TREE = os.environ.get("CMSIS_NN_SOURCE_DIR")
+# The boards of the issue: pure C, DSP and Helium.
+CORES = {"mps2_an385": "c", "mps2_an386": "dsp", "mps3_an547": "mve"}
+
+
+def tree() -> str:
+    """The CMSIS-NN tree: skip, saying why, without one."""
+    if not TREE:
+        pytest.skip("CMSIS_NN_SOURCE_DIR is not set: the CMSIS-NN tree (ARM-software/"
+                    "CMSIS-NN v7.0.0) is in no package registry; check it out and set it")
+    return TREE
+
+
+# --- data and refusals (no tree) ----------------------------------------------------------
+
+def test_library_is_data_every_kernel_has_a_portable_fallback() -> None:
+    lib = board_library("cmsis_nn")
+    portable = portable_library().kernels
+    assert {k.op for k in lib.kernels.kernels} == {
+        "conv2d", "depthwise_conv2d", "fully_connected", "avgpool2d", "maxpool2d", "softmax",
+        "add", "mul"}
+    for k in lib.kernels.kernels:
+        int8 = {a: d[0] for a, d in k.arg_meta or ()}
+        assert any(p.op == k.op and p.matches(int8) for p in portable), k.name
+        assert k.calls and all(c.startswith("arm_") for c in k.calls), k.name
+        assert k.buffer is None or k.buffer in cmsis_nn.REQUESTS, k.name
+    assert lib.pin.tag == "v7.0.0"
+
+
+def test_every_cortex_m_board_takes_cmsis_nn() -> None:
+    arch = board_library("cmsis_nn").arch
+    for board in all_boards().values():
+        if board.cpu.startswith("cortex-m"):
+            assert board.cpu in arch, board.name
+            assert board.libraries == ("cmsis_nn",), board.name
+        else:
+            assert board.libraries == (), board.name
+
+
+def test_without_a_tree_int8_stays_portable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CMSIS_NN_SOURCE_DIR", raising=False)
+    monkeypatch.delenv("ZEPHYR_MODULES", raising=False)
+    active, notes = activate(("cmsis_nn",), "cortex-m4")
+    assert active == () and notes == [
+        "cmsis_nn: no tree (--cmsis-nn PATH or CMSIS_NN_SOURCE_DIR, v7.0.0); int8 operators "
+        "use the portable kernels"]
+    active, notes = activate(("cmsis_nn",), "cortex-m4", {"cmsis_nn": "off"})
+    assert active == () and "off (--cmsis-nn off)" in notes[0]
+    active, notes = activate(("cmsis_nn",), "cortex-a53")
+    assert active == () and "not for CPU cortex-a53" in notes[0]
+
+
+def fake_tree(root: Path, revision: str) -> Path:
+    (root / "Include").mkdir(parents=True)
+    (root / "Source").mkdir()
+    (root / "Include/arm_nnfunctions.h").write_text(f" * $Revision:    {revision}\n")
+    return root
+
+
+@pytest.mark.parametrize("revision", ["V.19.1.0", "none"])
+def test_a_tree_at_another_release_is_one_line(revision: str, cli: Callable[..., Result],
+                                               tmp_path: Path) -> None:
+    model = tmp_path / "m.yaml"
+    model.write_text(MODEL)
+    fake = fake_tree(tmp_path / "cmsis-nn", revision)
+    if revision == "none":
+        (fake / "Include/arm_nnfunctions.h").unlink()
+    build = tmp_path / "build"
+    r = cli("run", str(model), "--board", "mps2_an386", "--cmsis-nn", str(fake),
+            "--build-dir", str(build))
+    assert r.code == 1 and r.out == "", r.out
+    first, hint = r.err.splitlines()
+    shown = revision if revision != "none" else "unknown"
+    assert first == (f"tvmdev: {fake}: --cmsis-nn: Include/arm_nnfunctions.h is revision "
+                     f"{shown}, not V.18.0.0 of cmsis_nn v7.0.0, which tvmdev's kernels are "
+                     "pinned to")
+    assert hint.startswith("  hint: check out https://github.com/ARM-software/CMSIS-NN.git at")
+    assert not build.exists()
+
+
+def test_a_board_naming_an_unknown_library_is_one_line(tmp_path: Path) -> None:
+    text = (REPO / "boards/mps2_an386.yaml").read_text()
+    board = tmp_path / "b.yaml"
+    board.write_text(text.replace("libraries: [cmsis_nn]", "libraries: [cmsis_nn, arm_nn]"))
+    line = next(i for i, s in enumerate(board.read_text().splitlines(), 1)
+                if s.startswith("libraries:"))
+    with pytest.raises(TvmdevError) as err:
+        load_board(board)
+    assert str(err.value) == f"{board}:{line}: libraries[1]: unknown kernel library 'arm_nn'"
+    assert err.value.hint == "kernel libraries: cmsis_nn"
+
+
+# --- generation with the tree (no emulator) ------------------------------------------------
+
+def plan_of(cli: Callable[..., Result], model: Path, board: str, out: Path,
+            *extra: str) -> dict[str, object]:
+    r = cli("aot", str(model), "--board", board, "--cmsis-nn", tree(), "-o", str(out), *extra)
+    assert r.code == 0, r.out + r.err
+    plans = list(out.glob("*_plan.json"))
+    return dict(json.loads(plans[0].read_text()))
+
+
+def _kws(tflite_model: Callable[[str], Path]) -> Path:
+    need_module("tflite", "pip install -e '.[tflite]'")
+    return tflite_model("keyword_spotting.tflite")
+
+
+def test_scratch_is_cmsis_nns_own_answer_for_the_core(tflite_model: Callable[[str], Path],
+                                                     cli: Callable[..., Result],
+                                                     tmp_path: Path) -> None:
+    from tvmdev.plan.tree_build import buffer_sizes
+    model = _kws(tflite_model)
+    lib = board_library("cmsis_nn")
+    plans = {b: plan_of(cli, model, b, tmp_path / b) for b in CORES}
+    for board in CORES:
+        ops = plans[board]["operators"]
+        assert isinstance(ops, list)
+        for op in ops:
+            assert op["library"] == ("cmsis_nn" if op["op"] not in (
+                "quantize", "reshape", "dequantize") else "portable"), (board, op)
+    # The same operators planned for the three cores: each gets what the probe of its
+    # core's variant answers (depthwise and pooling buffers exist on DSP only; Helium's
+    # convolutions want more than DSP's).
+    by = {b: {op["name"]: (op["scratch"] or {}).get("bytes", 0)
+              for op in plans[b]["operators"]} for b in CORES}  # type: ignore[union-attr]
+    assert by["mps2_an385"] != by["mps2_an386"] != by["mps3_an547"]
+    avgpool = next(op for op in plans["mps2_an386"]["operators"]  # type: ignore[union-attr]
+                   if op["op"] == "avgpool2d")
+    assert by["mps2_an385"][avgpool["name"]] == 0
+    assert by["mps2_an386"][avgpool["name"]] == buffer_sizes(lib, Path(tree()),
+                                                             ["avgpool dsp 1 64"])[0] > 0
+    # The arena holds the scratch: the DSP plan is never smaller than the pure C one.
+    arena = {b: plans[b]["arena"]["size"] for b in CORES}  # type: ignore[index]
+    assert arena["mps2_an386"] >= arena["mps2_an385"]
+
+
+def test_only_the_sources_the_kernels_reach_are_compiled(tflite_model: Callable[[str], Path],
+                                                        cli: Callable[..., Result],
+                                                        tmp_path: Path) -> None:
+    plan = plan_of(cli, _kws(tflite_model), "mps2_an386", tmp_path / "o")
+    (entry,) = plan["trees"]  # type: ignore[misc]
+    sources = entry["sources"]
+    assert entry["library"] == "cmsis_nn" and entry["tag"] == "v7.0.0"
+    assert "Source/ConvolutionFunctions/arm_convolve_wrapper_s8.c" in sources
+    assert "Source/SoftmaxFunctions/arm_softmax_s8.c" in sources
+    every = sorted(str(p.relative_to(tree())) for p in Path(tree(), "Source").rglob("*.c"))
+    assert len(sources) < len(every) / 3
+    other_types = [s for s in sources if s.endswith("_s4.c")
+                   or (s.endswith("_s16.c") and "_s8_" not in s)]
+    assert not other_types and not [s for s in sources if "LSTM" in s or "SVDF" in s]
+    # Written relative to the tree: no path of this machine in generated files.
+    for f in (tmp_path / "o").rglob("*"):
+        if f.is_file():
+            assert tree() not in f.read_text(), f
+
+
+def test_a_broadcast_goes_to_the_portable_kernel(cli: Callable[..., Result],
+                                                  tmp_path: Path) -> None:
+    need_module("tflite", "pip install -e '.[tflite]'")
+    from s8_cases import merged
+    from test_tflite_int8_ops import SUBSETS
+    cases = SUBSETS["add"]() + SUBSETS["mul"]()  # every broadcast pair of shapes
+    model, _ = merged(cases)
+    path = tmp_path / "m.tflite"
+    path.write_bytes(model)
+    plan = plan_of(cli, path, "mps2_an386", tmp_path / "o")
+    ops = plan["operators"]
+    assert isinstance(ops, list) and len(ops) == len(cases)
+    for case, op in zip(cases, ops, strict=True):
+        shapes = [t.shape for t in case.inputs]
+        broadcast = any(s != case.output.shape for s in shapes)
+        if broadcast:
+            assert op["library"] == "portable" and "broadcast" in op["declined"], op
+        else:
+            assert op["library"] == "cmsis_nn" and "declined" not in op, op
+    assert {op["library"] for op in ops} == {"portable", "cmsis_nn"}
+
+
+@pytest.mark.slow
+def test_the_generated_cmakelists_builds(tflite_model: Callable[[str], Path],
+                                         cli: Callable[..., Result], tmp_path: Path) -> None:
+    """kernels/cmsis_nn/CMakeLists.txt builds for a Cortex-M4 from the tree, and from the
+    pinned commit by FetchContent (from the tree's own git history, as a mirror)."""
+    tree()
+    need_tool("cmake", "apt install cmake")
+    need_tool("arm-none-eabi-gcc", "scripts/test.sh installs it")
+    out = tmp_path / "o"
+    plan_of(cli, _kws(tflite_model), "mps2_an386", out)
+    r = cli("new-device", "npu", "--platform", "posix", "-o", str(tmp_path / "dev"))
+    assert r.code == 0, r.err
+    toolchain = tmp_path / "arm.cmake"
+    toolchain.write_text(
+        "set(CMAKE_SYSTEM_NAME Generic)\nset(CMAKE_C_COMPILER arm-none-eabi-gcc)\n"
+        "set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)\n"
+        'set(CMAKE_C_FLAGS_INIT "-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 '
+        '-mfloat-abi=hard -O2 -Wall -Wextra -Werror")\n')
+    common = [f"-DCMAKE_TOOLCHAIN_FILE={toolchain}",
+              f"-DTVM_DEVICE_INCLUDE_DIR={tmp_path / 'dev/include'}"]
+    ways = {"tree": [f"-DCMSIS_NN_SOURCE_DIR={tree()}"]}
+    if (Path(tree()) / ".git").exists():
+        ways["fetch"] = [f"-DCMSIS_NN_GIT_REPOSITORY=file://{tree()}"]
+    env = {k: v for k, v in os.environ.items() if k != "CMSIS_NN_SOURCE_DIR"}
+    for way, flags in ways.items():
+        build = tmp_path / way
+        for cmd in (["cmake", "-S", str(out / "kernels/cmsis_nn"), "-B", str(build),
+                     *common, *flags], ["cmake", "--build", str(build), "-j2"]):
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+        nm = subprocess.run(["arm-none-eabi-nm", str(build / "libtvmk_cmsis_nn.a")],
+                            capture_output=True, text=True, check=True).stdout
+        assert " T tvmk_cmsis_nn_conv2d_s8" in nm and " T arm_convolve_wrapper_s8" in nm
+        assert "arm_lstm" not in nm
+
+
+# --- on the boards (emulated) ------------------------------------------------------------
+
+MLPERF = ("anomaly_detection", "keyword_spotting", "image_classification",
+          "visual_wake_words")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", sorted(CORES))
+@pytest.mark.parametrize("name", MLPERF)
+def test_mlperf_tiny_bit_exact_on_cmsis_nn(name: str, board: str,
+                                           tflite_model: Callable[[str], Path],
+                                           cli: Callable[..., Result], tmp_path: Path) -> None:
+    from test_tflite_int8 import MLPERF_TINY, run_bit_exact
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    model = tflite_model(f"{name}.tflite")
+    assert run_bit_exact(cli, model, tmp_path, board,
+                         extra=("--cmsis-nn", tree())) == MLPERF_TINY[name]
+    plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
+    assert {op["library"] for op in plan["operators"] if op["op"] in (
+        "conv2d", "depthwise_conv2d", "fully_connected")} == {"cmsis_nn"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["mps2_an386", "mps3_an547"])
+@pytest.mark.parametrize("op", ["add", "mul", "avgpool2d", "maxpool2d", "softmax"])
+def test_one_op_models_bit_exact_on_cmsis_nn(op: str, board: str, cli: Callable[..., Result],
+                                             tmp_path: Path) -> None:
+    from s8_cases import merged
+    from test_tflite_int8_ops import SUBSETS, run_against_tflm
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    cases = SUBSETS[op]()
+    model, arrays = merged(cases)
+    outputs, _ = run_against_tflm(cli, model, arrays, tmp_path, "--board", board,
+                                  "--cmsis-nn", tree())
+    assert outputs == len(cases)
+    plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
+    assert "cmsis_nn" in {o["library"] for o in plan["operators"]}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["mps2_an386", "mps3_an547"])
+@pytest.mark.parametrize("case", ["same_relu6", "valid_relu", "same_stride2", "mult1_none",
+                                  "grouped"])
+def test_convolutions_bit_exact_on_cmsis_nn(case: str, board: str, cli: Callable[..., Result],
+                                            tmp_path: Path) -> None:
+    """conv2d (3x3, strided, grouped) then depthwise (channel multiplier 1 and 2)."""
+    from test_tflite_int8 import CONV_CASES, conv_model, run_bit_exact
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    model = tmp_path / f"{case}.tflite"
+    model.write_bytes(conv_model(**CONV_CASES[case]))  # type: ignore[arg-type]
+    run_bit_exact(cli, model, tmp_path, board, 4, extra=("--cmsis-nn", tree()))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["act_NONE", "act_RELU6", "no_bias", "keep_num_dims_relu",
+                                  "int8_io", "per_channel_weights"])
+def test_fully_connected_bit_exact_on_cmsis_nn(case: str, cli: Callable[..., Result],
+                                               tmp_path: Path) -> None:
+    """Per tensor and per channel, with and without bias, on Helium (where the kernel's
+    buffer holds the weights' row sums)."""
+    from test_tflite_int8 import FC_CASES, fc_model, run_bit_exact
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    model = tmp_path / f"{case}.tflite"
+    model.write_bytes(fc_model(**FC_CASES[case]))  # type: ignore[arg-type]
+    run_bit_exact(cli, model, tmp_path, "mps3_an547", 3, extra=("--cmsis-nn", tree()))
+
+
+@pytest.mark.slow
+def test_a_buffer_planned_for_another_core_is_refused(tflite_model: Callable[[str], Path],
+                                                      cli: Callable[..., Result],
+                                                      tmp_path: Path) -> None:
+    """A board that claims a Cortex-M3 (pure C: average pooling needs no buffer) but
+    compiles for a Cortex-M4 (DSP: it needs one): the kernel asks CMSIS-NN again on the
+    core and returns TVM_DEVICE_ERR_INVALID instead of overrunning its scratch."""
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    text = (REPO / "boards/mps2_an386.yaml").read_text()
+    board = tmp_path / "mislabelled.yaml"
+    board.write_text(text.replace("cpu: cortex-m4", "cpu: cortex-m3").replace(
+        "${runtime}", str(REPO / "runtime")))
+    model = _kws(tflite_model)
+    r = cli("run", str(model), "--board", str(board), "--cmsis-nn", tree(), "--build-dir",
+            str(tmp_path / "b"))
+    assert r.code == 1, r.out + r.err
+    assert "FAIL: the model returned TVM_DEVICE_ERR_INVALID (-4)" in r.out, r.out
+    right = cli("run", str(model), "--board", "mps2_an386", "--cmsis-nn", tree(),
+                "--build-dir", str(tmp_path / "ok"))
+    assert right.code == 0 and right.out.rstrip().endswith("PASS"), right.out
+
+
+@pytest.mark.slow
+def test_keyword_spotting_names_its_kernels(tflite_model: Callable[[str], Path],
+                                           cli: Callable[..., Result], tmp_path: Path) -> None:
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    r = cli("run", str(_kws(tflite_model)), "--board", "mps2_an386", "--cmsis-nn", tree(),
+            "--build-dir", str(tmp_path / "b"))
+    assert r.code == 0, r.out + r.err
+    lines = r.out.splitlines()
+    assert lines[1] == ("kernels: portable 3 (quantize, reshape, dequantize), cmsis_nn 12 "
+                        "(conv2d 5, depthwise_conv2d 4, avgpool2d, fully_connected, softmax)")
+    table = [ln.split() for ln in lines if ln[:1].isdigit()]
+    assert len(table) == 15
+    assert {row[4] for row in table if row[2] == "conv2d"} == {"tvmk_cmsis_nn_conv2d_s8"}
+    # inspect counts CMSIS-NN's code (the plan's tree sources) as the kernels'.
+    found = cli("inspect", str(tmp_path / "b/keyword_spotting.elf"), "--model",
+                str(tmp_path / "b"), "--json")
+    assert found.code == 0, found.out + found.err
+    report = json.loads(found.out)
+    assert report["kernels"]["unexpected"] == [] and report["kernels"]["missing"] == []
+    text = {c: v["text"] for c, v in report["footprint"].items()}
+    assert text["kernels"] > 10_000 > text["rest"], text
+
+
+def test_list_kernels_shows_a_boards_libraries(cli: Callable[..., Result]) -> None:
+    r = cli("list", "kernels", "--board", "mps2_an386", "--json")
+    assert r.code == 0, r.err
+    rows = json.loads(r.out)
+    board = [row for row in rows if row["level"] == "board"]
+    assert {row["kernel"] for row in board} == {
+        k.name for k in board_library("cmsis_nn").kernels.kernels}
+    conv = [row["kernel"] for row in rows if row["op"] == "conv2d"]
+    assert conv.index("tvmk_cmsis_nn_conv2d_s8") < conv.index("tvmk_conv2d_s8")
+    host = json.loads(cli("list", "kernels", "--board", "host", "--json").out)
+    assert not [row for row in host if row["level"] == "board"]
+
+
+@pytest.mark.parametrize("revision", ["V.18.0.0", "V.19.1.0"])
+def test_a_zephyr_workspace_module_is_the_tree_at_the_pin(revision: str, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """Zephyr boards take the cmsis-nn module of the Zephyr tree's module list (west.yml),
+    when it is at the pin; another release is passed over (the kernels are written for
+    v7.0.0), and firmware boards never look."""
+    monkeypatch.delenv("CMSIS_NN_SOURCE_DIR", raising=False)
+    monkeypatch.delenv("ZEPHYR_MODULES", raising=False)
+    (tmp_path / "zephyr").mkdir()
+    (tmp_path / "zephyr/west.yml").write_text(
+        "manifest:\n  projects:\n    - name: cmsis\n      path: modules/hal/cmsis\n"
+        "    - name: cmsis-nn\n      revision: abc\n      path: modules/lib/cmsis-nn\n")
+    module = fake_tree(tmp_path / "modules/lib/cmsis-nn", revision)
+    monkeypatch.setenv("ZEPHYR_BASE", str(tmp_path / "zephyr"))
+    active, notes = activate(("cmsis_nn",), "cortex-m3", zephyr=True)
+    if revision == "V.18.0.0":
+        assert [a.root for a in active] == [module.resolve()] and notes == []
+    else:
+        assert active == () and "no tree" in notes[0]
+    assert activate(("cmsis_nn",), "cortex-m3")[0] == ()
