@@ -24,8 +24,8 @@ first, the portable kernels where it declines; the run's ``kernels:`` line is ke
   tvmdev's caller provides; ``cn+I/O`` adds them, to compare with TFLM's
   ``arena_used_bytes`` (which holds them, and TFLM's own persistent data).
 - code: executor plus kernels, text + rodata + data, without the weights
-  (``tvmdev inspect --json``'s executor and kernels components, plus the CMSIS-NN
-  library's own functions, ``arm_*``, which inspect counts in "rest").
+  (``tvmdev inspect --json``'s executor and kernels components; with a plan, inspect
+  counts the CMSIS-NN library's code among the kernels).
 - TFLM+CMSIS-NN: TFLM built bare-metal with its CMSIS-NN kernels, on the same board and
   counted with the same counter, from ``benchmarks/_tflm_peer.py``'s
   ``measure(model_path, board)`` (a dict with ``instructions``, ``arena_bytes``,
@@ -102,21 +102,13 @@ def first_error(output: str) -> str:
 
 
 def code_bytes(elf: Path, build: Path) -> int:
-    """Executor plus kernels (with the CMSIS-NN library), text + rodata + data."""
-    from tvmdev.inspect.elf import Elf
-
+    """Executor plus kernels (the CMSIS-NN library's code among them), text + rodata +
+    data, as ``tvmdev inspect`` counts them."""
     out = subprocess.run([sys.executable, "-m", "tvmdev", "inspect", str(elf), "--model",
                           str(build), "--json"], capture_output=True, text=True, check=True)
     fp = json.loads(out.stdout)["footprint"]
-    flash = ("text", "rodata", "data")
-    total = sum(int(fp.get(c, {}).get(s, 0)) for c in ("executor", "kernels") for s in flash)
-    opened = Elf(elf)
-    try:  # inspect counts CMSIS-NN's own functions (arm_*) in "rest"
-        lib = opened.footprint(lambda s: "kernels" if s.name.startswith("arm_")
-                               or s.file.startswith("arm_") else "rest")
-    finally:
-        opened.close()
-    return total + sum(lib["kernels"][s] for s in flash)
+    return sum(int(fp.get(c, {}).get(s, 0)) for c in ("executor", "kernels")
+               for s in ("text", "rodata", "data"))
 
 
 def measure_tvmdev(path: Path, board: str, kernels: str, tree: str | None, build: Path,
