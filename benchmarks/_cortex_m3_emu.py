@@ -22,6 +22,13 @@ pages, even inside an IT block), and the second puts a code hook on each predica
 instruction (counted when it fires) and on the instruction after each IT block (the rest
 of the block ran only if it fires). ``exact=True`` also counts with a code hook on every
 instruction; int8_bench.py checks the two agree (--exact-limit).
+
+``failed=True`` counts the predicated instructions whose condition fails too, as QEMU's
+``-icount`` does (it charges a translated block's every instruction) and as Arm's
+architecture does ("architecturally executed", what the PMU's INST_RETIRED counts):
+then the count is comparable with _icount.py's. ``cpu`` runs the same memory map with a
+Cortex-M4 or M7 (mps2_an386, mps2_an500: AN385's map; Unicorn has no MVE, so no M55,
+and its M7 stops at some FPv5 double-precision code: an invalid-instruction error).
 """
 
 from __future__ import annotations
@@ -40,6 +47,8 @@ UART0 = 0x40004000  # TVMDEV_UART0_BASE: the console (DATA at +0, STATE at +4)
 UART_SPAN = 0x3000  # UART0..UART2
 SCS = (0xE000E000, 0x1000)  # system control space, as plain memory (nothing reads it back)
 LIMIT = 5_000_000_000  # instructions: a runaway firmware stops here
+CPUS = {"cortex-m3": "UC_CPU_ARM_CORTEX_M3", "cortex-m4": "UC_CPU_ARM_CORTEX_M4",
+        "cortex-m7": "UC_CPU_ARM_CORTEX_M7"}
 
 
 @dataclass
@@ -81,12 +90,12 @@ class _Symbols:
         return self.names[i] if i >= 0 else "?"
 
 
-def _load(elf_path: Path) -> tuple[Any, _Symbols, int, int]:
+def _load(elf_path: Path, cpu: str = "cortex-m3") -> tuple[Any, _Symbols, int, int]:
     import unicorn
     import unicorn.arm_const as arm
 
     uc: Any = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
-    uc.ctl_set_cpu_model(arm.UC_CPU_ARM_CORTEX_M3)
+    uc.ctl_set_cpu_model(getattr(arm, CPUS[cpu]))
     for base, size in (CODE, RAM, SCS):
         uc.mem_map(base, size)
     with elf_path.open("rb") as fh:
@@ -153,31 +162,33 @@ def layout(starts: list[int], preds: set[int], checkpoints: set[int]
     return 0, pieces
 
 
-def run_firmware(elf_path: Path, function: str, exact: bool = False) -> FirmwareRun:
+def run_firmware(elf_path: Path, function: str, exact: bool = False, failed: bool = False,
+                 cpu: str = "cortex-m3") -> FirmwareRun:
     """Run the firmware from reset to its semihosting exit; count one call of
-    ``function``. Two runs: the first finds the IT blocks of the code executed, the
-    second hooks their instructions and counts."""
-    first = _emulate(elf_path, function, None, exact=False)
+    ``function`` (``failed``: with the predicated instructions whose condition fails,
+    as QEMU -icount counts). Two runs: the first finds the IT blocks of the code
+    executed, the second hooks their instructions and counts."""
+    first = _emulate(elf_path, function, None, exact=False, cpu=cpu)
     if first.fault is not None:
         return first
-    counted = _emulate(elf_path, function, first.watch, exact)
+    counted = _emulate(elf_path, function, first.watch, exact, failed, cpu)
     if counted.fault is None and counted.instructions == 0:
         counted.fault = f"{function} was not called, or did not return"
     return counted
 
 
 def _emulate(elf_path: Path, function: str, watch: tuple[set[int], set[int]] | None,
-             exact: bool) -> FirmwareRun:
+             exact: bool, failed: bool = False, cpu: str = "cortex-m3") -> FirmwareRun:
     import unicorn
     import unicorn.arm_const as arm
 
-    uc, symbols, sp, reset = _load(elf_path)
+    uc, symbols, sp, reset = _load(elf_path, cpu)
     result = FirmwareRun()
     stops = {symbols.by_name["tvmdev_semihosting_exit"]: "exit",
              symbols.by_name["Fault_Handler"]: "fault",
              symbols.by_name["Default_Handler"]: "unexpected interrupt"}
     entry = symbols.by_name[function]
-    counter = _Counter(symbols, result, watch)
+    counter = _Counter(symbols, result, watch, failed)
 
     def uart_read(uc_: Any, offset: int, size: int, _: Any) -> int:
         return 0  # STATE: never full, nothing received
@@ -230,8 +241,9 @@ class _Counter:
     (QEMU goes on past a predicated write of PC, ``it ne; popne {r4, pc}``)."""
 
     def __init__(self, symbols: _Symbols, result: FirmwareRun,
-                 watch: tuple[set[int], set[int]] | None) -> None:
+                 watch: tuple[set[int], set[int]] | None, failed: bool = False) -> None:
         self.symbols, self.result = symbols, result
+        self.failed = failed  # count a predicated instruction even when its hook did not fire
         self.n = self.exact = 0
         self.start: int | None = None
         self.ret: int | None = None
@@ -260,7 +272,8 @@ class _Counter:
             return
         ran, pieces, name = self.current
         for plain, preds, checkpoint in pieces:
-            ran += plain + sum(1 for a in preds if a in self.fired)
+            ran += plain + (len(preds) if self.failed else
+                            sum(1 for a in preds if a in self.fired))
             if checkpoint != -1 and checkpoint not in self.fired:
                 break
         self.n += ran

@@ -16,7 +16,7 @@ from tvmdev.load.board import load_board
 
 MLP = str(REPO / "examples/mlp/mlp.yaml")
 OFFLOAD = "offload:\n  device: gpu\n  kind: metal\n  ops: [gemm]\n"
-RUN_KEYS = "known keys: method, timeout, requires, qemu, args, cpu, exe, elf"
+RUN_KEYS = "known keys: method, timeout, requires, qemu, args, cpu, exe, elf, clock_hz"
 SUPPORT_KEYS = ("known keys: sources, include, defines, console_uart, accelerator_uarts, "
                 "zephyr_board, env")
 QEMU_SYSTEM = "method qemu-system needs qemu, the emulator, and args, its command line"

@@ -53,6 +53,9 @@ void Default_Handler(void)
 }
 
 typedef void (*vector_t)(void);
+#ifdef TVMDEV_ICOUNT
+void tvmdev_icount_systick_handler(void); /* icount.c, built in with TVMDEV_ICOUNT */
+#endif
 
 /* The initial stack pointer, then the system handlers. The firmware enables no
  * interrupt, so the table stops there. */
@@ -70,5 +73,9 @@ __attribute__((section(".vectors"), used)) static const vector_t vectors[16] = {
     Default_Handler, /* DebugMonitor */
     0,
     Default_Handler, /* PendSV */
+#ifndef TVMDEV_ICOUNT
     Default_Handler, /* SysTick */
+#else
+    tvmdev_icount_systick_handler, /* SysTick: counts the wraps of icount.c's counter */
+#endif
 };

@@ -30,7 +30,8 @@ from ..render.executor import generate
 from ..render.harness import MAX_THREADS
 from ..render.kernel_tree import tree_files
 from ..resources import runtime_dir
-from ..run.backend import RunOptions, backend_for
+from ..run import icount
+from ..run.backend import Job, RunOptions, backend_for
 from ..run.compare import RunResult, load_inputs, report, save_outputs
 from ..run.job import device_folder_kinds, execute, prepare
 from ..write.files import check_out_dir, copy_files, write
@@ -209,6 +210,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.threads > MAX_THREADS:
         raise TvmdevError(f"--threads {args.threads}: the host harness runs at most "
                           f"{MAX_THREADS} threads")
+    if args.instructions:
+        icount.check(board)
     inputs = load_inputs(m, Path(args.inputs) if args.inputs else None)
     if args.device_dir:
         device_folder_kinds(Path(args.device_dir))
@@ -222,7 +225,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     job = prepare(m, board, build_dir, args.schedule,
                   Path(args.device_dir) if args.device_dir else None,
                   [Path(k) for k in args.kernels or []], inputs,
-                  {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None, libraries)
+                  {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None, libraries,
+                  instructions=args.instructions)
     int8 = any(m.op_dtype(op) == "int8" for op in m.operators)
     said = [f"note: {n}" for n in notes if int8] + [kernels_line(m, job.gen.placements)]
     at_run_time = backend.fault_at_run_time
@@ -230,7 +234,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = execute(job, inputs, RunOptions(fault=args.fail if at_run_time else None,
                                              threads=args.threads,
                                              iterations=args.iterations, cpu=args.cpu))
-    return _finish(args, m, result, said)
+    return _finish(args, m, result, said,
+                   _instructions(job, result) if args.instructions else ())
+
+
+def _instructions(job: Job, result: RunResult) -> list[str]:
+    """The ``--instructions`` line: the run call's instructions, from the ticks the
+    firmware printed (none when the run failed before printing them)."""
+    ticks = icount.ticks(result.stdout)
+    clock = job.board.run.clock_hz
+    if ticks is None or clock is None:
+        return ["instructions per inference: not counted (the firmware printed no ticks)"]
+    return [icount.summary(clock, ticks)]
 
 
 def _trees(args: argparse.Namespace) -> dict[str, Path | str] | None:
@@ -247,11 +262,11 @@ def _cflags(text: str | None) -> tuple[str, ...]:
 
 
 def _finish(args: argparse.Namespace, m: Model, result: RunResult,
-            said: Sequence[str] = ()) -> int:
+            said: Sequence[str] = (), after: Sequence[str] = ()) -> int:
     print(f"model {m.name} on {args.board} ({args.schedule} schedule)")
     for line in said:
         print(line)
-    for line in report(result):
+    for line in [*report(result), *after]:
         print(line)
     if result.stderr.strip():  # a sanitizer's report, or the device code's own logging
         print("the program wrote to stderr:")

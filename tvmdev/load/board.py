@@ -63,6 +63,7 @@ class RunSpec:
     cpu: str | None = None  # the CPU qemu-user emulates by default
     exe: str | None = None  # west: the program a native Zephyr build makes
     elf: str | None = None  # west: the image QEMU runs
+    clock_hz: int | None = None  # qemu-system: the processor clock SysTick counts
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,7 @@ def load_board(path: Path, origin: str = "path") -> Board:
                             tuple(tc.get("defines") or ()), tuple(tc.get("ldflags") or ())),
         run=RunSpec(run["method"], float(run.get("timeout", 120)), run.get("requires"),
                     run.get("qemu"), tuple(run.get("args") or ()), run.get("cpu"),
-                    run.get("exe"), run.get("elf")),
+                    run.get("exe"), run.get("elf"), run.get("clock_hz")),
         memory=Memory(_region(mem["code"]), _region(mem["ram"]), int(mem.get("stack", 0x4000)))
         if mem else None,
         support=Support(_paths(sup.get("sources"), base), _paths(sup.get("include"), base),

@@ -40,6 +40,7 @@ class Harness:
     devices: DevicePlan
     inputs: dict[str, np.ndarray]
     command: str
+    icount: bool = False  # firmware: count the run's instructions (tvmdev run --instructions)
 
     def context(self, embed_inputs: bool) -> dict[str, Any]:
         """The template context; ``embed_inputs`` compiles the inputs in (firmware)."""
@@ -52,6 +53,7 @@ class Harness:
             "model": m.name, "prefix": names.prefix, "macro": names.macro,
             "max_threads": MAX_THREADS,
             "board": self.board.name,
+            "icount": self.icount,
             "kinds": [{"kind": k.kind, "platform": k.platform} for k in self.devices.kinds],
             "sim": bool(sim),
             "int_outputs": any(m.tensors[n].dtype != "float32" for n in m.outputs),

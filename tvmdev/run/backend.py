@@ -45,6 +45,7 @@ class Job:
     link_flags: list[str] = field(default_factory=list)
     external: list[tuple[Platform, Path]] = field(default_factory=list)
     stack: StackUsage | None = None  # firmware: the run's worst-case stack
+    icount: bool = False  # firmware: count the run's instructions under QEMU -icount
 
     @property
     def plan_path(self) -> Path:

@@ -4,7 +4,9 @@ the exit status out. A simulated device's failure is compiled in.
 
 Each build also finds the worst-case stack below ``tvmgen_<model>_run``
 (:mod:`tvmdev.inspect.stack`), and each run prints the stack it used; both go into the
-build folder's plan.json (``stack``)."""
+build folder's plan.json (``stack``). With ``Job.icount`` (``tvmdev run --instructions``)
+the firmware also counts the run call's instructions and QEMU runs with -icount
+(:mod:`tvmdev.run.icount`)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from ..render.harness import Harness, firmware_files
 from ..render.planfile import update_plan_json
 from ..resources import platforms_dir
 from ..write.files import OutFile
+from . import icount
 from .backend import Backend, Job, RawRun, RunOptions, parse_output
 from .compile import compile_program, object_dir
 
@@ -73,6 +76,9 @@ class QemuSystemBackend(Backend):
         job.defines += [f"{k}={v}" for k, v in sup.defines]
         job.link_flags += [f"-T{job.build_dir / 'link.ld'}",
                            f"-Wl,-Map={job.build_dir / (job.model.name + '.map')}"]
+        if harness.icount:  # the counter, and startup.c's SysTick vector for its wraps
+            job.sources.append(icount.source())
+            job.defines.append(icount.DEFINE)
         return firmware_files(harness)
 
     def build(self, job: Job, fault: str | None = None,
@@ -92,6 +98,8 @@ class QemuSystemBackend(Backend):
         """The emulator command line that runs the firmware."""
         run = self.board.run
         assert run.qemu is not None
+        if job.icount:
+            return icount.command(self.board, job.exe)
         return [run.qemu, *run.args, "-kernel", str(job.exe)]
 
     def execute(self, job: Job, inputs: dict[str, np.ndarray], options: RunOptions) -> RawRun:

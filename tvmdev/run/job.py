@@ -31,7 +31,7 @@ from ..render.harness import Harness
 from ..resources import runtime_dir
 from ..write.files import OutFile, sync
 from ..write.manifest import MANIFEST, MANIFEST_HINT, read_manifest
-from . import external
+from . import external, icount
 from .backend import Job, RunOptions, backend_for
 from .compare import OpReport, RunResult, exact_outputs, op_errors
 
@@ -136,20 +136,24 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
             device_dir: Path | None = None, kernel_files: list[Path] | None = None,
             inputs: dict[str, np.ndarray] | None = None,
             external_dirs: dict[str, Path] | None = None,
-            libraries: tuple[ActiveLibrary, ...] = ()) -> Job:
+            libraries: tuple[ActiveLibrary, ...] = (), instructions: bool = False) -> Job:
     """Plan, render and write everything a build of ``model`` for ``board`` needs into
     ``build_dir``, in one write. Firmware compiles ``inputs`` in (default: the seeded
     random inputs). ``external_dirs``: third-party trees by platform (else each
     platform's environment variable). ``libraries``: the board's kernel libraries in use
-    (:func:`tvmdev.load.kernel_tree.activate`)."""
+    (:func:`tvmdev.load.kernel_tree.activate`). ``instructions``: build the instruction
+    counter around the run call (qemu-system boards, :mod:`tvmdev.run.icount`)."""
     build_dir = build_dir.resolve()
     backend = backend_for(board)
+    if instructions:
+        icount.check(board)
     dplan = plan_devices(model, board,
                          device_folder_kinds(device_dir) if device_dir is not None else None)
     model = dplan.model
     inputs = reference.random_inputs(model) if inputs is None else inputs
     job = Job(model, board, backend, build_dir, None, dplan, inputs,  # type: ignore[arg-type]
-              backend.exe_path(build_dir, model), include_dirs=[build_dir / "model"])
+              backend.exe_path(build_dir, model), include_dirs=[build_dir / "model"],
+              icount=instructions)
     specs = _device_specs(dplan, board)
     dev_files, device_libs = _devices(job, specs, device_dir, external_dirs)
     registry = build_registry([*board.kernels, *(kernel_files or [])], device_libs, libraries)
@@ -162,7 +166,8 @@ def prepare(model: Model, board: Board, build_dir: Path, schedule: str = "eager"
     files = dev_files + [OutFile(f"model/{f.path}", f.content, f.kind) for f in job.gen.files]
     dev_sources = list(job.sources)
     job.sources = []
-    files += backend.harness_files(Harness(model, board, dplan, inputs, command), job)
+    harness = Harness(model, board, dplan, inputs, command, icount=instructions)
+    files += backend.harness_files(harness, job)
     main = [build_dir / "main.c"] if any(f.path == "main.c" for f in files) else []
     job.sources = [*main, build_dir / "model" / f"tvmgen_{model.name}.c", *dev_sources,
                    *job.sources, *job.gen.sources(), *job.gen.tree_sources()]

@@ -1,0 +1,272 @@
+"""CMSIS-NN against tvmdev's portable int8 kernels, and against TFLM with CMSIS-NN, on
+the MLPerf Tiny int8 models, on emulated Cortex-M boards: instructions per inference,
+workspace (arena) and code flash, side by side with their ratios.
+
+    CMSIS_NN_SOURCE_DIR=/work/trees/cmsis-nn python benchmarks/cmsis_nn_bench.py \\
+        [--models a,b] [--boards mps2_an386,mps3_an547] [--m3] [--check] [--cmsis-nn PATH]
+
+Models: keyword_spotting, image_classification, anomaly_detection, visual_wake_words
+from the model cache (``python3 tests/models.py``). Boards: mps2_an386 (Cortex-M4, DSP:
+CMSIS-NN's _dsp code) and mps3_an547 (Cortex-M55, MVE); ``--m3`` adds mps2_an385
+(Cortex-M3, CMSIS-NN's pure C code).
+
+Each tvmdev figure is one ``tvmdev run MODEL --board B --instructions`` (outputs checked
+against the reference: only a PASS is reported), with ``--cmsis-nn off`` (every int8
+operator on the portable kernels) or ``--cmsis-nn TREE`` (the board's default: cmsis_nn
+first, the portable kernels where it declines; the run's ``kernels:`` line is kept).
+
+- instructions: the instructions of the one ``tvmgen_<model>_run`` call, counted under
+  QEMU ``-icount shift=0`` with SysTick (benchmarks/_icount.py; ± one SysTick tick, 40
+  instructions on MPS2, 32 on AN547). Like Arm's "architecturally executed", it counts
+  IT-block instructions whose condition fails.
+- arena: the workspace the plan gives the model (tensors and every kernel's scratch,
+  CMSIS-NN's buffers included), without the model's input and output buffers, which
+  tvmdev's caller provides; ``cn+I/O`` adds them, to compare with TFLM's
+  ``arena_used_bytes`` (which holds them, and TFLM's own persistent data).
+- code: executor plus kernels, text + rodata + data, without the weights
+  (``tvmdev inspect --json``'s executor and kernels components; with a plan, inspect
+  counts the CMSIS-NN library's code among the kernels).
+- TFLM+CMSIS-NN: TFLM built bare-metal with its CMSIS-NN kernels, on the same board and
+  counted with the same counter, from ``benchmarks/_tflm_peer.py``'s
+  ``measure(model_path, board)`` (a dict with ``instructions``, ``arena_bytes``,
+  ``flash_bytes``, ``flash_parts`` and ``outputs_equal``); its code column is the parts
+  like tvmdev's (TFLM's interpreter, kernels and registrations, and CMSIS-NN: no libc,
+  no startup or UART), the whole ELF's flash is in the notes. Without that module, or
+  when it raises, the columns say why.
+
+Why the count is trusted: a tick is 1e9 / clock_hz instructions because -icount makes an
+instruction exactly 1 ns of virtual time and SysTick runs on that clock; loops of exactly
+known length are counted right on all four boards (``python benchmarks/_icount.py``),
+and ``--check`` also counts each M3 and M4 firmware's run call with Unicorn, one
+instruction at a time by blocks (_cortex_m3_emu.py, ``failed=True``), and reports the
+difference (within one tick when the counter works).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _icount  # noqa: E402
+
+MODELS = ("keyword_spotting", "image_classification", "anomaly_detection",
+          "visual_wake_words")
+BOARDS = ("mps2_an386", "mps3_an547")
+M3 = "mps2_an385"
+UNICORN_CPUS = {"mps2_an385": "cortex-m3", "mps2_an386": "cortex-m4",
+                "mps2_an500": "cortex-m7"}
+KERNELS = ("portable", "cmsis_nn")
+_INSTR = re.compile(r"^instructions per inference: ([\d,]+) \(QEMU -icount, ±(\d+)\)$", re.M)
+
+
+@dataclass
+class Measure:
+    """One model on one board with one choice of kernels, or why not."""
+
+    instructions: int | None = None
+    arena: int | None = None
+    code: int | None = None
+    io: int | None = None  # the model's input and output buffers (outside tvmdev's arena)
+    kernels: str = ""  # the run's "kernels:" line
+    check: str = ""  # --check: Unicorn's count beside QEMU's
+    reason: str | None = None
+
+
+@dataclass
+class Cell:
+    """One model on one board: tvmdev with each kernel choice, and TFLM."""
+
+    model: str
+    board: str
+    tvmdev: dict[str, Measure] = field(default_factory=dict)
+    tflm: Measure = field(default_factory=Measure)
+
+
+def first_error(output: str) -> str:
+    """The line a failing ``tvmdev`` command printed about why."""
+    lines = output.strip().splitlines()
+    return next((ln for ln in lines if ln.startswith(("tvmdev:", "FAIL"))),
+                lines[-1] if lines else "?")
+
+
+def code_bytes(elf: Path, build: Path) -> int:
+    """Executor plus kernels (the CMSIS-NN library's code among them), text + rodata +
+    data, as ``tvmdev inspect`` counts them."""
+    out = subprocess.run([sys.executable, "-m", "tvmdev", "inspect", str(elf), "--model",
+                          str(build), "--json"], capture_output=True, text=True, check=True)
+    fp = json.loads(out.stdout)["footprint"]
+    return sum(int(fp.get(c, {}).get(s, 0)) for c in ("executor", "kernels")
+               for s in ("text", "rodata", "data"))
+
+
+def measure_tvmdev(path: Path, board: str, kernels: str, tree: str | None, build: Path,
+                   check: bool) -> Measure:
+    """Build and run ``path`` on ``board`` with the portable kernels or CMSIS-NN."""
+    if kernels == "cmsis_nn" and tree is None:
+        return Measure(reason="no CMSIS-NN tree (--cmsis-nn PATH or CMSIS_NN_SOURCE_DIR)")
+    choice = ["--cmsis-nn", "off"] if kernels == "portable" else ["--cmsis-nn", str(tree)]
+    run = subprocess.run([sys.executable, "-m", "tvmdev", "run", str(path), "--board", board,
+                          "--build-dir", str(build), "--instructions", *choice],
+                         capture_output=True, text=True)
+    text = run.stdout + run.stderr
+    if run.returncode != 0 or "\nPASS" not in text:
+        return Measure(reason=f"tvmdev run: {first_error(text)}")
+    found = _INSTR.search(text)
+    if found is None:
+        return Measure(reason="tvmdev run printed no instruction count")
+    line = next((ln for ln in text.splitlines() if ln.startswith("kernels:")), "")
+    if kernels == "cmsis_nn" and "cmsis_nn" not in line:
+        return Measure(reason=f"cmsis_nn not chosen: {line or first_error(text)}")
+    plan = json.loads(next((build / "model").glob("*_plan.json")).read_text())
+    elf = next(build.glob("*.elf"))
+    io = sum(int(t["bytes"]) for t in plan["tensors"].values()
+             if t.get("role") in ("input", "output"))
+    got = Measure(int(found[1].replace(",", "")), int(plan["arena"]["size"]),
+                  code_bytes(elf, build), io, line.removeprefix("kernels: "))
+    if check and board in UNICORN_CPUS:
+        got.check = unicorn_check(elf, f"tvmgen_{plan['model']}_run", board,
+                                  got.instructions or 0, int(found[2]))
+    return got
+
+
+def unicorn_check(elf: Path, function: str, board: str, counted: int, res: int) -> str:
+    """Unicorn's count of the same call beside QEMU's: "=unicorn" within a tick."""
+    try:
+        import _cortex_m3_emu as emu
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        return f"no Unicorn ({exc})"
+    try:
+        done = emu.run_firmware(elf, function, failed=True, cpu=UNICORN_CPUS[board])
+    except Exception as exc:  # Unicorn's M7 has no FPv5 double precision, for one
+        return f"Unicorn stopped: {exc}"
+    if done.fault is not None or done.exit_status != 0:
+        return f"Unicorn: {done.fault or f'exit status {done.exit_status}'}"
+    diff = counted - done.instructions
+    return f"{'=unicorn' if abs(diff) <= res else 'DIFFERS'} ({diff:+d} of {done.instructions:,})"
+
+
+def measure_tflm(path: Path, board: str) -> Measure:
+    """TFLM with CMSIS-NN on ``board``, from benchmarks/_tflm_peer.py, or why not."""
+    try:
+        import _tflm_peer  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return Measure(reason="n/a (no benchmarks/_tflm_peer.py yet: the TFLM+CMSIS-NN "
+                              "build, same board and counter)")
+    measure = getattr(_tflm_peer, "measure", None)
+    if measure is None:
+        return Measure(reason="n/a (_tflm_peer.py has no measure(model_path, board))")
+    try:
+        got: Any = measure(path, board)
+    except Exception as exc:  # the peer's failure is a reason in the table, not a crash
+        return Measure(reason=f"n/a (TFLM: {type(exc).__name__}: {exc})")
+
+    def get(*keys: str) -> Any:
+        for k in keys:
+            v = got.get(k) if isinstance(got, dict) else getattr(got, k, None)
+            if v is not None:
+                return v
+        return None
+
+    notes = [f"n/a ({get('reason')})"] if get("reason") is not None else []
+    if get("instructions") is None:
+        notes.append(f"not counted ({get('count')})")
+    if get("outputs_equal") is False:
+        notes.append("outputs NOT byte-equal to TFLM's Python interpreter")
+    parts, flash = get("flash_parts"), get("flash_bytes", "flash")
+    code = flash
+    if isinstance(parts, dict) and "tflm" in parts:
+        code = int(parts["tflm"]) + int(parts.get("cmsis_nn", 0))
+        notes.append(f"whole ELF flash without the model {flash:,} bytes ({parts})")
+    return Measure(get("instructions"), get("arena_bytes", "arena_used_bytes", "arena"),
+                   code, reason="; ".join(notes) or None)
+
+
+def fmt(value: int | None, width: int) -> str:
+    return f"{value:>{width},}" if value is not None else f"{'-':>{width}}"
+
+
+def ratio(a: int | None, b: int | None, width: int = 7) -> str:
+    return f"{a / b:>{width - 1}.2f}x" if a and b else f"{'-':>{width}}"
+
+
+def table(cells: list[Cell]) -> None:
+    for board in dict.fromkeys(c.board for c in cells):
+        rows = [c for c in cells if c.board == board]
+        res = _icount.resolution(board)
+        print(f"\n{board}: instructions per inference (QEMU -icount, ±{res}), arena and "
+              "code (executor + kernels, no weights) in bytes")
+        print(f"{'model':<21} {'portable':>12} {'cmsis_nn':>11} {'port/cn':>7} "
+              f"{'TFLM+CN':>11} {'TFLM/cn':>7} | {'arena p':>8} {'arena cn':>8} "
+              f"{'cn+I/O':>7} {'TFLM':>7} | {'code p':>7} {'code cn':>7} {'TFLM':>7}")
+        for c in rows:
+            p, n, t = c.tvmdev["portable"], c.tvmdev["cmsis_nn"], c.tflm
+            print(f"{c.model:<21} {fmt(p.instructions, 12)} {fmt(n.instructions, 11)} "
+                  f"{ratio(p.instructions, n.instructions)} {fmt(t.instructions, 11)} "
+                  f"{ratio(t.instructions, n.instructions)} | {fmt(p.arena, 8)} "
+                  f"{fmt(n.arena, 8)} "
+                  f"{fmt(n.arena + n.io if n.arena is not None and n.io is not None else None, 7)} "
+                  f"{fmt(t.arena, 7)} | {fmt(p.code, 7)} "
+                  f"{fmt(n.code, 7)} {fmt(t.code, 7)}")
+    print("\nport/cn: portable / cmsis_nn instructions (issue 15's target: >= 3x on M4 for "
+          "keyword_spotting and image_classification, more on M55); TFLM/cn: TFLM+CMSIS-NN "
+          "/ tvmdev cmsis_nn (> 1: tvmdev runs fewer)")
+    for c in cells:
+        for kind, m in [*c.tvmdev.items(), ("TFLM", c.tflm)]:
+            where = f"{c.model} on {c.board}, {kind}"
+            if m.reason is not None:
+                print(f"{where}: {m.reason}")
+            if m.check:
+                print(f"{where}: Unicorn check {m.check}")
+            if kind == "cmsis_nn" and m.kernels:
+                print(f"{where}: kernels {m.kernels}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default=",".join(MODELS), help="comma-separated names")
+    ap.add_argument("--boards", default=",".join(BOARDS), help="comma-separated boards")
+    ap.add_argument("--m3", action="store_true", help=f"also {M3} (Cortex-M3)")
+    ap.add_argument("--check", action="store_true",
+                    help="count the M3 and M4 runs with Unicorn too and compare")
+    ap.add_argument("--cmsis-nn", metavar="PATH",
+                    default=os.environ.get("CMSIS_NN_SOURCE_DIR"),
+                    help="the CMSIS-NN tree (default: $CMSIS_NN_SOURCE_DIR)")
+    args = ap.parse_args()
+    from models import model_path
+
+    boards = [*args.boards.split(","), *([M3] if args.m3 else [])]
+    cells = []
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        for name in args.models.split(","):
+            path = model_path(f"{name}.tflite")
+            for board in boards:
+                cell = Cell(name, board)
+                cells.append(cell)
+                for kernels in KERNELS:
+                    cell.tvmdev[kernels] = (
+                        Measure(reason="not in the model cache (python3 tests/models.py)")
+                        if path is None else
+                        measure_tvmdev(path, board, kernels, args.cmsis_nn,
+                                       tmp / f"{name}-{board}-{kernels}", args.check))
+                cell.tflm = (measure_tflm(path, board) if path is not None
+                             else Measure(reason="not in the model cache"))
+    table(cells)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
