@@ -389,3 +389,53 @@ def test_a_zephyr_workspace_module_is_the_tree_at_the_pin(revision: str, tmp_pat
     else:
         assert active == () and "no tree" in notes[0]
     assert activate(("cmsis_nn",), "cortex-m3")[0] == ()
+
+
+WEIGHTS_AS_INPUT = """\
+name: fcw
+inputs:
+  x: {shape: [2, 40], dtype: float32}
+  w: {shape: [24, 40], dtype: int8, quant: {scale: [0.01], zero_point: [0]}}
+outputs:
+  y: {shape: [2, 24], dtype: float32}
+tensors:
+  xq: {dtype: int8, quant: {scale: [0.02], zero_point: [3]}}
+  yq: {dtype: int8, quant: {scale: [0.05], zero_point: [-5]}}
+constants:
+  b: {shape: [24], dtype: int32, values: [@B@]}
+operators:
+  - {name: q, op: quantize, inputs: [x], outputs: [xq]}
+  - {name: fc, op: fully_connected, inputs: [xq, w, b], outputs: [yq], attrs: {activation: RELU}}
+  - {name: dq, op: dequantize, inputs: [yq], outputs: [y]}
+""".replace("@B@", ", ".join(str(v) for v in range(-300, 300, 25)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("weights", ["input", "constant"])
+def test_helium_fully_connected_row_sums(weights: str, cli: Callable[..., Result],
+                                         tmp_path: Path) -> None:
+    """On Helium, CMSIS-NN's fully connected kernel takes its weights' row sums: computed
+    at generation time for constant weights (kernel_sums in flash, no scratch), by
+    arm_vector_sum_s8 into planned scratch for weights that are a model input."""
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    text = WEIGHTS_AS_INPUT
+    if weights == "constant":
+        values = ", ".join(str((i * 37) % 255 - 127) for i in range(24 * 40))
+        text = text.replace("  w: {shape: [24, 40], dtype: int8, quant: {scale: [0.01], "
+                            "zero_point: [0]}}\n", "").replace(
+            "constants:\n", "constants:\n  w: {shape: [24, 40], dtype: int8, quant: "
+            f"{{scale: [0.01], zero_point: [0]}}, values: [{values}]}}\n")
+    model = tmp_path / "fcw.yaml"
+    model.write_text(text)
+    r = cli("run", str(model), "--board", "mps3_an547", "--cmsis-nn", tree(), "--build-dir",
+            str(tmp_path / "b"))
+    assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
+    assert "max abs err 0, max rel err 0" in r.out
+    plan = json.loads((tmp_path / "b/model/tvmgen_fcw_plan.json").read_text())
+    fc = next(o for o in plan["operators"] if o["name"] == "fc")
+    executor = (tmp_path / "b/model/tvmgen_fcw.c").read_text()
+    assert fc["library"] == "cmsis_nn"
+    if weights == "constant":
+        assert fc["scratch"] is None and "kernel_sums" in executor
+    else:
+        assert fc["scratch"]["bytes"] > 0 and "kernel_sums" not in executor

@@ -263,7 +263,7 @@ int main(void)
     static const int8_t x[8] = {@X@};
     static const int8_t w[12] = {@W@};
     static const int32_t b[3] = {@B@};
-    const struct tvmk_fully_connected_s8_params p = {@P@, NULL, NULL, 0, NULL};
+    const struct tvmk_fully_connected_s8_params p = {@P@, NULL, NULL, NULL, 0, NULL};
     int8_t y[6];
     tvm_device_woofles_t dev;
     int32_t s[7];

@@ -15,7 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..model.graph import Model, Operator
+from ..model.s8.call import CArray
 
 
 def _broadcast(model: Model, op: Operator, params: dict[str, Any]) -> str | None:
@@ -68,3 +71,24 @@ def decline(model: Model, op: Operator, params: dict[str, Any]) -> str | None:
 def request(buffer: str, arch: str, params: dict[str, Any]) -> str:
     """The probe request line for one operator's scratch."""
     return " ".join([buffer, arch, *map(str, REQUESTS[buffer](params))])
+
+
+def precomputed(model: Model, op: Operator, params: dict[str, Any]) -> dict[str, CArray]:
+    """Params fields a kernel would otherwise compute into its buffer at each call, for
+    constant operands: fully_connected's row sums on Helium (``kernel_sums``: what
+    arm_vector_sum_s8 computes, each row's bias + input_offset * (the sum of its weights +
+    in_size * weights_offset), in int32 arithmetic). TFLM keeps them in its arena."""
+    if op.op != "fully_connected":
+        return {}
+    weights = op.inputs[1]
+    bias = op.inputs[2] if len(op.inputs) > 2 else None
+    if weights not in model.constants or (bias is not None and bias not in model.constants):
+        return {}
+    rows, cols = params["out_size"], params["in_size"]
+    w = np.asarray(model.constants[weights], np.int64).reshape(rows, cols)
+    sums = (np.asarray(model.constants[bias], np.int64).reshape(rows) if bias is not None
+            else np.zeros(rows, np.int64))
+    if params["input_offset"]:
+        sums = sums + params["input_offset"] * (w.sum(axis=1) + cols * params["weights_offset"])
+    wrapped = (sums + 2**31) % 2**32 - 2**31
+    return {"kernel_sums": CArray("int32_t", tuple(int(v) for v in wrapped))}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..load.kernel_tree import ActiveLibrary
 from ..load.library import Kernel
@@ -45,6 +46,8 @@ class Placed:
     placements: dict[int, Placement]
     scratch: dict[int, int] = field(default_factory=dict)  # op -> bytes its library asks
     trees: tuple[TreeSources, ...] = ()
+    # op -> params fields a board library's kernel takes precomputed (CArray values)
+    params: dict[int, dict[str, Any]] = field(default_factory=dict)
 
 
 def _library_of(k: Kernel) -> str:
@@ -58,6 +61,7 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
     out = dict(chains)
     placements = {i: Placement(_library_of(c[0])) for i, c in chains.items()}
     scratch: dict[int, int] = {}
+    extra: dict[int, dict[str, Any]] = {}
     trees = []
     for active in boards:
         chosen: list[tuple[int, Kernel]] = []
@@ -81,12 +85,18 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
         sizes = buffer_sizes(active.lib, active.root, [
             cmsis_nn.request(k.buffer or "", active.arch, model.call_params(model.operators[i]))
             for i, k in sized])
-        scratch.update({i: n for (i, _), n in zip(sized, sizes, strict=True) if n})
+        for (i, _), n in zip(sized, sizes, strict=True):
+            op = model.operators[i]
+            ready = cmsis_nn.precomputed(model, op, model.call_params(op)) if n else {}
+            if ready:  # the buffer would only hold these: no scratch
+                extra[i] = ready
+            elif n:
+                scratch[i] = n
         calls = sorted({c for _, k in chosen for c in k.calls})
         trees.append(TreeSources(active.lib.name, active.lib.pin.tag, active.root,
                                  tuple(reached_sources(active.lib, active.root, calls)),
                                  tuple(active.root / i for i in active.lib.include)))
-    return Placed(out, placements, scratch, tuple(trees))
+    return Placed(out, placements, scratch, tuple(trees), extra)
 
 
 def kernels_line(model: Model, placements: dict[int, Placement]) -> str:

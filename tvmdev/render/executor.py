@@ -50,6 +50,8 @@ class Generated:
     companions: tuple[Path, ...] = ()
     placements: dict[int, Placement] = field(default_factory=dict)  # op -> its library
     trees: tuple[TreeSources, ...] = ()  # what a build compiles of board libraries' trees
+    # op -> params fields a board library's kernel takes precomputed (kernel_sums)
+    extra_params: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def kernels(self) -> list[Kernel]:
@@ -129,10 +131,10 @@ def _input_exprs(model: Model, op: Operator, names: Names) -> dict[str, str]:
 
 
 def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], names: Names,
-                memory: MemoryPlan) -> dict[str, Any]:
+                memory: MemoryPlan, extra: dict[str, Any]) -> dict[str, Any]:
     opdef = OPS[op.op]
     out = model.tensors[op.outputs[0]]
-    params = model.call_params(op)
+    params = {**model.call_params(op), **extra}
     params_name = names.params(op.cname)
     arrays, params = params_arrays(params, params_name)
     scratch_offset, scratch_bytes = memory.scratch.get(op.index, (0, 0))
@@ -273,23 +275,25 @@ def generate(model: Model, registry: Registry, schedule_kind: str = "eager",
         raise TvmdevError(f"the workspace of model '{model.name}' needs {problem}",
                           model.path, hint="split the model, or make its tensors smaller")
     names = Names(model.name)
-    ctx = _context(model, schedule_kind, steps, chains, memory, names)
+    ctx = _context(model, schedule_kind, steps, chains, memory, names, placed.params)
     c_banner = banner("c", command, "owned")
     files = [OutFile(f"{names.prefix}.h", render("executor.h.j2", banner=c_banner, **ctx),
                      "owned"),
              OutFile(f"{names.prefix}.c", render("executor.c.j2", banner=c_banner, **ctx),
                      "owned")]
     gen = Generated(model, schedule_kind, steps, memory, chains, tuple(files), tuning,
-                    placements=placed.placements, trees=placed.trees)
+                    placements=placed.placements, trees=placed.trees,
+                    extra_params=placed.params)
     files.append(OutFile(f"{names.prefix}_plan.json", plan_json(gen) + "\n", "owned"))
     return replace(gen, files=tuple(files))
 
 
 def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
-             chains: dict[int, tuple[Kernel, ...]], memory: MemoryPlan, names: Names
-             ) -> dict[str, Any]:
+             chains: dict[int, tuple[Kernel, ...]], memory: MemoryPlan, names: Names,
+             extra_params: dict[int, dict[str, Any]]) -> dict[str, Any]:
     """What the executor templates lay out; every name comes from ``names``."""
-    ops = {op.index: _op_context(model, op, chains[op.index], names, memory)
+    ops = {op.index: _op_context(model, op, chains[op.index], names, memory,
+                                 extra_params.get(op.index, {}))
            for op in model.operators}
     bits = _device_bits(model, steps, names)
     structs = [model.params_struct(op) for op in model.operators if op.index in memory.scratch]

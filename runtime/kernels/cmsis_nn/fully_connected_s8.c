@@ -1,9 +1,9 @@
 /*
  * cmsis_nn: FULLY_CONNECTED int8 through arm_fully_connected_wrapper_s8 (weights per tensor
  * or per output channel), as TFLM's kernels/cmsis_nn/fully_connected.cc calls it for a 2-D
- * output. Where CMSIS-NN asks for a buffer (Helium), it holds the weights' row sums, which
- * arm_vector_sum_s8 computes into the scratch at each call (TFLM's path without
- * persistent kernel sums).
+ * output. Where CMSIS-NN asks for a buffer (Helium), it holds the weights' row sums: for
+ * constant weights, computed at generation time (params->kernel_sums, in flash: TFLM keeps
+ * them in its arena), else by arm_vector_sum_s8 into the scratch at each call.
  */
 #include "tvmk_cmsis_nn_glue.h"
 
@@ -39,10 +39,13 @@ int32_t tvmk_cmsis_nn_fully_connected_s8(const int8_t *input, const int8_t *weig
         quant.multiplier = &multiplier;
         quant.shift = &shift;
     }
-    if (arm_fully_connected_s8_get_buffer_size(&f) > ctx.size) {
+    if (p->kernel_sums != NULL) {
+        /* CMSIS-NN only reads the sums; its context is not const-qualified. */
+        ctx.buf = (void *)(uintptr_t)p->kernel_sums;
+        ctx.size = p->out_size * (int32_t)sizeof(int32_t);
+    } else if (arm_fully_connected_s8_get_buffer_size(&f) > ctx.size) {
         return TVM_DEVICE_ERR_INVALID; /* planned for another architecture */
-    }
-    if (ctx.buf != NULL) {
+    } else if (ctx.buf != NULL) {
         (void)arm_vector_sum_s8((int32_t *)ctx.buf, p->in_size, p->out_size, weights,
                                 fc.input_offset, fc.filter_offset, bias);
     }

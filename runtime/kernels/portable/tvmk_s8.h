@@ -44,7 +44,11 @@ struct tvmk_quantize_s8_params {
  * acc = sum((w + weights_offset) * (x + input_offset)) + bias (int32), then
  * requantized by output_multiplier and output_shift (weights per tensor), or by
  * channel_multiplier[o] and channel_shift[o] when those arrays are given (weights per
- * output channel), plus output_offset, clamped to [activation_min, activation_max]. */
+ * output channel), plus output_offset, clamped to [activation_min, activation_max].
+ * kernel_sums: for constant weights where CMSIS-NN's Helium kernel takes them (cmsis_nn),
+ * each output row's bias + input_offset * (sum of its weights + in_size * weights_offset),
+ * computed at generation time (what arm_vector_sum_s8 computes); NULL otherwise, and the
+ * portable kernel ignores it. */
 struct tvmk_fully_connected_s8_params {
     int32_t batch, in_size, out_size;
     int32_t input_offset, weights_offset, output_offset;
@@ -52,6 +56,7 @@ struct tvmk_fully_connected_s8_params {
     int32_t activation_min, activation_max;
     const int32_t *channel_multiplier;
     const int32_t *channel_shift;
+    const int32_t *kernel_sums;
     int32_t scratch_bytes;
     void *scratch;
 };
