@@ -10,6 +10,9 @@ nothing. It compiles TFLM's core, the CMSIS-NN library and the kernels of ``OPS`
 (not every kernel: that halves the build, and the signal library needs kissfft), as
 object targets of that Makefile, and archives them. The Makefile reads its examples'
 Makefile.inc files, which run a script importing PIL: pillow must be installed.
+TVMDEV_TFLM_MAKE_ARGS adds make variables (``BUILD_TYPE=release`` strips TFLM's error
+strings; ``CORE_OPTIMIZATION_LEVEL=-Os`` is the Makefile's own default for the core), built
+apart from the default objects.
 
 The firmware: ``tflm_peer/main.cc`` with the Makefile's CXXFLAGS and INCLUDES,
 runtime/cortex_m's startup.c, semihosting.c, cmsdk_uart.c (and icount.c) with the
@@ -108,6 +111,16 @@ def cache_dir() -> Path:
     return Path(os.environ.get("TVMDEV_TFLM_CACHE", Path.home() / ".cache" / "tvmdev-tflm"))
 
 
+def extra_make_args() -> tuple[list[str], str]:
+    """TVMDEV_TFLM_MAKE_ARGS (more make variables, e.g. ``BUILD_TYPE=release
+    CORE_OPTIMIZATION_LEVEL=-Os``, after the defaults) and the suffix that keeps their
+    objects apart (make does not rebuild an object when only its flags change)."""
+    extra = shlex.split(os.environ.get("TVMDEV_TFLM_MAKE_ARGS", ""))
+    if not extra:
+        return [], ""
+    return extra, "-" + hashlib.sha1("\0".join(extra).encode()).hexdigest()[:8]
+
+
 def trees() -> dict[str, Path]:
     """The trees from the environment; PeerUnavailable names every one missing."""
     found: dict[str, Path] = {}
@@ -162,8 +175,9 @@ def make_command(t: dict[str, Path], arch: str, kernels: str) -> list[str]:
            f"TARGET_TOOLCHAIN_ROOT={Path(gcc).parent}/",
            f"CMSIS_PATH={t['cmsis']}", f"CORTEX_DFP_PATH={t['cortex_dfp']}",
            f"CMSIS_NN_PATH={t['cmsis_nn']}", f"DOWNLOADS_DIR={_downloads(t)}",
-           f"BASE_GENDIR={cache_dir() / 'gen'}", "CORE_OPTIMIZATION_LEVEL=-O2",
-           "THIRD_PARTY_TARGETS="]
+           "CORE_OPTIMIZATION_LEVEL=-O2", "THIRD_PARTY_TARGETS="]
+    extra, suffix = extra_make_args()
+    cmd += [f"BASE_GENDIR={cache_dir() / ('gen' + suffix)}", *extra]
     if kernels == "cmsis_nn":
         cmd.append("OPTIMIZED_KERNEL_DIR=cmsis_nn")
     return cmd
@@ -205,7 +219,7 @@ def library(t: dict[str, Path], arch: str, kernels: str) -> tuple[Path, dict[str
             *v["MICROLITE_THIRD_PARTY_OBJS"].split(),
             *v["MICROLITE_THIRD_PARTY_KERNEL_OBJS"].split()]
     _make([*cmd, "-j2", *objs], f"building {len(objs)} objects for {arch}")
-    lib = cache_dir() / "lib" / f"libtflm_{arch}_{kernels}.a"
+    lib = cache_dir() / "lib" / f"libtflm_{arch}_{kernels}{extra_make_args()[1]}.a"
     lib.parent.mkdir(parents=True, exist_ok=True)
     lib.unlink(missing_ok=True)
     subprocess.run(["arm-none-eabi-ar", "rcs", str(lib), *objs], check=True)
@@ -336,7 +350,7 @@ def firmware(model: Path, board: Board, kernels: str, ops: list[str], stored: np
                               "the bare-metal qemu-system boards mps2_an386 and mps3_an547")
     t = trees()
     lib, v = library(t, arch, kernels)
-    work = cache_dir() / "fw" / f"{model.stem}_{board.name}_{kernels}"
+    work = cache_dir() / "fw" / f"{model.stem}_{board.name}_{kernels}{extra_make_args()[1]}"
     work.mkdir(parents=True, exist_ok=True)
     (work / "peer_config.h").write_text(config_header(board, ops, quant))
     (work / "input.bin").write_bytes(stored.tobytes())

@@ -42,6 +42,7 @@ missing one is a ``PeerUnavailable`` saying which and how to get it.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -200,8 +201,8 @@ def measure(model: Path, board: str, kernels: str = "cmsis_nn") -> dict[str, Any
 def _cell(r: dict[str, Any] | str) -> str:
     if isinstance(r, str):
         return f"n/a: {r}"
-    ins = "-" if r["instructions"] is None else f"{r['instructions'] / 1e6:.2f} M"
-    return (f"{ins:>9} {r['arena_used_bytes']:>8,} {r['flash_bytes'] / 1000:>7.1f} KB "
+    ins = "-" if r["instructions"] is None else f"{r['instructions']:,}"
+    return (f"{ins:>11} {r['arena_used_bytes']:>8,} {r['flash_bytes'] / 1000:>7.1f} KB "
             f"{'yes' if r['outputs_equal'] else 'NO':>5}")
 
 
@@ -222,18 +223,24 @@ def main() -> int:
                                                Path.home() / ".cache" / "tvmdev-models")))
     p.add_argument("--reference", action="store_true",
                    help="also TFLM's reference kernels for keyword_spotting")
+    p.add_argument("--json", type=Path, help="also write the results here")
     args = p.parse_args()
     runs = [(m, b, "cmsis_nn") for m in args.models for b in args.boards]
     if args.reference:
         runs += [("keyword_spotting", b, "reference") for b in args.boards]
-    print(f"{'model':<21} {'board':<11} {'kernels':<9} {'instr.':>9} {'arena':>8} "
+    print(f"{'model':<21} {'board':<11} {'kernels':<9} {'instr.':>11} {'arena':>8} "
           f"{'flash':>10} {'equal':>5}   issue #15 (instr. / arena / flash)")
+    results = []
     for m, b, k in runs:
         try:
             r: dict[str, Any] | str = measure(args.model_dir / f"{m}.tflite", b, k)
         except (PeerUnavailable, RuntimeError) as exc:
             r = str(exc)
+        results.append(r if isinstance(r, dict) else {"model": m, "board": b, "kernels": k,
+                                                       "reason": r})
         print(f"{m:<21} {b:<11} {k:<9} {_cell(r)}   {_issue(m, b, k)}", flush=True)
+    if args.json is not None:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
     return 0
 
 
