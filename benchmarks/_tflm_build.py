@@ -105,6 +105,7 @@ class Built:
     flash: int  # text + rodata + data, less the model and input arrays
     ops: tuple[str, ...]
     pinned: bool | None  # the CMSIS-NN tree is at tflite-micro's pin (None: not a git tree)
+    parts: dict[str, int]  # flash by origin (flash_parts)
 
 
 def cache_dir() -> Path:
@@ -316,6 +317,36 @@ def flash_bytes(elf: Path) -> int:
     return int(total - sum(sizes.values()))
 
 
+_MAP_LINE = re.compile(r"^ (\.(?:text|rodata|data)\S*)\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S+)$",
+                       re.M)
+
+
+def flash_parts(map_text: str) -> dict[str, int]:
+    """Flash (text, rodata, data) by origin, from the linker's map: ``tflm`` (TFLM's core
+    and kernels, and main.cc: the interpreter and the registrations), ``cmsis_nn`` (the
+    library's arm_* files), ``libc`` (newlib, libm, libgcc, libstdc++), ``harness``
+    (startup, semihosting, the UART, the counter). The model and input are left out.
+    Sizes are the input sections', before the linker merges equal strings: the parts may
+    add up to a little more (1-2 %) than flash_bytes."""
+    parts = dict.fromkeys(("tflm", "cmsis_nn", "libc", "harness"), 0)
+    # what was linked (the map lists the discarded sections first); a long section name
+    # stands on its own line: join it to its address line
+    linked = map_text[map_text.find("Linker script and memory map"):]
+    text = re.sub(r"^ (\.\S+)\n\s+(0x)", r" \1 \2", linked, flags=re.M)
+    for name, size, origin in _MAP_LINE.findall(text):
+        if "tflm_peer_" in name:
+            continue
+        member = re.search(r"\(([^()]*)\)$", origin)
+        if origin.endswith("main.o") or (member and "libtflm_" in origin):
+            kind = "cmsis_nn" if member and member[1].startswith("arm_") else "tflm"
+        elif member:
+            kind = "libc"
+        else:
+            kind = "harness"
+        parts[kind] += int(size, 16)
+    return parts
+
+
 def _run(cmd: list[str], cwd: Path | None = None) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
     if proc.returncode != 0:
@@ -372,6 +403,8 @@ def firmware(model: Path, board: Board, kernels: str, ops: list[str], stored: np
     objs = [str(work / "main.o"), str(work / "data.o"), *_support_objects(board, work, icount)]
     elf = work / "tflm_peer.elf"
     _run(["arm-none-eabi-g++", *arch_flags, "-nostartfiles", "--specs=nano.specs",
-          "--specs=nosys.specs", "-Wl,--gc-sections", f"-T{work / 'link.ld'}", *objs,
+          "--specs=nosys.specs", "-Wl,--gc-sections", f"-Wl,-Map={work / 'tflm_peer.map'}",
+          f"-T{work / 'link.ld'}", *objs,
           str(lib), "-lm", "-o", str(elf)])
-    return Built(elf, flash_bytes(elf), tuple(ops), pinned(t))
+    parts = flash_parts((work / "tflm_peer.map").read_text())
+    return Built(elf, flash_bytes(elf), tuple(ops), pinned(t), parts)

@@ -166,7 +166,8 @@ def measure(model: Path, board: str, kernels: str = "cmsis_nn") -> dict[str, Any
     runtime/cortex_m/icount.c, with ``count`` saying so), ``ticks``, ``resolution``
     (the count's ±), ``arena_used_bytes``, ``arena_bytes`` (the same, as
     cmsis_nn_bench.py reads it), ``flash_bytes`` (text + rodata + data, without the
-    model's and the input's arrays), ``outputs_equal`` (byte-equal to TFLM's Python
+    model's and the input's arrays), ``flash_parts`` (the same by origin: tflm, cmsis_nn,
+    libc, harness; _tflm_build.flash_parts), ``outputs_equal`` (byte-equal to TFLM's Python
     interpreter's outputs), ``ops``, ``elf``, ``kernels``, ``cmsis_nn_pinned`` (the
     CMSIS-NN tree is at the commit tflite-micro pins). Raises PeerUnavailable when a tree,
     a tool or the model's operators are out of reach.
@@ -187,6 +188,7 @@ def measure(model: Path, board: str, kernels: str = "cmsis_nn") -> dict[str, Any
         "model": model.stem, "board": board, "kernels": kernels,
         "arena_used_bytes": arena, "arena_bytes": arena, "flash_bytes": built.flash,
         "outputs_equal": got == expected, "ops": built.ops, "elf": str(built.elf),
+        "flash_parts": built.parts,
         "cmsis_nn_pinned": built.pinned, "instructions": None, "ticks": None,
         "count": "no runtime/cortex_m/icount.c in this tree (QEMU ran uncounted)"}
     if counter is not None:
