@@ -4,15 +4,18 @@ it, all in a cache directory (TVMDEV_TFLM_CACHE, default ~/.cache/tvmdev-tflm).
 
 The library: ``make`` with TARGET=cortex_m_generic, TARGET_ARCH cortex-m4+fp (the FPU, as
 mps2_an386 has) or cortex-m55, OPTIMIZED_KERNEL_DIR=cmsis_nn (unless the reference
-kernels are asked for), the toolchain from PATH and CORE_OPTIMIZATION_LEVEL=-O2 (the
-kernels are at -O2 already), with the trees below given as paths so that it downloads
-nothing. It compiles TFLM's core, the CMSIS-NN library and the kernels of ``OPS`` only
-(not every kernel: that halves the build, and the signal library needs kissfft), as
-object targets of that Makefile, and archives them. The Makefile reads its examples'
-Makefile.inc files, which run a script importing PIL: pillow must be installed.
-TVMDEV_TFLM_MAKE_ARGS adds make variables (``BUILD_TYPE=release`` strips TFLM's error
-strings; ``CORE_OPTIMIZATION_LEVEL=-Os`` is the Makefile's own default for the core), built
-apart from the default objects.
+kernels are asked for), the toolchain from PATH, BUILD_TYPE=release (NDEBUG, so no
+TFLITE_DCHECK, and no error strings: what an application ships, "the smallest binary" in
+TFLM's words) and CORE_OPTIMIZATION_LEVEL=-O2 (the kernels are at -O2 already), with the
+trees below given as paths so that it downloads nothing. It compiles TFLM's core, the
+CMSIS-NN library and the kernels of ``OPS`` only (not every kernel: that halves the
+build, and the signal library needs kissfft), as object targets of that Makefile, and
+archives them. The Makefile reads its examples' Makefile.inc files, which run a script
+importing PIL: pillow must be installed.
+
+TVMDEV_TFLM_MAKE_ARGS adds make variables (``BUILD_TYPE=default`` keeps the DCHECKs and
+the error strings; ``CORE_OPTIMIZATION_LEVEL=-Os`` is the Makefile's own default for the
+core), built apart from the other objects.
 
 The firmware: ``tflm_peer/main.cc`` with the Makefile's CXXFLAGS and INCLUDES,
 runtime/cortex_m's startup.c, semihosting.c, cmsdk_uart.c (and icount.c) with the
@@ -176,7 +179,7 @@ def make_command(t: dict[str, Path], arch: str, kernels: str) -> list[str]:
            f"TARGET_TOOLCHAIN_ROOT={Path(gcc).parent}/",
            f"CMSIS_PATH={t['cmsis']}", f"CORTEX_DFP_PATH={t['cortex_dfp']}",
            f"CMSIS_NN_PATH={t['cmsis_nn']}", f"DOWNLOADS_DIR={_downloads(t)}",
-           "CORE_OPTIMIZATION_LEVEL=-O2", "THIRD_PARTY_TARGETS="]
+           "BUILD_TYPE=release", "CORE_OPTIMIZATION_LEVEL=-O2", "THIRD_PARTY_TARGETS="]
     extra, suffix = extra_make_args()
     cmd += [f"BASE_GENDIR={cache_dir() / ('gen' + suffix)}", *extra]
     if kernels == "cmsis_nn":

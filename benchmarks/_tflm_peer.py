@@ -16,10 +16,11 @@ API::
 
 What is built (``_tflm_build.py`` has the how): the tflite-micro tree's own Makefile
 (TARGET=cortex_m_generic, OPTIMIZED_KERNEL_DIR=cmsis_nn, arm-none-eabi-gcc from PATH,
-every level at -O2) compiles, into a cache outside the repository, TFLM's core, the
-kernels of the operators the four MLPerf Tiny models use and the CMSIS-NN library; they
-are archived and linked with ``tflm_peer/main.cc``, tvmdev's startup, semihosting exit and
-console UART (runtime/cortex_m), and, when present, runtime/cortex_m/icount.c.
+BUILD_TYPE=release, every level at -O2) compiles, into a cache outside the repository,
+TFLM's core, the kernels of the operators the four MLPerf Tiny models use and the CMSIS-NN
+library; they are archived and linked with ``tflm_peer/main.cc``, tvmdev's startup,
+semihosting exit and console UART (runtime/cortex_m), and, when present,
+runtime/cortex_m/icount.c.
 
 main.cc registers only the model's operators, with the ``Register_*_INT8`` variants where
 TFLM has them (the others, RESHAPE, QUANTIZE, DEQUANTIZE and the like, with their default
