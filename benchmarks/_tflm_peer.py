@@ -205,7 +205,7 @@ def _cell(r: dict[str, Any] | str) -> str:
     if isinstance(r, str):
         return f"n/a: {r}"
     ins = "-" if r["instructions"] is None else f"{r['instructions']:,}"
-    return (f"{ins:>11} {r['arena_used_bytes']:>8,} {r['flash_bytes'] / 1000:>7.1f} KB "
+    return (f"{ins:>11} {r['arena_used_bytes']:>8,} {r['flash_bytes']:>8,} "
             f"{'yes' if r['outputs_equal'] else 'NO':>5}")
 
 
@@ -232,7 +232,7 @@ def main() -> int:
     if args.reference:
         runs += [("keyword_spotting", b, "reference") for b in args.boards]
     print(f"{'model':<21} {'board':<11} {'kernels':<9} {'instr.':>11} {'arena':>8} "
-          f"{'flash':>10} {'equal':>5}   issue #15 (instr. / arena / flash)")
+          f"{'flash':>8} {'equal':>5}   issue #15 (instr. / arena / flash)")
     results = []
     for m, b, k in runs:
         try:
