@@ -30,7 +30,7 @@ The count: ``tvmdev_icount_start()`` right before ``interpreter.Invoke()`` and
 ``tvmdev_icount_ticks()`` right after (AllocateTensors is not counted), QEMU run with
 ``-icount`` as benchmarks/_icount.py says; ticks become instructions there.
 
-The input: seeded int8 values over [-128, 127]; for a model with a float input (it
+The input: seeded int8 values over [-128, 0) (INPUT_RANGE); for a model with a float input (it
 quantizes the input itself) the floats those int8 values stand for in its QUANTIZE, so
 the quantized input is the same values. The reference: TFLM's Python interpreter
 (pip package tflite-micro, reference kernels) on the same input; CMSIS-NN's int8 kernels
@@ -69,6 +69,9 @@ MODELS = ("keyword_spotting", "image_classification", "anomaly_detection",
           "visual_wake_words")
 BOARDS = ("mps2_an386", "mps3_an547")
 SEED = 15
+# The input's int8 values: the lower half of int8. Over the whole range, keyword
+# spotting's softmax puts 0.996 on one class and 0 on the others, a weak output to compare.
+INPUT_RANGE = (-128, 0)
 # The issue's figures (arm-none-eabi-gcc 12, -O2), to print beside ours:
 # (instructions, arena_used_bytes, flash KB).
 ISSUE = {("keyword_spotting", "mps2_an386"): (7.72e6, 22_944, 59.4),
@@ -114,7 +117,7 @@ def model_input(g: TfGraph, seed: int = SEED) -> tuple[np.ndarray, np.ndarray]:
     """The int8 values the firmware stores and the input tensor they make (the same
     array, or their float32 values for a model with a float input)."""
     t = g.tensors[g.inputs[0]]
-    q = np.random.default_rng(seed).integers(-128, 128, t.shape).astype(np.int8)
+    q = np.random.default_rng(seed).integers(*INPUT_RANGE, t.shape).astype(np.int8)
     quant = _quantize_input(g)
     if quant is None:
         return q, q
