@@ -209,7 +209,8 @@ def _cell(r: dict[str, Any] | str) -> str:
         return f"n/a: {r}"
     ins = "-" if r["instructions"] is None else f"{r['instructions']:,}"
     return (f"{ins:>11} {r['arena_used_bytes']:>8,} {r['flash_bytes']:>8,} "
-            f"{'yes' if r['outputs_equal'] else 'NO':>5}")
+            f"{'yes' if r['outputs_equal'] else 'NO':>5}"
+            + (" (CMSIS-NN not at tflite-micro's pin)" if r["cmsis_nn_pinned"] is False else ""))
 
 
 def _issue(model: str, board: str, kernels: str) -> str:
