@@ -1,0 +1,40 @@
+"""benchmarks/_tflm_peer.py, the TFLM peer of the CMSIS-NN benchmark: the parts that need
+no tflite-micro tree (the build and the run are the benchmark's, by hand)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import _tflm_build  # noqa: E402
+
+
+def test_missing_trees_are_each_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var, _, _ in _tflm_build.TREES.values():
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(_tflm_build.PeerUnavailable) as err:
+        _tflm_build.trees()
+    for var, _, _ in _tflm_build.TREES.values():
+        assert f"{var} (" in str(err.value)
+
+
+def test_a_tree_without_its_marker_is_refused(monkeypatch: pytest.MonkeyPatch,
+                                              tmp_path: Path) -> None:
+    monkeypatch.setenv("TFLITE_MICRO_SOURCE_DIR", str(tmp_path))
+    with pytest.raises(_tflm_build.PeerUnavailable,
+                       match=r"TFLITE_MICRO_SOURCE_DIR .*has no tensorflow/lite/micro"):
+        _tflm_build.trees()
+
+
+def test_registrations_are_int8_where_tflm_has_them() -> None:
+    got = _tflm_build.registrations(["CONV_2D", "RESHAPE", "SOFTMAX"])
+    assert "(r).AddConv2D(tflite::Register_CONV_2D_INT8());" in got
+    assert "(r).AddReshape();" in got
+    assert "(r).AddSoftmax(tflite::Register_SOFTMAX_INT8());" in got
+    with pytest.raises(_tflm_build.PeerUnavailable, match="registers no LSTM"):
+        _tflm_build.registrations(["CONV_2D", "LSTM"])
