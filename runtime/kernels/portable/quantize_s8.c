@@ -11,32 +11,45 @@
 #include "tvmk_fixedpoint.h"
 #include "tvmk_s8.h"
 
+/* The loops read the params into locals first: a store through an int8_t pointer may
+ * alias anything, so the compiler would otherwise reload them for every element. */
+
 int32_t tvmk_quantize_s8(const float *input, int8_t *output,
                          const struct tvmk_quantize_s8_params *params, void *resource_handle)
 {
-    int32_t i;
-    float lo, hi;
+    int32_t i, count, zero_point;
+    float scale, lo, hi;
 
     (void)resource_handle;
     if (input == NULL || output == NULL || params == NULL || params->count < 0 ||
         !(params->scale > 0.0f)) {
         return TVM_DEVICE_ERR_INVALID;
     }
-    /* round(x / scale) + zero_point, clamped: compared as floats first, so that a value
+    count = params->count;
+    scale = params->scale;
+    zero_point = params->zero_point;
+    /* round(x / scale) + zero_point, clamped to [-128, 127]; NaN gives -128. A float
      * beyond int32 is never converted. */
-    lo = (float)(-128 - params->zero_point);
-    hi = (float)(127 - params->zero_point);
-    for (i = 0; i < params->count; ++i) {
-        float r = roundf(input[i] / params->scale);
+    lo = (float)(-128 - zero_point);
+    hi = (float)(127 - zero_point);
+    for (i = 0; i < count; ++i) {
+        float r = roundf(input[i] / scale);
+#if defined(__arm__) && defined(__ARM_FP) && __ARM_ARCH >= 8
+        /* Armv8's FPU: clamped as floats by VMAXNM and VMINNM, one instruction each
+         * (fmaxf(NaN, lo) is lo). */
+        output[i] = (int8_t)((int32_t)fminf(fmaxf(r, lo), hi) + zero_point);
+#else
+        /* Compared as floats first, so that a value beyond int32 is never converted. */
         int32_t q;
         if (!(r > lo)) { /* NaN too */
             q = -128;
         } else if (r >= hi) {
             q = 127;
         } else {
-            q = (int32_t)r + params->zero_point;
+            q = (int32_t)r + zero_point;
         }
         output[i] = (int8_t)q;
+#endif
     }
     return TVM_DEVICE_OK;
 }
@@ -45,17 +58,22 @@ int32_t tvmk_requantize_s8(const int8_t *input, int8_t *output,
                            const struct tvmk_quantize_s8_params *params,
                            void *resource_handle)
 {
-    int32_t i;
+    int32_t i, count, input_zero_point, multiplier, zero_point;
+    int shift;
 
     (void)resource_handle;
     if (input == NULL || output == NULL || params == NULL || params->count < 0 ||
         params->shift > 30 || params->shift < -31) {
         return TVM_DEVICE_ERR_INVALID;
     }
-    for (i = 0; i < params->count; ++i) {
+    count = params->count;
+    input_zero_point = params->input_zero_point;
+    multiplier = params->multiplier;
+    shift = (int)params->shift;
+    zero_point = params->zero_point;
+    for (i = 0; i < count; ++i) {
         int32_t q = tvmk_multiply_by_quantized_multiplier(
-                        (int32_t)input[i] - params->input_zero_point, params->multiplier,
-                        (int)params->shift) + params->zero_point;
+                        (int32_t)input[i] - input_zero_point, multiplier, shift) + zero_point;
         q = q < -128 ? -128 : q;
         output[i] = (int8_t)(q > 127 ? 127 : q);
     }
@@ -66,14 +84,18 @@ int32_t tvmk_dequantize_s8(const int8_t *input, float *output,
                            const struct tvmk_quantize_s8_params *params,
                            void *resource_handle)
 {
-    int32_t i;
+    int32_t i, count, zero_point;
+    float scale;
 
     (void)resource_handle;
     if (input == NULL || output == NULL || params == NULL || params->count < 0) {
         return TVM_DEVICE_ERR_INVALID;
     }
-    for (i = 0; i < params->count; ++i) {
-        output[i] = (float)((int32_t)input[i] - params->zero_point) * params->scale;
+    count = params->count;
+    zero_point = params->zero_point;
+    scale = params->scale;
+    for (i = 0; i < count; ++i) {
+        output[i] = (float)((int32_t)input[i] - zero_point) * scale;
     }
     return TVM_DEVICE_OK;
 }
