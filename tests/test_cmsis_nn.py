@@ -439,3 +439,74 @@ def test_helium_fully_connected_row_sums(weights: str, cli: Callable[..., Result
         assert fc["scratch"] is None and "kernel_sums" in executor
     else:
         assert fc["scratch"]["bytes"] > 0 and "kernel_sums" not in executor
+
+
+def padded_model(op: str, x: list[int], w: list[int], y: list[int], pads: list[int],
+                 strides: list[int]) -> str:
+    """A one-operator int8 model (seeded weights) with explicit pads [top, left, bottom,
+    right], as ONNX and tvmdev's YAML can give them."""
+    import numpy as np
+    r = np.random.default_rng(9)
+    wv = r.integers(-127, 128, w).ravel().tolist()
+    bias = r.integers(-400, 400, y[-1]).tolist()
+    attrs = (f"{{layout: NHWC, pads: {pads}, strides: {strides}, group: 1}}" if op == "conv2d"
+             else f"{{pads: {pads}, strides: {strides}, depth_multiplier: 1}}")
+    return f"""\
+name: padded
+inputs:
+  x: {{shape: {x}, dtype: int8, quant: {{scale: [0.02], zero_point: [3]}}}}
+outputs:
+  y: {{shape: {y}, dtype: int8, quant: {{scale: [0.5], zero_point: [-5]}}}}
+constants:
+  w: {{shape: {w}, dtype: int8, values: {wv}, quant: {{scale: [0.01], zero_point: [0]}}}}
+  b: {{shape: [{y[-1]}], dtype: int32, values: {bias}}}
+operators:
+  - {{name: k, op: {op}, inputs: [x, w, b], outputs: [y], attrs: {attrs}}}
+"""
+
+
+# (op, input, weights, output, pads, strides, the boards whose CMSIS-NN path cannot take
+# the padding); every case runs on all three cores.
+PADDED = {
+    # VALID, stride 2: the last window stops one column short of the input's end.
+    "conv_1xn_valid_short": ("conv2d", [1, 1, 10, 4], [8, 1, 3, 4], [1, 1, 4, 8],
+                             [0, 0, 0, 0], [1, 2], {"mps3_an547"}),
+    "conv_1xn_valid_s3": ("conv2d", [1, 1, 10, 4], [8, 1, 2, 4], [1, 1, 3, 8],
+                          [0, 0, 0, 0], [1, 3], {"mps3_an547"}),
+    "conv_1xn_right_only": ("conv2d", [1, 1, 10, 4], [8, 1, 3, 4], [1, 1, 10, 8],
+                            [0, 0, 0, 2], [1, 1], {"mps3_an547"}),
+    # TFLite's SAME: the odd column of padding on the right.
+    "conv_1xn_same": ("conv2d", [1, 1, 10, 4], [8, 1, 3, 4], [1, 1, 5, 8],
+                      [0, 0, 0, 1], [1, 2], set()),
+    "conv_1xn_pad_both_sides": ("conv2d", [1, 1, 10, 4], [8, 1, 3, 4], [1, 1, 5, 8],
+                                [0, 1, 0, 1], [1, 2], {"mps3_an547"}),
+    "dw_3x3_right_2": ("depthwise_conv2d", [1, 5, 6, 4], [1, 3, 3, 4], [1, 5, 6, 4],
+                       [1, 0, 1, 2], [1, 1], {"mps2_an385", "mps2_an386"}),
+    "dw_3x3_same": ("depthwise_conv2d", [1, 5, 6, 4], [1, 3, 3, 4], [1, 5, 6, 4],
+                    [1, 1, 1, 1], [1, 1], set()),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", sorted(CORES))
+@pytest.mark.parametrize("case", sorted(PADDED))
+def test_padding_a_fast_path_cannot_take_goes_portable(case: str, board: str,
+                                                       cli: Callable[..., Result],
+                                                       tmp_path: Path) -> None:
+    """CMSIS-NN's Helium 1xN convolution gets a VALID convolution that stops short, or a
+    padding other than TFLite's SAME split, wrong (or fails); its 3x3 depthwise kernel off
+    Helium reads past the row with two columns of right padding. tvmdev declines those to
+    the portable kernel, and takes everything else to CMSIS-NN, exact either way."""
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    op, x, w, y, pads, strides, bad = PADDED[case]
+    model = tmp_path / "padded.yaml"
+    model.write_text(padded_model(op, x, w, y, pads, strides))
+    r = cli("run", str(model), "--board", board, "--cmsis-nn", tree(), "--build-dir",
+            str(tmp_path / "b"))
+    assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
+    assert "largest difference 0 steps: bit-exact" in r.out, r.out
+    (k,) = json.loads((tmp_path / "b/model/tvmgen_padded_plan.json").read_text())["operators"]
+    if board in bad:
+        assert k["library"] == "portable" and "padding" in k["declined"], k
+    else:
+        assert k["library"] == "cmsis_nn" and "declined" not in k, k

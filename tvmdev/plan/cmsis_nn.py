@@ -6,8 +6,17 @@ and how an operator's params become the request that asks CMSIS-NN's own
 CMSIS-NN v7.0.0's wrappers choose among their own kernels (1x1, 1xN and general
 convolutions; 3x3, fast and general depthwise ones, which take dilation and any channel
 multiplier; per-tensor or per-channel fully connected), so those cases need no decline
-here: the wrapper serves them, as in TFLM. What TFLM's cmsis_nn kernels send to its
-reference kernels is declined: ADD and MUL with a broadcast.
+here: the wrapper serves them, as in TFLM. Declined:
+
+- what TFLM's cmsis_nn kernels send to its reference kernels: ADD and MUL with a
+  broadcast;
+- padding the fast paths a wrapper picks do not handle, which TFLite's SAME and VALID
+  rarely or never produce but ONNX pads and tvmdev's YAML can: on Helium, the 1xN
+  convolution (``arm_convolve_1_x_n_s8``) only takes TFLite's SAME split of the padding
+  and no negative total (a VALID convolution whose last window stops short of the
+  input's end); off Helium, the 3x3 depthwise kernel (``arm_depthwise_conv_3x3_s8``)
+  reads one column to the right of a window unchecked, so it takes at most one column of
+  right padding.
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ from ..model.graph import Model, Operator
 from ..model.s8.call import CArray
 
 
-def _broadcast(model: Model, op: Operator, params: dict[str, Any]) -> str | None:
+def _broadcast(model: Model, op: Operator, params: dict[str, Any], arch: str) -> str | None:
     out = model.tensors[op.outputs[0]].shape
     shapes = [model.tensors[t].shape for t in op.inputs if t is not None]
     if any(s != out for s in shapes):
@@ -30,9 +39,41 @@ def _broadcast(model: Model, op: Operator, params: dict[str, Any]) -> str | None
     return None
 
 
-DECLINES: dict[str, Callable[[Model, Operator, dict[str, Any]], str | None]] = {
+def _conv_padding(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str | None:
+    """arm_convolve_wrapper_s8's choice of the 1xN kernel, on Helium, with padding it
+    cannot take (it would compute a wrong column, or fail)."""
+    one_by_one = (p["pad_top"] == 0 and p["pad_left"] == 0 and p["KH"] == 1 and p["KW"] == 1
+                  and p["dil_h"] == 1 and p["dil_w"] == 1 and p["group"] == 1)
+    one_by_n = (not one_by_one and p["H"] == 1 and p["KH"] == 1 and p["dil_w"] == 1
+                and p["stride_w"] * p["C"] % 4 == 0 and p["group"] == 1)
+    if arch != "mve" or not one_by_n:
+        return None
+    total = (p["OW"] - 1) * p["stride_w"] + p["KW"] - p["W"]
+    if total >= 0 and 2 * p["pad_left"] + total % 2 == total:
+        return None
+    return (f"CMSIS-NN's 1xN convolution on Helium takes TFLite's SAME padding only (left "
+            f"{p['pad_left']} of a total {total})")
+
+
+def _depthwise_padding(model: Model, op: Operator, p: dict[str, Any], arch: str
+                       ) -> str | None:
+    """arm_depthwise_conv_wrapper_s8's choice of the 3x3 kernel, off Helium, with more
+    than one column of right padding (it would read past the row)."""
+    three = (arch != "mve" and p["mult"] == 1 and p["N"] == 1 and p["dil_h"] == 1
+             and p["dil_w"] == 1 and p["KH"] == 3 and p["KW"] == 3 and p["pad_top"] <= 1
+             and p["pad_left"] <= 1)
+    right = (p["OW"] - 1) * p["stride_w"] + p["KW"] - p["W"] - p["pad_left"]
+    if not three or right <= 1:
+        return None
+    return (f"CMSIS-NN's 3x3 depthwise kernel takes at most one column of right padding "
+            f"(here {right})")
+
+
+DECLINES: dict[str, Callable[[Model, Operator, dict[str, Any], str], str | None]] = {
     "add": _broadcast,
     "mul": _broadcast,
+    "conv2d": _conv_padding,
+    "depthwise_conv2d": _depthwise_padding,
 }
 
 
@@ -62,10 +103,11 @@ REQUESTS: dict[str, Callable[[dict[str, Any]], list[int]]] = {
 }
 
 
-def decline(model: Model, op: Operator, params: dict[str, Any]) -> str | None:
-    """Why CMSIS-NN does not serve ``op`` (None: it does)."""
+def decline(model: Model, op: Operator, params: dict[str, Any], arch: str) -> str | None:
+    """Why CMSIS-NN does not serve ``op`` on a core of code path ``arch`` (None: it
+    does)."""
     rule = DECLINES.get(op.op)
-    return rule(model, op, params) if rule else None
+    return rule(model, op, params, arch) if rule else None
 
 
 def request(buffer: str, arch: str, params: dict[str, Any]) -> str:

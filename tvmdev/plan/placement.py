@@ -72,7 +72,7 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
                            if k.op == op.op and k.matches(dtypes[op.index])), None)
             if kernel is None:
                 continue
-            why = cmsis_nn.decline(model, op, model.call_params(op))
+            why = cmsis_nn.decline(model, op, model.call_params(op), active.arch)
             if why is not None:
                 placements[op.index] = Placement("portable", f"{active.lib.name}: {why}")
                 continue

@@ -6,6 +6,9 @@
  */
 #include <math.h>
 #include <stddef.h>
+#if defined(__ARM_FEATURE_SAT)
+#include <arm_acle.h>
+#endif
 #include <string.h>
 
 #include "tvmk_fixedpoint.h"
@@ -13,6 +16,30 @@
 
 /* The loops read the params into locals first: a store through an int8_t pointer may
  * alias anything, so the compiler would otherwise reload them for every element. */
+
+/* One float to int8: round(x / scale) + zero_point, clamped to [-128, 127]; NaN gives
+ * -128; a float beyond int32 is never converted. lo and hi: -128 and 127 less the zero
+ * point, as floats. */
+static inline int8_t quantize_one(float x, float scale, int32_t zero_point, float lo, float hi)
+{
+    const float r = roundf(x / scale);
+#if defined(__arm__) && defined(__ARM_FP) && __ARM_ARCH >= 8
+    /* Armv8's FPU: clamped as floats by VMAXNM and VMINNM (fmaxf(NaN, lo) is lo). */
+    return (int8_t)((int32_t)fminf(fmaxf(r, lo), hi) + zero_point);
+#elif defined(__ARM_FEATURE_SAT)
+    /* Converted where int32 surely holds it (one test, which NaN fails), then saturated
+     * by SSAT. */
+    (void)lo;
+    (void)hi;
+    return (int8_t)(fabsf(r) < 1073741824.0f ? __ssat((int32_t)r + zero_point, 8)
+                                             : (r > 0.0f ? 127 : -128));
+#else
+    if (!(r > lo)) { /* NaN too */
+        return -128;
+    }
+    return r >= hi ? 127 : (int8_t)((int32_t)r + zero_point);
+#endif
+}
 
 int32_t tvmk_quantize_s8(const float *input, int8_t *output,
                          const struct tvmk_quantize_s8_params *params, void *resource_handle)
@@ -28,28 +55,10 @@ int32_t tvmk_quantize_s8(const float *input, int8_t *output,
     count = params->count;
     scale = params->scale;
     zero_point = params->zero_point;
-    /* round(x / scale) + zero_point, clamped to [-128, 127]; NaN gives -128. A float
-     * beyond int32 is never converted. */
     lo = (float)(-128 - zero_point);
     hi = (float)(127 - zero_point);
     for (i = 0; i < count; ++i) {
-        float r = roundf(input[i] / scale);
-#if defined(__arm__) && defined(__ARM_FP) && __ARM_ARCH >= 8
-        /* Armv8's FPU: clamped as floats by VMAXNM and VMINNM, one instruction each
-         * (fmaxf(NaN, lo) is lo). */
-        output[i] = (int8_t)((int32_t)fminf(fmaxf(r, lo), hi) + zero_point);
-#else
-        /* Compared as floats first, so that a value beyond int32 is never converted. */
-        int32_t q;
-        if (!(r > lo)) { /* NaN too */
-            q = -128;
-        } else if (r >= hi) {
-            q = 127;
-        } else {
-            q = (int32_t)r + zero_point;
-        }
-        output[i] = (int8_t)q;
-#endif
+        output[i] = quantize_one(input[i], scale, zero_point, lo, hi);
     }
     return TVM_DEVICE_OK;
 }
