@@ -368,3 +368,35 @@ def test_hand_written_int8_model(cli: Callable[..., Result], tmp_path: Path) -> 
     # The dequantized output is the int8 one scaled (float32 product), exactly.
     assert np.array_equal(y, (yq.astype(np.float32) + 5) * np.float32(0.05))
     assert len(np.unique(yq)) > 2  # not all clamped
+
+
+QUANTIZE_ONLY = """\
+name: qz
+inputs:
+  x: {shape: [16], dtype: float32}
+outputs:
+  y: {shape: [16], dtype: int8, quant: {scale: [0.5], zero_point: [1]}}
+operators:
+  - {name: q, op: quantize, inputs: [x], outputs: [y]}
+"""
+
+
+@pytest.mark.parametrize("board", sorted(BOARDS))
+def test_quantize_edges_on_every_core(board: str, cli: Callable[..., Result],
+                                      tmp_path: Path) -> None:
+    """QUANTIZE's C kernel has a loop per FPU (Armv8's VMAXNM on M55, SSAT on M3/M4/M7,
+    plain compares elsewhere): halves, the clamps, values beyond int32, infinities and NaN
+    give the numpy reference's int8 on each."""
+    need_tool(BOARDS[board], "scripts/test.sh installs it")
+    model = tmp_path / "qz.yaml"
+    model.write_text(QUANTIZE_ONLY)
+    x = np.array([0.25, -0.25, 0.74, 0.75, 1000.0, -1000.0, np.nan, 0.2499999, 63.0, 63.5,
+                  -64.5, -65.0, 3e9, -3e38, np.inf, -np.inf], np.float32)
+    (tmp_path / "in").mkdir()
+    np.save(tmp_path / "in/x.npy", x)
+    r = cli("run", str(model), "--board", board, "--inputs", str(tmp_path / "in"),
+            "--save-outputs", str(tmp_path / "out"), "--build-dir", str(tmp_path / "b"))
+    assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
+    got = np.load(tmp_path / "out/y.npy")
+    assert got.tolist() == [2, 0, 2, 3, 127, -128, -128, 1, 127, 127, -128, -128, 127,
+                            -128, 127, -128]
