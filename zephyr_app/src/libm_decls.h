@@ -10,6 +10,9 @@ float expf(float x);
 float tanhf(float x);
 float fmaf(float x, float y, float z);
 float roundf(float x);
+float fabsf(float x);
+float fminf(float x, float y);
+float fmaxf(float x, float y);
 
 #ifndef HUGE_VALF
 #define HUGE_VALF __builtin_huge_valf()
