@@ -15,8 +15,8 @@ from ..errors import TvmdevError, UsageError, shown
 from ..inspect.check import check_folder
 from ..inspect.elf import format_report
 from ..inspect.elf import inspect as inspect_elf
-from ..load.board import board_by_name
-from ..load.kernel_tree import activate
+from ..load.board import Board, board_by_name
+from ..load.kernel_tree import ActiveLibrary, activate
 from ..load.platform import PlatformOption, all_platforms, platform_by_name
 from ..model.device import DeviceSpec, device_name
 from ..model.graph import Model
@@ -26,7 +26,7 @@ from ..plan.kernels import build_registry, device_dir_libraries
 from ..plan.placement import kernels_line
 from ..render.device import folder_specs, manifest_for
 from ..render.device import generate as device_folder_files
-from ..render.executor import generate
+from ..render.executor import Generated, generate
 from ..render.harness import MAX_THREADS
 from ..render.kernel_tree import tree_files
 from ..resources import runtime_dir
@@ -159,8 +159,7 @@ def cmd_aot(args: argparse.Namespace) -> int:
     if device_dir is not None:
         device_folder_kinds(device_dir)
     board = board_by_name(args.board) if args.board else None
-    libraries, notes = activate(board.libraries, board.cpu, _trees(args),
-                                board.platform == "zephyr") if board else ((), [])
+    libraries, notes = _board_libraries(board, args) if board else ((), [])
     registry = build_registry([Path(k) for k in args.kernels or []],
                               device_dir_libraries(device_dir, m.kinds) if device_dir else [],
                               libraries)
@@ -185,9 +184,7 @@ def cmd_aot(args: argparse.Namespace) -> int:
     print(f"arena: {mem.arena_size} bytes ({mem.tensor_arena_size} without kernel scratch; "
           f"lower bound {mem.lower_bound}, ratio {mem.ratio:.3f}); kernels: "
           f"{', '.join(k.name for k in gen.kernels)}")
-    int8 = any(m.op_dtype(op) == "int8" for op in m.operators)
-    for line in [f"note: {n}" for n in notes if int8] + ([kernels_line(m, gen.placements)]
-                                                         if board else []):
+    for line in _library_lines(m, notes, gen) if board else []:
         print(line)
     return 0
 
@@ -220,15 +217,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.save_outputs:
         check_out_dir(Path(args.save_outputs), "--save-outputs")
     backend.check_host()
-    libraries, notes = activate(board.libraries, board.cpu, _trees(args),
-                                board.platform == "zephyr")
+    libraries, notes = _board_libraries(board, args)
     job = prepare(m, board, build_dir, args.schedule,
                   Path(args.device_dir) if args.device_dir else None,
                   [Path(k) for k in args.kernels or []], inputs,
                   {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None, libraries,
                   instructions=args.instructions)
-    int8 = any(m.op_dtype(op) == "int8" for op in m.operators)
-    said = [f"note: {n}" for n in notes if int8] + [kernels_line(m, job.gen.placements)]
+    said = _library_lines(m, notes, job.gen)
     at_run_time = backend.fault_at_run_time
     backend.build(job, fault=None if at_run_time else args.fail, extra_cflags=cflags)
     result = execute(job, inputs, RunOptions(fault=args.fail if at_run_time else None,
@@ -248,9 +243,20 @@ def _instructions(job: Job, result: RunResult) -> list[str]:
     return [icount.summary(clock, ticks)]
 
 
-def _trees(args: argparse.Namespace) -> dict[str, Path | str] | None:
-    """The board libraries' trees given on the command line (``--cmsis-nn``)."""
-    return {"cmsis_nn": args.cmsis_nn} if args.cmsis_nn else None
+def _board_libraries(board: Board, args: argparse.Namespace
+                     ) -> tuple[tuple[ActiveLibrary, ...], list[str]]:
+    """The board's kernel libraries in use, with the trees given on the command line
+    (``--cmsis-nn``), and a note for each that is not."""
+    return activate(board.libraries, board.cpu,
+                    {"cmsis_nn": args.cmsis_nn} if args.cmsis_nn else None,
+                    board.platform == "zephyr")
+
+
+def _library_lines(m: Model, notes: list[str], gen: Generated) -> list[str]:
+    """What a command says of the kernel libraries: the notes (for an int8 model, whose
+    operators they would serve) and the kernels line."""
+    int8 = any(m.op_dtype(op) == "int8" for op in m.operators)
+    return [f"note: {n}" for n in notes if int8] + [kernels_line(m, gen.placements)]
 
 
 def _cflags(text: str | None) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ from elftools.elf.sections import SymbolTableSection
 from ..errors import TvmdevError
 from ..naming import camel
 from ..reading import check_regular
-from .plan import read_plan, tree_source_files
+from .plan import read_plan
 
 HEAP_SYMBOLS = ("malloc", "calloc", "realloc", "free", "_sbrk", "_sbrk_r", "_malloc_r",
                 "_calloc_r", "_realloc_r", "_free_r", "_Znwm", "_Znwj", "_Znam", "_Znaj",
@@ -293,9 +293,10 @@ def inspect(path: Path, model_dir: Path | None = None, kinds: list[str] | None =
     model_prefix = ""
     library_files: set[str] = set()
     if model_dir is not None:
-        model, kinds, kernels = read_plan(model_dir)
-        model_prefix = f"tvmgen_{model}_"
-        library_files = tree_source_files(model_dir)
+        plan = read_plan(model_dir)
+        kinds, kernels = plan.kinds, plan.kernels
+        model_prefix = f"tvmgen_{plan.model}_"
+        library_files = plan.tree_files
     elf = Elf(path)
     try:
         report = Report(str(path), str(elf.machine))

@@ -3,6 +3,7 @@ by ``tvmdev inspect --model``: checked, so that a file of another shape is one l
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,22 @@ def _named(items: Any, key: str) -> list[str] | None:
     return [i[key] for i in items]
 
 
-def read_plan(model_dir: Path) -> tuple[str, list[str], list[str]]:
-    """The model name, device kinds and selected kernels of the plan ``tvmdev aot`` wrote
-    into ``model_dir`` (or ``model_dir/model``, a build folder)."""
+@dataclass(frozen=True)
+class Plan:
+    """What inspect checks an ELF against."""
+
+    model: str
+    kinds: list[str]  # device kinds
+    kernels: list[str]  # selected kernels
+    # The file names of the board libraries' tree sources the build compiles (plan.json
+    # ``trees``: CMSIS-NN's), whose code counts as the kernels' (with the global functions
+    # they define, which CMSIS-NN names arm_*).
+    tree_files: set[str]
+
+
+def read_plan(model_dir: Path) -> Plan:
+    """The plan ``tvmdev aot`` wrote into ``model_dir`` (or ``model_dir/model``, a build
+    folder)."""
     if not model_dir.is_dir():
         raise TvmdevError("no such folder" if not model_dir.exists() else "is not a folder",
                           str(model_dir), hint="pass the folder tvmdev aot wrote, or the "
@@ -39,16 +53,7 @@ def read_plan(model_dir: Path) -> tuple[str, list[str], list[str]]:
         raise TvmdevError("not a plan tvmdev aot wrote (it needs model, devices with a kind "
                           "each and kernels with a name each)", str(plans[0]),
                           hint="regenerate it with tvmdev aot")
-    return model, sorted(set(kinds)), sorted(set(kernels))
-
-
-def tree_source_files(model_dir: Path) -> set[str]:
-    """The file names of the board libraries' tree sources the plan's build compiles
-    (plan.json ``trees``: CMSIS-NN's), whose code counts as the kernels' (with the global
-    functions they define, which CMSIS-NN names arm_*)."""
-    plans = sorted(model_dir.glob("tvmgen_*_plan.json")) or sorted(
-        model_dir.glob("model/tvmgen_*_plan.json"))
-    plan = read_json(plans[0], "plan") if plans else None
-    trees = plan.get("trees") if isinstance(plan, dict) else None
-    return {Path(str(src)).name for t in trees or [] if isinstance(t, dict)
-            for src in t.get("sources") or []}
+    trees = plan.get("trees")
+    tree_files = {Path(str(src)).name for t in trees or [] if isinstance(t, dict)
+                  for src in t.get("sources") or []} if isinstance(trees, list) else set()
+    return Plan(model, sorted(set(kinds)), sorted(set(kernels)), tree_files)

@@ -63,6 +63,7 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
     scratch: dict[int, int] = {}
     extra: dict[int, dict[str, Any]] = {}
     trees = []
+    params = {op.index: model.call_params(op) for op in model.operators} if boards else {}
     for active in boards:
         chosen: list[tuple[int, Kernel]] = []
         for op in model.operators:
@@ -72,7 +73,7 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
                            if k.op == op.op and k.matches(dtypes[op.index])), None)
             if kernel is None:
                 continue
-            why = cmsis_nn.decline(model, op, model.call_params(op), active.arch)
+            why = cmsis_nn.decline(model, op, params[op.index], active.arch)
             if why is not None:
                 placements[op.index] = Placement("portable", f"{active.lib.name}: {why}")
                 continue
@@ -83,11 +84,9 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
             continue
         sized = [(i, k) for i, k in chosen if k.buffer]
         sizes = buffer_sizes(active.lib, active.root, [
-            cmsis_nn.request(k.buffer or "", active.arch, model.call_params(model.operators[i]))
-            for i, k in sized])
+            cmsis_nn.request(k.buffer or "", active.arch, params[i]) for i, k in sized])
         for (i, _), n in zip(sized, sizes, strict=True):
-            op = model.operators[i]
-            ready = cmsis_nn.precomputed(model, op, model.call_params(op)) if n else {}
+            ready = cmsis_nn.precomputed(model, model.operators[i], params[i]) if n else {}
             if ready:  # the buffer would only hold these: no scratch
                 extra[i] = ready
             elif n:

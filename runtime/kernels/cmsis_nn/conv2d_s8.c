@@ -9,7 +9,8 @@ int32_t tvmk_cmsis_nn_conv2d_s8(const int8_t *X, const int8_t *W, const int32_t 
 {
     cmsis_nn_context ctx;
     cmsis_nn_conv_params conv;
-    cmsis_nn_per_channel_quant_params quant;
+    const cmsis_nn_per_channel_quant_params quant =
+        tvmk_cmsis_nn_per_channel(p->output_multiplier, p->output_shift);
     const cmsis_nn_dims input = tvmk_cmsis_nn_dims(p->N, p->H, p->W, p->C);
     const cmsis_nn_dims filter = tvmk_cmsis_nn_dims(p->M, p->KH, p->KW, p->C / p->group);
     const cmsis_nn_dims bias = tvmk_cmsis_nn_dims(1, 1, 1, p->M);
@@ -28,9 +29,6 @@ int32_t tvmk_cmsis_nn_conv2d_s8(const int8_t *X, const int8_t *W, const int32_t 
     conv.dilation.w = p->dil_w;
     conv.activation.min = p->activation_min;
     conv.activation.max = p->activation_max;
-    /* CMSIS-NN reads the arrays only; its struct is not const-qualified. */
-    quant.multiplier = (int32_t *)(uintptr_t)p->output_multiplier;
-    quant.shift = (int32_t *)(uintptr_t)p->output_shift;
     if (arm_convolve_wrapper_s8_get_buffer_size(&conv, &input, &filter, &output) > ctx.size) {
         return TVM_DEVICE_ERR_INVALID; /* planned for another architecture */
     }

@@ -11,7 +11,8 @@ int32_t tvmk_cmsis_nn_depthwise_conv2d_s8(const int8_t *input, const int8_t *fil
 {
     cmsis_nn_context ctx;
     cmsis_nn_dw_conv_params dw;
-    cmsis_nn_per_channel_quant_params quant;
+    const cmsis_nn_per_channel_quant_params quant =
+        tvmk_cmsis_nn_per_channel(p->output_multiplier, p->output_shift);
     const int32_t depth = p->C * p->mult;
     const cmsis_nn_dims in = tvmk_cmsis_nn_dims(p->N, p->H, p->W, p->C);
     const cmsis_nn_dims f = tvmk_cmsis_nn_dims(1, p->KH, p->KW, depth);
@@ -32,8 +33,6 @@ int32_t tvmk_cmsis_nn_depthwise_conv2d_s8(const int8_t *input, const int8_t *fil
     dw.dilation.w = p->dil_w;
     dw.activation.min = p->activation_min;
     dw.activation.max = p->activation_max;
-    quant.multiplier = (int32_t *)(uintptr_t)p->output_multiplier;
-    quant.shift = (int32_t *)(uintptr_t)p->output_shift;
     if (arm_depthwise_conv_wrapper_s8_get_buffer_size(&dw, &in, &f, &out) > ctx.size) {
         return TVM_DEVICE_ERR_INVALID; /* planned for another architecture */
     }

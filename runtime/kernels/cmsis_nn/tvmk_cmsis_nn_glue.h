@@ -22,4 +22,15 @@ static inline cmsis_nn_dims tvmk_cmsis_nn_dims(int32_t n, int32_t h, int32_t w, 
     return d;
 }
 
+/* Per-channel requantization arrays as CMSIS-NN takes them: it only reads them, but its
+ * struct is not const-qualified. */
+static inline cmsis_nn_per_channel_quant_params tvmk_cmsis_nn_per_channel(
+    const int32_t *multiplier, const int32_t *shift)
+{
+    cmsis_nn_per_channel_quant_params q;
+    q.multiplier = (int32_t *)(uintptr_t)multiplier;
+    q.shift = (int32_t *)(uintptr_t)shift;
+    return q;
+}
+
 #endif /* TVMK_CMSIS_NN_GLUE_H_ */
