@@ -83,7 +83,7 @@ def test_kernels_are_compiled_as_their_scratch_was_planned(tmp_path: Path) -> No
     _tools()
     board = board_by_name("mps2_an385")
     prep = prepare(load_model(REPO / "examples/mlp/mlp.yaml"), board, tmp_path / "b")
-    assert prep.gen.tuning == board.tuning == Tuning(4, 4, 64, 4096)
+    assert prep.compiled.tuning == board.tuning == Tuning(4, 4, 64, 4096)
     prep.backend.build(prep)
     cmd = (tmp_path / "b/build.cmd").read_text().split()
     assert {"-DTVMK_GEMM_MR=4", "-DTVMK_GEMM_NR=4", "-DTVMK_GEMM_KC=64"} <= set(cmd)

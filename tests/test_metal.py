@@ -657,7 +657,7 @@ def test_apple_board_generates_the_metal_build(tmp_path: Path) -> None:
            if str(p).startswith(str(tmp_path))]
     assert "devices/src/device/metal/metal.m" in rel
     assert "devices/kernels/metal/tvmk_metal_gemm.m" in rel
-    chains = {op.name: [k.name for k in prep.gen.chains[op.index]]
+    chains = {op.name: [k.name for k in prep.compiled.chains[op.index]]
               for op in prep.model.operators if op.op == "gemm"}
     assert chains["down"] == ["tvmk_metal_gemm_f32", "metal_gemm_f32", "tvmk_gemm_f32"]
     assert chains["up"] == ["tvmk_gemm_q4c32_f32"]  # no Metal int4 kernel: portable

@@ -271,12 +271,12 @@ def test_zephyr_board_without_zephyr_base(cli: Callable[..., Result], tmp_path: 
 
 def test_model_cmake_carries_the_boards_kernel_tuning(tmp_path: Path) -> None:
     """zephyr_app compiles the portable kernels with the tuning their scratch was planned
-    for (tvmdev_model.cmake's TVMDEV_MODEL_DEFINES), whatever Zephyr's compiler defaults."""
+    for (tvmgen_<model>.cmake's TVMGEN_DEFINES), whatever Zephyr's compiler defaults."""
     board = board_by_name("qemu_cortex_m3")
     job = prepare(load_model(REPO / "examples/mlp/mlp.yaml"), board, tmp_path / "b")
-    assert job.gen.tuning == board.tuning == Tuning(4, 4, 64, 4096)
-    cmake = (tmp_path / "b/model/tvmdev_model.cmake").read_text()
-    assert "set(TVMDEV_MODEL_DEFINES\n  TVMK_GEMM_MR=4\n  TVMK_GEMM_NR=4\n  TVMK_GEMM_KC=64\n)" \
+    assert job.compiled.tuning == board.tuning == Tuning(4, 4, 64, 4096)
+    cmake = (tmp_path / "b/model/tvmgen_mlp.cmake").read_text()
+    assert "set(TVMGEN_DEFINES\n  TVMK_GEMM_MR=4\n  TVMK_GEMM_NR=4\n  TVMK_GEMM_KC=64\n)" \
         in cmake
-    assert "target_compile_definitions(app PRIVATE ${TVMDEV_MODEL_DEFINES})" in \
-        (REPO / "zephyr_app/CMakeLists.txt").read_text()
+    assert "target_compile_definitions(app PRIVATE ${TVMGEN_DEFINES} ${TVMDEV_APP_DEFINES})" \
+        in (REPO / "zephyr_app/CMakeLists.txt").read_text()

@@ -15,26 +15,24 @@ from ..errors import TvmdevError, UsageError, shown
 from ..inspect.check import check_folder
 from ..inspect.elf import format_report
 from ..inspect.elf import inspect as inspect_elf
-from ..load.board import Board, board_by_name
-from ..load.kernel_tree import ActiveLibrary, activate
+from ..load.board import board_by_name
+from ..load.kernel_tree import OFF
 from ..load.platform import PlatformOption, all_platforms, platform_by_name
 from ..model.device import DeviceSpec, device_name
 from ..model.graph import Model
 from ..model.ops import OPS
 from ..model.status import describe
-from ..plan.kernels import build_registry, device_dir_libraries
+from ..plan.pipeline import Compiled, Options, compile_model
 from ..plan.placement import kernels_line
-from ..render.device import folder_specs, manifest_for
+from ..render.device import folder_specs, manifest_for, user_device_specs
 from ..render.device import generate as device_folder_files
-from ..render.executor import Generated, generate
 from ..render.harness import MAX_THREADS
-from ..render.kernel_tree import tree_files
-from ..resources import runtime_dir
+from ..render.model import model_files
 from ..run import icount
 from ..run.backend import Job, RunOptions, backend_for
 from ..run.compare import RunResult, load_inputs, report, save_outputs
-from ..run.job import device_folder_kinds, execute, prepare
-from ..write.files import check_out_dir, copy_files, write
+from ..run.job import execute, stage
+from ..write.files import check_out_dir, write
 from ..write.journal import recover
 from .importing import load_any
 
@@ -60,19 +58,41 @@ def recorded_command(argv: Sequence[str]) -> str:
     return "tvmdev " + shlex.join(kept)
 
 
-def model_command(verb: str, model: Path, args: argparse.Namespace) -> str:
-    """The banner of generated model code: the tool, the model's file name and the
-    options that change the output, never a machine's path (nanopb records the same)."""
-    parts = ["tvmdev", verb, model.name]
+def model_command(model: Path, args: argparse.Namespace) -> str:
+    """The banner of generated model code: the ``tvmdev aot`` command that regenerates
+    it, with the model's file name and the options that change the output, never a
+    machine's path (nanopb records the same). ``aot`` and ``run`` record the same."""
+    parts = ["tvmdev", "aot", model.name]
+    for flag in ("name", "input_shape", "device", "place"):
+        for value in _listed(getattr(args, flag, None)):
+            parts += ["--" + flag.replace("_", "-"), value]
     if args.schedule != "eager":
         parts += ["--schedule", args.schedule]
     for k in args.kernels or []:
         parts += ["--kernels", Path(k).name]
     if args.device_dir:
         parts += ["--device-dir", Path(args.device_dir).name]
-    if getattr(args, "board", None) and verb == "aot":
+    if getattr(args, "board", None) and Path(args.board).stem != "host":
         parts += ["--board", Path(args.board).name]
+    if getattr(args, "cmsis_nn", None) == OFF:
+        parts += ["--cmsis-nn", OFF]
     return shlex.join(parts)
+
+
+def _listed(value: object) -> list[str]:
+    if value is None:
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+def compile_options(args: argparse.Namespace, run: bool) -> Options:
+    """The pipeline's options from ``aot``'s or ``run``'s arguments (``run``: device kinds
+    without the user's implementation run as tvmdev's stand-in, with its kernels)."""
+    device_dir = Path(args.device_dir) if args.device_dir else None
+    return Options(args.schedule, tuple(Path(k) for k in args.kernels or []), device_dir,
+                   user_device_specs(device_dir) if device_dir is not None else (),
+                   (("cmsis_nn", args.cmsis_nn),) if getattr(args, "cmsis_nn", None) else (),
+                   stand_in_kernels=run)
 
 
 def _prepare_out_dir(out_dir: Path, dry_run: bool) -> None:
@@ -151,40 +171,26 @@ def cmd_new_device(args: argparse.Namespace) -> int:
 # --- aot and run ---------------------------------------------------------------------
 
 def cmd_aot(args: argparse.Namespace) -> int:
-    """``tvmdev aot``: generate a model's executor and its selected kernels."""
+    """``tvmdev aot``: generate a model's executor, its selected kernels and its build
+    files."""
     out_dir = Path(args.output)
     _prepare_out_dir(out_dir, args.dry_run)
     m = load_any(args)
-    device_dir = Path(args.device_dir) if args.device_dir else None
-    if device_dir is not None:
-        device_folder_kinds(device_dir)
-    board = board_by_name(args.board) if args.board else None
-    libraries, notes = _board_libraries(board, args) if board else ((), [])
-    registry = build_registry([Path(k) for k in args.kernels or []],
-                              device_dir_libraries(device_dir, m.kinds) if device_dir else [],
-                              libraries)
-    command = model_command("aot", Path(args.model), args)
-    gen = generate(m, registry, args.schedule, command=command,
-                   tuning=board.tuning if board else None)
-    portable = runtime_dir() / "kernels/portable"
-    copies = [(s, f"kernels/portable/{s.name}") for s in gen.sources()
-              if s.parent == portable.resolve()]
-    extra = [portable / "tvmk_portable.h"] + sorted(portable.glob("*.h"))
-    copies += [(h, f"kernels/portable/{h.name}") for h in dict.fromkeys(extra)]
-    files = list(gen.files) + copy_files(copies)
-    if board is not None:
-        files += tree_files(gen, command, board.cpu)
+    board = board_by_name(args.board or "host")
+    compiled = compile_model(m, board, compile_options(args, run=False))
+    command = model_command(Path(args.model), args)
     # aot owns its model's entry under "models" (other models and new-device's "devices"
     # stay); "model" and "command" were this command's keys before a folder held several.
     records = {"tool": "tvmdev", "version": __version__, "models": {m.name: {"command": command}},
                "model": None, "command": None}
-    report = write(out_dir, files, records, force=args.force, dry_run=args.dry_run)
+    report = write(out_dir, model_files(compiled, command), records, force=args.force,
+                   dry_run=args.dry_run)
     _print_report(report.lines(), args.dry_run)
-    mem = gen.memory
+    mem = compiled.memory
     print(f"arena: {mem.arena_size} bytes ({mem.tensor_arena_size} without kernel scratch; "
           f"lower bound {mem.lower_bound}, ratio {mem.ratio:.3f}); kernels: "
-          f"{', '.join(k.name for k in gen.kernels)}")
-    for line in _library_lines(m, notes, gen) if board else []:
+          f"{', '.join(k.name for k in compiled.kernels)}")
+    for line in _library_lines(compiled):
         print(line)
     return 0
 
@@ -210,26 +216,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.instructions:
         icount.check(board)
     inputs = load_inputs(m, Path(args.inputs) if args.inputs else None)
-    if args.device_dir:
-        device_folder_kinds(Path(args.device_dir))
     build_dir = Path(args.build_dir or f"tvmdev-build/{m.name}-{board.name}")
     check_out_dir(build_dir, "--build-dir")
     if args.save_outputs:
         check_out_dir(Path(args.save_outputs), "--save-outputs")
     backend.check_host()
-    libraries, notes = _board_libraries(board, args)
-    job = prepare(m, board, build_dir, args.schedule,
-                  Path(args.device_dir) if args.device_dir else None,
-                  [Path(k) for k in args.kernels or []], inputs,
-                  {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None, libraries,
-                  instructions=args.instructions)
-    said = _library_lines(m, notes, job.gen)
+    compiled = compile_model(m, board, compile_options(args, run=True),
+                             device_root=build_dir.resolve() / "devices")
+    job = stage(compiled, build_dir, inputs,
+                {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None,
+                instructions=args.instructions,
+                command=model_command(Path(args.model), args))
+    said = _library_lines(compiled)
     at_run_time = backend.fault_at_run_time
     backend.build(job, fault=None if at_run_time else args.fail, extra_cflags=cflags)
     result = execute(job, inputs, RunOptions(fault=args.fail if at_run_time else None,
                                              threads=args.threads,
                                              iterations=args.iterations, cpu=args.cpu))
-    return _finish(args, m, result, said,
+    return _finish(args, compiled.model, result, said,
                    _instructions(job, result) if args.instructions else ())
 
 
@@ -243,20 +247,14 @@ def _instructions(job: Job, result: RunResult) -> list[str]:
     return [icount.summary(clock, ticks)]
 
 
-def _board_libraries(board: Board, args: argparse.Namespace
-                     ) -> tuple[tuple[ActiveLibrary, ...], list[str]]:
-    """The board's kernel libraries in use, with the trees given on the command line
-    (``--cmsis-nn``), and a note for each that is not."""
-    return activate(board.libraries, board.cpu,
-                    {"cmsis_nn": args.cmsis_nn} if args.cmsis_nn else None,
-                    board.platform == "zephyr")
-
-
-def _library_lines(m: Model, notes: list[str], gen: Generated) -> list[str]:
+def _library_lines(compiled: Compiled) -> list[str]:
     """What a command says of the kernel libraries: the notes (for an int8 model, whose
     operators they would serve) and the kernels line."""
+    m = compiled.model
     int8 = any(m.op_dtype(op) == "int8" for op in m.operators)
-    return [f"note: {n}" for n in notes if int8] + [kernels_line(m, gen.placements)]
+    return ([f"note: {n}" for n in compiled.notes if int8]
+            + [f"note: {n}" for n in compiled.device_notes]
+            + [kernels_line(m, compiled.placements)])
 
 
 def _cflags(text: str | None) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ from ..load.library import Library
 from ..load.platform import all_platforms
 from ..model.ops import OPS
 from ..plan.kernels import build_registry, device_dir_libraries
-from ..run.job import device_folder_kinds
+from ..render.device import user_device_specs
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -50,7 +50,7 @@ def _list_kernels(args: argparse.Namespace) -> int:
         boards = [board_library(name).kernels for name in board.libraries]
     device_dir = Path(args.device_dir) if args.device_dir else None
     registry = build_registry(user, device_dir_libraries(
-        device_dir, sorted(device_folder_kinds(device_dir))) if device_dir else [])
+        device_dir, sorted(s.name for s in user_device_specs(device_dir))) if device_dir else [])
     rows = []
     for lib in (*registry.user, *registry.device, *boards, registry.portable):
         for k in lib.kernels:

@@ -14,9 +14,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import Where
+from ..model.device import DeviceSpec
 from ..model.ops import OPS, QUANT_OPS
 from ..model.s8.table import S8OPS
 from .library import Kernel, Library
+from .platform import platform_by_name
 
 FLOAT_HEADER = "tvmk_portable.h"
 
@@ -102,3 +105,33 @@ def struct_doc(header: Path, struct: str) -> tuple[str, list[str], list[str]]:
             line = raw.strip()
             lines.append(line[1:].strip() if line.startswith("*") else line)
     return header.name, lines, found.group(0).splitlines()
+
+
+def stand_in_library(kind: str, ops: tuple[str, ...], portable: Library, root: Path
+                     ) -> Library:
+    """The kernel library ``tvmdev new-device KIND --ops OPS`` scaffolds (its
+    ``kernels/<kind>.yaml``), for a folder at ``root``: every variant of each op, float
+    first, each op's kernels in ``src/kernels/<kind>/<op>.c``."""
+    path = root / f"kernels/{kind}.yaml"
+    kernels = []
+    for op in ops:
+        opdef = OPS[op]
+        for v in variants(kind, op, portable):
+            dtypes = dict(v.dtypes)
+            meta = tuple((a, (dtypes.get(a, "float32"),)) for a in (*opdef.inputs,
+                                                                     *opdef.outputs))
+            kernels.append(Kernel(op, v.name, meta, f"tvm/kernels/{kind}.h",
+                                  (root / "include").resolve(),
+                                  ((root / f"src/kernels/{kind}/{op}.c").resolve(),),
+                                  kind, "device", Where(str(path))))
+    return Library(kind, "device", kind, path, tuple(kernels))
+
+
+def delegated_sources(spec: DeviceSpec, portable: Library) -> list[Path]:
+    """The C sources of the portable kernels that the scaffolded kernels of ``spec``
+    call: each op's file calls every form's (float and int8), whichever the model uses.
+    A built-in kind (its platform implements it) scaffolds none."""
+    if any(platform_by_name(p).builtin_kind for p in spec.platforms):
+        return []
+    return sorted({s for op in spec.ops for v in variants(spec.name, op, portable)
+                   for s in v.portable.sources})

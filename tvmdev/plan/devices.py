@@ -90,6 +90,13 @@ def plan_devices(model: Model, board: Board,
                                   f"{board.platform} implementation",
                                   hint=f"tvmdev new-device {kind} --platform {board.platform}")
             kinds.append(KindPlan(kind, board.platform, "user", ops))
+        elif user_kinds is not None:
+            dev = next(d for d in model.devices if d.kind == kind)
+            raise TvmdevError(f"device '{dev.name}' is of kind '{kind}', which the "
+                              f"--device-dir folder does not hold (it holds "
+                              f"{', '.join(sorted(user_kinds))})", dev.where,
+                              hint=f"tvmdev new-device {kind} --platform {board.platform} "
+                                   "-o <that folder>, or fix the kind's spelling")
         else:
             origin = "sim" if board_plat.simulator else "scaffold"
             kinds.append(KindPlan(kind, board.platform, origin, ops))

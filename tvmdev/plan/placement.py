@@ -10,7 +10,7 @@ library serves gets the scratch the library's own buffer-size functions ask for.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +23,13 @@ from .tree_build import buffer_sizes, reached_sources
 
 @dataclass(frozen=True)
 class Placement:
-    """The library an operator's first kernel comes from, and why not a board's."""
+    """The library an operator's first kernel comes from, the one its chain goes on to when
+    that kernel declines at run time, and the fallbacks taken at generation time."""
 
     library: str
     declined: str | None = None  # why the board library did not take it
+    then: str | None = None  # the library after the first one's kernels
+    fallback: str | None = None  # why the operator's device kind does not serve it
 
 
 @dataclass(frozen=True)
@@ -54,12 +57,30 @@ def _library_of(k: Kernel) -> str:
     return "portable" if k.level == "portable" else k.library
 
 
+def _initial(model: Model, index: int, chain: tuple[Kernel, ...], known: frozenset[str]
+             ) -> Placement:
+    """An operator's placement from its resolved chain: its first kernel's library, what
+    follows it, and the fallback taken when its device kind (one of ``known``: those whose
+    kernels are known) has no kernel for it."""
+    op = model.operators[index]
+    libs = list(dict.fromkeys(_library_of(k) for k in chain))
+    fallback = None
+    if (op.device is not None and model.device(op.device).kind in known
+            and not any(k.level == "device" for k in chain)):
+        kind = model.device(op.device).kind
+        fallback = f"device kind {kind} has no {op.op} kernel for its dtypes"
+    return Placement(libs[0], then=libs[1] if len(libs) > 1 else None, fallback=fallback)
+
+
 def place(model: Model, boards: tuple[ActiveLibrary, ...],
-          chains: dict[int, tuple[Kernel, ...]], dtypes: dict[int, dict[str, str]]) -> Placed:
-    """Put each operator that only portable kernels serve on a board library's kernel
-    where one serves it; ``dtypes``: each operator's argument dtypes."""
+          chains: dict[int, tuple[Kernel, ...]], dtypes: dict[int, dict[str, str]],
+          known: frozenset[str] = frozenset()) -> Placed:
+    """Put the portable tail of each operator's chain on a board library's kernel where
+    one serves it (after the user's and the device kind's kernels, which it backs when
+    they decline); ``dtypes``: each operator's argument dtypes; ``known``: the device
+    kinds whose kernel libraries are known (a fallback from one of them is reported)."""
     out = dict(chains)
-    placements = {i: Placement(_library_of(c[0])) for i, c in chains.items()}
+    placements = {i: _initial(model, i, c, known) for i, c in chains.items()}
     scratch: dict[int, int] = {}
     extra: dict[int, dict[str, Any]] = {}
     trees = []
@@ -67,7 +88,9 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
     for active in boards:
         chosen: list[tuple[int, Kernel]] = []
         for op in model.operators:
-            if op.device or chains[op.index][0].level != "portable":
+            chain = out[op.index]
+            lead = tuple(k for k in chain if k.level != "portable")
+            if len(lead) == len(chain):
                 continue
             kernel = next((k for k in active.lib.kernels.kernels
                            if k.op == op.op and k.matches(dtypes[op.index])), None)
@@ -75,10 +98,13 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
                 continue
             why = cmsis_nn.decline(model, op, params[op.index], active.arch)
             if why is not None:
-                placements[op.index] = Placement("portable", f"{active.lib.name}: {why}")
+                placements[op.index] = replace(placements[op.index],
+                                               declined=f"{active.lib.name}: {why}")
                 continue
-            out[op.index] = (kernel,)
-            placements[op.index] = Placement(active.lib.name)
+            out[op.index] = (*lead, kernel)
+            first = _library_of(lead[0]) if lead else active.lib.name
+            placements[op.index] = replace(placements[op.index], library=first,
+                                           then=active.lib.name if lead else None)
             chosen.append((op.index, kernel))
         if not chosen:
             continue
@@ -99,16 +125,25 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
 
 
 def kernels_line(model: Model, placements: dict[int, Placement]) -> str:
-    """One line: how many operators each library serves (by op), and what a board library
-    declined and why."""
+    """One line: how many operators each library serves first (by op) and which library
+    serves them when its kernel declines, what a board library declined and why, and
+    each fallback taken at generation time."""
     by_lib: dict[str, dict[str, int]] = {}
     for op in model.operators:
-        lib = placements[op.index].library if op.index in placements else "portable"
-        ops = by_lib.setdefault(lib, {})
+        p = placements.get(op.index, Placement("portable"))
+        ops = by_lib.setdefault(p.library + (f" then {p.then}" if p.then else ""), {})
         ops[op.op] = ops.get(op.op, 0) + 1
-    parts = [f"{lib} {sum(ops.values())} (" + ", ".join(
-        f"{o} {n}" if n > 1 else o for o, n in ops.items()) + ")" for lib, ops in by_lib.items()]
+    parts = []
+    for lib, ops in by_lib.items():
+        first, _, then = lib.partition(" then ")
+        parts.append(f"{first} {sum(ops.values())} (" + ", ".join(
+            f"{o} {n}" if n > 1 else o for o, n in ops.items()) + ")"
+            + (f" then {then}" if then else ""))
     declined = [f"{op.name} ({placements[op.index].declined})" for op in model.operators
                 if op.index in placements and placements[op.index].declined]
+    fallbacks = [f"{op.name} on {op.device} ({p.fallback}: {p.library})"
+                 for op in model.operators
+                 if (p := placements.get(op.index)) is not None and p.fallback]
     return ("kernels: " + ", ".join(parts)
-            + ("; declined: " + "; ".join(declined) if declined else ""))
+            + ("; declined: " + "; ".join(declined) if declined else "")
+            + ("; fallback: " + "; ".join(fallbacks) if fallbacks else ""))

@@ -94,6 +94,11 @@ def _rendered(template: str, path: str, kind: str, command: str, **ctx: Any) -> 
     return OutFile(path, text, kind)
 
 
+def status_header(path: str, command: str) -> OutFile:
+    """``tvm/device/status.h``: the status codes every device and kernel returns."""
+    return _rendered("status.h.j2", path, "owned", command, statuses=status.STATUSES)
+
+
 def _variant_context(v: Variant) -> dict[str, Any]:
     """One scaffolded kernel: name, prototype, arguments, registry entry, and for an int8
     one its params struct documented from the portable header that declares it."""
@@ -149,14 +154,6 @@ def scaffolded_kernels(spec: DeviceSpec) -> list[dict[str, Any]]:
     if any(p.builtin_kind for p in _platforms(spec)):
         return []
     return kernel_contexts(spec)
-
-
-def delegated_sources(spec: DeviceSpec) -> list[Path]:
-    """The C sources of the portable kernels that the scaffolded kernels of ``spec``
-    call: each op's file calls every form's (float and int8), whichever the model uses."""
-    kernels = {k.name: k for k in portable_library().kernels}
-    return sorted({s for k in scaffolded_kernels(spec) for form in k["variants"]
-                   for s in kernels[form["portable"]].sources})
 
 
 def portable_sources(specs: list[DeviceSpec]) -> list[str]:
@@ -249,8 +246,7 @@ def project_files(specs: list[DeviceSpec]) -> list[OutFile]:
     """Files shared by every device of the folder."""
     names = [s.name for s in specs]
     command = "tvmdev new-device; shared by the devices of this folder (see .tvmdev.json)"
-    files = [_rendered("status.h.j2", "include/tvm/device/status.h", "owned", command,
-                       statuses=status.STATUSES)]
+    files = [status_header("include/tvm/device/status.h", command)]
     used = [p for p in all_platforms().values()
             if any(p.name in s.platforms for s in specs)]
     zephyr_frags: list[str] = []
@@ -306,6 +302,21 @@ def folder_specs(out_dir: Path, new: DeviceSpec) -> list[DeviceSpec]:
     ordered = [specs[k] for k in sorted(specs)]
     check_collisions(ordered, all_platforms())
     return ordered
+
+
+def user_device_specs(device_dir: Path) -> tuple[DeviceSpec, ...]:
+    """The device kinds of a new-device folder (``--device-dir``), from its manifest; a
+    path that is not such a folder is one line."""
+    hint = "--device-dir takes a folder made by tvmdev new-device"
+    if not device_dir.is_dir():
+        raise TvmdevError("no such folder" if not device_dir.exists() else
+                          "is not a folder", str(device_dir), hint=hint)
+    specs = specs_from_manifest(read_manifest(device_dir).get("devices"),
+                                str(device_dir / MANIFEST), all_platforms(), MANIFEST_HINT)
+    if not specs:
+        raise TvmdevError("no devices here (no .tvmdev.json from tvmdev new-device)",
+                          str(device_dir), hint=hint)
+    return tuple(specs)
 
 
 def manifest_for(specs: list[DeviceSpec]) -> dict[str, Any]:

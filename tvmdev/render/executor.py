@@ -1,80 +1,32 @@
-"""The AOT executor: ``tvmgen_<model>.h/.c`` and the plan metadata, from a model.
+"""The AOT executor: ``tvmgen_<model>.h/.c`` and the plan metadata, from a compiled model
+(:mod:`tvmdev.plan.pipeline`): this module only lays out what the pipeline decided.
 
 Python computes every name, offset and initializer; the templates only lay them out.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from ..errors import TvmdevError
 from ..load.library import Kernel
-from ..load.platform import all_platforms
 from ..model import status
-from ..model.cnames import Names, check_model
+from ..model.cnames import Names
 from ..model.device import MAX_DEVICES
 from ..model.graph import Model, Operator
-from ..model.limits import object_problem
 from ..model.ops import CTYPES, OPS, kernel_params
-from ..model.scratch import Tuning
 from ..model.shapes import ACTIVATIONS, numel
 from ..model.windowed import LAYOUTS
 from ..naming import camel
-from ..plan.kernels import Registry, operator_scratch, resolve, tensor_dtypes
-from ..plan.memory import MemoryPlan, plan_memory
-from ..plan.placement import Placement, TreeSources, place
-from ..plan.schedule import Step, schedule
-from ..resources import runtime_dir
+from ..plan.memory import MemoryPlan
+from ..plan.pipeline import Compiled
+from ..plan.schedule import Step
 from ..write.files import OutFile
 from .cvalues import DECIMAL_LIMIT, c_float, c_ints, constant_data, params_arrays
 from .engine import banner, c_call, c_declarator, render
 from .planfile import plan_json
 
 CTYPE = CTYPES
-
-
-@dataclass(frozen=True)
-class Generated:
-    """Everything the executor generation decided, for builders and listings."""
-
-    model: Model
-    schedule_kind: str
-    steps: tuple[Step, ...]
-    memory: MemoryPlan
-    chains: dict[int, tuple[Kernel, ...]]
-    files: tuple[OutFile, ...]
-    tuning: Tuning = Tuning()
-    # Portable sources a device's kernel files call besides the selected kernels'.
-    companions: tuple[Path, ...] = ()
-    placements: dict[int, Placement] = field(default_factory=dict)  # op -> its library
-    trees: tuple[TreeSources, ...] = ()  # what a build compiles of board libraries' trees
-    # op -> params fields a board library's kernel takes precomputed (kernel_sums)
-    extra_params: dict[int, dict[str, Any]] = field(default_factory=dict)
-
-    @property
-    def kernels(self) -> list[Kernel]:
-        """The selected kernels (each once): what selective build compiles."""
-        seen: dict[str, Kernel] = {}
-        for chain in self.chains.values():
-            for k in chain:
-                seen.setdefault(k.name, k)
-        return list(seen.values())
-
-    def sources(self) -> list[Path]:
-        """The selected kernels' C sources (what selective build compiles)."""
-        return sorted({s for k in self.kernels for s in k.sources} | set(self.companions))
-
-    def include_dirs(self) -> list[Path]:
-        """The folders of the selected kernels' headers (and of the trees they use)."""
-        portable = {runtime_dir().resolve() / "kernels/portable"} if self.trees else set()
-        return sorted({k.include_dir for k in self.kernels} | portable
-                      | {i for t in self.trees for i in t.include})
-
-    def tree_sources(self) -> list[Path]:
-        """The board libraries' tree sources the selected kernels reach."""
-        return [s for t in self.trees for s in t.sources]
 
 
 # Params fields whose values are codes, spelt with tvmk_portable.h's names.
@@ -258,34 +210,19 @@ def _constants_context(model: Model, names: Names) -> dict[str, Any]:
     }
 
 
-def generate(model: Model, registry: Registry, schedule_kind: str = "eager",
-             command: str = "tvmdev aot", tuning: Tuning | None = None) -> Generated:
-    """Plan and render the executor of ``model``; kernel scratch is sized for ``tuning``
-    (the target's, default: the portable kernels' off Cortex-M)."""
-    tuning = tuning or Tuning()
-    steps = schedule(model, schedule_kind)
-    placed = place(model, registry.board, resolve(model, registry),
-                   {op.index: tensor_dtypes(model, op) for op in model.operators})
-    chains = placed.chains
-    # Every spelling once more, now with a board's offload device and the kernels called.
-    check_model(model, all_platforms(), [k.name for chain in chains.values() for k in chain])
-    memory = plan_memory(model, scratch=operator_scratch(model, chains, tuning, placed.scratch))
-    problem = object_problem(memory.arena_size)
-    if problem is not None:
-        raise TvmdevError(f"the workspace of model '{model.name}' needs {problem}",
-                          model.path, hint="split the model, or make its tensors smaller")
+def executor_files(compiled: Compiled, command: str) -> list[OutFile]:
+    """``tvmgen_<model>.h``, ``.c`` and ``_plan.json`` of a compiled model; ``command`` is
+    what their banners record."""
+    model = compiled.model
     names = Names(model.name)
-    ctx = _context(model, schedule_kind, steps, chains, memory, names, placed.params)
+    ctx = _context(model, compiled.schedule_kind, compiled.steps, compiled.chains,
+                   compiled.memory, names, compiled.extra_params)
     c_banner = banner("c", command, "owned")
-    files = [OutFile(f"{names.prefix}.h", render("executor.h.j2", banner=c_banner, **ctx),
-                     "owned"),
-             OutFile(f"{names.prefix}.c", render("executor.c.j2", banner=c_banner, **ctx),
-                     "owned")]
-    gen = Generated(model, schedule_kind, steps, memory, chains, tuple(files), tuning,
-                    placements=placed.placements, trees=placed.trees,
-                    extra_params=placed.params)
-    files.append(OutFile(f"{names.prefix}_plan.json", plan_json(gen) + "\n", "owned"))
-    return replace(gen, files=tuple(files))
+    return [OutFile(f"{names.prefix}.h", render("executor.h.j2", banner=c_banner, **ctx),
+                    "owned"),
+            OutFile(f"{names.prefix}.c", render("executor.c.j2", banner=c_banner, **ctx),
+                    "owned"),
+            OutFile(f"{names.prefix}_plan.json", plan_json(compiled) + "\n", "owned")]
 
 
 def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],

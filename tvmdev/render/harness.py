@@ -124,9 +124,10 @@ def firmware_files(h: Harness) -> list[OutFile]:
 def zephyr_files(h: Harness, expected: dict[str, np.ndarray],
                  tolerances: dict[str, tuple[float, float]], sources: list[Path],
                  includes: list[Path], defines: list[str]) -> list[OutFile]:
-    """The model's side of zephyr_app: glue with the expected outputs and each one's
-    (atol, rtol) (0, 0: bit-exact), the sources list (with its include folders and
-    macros), the devicetree overlay and the Kconfig fragment."""
+    """The run's side of zephyr_app (the model's is the model folder's
+    tvmgen_<model>.cmake): glue with the expected outputs and each one's (atol, rtol) (0, 0:
+    bit-exact), the sources list of the glue and the devices (with their include folders
+    and macros), the devicetree overlay and the Kconfig fragment."""
     ints = [n for n in (*h.model.inputs, *h.model.outputs)
             if h.model.tensors[n].dtype != "float32"]
     if ints:
@@ -140,12 +141,12 @@ def zephyr_files(h: Harness, expected: dict[str, np.ndarray],
     command = f"{h.command} --board {h.board.name}"
     c_banner = banner("c", command, "owned")
     return [
-        OutFile("model/tvmdev_app.h", render("harness/zephyr/tvmdev_app.h.j2",
-                                             banner=c_banner, **ctx), "owned"),
-        OutFile("model/tvmdev_app.c", render("harness/zephyr/tvmdev_app.c.j2",
-                                             banner=c_banner, **ctx), "owned"),
-        OutFile("model/tvmdev_model.cmake", render(
-            "harness/zephyr/tvmdev_model.cmake.j2", banner=banner("hash", command, "owned"),
+        OutFile("app/tvmdev_app.h", render("harness/zephyr/tvmdev_app.h.j2",
+                                           banner=c_banner, **ctx), "owned"),
+        OutFile("app/tvmdev_app.c", render("harness/zephyr/tvmdev_app.c.j2",
+                                           banner=c_banner, **ctx), "owned"),
+        OutFile("app/tvmdev_app.cmake", render(
+            "harness/zephyr/tvmdev_app.cmake.j2", banner=banner("hash", command, "owned"),
             model=h.model.name, sources=[str(p) for p in sources],
             includes=[str(p) for p in includes], defines=defines), "owned"),
         OutFile("app.overlay", render("harness/zephyr/overlay.dts.j2",

@@ -6,14 +6,15 @@ FetchContent. Paths of the generating machine never appear."""
 from __future__ import annotations
 
 from ..load.kernel_tree import board_library
+from ..plan.pipeline import Compiled
 from ..write.files import OutFile
 from .engine import banner, render
-from .executor import Generated
 
 
-def tree_files(gen: Generated, command: str, cpu: str) -> list[OutFile]:
+def tree_files(gen: Compiled, command: str) -> list[OutFile]:
     """The kernel copies and the CMakeLists.txt of each board library ``gen`` uses."""
     files = []
+    cpu = gen.board.cpu
     for tree in gen.trees:
         lib = board_library(tree.library)
         glue = sorted({s for k in gen.kernels if k.library == tree.library for s in k.sources})

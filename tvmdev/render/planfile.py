@@ -12,10 +12,10 @@ from .. import __version__
 from ..plan.memory import MemoryPlan
 
 if TYPE_CHECKING:
-    from .executor import Generated
+    from ..plan.pipeline import Compiled
 
 
-def plan_json(gen: Generated) -> str:
+def plan_json(gen: Compiled) -> str:
     """The metadata written beside the sources: what was decided, for people and tools."""
     m = gen.model
     mem = gen.memory
@@ -65,7 +65,7 @@ def plan_json(gen: Generated) -> str:
     return _json_lines(doc)
 
 
-def _placement_json(gen: Generated, index: int) -> dict[str, str]:
+def _placement_json(gen: Compiled, index: int) -> dict[str, str]:
     """An operator's library, and why a board library declined it."""
     p = gen.placements.get(index)
     if p is None:

@@ -22,7 +22,7 @@ from ..load.board import Board
 from ..load.platform import Platform
 from ..model.graph import Model
 from ..plan.devices import DevicePlan
-from ..render.executor import Generated
+from ..plan.pipeline import Compiled
 from ..render.harness import Harness
 from ..write.files import OutFile
 
@@ -35,7 +35,7 @@ class Job:
     board: Board
     backend: Backend
     build_dir: Path
-    gen: Generated
+    compiled: Compiled
     devices: DevicePlan
     inputs: dict[str, np.ndarray]
     exe: Path

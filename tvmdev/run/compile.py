@@ -67,7 +67,7 @@ def compile_program(job: Job, defines: list[str], extra_cflags: tuple[str, ...] 
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             stamp.unlink(missing_ok=True)
-            overflow = link_overflow(proc.stderr, job.model, job.gen.memory, job.board)
+            overflow = link_overflow(proc.stderr, job.model, job.compiled.memory, job.board)
             if overflow is not None:
                 raise overflow
             raise TvmdevError(f"the build failed ({tc.cc} exited {proc.returncode}):\n"

@@ -12,10 +12,12 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import TvmdevError
+from ..load.kernel_tree import board_library
 from ..model import reference
 from ..model.graph import Model
 from ..plan.fit import link_overflow
 from ..render.harness import Harness, zephyr_files
+from ..render.model import layout
 from ..resources import zephyr_app_dir
 from ..write.files import OutFile
 from .backend import Backend, Job, RawRun, RunOptions
@@ -39,10 +41,17 @@ class WestBackend(Backend):
         expected = reference.evaluate(job.model, job.inputs)
         tolerances = tolerance_for(job.model, expected)
         model_dir = job.build_dir / "model"
-        sources = [model_dir / f"tvmgen_{job.model.name}.c", model_dir / "tvmdev_app.c",
-                   *job.gen.sources(), *job.gen.tree_sources()]
-        return zephyr_files(harness, expected, tolerances, sources,
-                            [*job.include_dirs, *job.gen.include_dirs()], job.defines)
+        lay = layout(job.compiled)
+        # The model folder's own snippet lists its sources, includes and tree; the app's
+        # lists the rest: the glue, and the portable sources device kernels call.
+        kernels = [lay.mapped(s, model_dir) for s in job.compiled.sources()]
+        return zephyr_files(harness, expected, tolerances,
+                            [job.build_dir / "app/tvmdev_app.c",
+                             *(s for s in kernels if not s.is_relative_to(model_dir))],
+                            [job.build_dir / "app",
+                             *(i for i in job.include_dirs if not i.is_relative_to(model_dir)
+                               and i not in job.compiled.include_dirs())],
+                            [d for d in job.defines if d not in job.board.tuning.defines()])
 
     takes_cflags = False  # west builds with the app's own configuration
 
@@ -67,13 +76,15 @@ class WestBackend(Backend):
         cmd = [west, "build", "-b", str(self.board.support.zephyr_board), "-d",
                str(build_dir / "zephyr"), "-p", "auto", str(zephyr_app_dir()), "--",
                f"-DZEPHYR_EXTRA_MODULES={';'.join(extra)}",
-               f"-DTVMDEV_MODEL_DIR={build_dir / 'model'}",
+               f"-DTVMDEV_MODEL_CMAKE={build_dir / 'model' / f'tvmgen_{job.model.name}.cmake'}",
+               f"-DTVMDEV_APP_CMAKE={build_dir / 'app/tvmdev_app.cmake'}",
+               *(f"-D{board_library(t.library).env}={t.root}" for t in job.compiled.trees),
                f"-DDTC_OVERLAY_FILE={build_dir / 'app.overlay'}",
                f"-DOVERLAY_CONFIG={build_dir / 'tvmdev.conf'}"]
         (build_dir / "build.cmd").write_text(" ".join(cmd) + "\n")
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if proc.returncode != 0:
-            overflow = link_overflow(proc.stdout + proc.stderr, job.model, job.gen.memory,
+            overflow = link_overflow(proc.stdout + proc.stderr, job.model, job.compiled.memory,
                                      self.board)
             if overflow is not None:
                 raise overflow

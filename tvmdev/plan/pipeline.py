@@ -1,0 +1,217 @@
+"""The one compile pipeline: a model, a board and the options, to one immutable result.
+
+    compiled = compile_model(model, board, Options(schedule="lazy"))
+    files = model_files(compiled, command)          # tvmdev.render.model
+
+Every caller goes through here, as every TVM caller goes through ``relay.build``: ``tvmdev
+aot`` writes the rendered files; ``tvmdev run`` writes the same files under ``model/``,
+adds the devices and a harness, builds and runs. The stages, in order:
+
+1. devices: the board's offload, and which implementation each device kind gets
+   (:mod:`.devices`);
+2. kernels: the registry (the user's libraries, the device kinds', the board's kernel
+   libraries, portable) and each operator's chain (:mod:`.kernels`, :mod:`.placement`);
+3. memory: the schedule, and the workspace with every kernel's scratch (:mod:`.memory`);
+4. fit: the board's memory map (:mod:`.fit`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import TvmdevError
+from ..load.board import Board
+from ..load.device_kernels import delegated_sources, stand_in_library
+from ..load.kernel_tree import ActiveLibrary, activate
+from ..load.library import Kernel, Library, load_library
+from ..load.platform import all_platforms, platform_by_name
+from ..model.cnames import check_model
+from ..model.device import DeviceSpec
+from ..model.graph import Model
+from ..model.limits import object_problem
+from ..model.scratch import Tuning
+from ..resources import runtime_dir
+from .devices import DevicePlan, plan_devices
+from .fit import check_fit
+from .kernels import (
+    build_registry,
+    device_dir_libraries,
+    operator_scratch,
+    portable_library,
+    resolve,
+    tensor_dtypes,
+)
+from .memory import MemoryPlan, plan_memory
+from .placement import Placement, TreeSources, place
+from .schedule import Step, schedule
+
+# The command recorded in the banners of the device code tvmdev generates for a run.
+SIM_COMMAND = "tvmdev run (simulated accelerator)"
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a caller chooses besides the model and the board."""
+
+    schedule: str = "eager"  # "eager" or "lazy" activation
+    kernel_files: tuple[Path, ...] = ()  # --kernels: the user's kernel libraries
+    device_dir: Path | None = None  # --device-dir: a new-device folder with the user's kinds
+    device_specs: tuple[DeviceSpec, ...] = ()  # the kinds of that folder (its manifest)
+    # A board kernel library's tree, or "off", by library name (--cmsis-nn)
+    trees: tuple[tuple[str, str], ...] = ()
+    # Device kinds with no implementation of the user's (no --device-dir) take the kernels
+    # tvmdev generates for them: a run's simulated accelerator or scaffold does; aot plans
+    # their operators on the other libraries, since the kind's own kernels are unknown.
+    stand_in_kernels: bool = False
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """Everything the pipeline decided: what renderers lay out and builders compile."""
+
+    model: Model  # with the board's offload applied
+    board: Board
+    options: Options
+    devices: DevicePlan
+    steps: tuple[Step, ...]
+    memory: MemoryPlan
+    chains: dict[int, tuple[Kernel, ...]]  # op -> the kernels it tries, in order
+    placements: dict[int, Placement]  # op -> its library, and the fallbacks taken
+    trees: tuple[TreeSources, ...] = ()  # what a build compiles of board libraries' trees
+    # op -> params fields a board library's kernel takes precomputed (kernel_sums)
+    extra_params: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # Portable sources a device's kernel files call besides the selected kernels'.
+    companions: tuple[Path, ...] = ()
+    notes: tuple[str, ...] = ()  # why a board library is not in use
+    device_notes: tuple[str, ...] = ()  # the device kinds whose kernels are not known
+
+    @property
+    def schedule_kind(self) -> str:
+        """The activation schedule: eager or lazy."""
+        return self.options.schedule
+
+    @property
+    def tuning(self) -> Tuning:
+        """The board's kernel tuning, which sized the kernels' scratch."""
+        return self.board.tuning
+
+    @property
+    def kernels(self) -> list[Kernel]:
+        """The selected kernels (each once): what selective build compiles."""
+        seen: dict[str, Kernel] = {}
+        for chain in self.chains.values():
+            for k in chain:
+                seen.setdefault(k.name, k)
+        return list(seen.values())
+
+    def sources(self) -> list[Path]:
+        """The selected kernels' C sources (what selective build compiles)."""
+        return sorted({s for k in self.kernels for s in k.sources} | set(self.companions))
+
+    def include_dirs(self) -> list[Path]:
+        """The folders of the selected kernels' headers (and of the trees they use)."""
+        portable = {runtime_dir().resolve() / "kernels/portable"} if self.trees else set()
+        return sorted({k.include_dir for k in self.kernels} | portable
+                      | {i for t in self.trees for i in t.include})
+
+    def tree_sources(self) -> list[Path]:
+        """The board libraries' tree sources the selected kernels reach."""
+        return [s for t in self.trees for s in t.sources]
+
+    def board_libraries(self) -> tuple[str, ...]:
+        """The names of the board kernel libraries in use."""
+        return tuple(t.library for t in self.trees)
+
+
+def generated_specs(dplan: DevicePlan, board: Board) -> list[DeviceSpec]:
+    """Specs of the kinds tvmdev generates for a build (all but the user's own)."""
+    board_plat = platform_by_name(board.platform)
+    flags = tuple((o.name, True) for o in board_plat.options if o.kind == "flag")
+    return [DeviceSpec(k.kind, (k.platform,), options=flags if k.platform == board.platform
+                       else (), ops=k.ops, command=SIM_COMMAND, given=k.kind)
+            for k in dplan.kinds if k.origin != "user"]
+
+
+def _kind_libraries(dplan: DevicePlan, board: Board, device_root: Path,
+                    stand_in_kernels: bool) -> list[Library]:
+    """The kernel libraries of the kinds tvmdev implements, as a build lays them out
+    under ``device_root``: a built-in kind's shipped library (KleidiAI), the board's
+    platform library (Metal), and with ``stand_in_kernels`` the kernels of the simulated
+    accelerator or scaffold, which new-device would write for the kind's ops."""
+    libs = []
+    for k in dplan.kinds:
+        if k.origin == "builtin":
+            plat = platform_by_name(k.platform)
+            rule = next(r for r in plat.files if r.path == "kernels/{name}.yaml")
+            assert rule.source is not None
+            libs.append(load_library(device_root / f"kernels/{k.kind}.yaml", "device",
+                                     k.kind, k.kind, device_root / "include",
+                                     text=(runtime_dir() / rule.source).read_text()))
+        elif k.origin != "user" and stand_in_kernels and k.ops:
+            libs.append(stand_in_library(k.kind, k.ops, portable_library(), device_root))
+    spec = platform_by_name(board.platform).kernel_library
+    if spec is not None and spec.kind in dplan.model.kinds:
+        folder = device_root / f"kernels/{spec.kind}"
+        libs.insert(0, load_library(folder / "kernels.yaml", "device", spec.kind, spec.kind,
+                                    folder, text=(runtime_dir() / spec.kind / "kernels.yaml"
+                                                  ).read_text()))
+    return libs
+
+
+def _companions(specs: list[DeviceSpec], dplan: DevicePlan, folder: tuple[DeviceSpec, ...]
+                ) -> tuple[Path, ...]:
+    """The portable sources that the kernel files of the devices call besides the
+    selected kernels (load.device_kernels.delegated_sources)."""
+    user = {k.kind for k in dplan.with_origin("user")}
+    specs = specs + [s for s in folder if s.name in user]
+    portable = portable_library()
+    return tuple(sorted({p for s in specs for p in delegated_sources(s, portable)}))
+
+
+def board_libraries(board: Board, options: Options
+                    ) -> tuple[tuple[ActiveLibrary, ...], list[str]]:
+    """The board's kernel libraries in use, each with its tree, and a note for each that
+    is not."""
+    return activate(board.libraries, board.cpu, dict(options.trees) or None,
+                    board.platform == "zephyr")
+
+
+def compile_model(model: Model, board: Board, options: Options = Options(),
+                  device_root: Path = Path("devices")) -> Compiled:
+    """Plan ``model`` for ``board``: devices, kernels, memory and fit. ``device_root``:
+    where a build puts the device code tvmdev generates (its kernels' sources are found
+    there; nothing generated depends on it)."""
+    user_kinds = ({s.name: s.platforms for s in options.device_specs}
+                  if options.device_dir is not None else None)
+    dplan = plan_devices(model, board, user_kinds)
+    model = dplan.model
+    device_libs = _kind_libraries(dplan, board, device_root, options.stand_in_kernels)
+    user = [k.kind for k in dplan.with_origin("user")]
+    if options.device_dir is not None and user:
+        device_libs += device_dir_libraries(options.device_dir.resolve(), user)
+    libraries, notes = board_libraries(board, options)
+    device_notes = [f"device kind {k.kind}: no --device-dir, so its operators are planned on the "
+              "other kernel libraries; give the folder tvmdev new-device made for it to "
+              "call its kernels" for k in dplan.with_origin("sim", "scaffold")
+              if not options.stand_in_kernels]
+    registry = build_registry([*board.kernels, *options.kernel_files], device_libs,
+                              libraries)
+    steps = schedule(model, options.schedule)
+    placed = place(model, registry.board, resolve(model, registry),
+                   {op.index: tensor_dtypes(model, op) for op in model.operators},
+                   frozenset(lib.kind for lib in device_libs if lib.kind))
+    # Every spelling once more, now with a board's offload device and the kernels called.
+    check_model(model, all_platforms(), [k.name for c in placed.chains.values() for k in c])
+    memory = plan_memory(model, scratch=operator_scratch(model, placed.chains, board.tuning,
+                                                         placed.scratch))
+    problem = object_problem(memory.arena_size)
+    if problem is not None:
+        raise TvmdevError(f"the workspace of model '{model.name}' needs {problem}",
+                          model.path, hint="split the model, or make its tensors smaller")
+    check_fit(model, memory, board)
+    return Compiled(model, board, options, dplan, steps, memory, placed.chains,
+                    placed.placements, placed.trees, placed.params,
+                    _companions(generated_specs(dplan, board), dplan, options.device_specs),
+                    tuple(notes), tuple(device_notes))
