@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import TvmdevError
+from ..errors import TvmdevError, log_excerpt
 
 INDIRECT = "__indirect_call"
 
@@ -172,7 +172,8 @@ def disassemble(elf: Path, objdump: str) -> str:
         raise TvmdevError(f"{objdump} is not installed (the stack analysis reads the "
                           "firmware's library code with it)") from None
     if proc.returncode != 0:
-        raise TvmdevError(f"{objdump} failed: {proc.stderr.strip()}", str(elf))
+        raise TvmdevError(f"{objdump} failed (exit {proc.returncode})", str(elf),
+                          log=log_excerpt(proc.stderr, 20))
     return proc.stdout
 
 

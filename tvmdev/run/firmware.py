@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import TvmdevError
+from ..errors import TvmdevError, log_excerpt
 from ..inspect.stack import analyse
 from ..model.graph import Model
 from ..render.harness import Harness, firmware_files
@@ -55,7 +55,8 @@ def run_firmware(backend: Backend, job: Job, inputs: dict[str, np.ndarray], argv
     status, status_name, devices, data = parse_output(proc.stdout)
     if "tvmdev: end" not in proc.stdout:
         raise TvmdevError(f"the firmware stopped early (exit {proc.returncode})",
-                          str(job.exe), hint=(proc.stdout + proc.stderr)[-1500:])
+                          str(job.exe), log=log_excerpt(proc.stdout + proc.stderr, 25,
+                                                        tail=True))
     return RawRun(proc, status, status_name, devices,
                   printed_outputs(job.model, data, job.exe))
 
