@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 
@@ -95,3 +97,57 @@ def test_not_an_elf_and_truncated(cli: Callable[..., Result], tmp_path: Path) ->
     assert "Traceback" not in r.err
     r = cli("inspect", str(tmp_path / "nope.elf"))
     assert (r.code, r.err) == (1, f"tvmdev: {tmp_path / 'nope.elf'}: no such program\n")
+
+
+def _rebuild(build: Path, cflags: tuple[str, ...] = ()) -> None:
+    """Run the commands of a firmware build again (build.cmd: each source compiled, then
+    the link, which writes the map), the compiles with ``cflags`` added."""
+    for line in (build / "build.cmd").read_text().splitlines():
+        cmd = shlex.split(line)
+        if "-c" in cmd:
+            cmd[1:1] = cflags
+        run_ok(cmd)
+
+
+def test_a_destroy_the_linker_removed_is_not_missing(cli: Callable[..., Result],
+                                                     tmp_path: Path) -> None:
+    """A firmware whose main never calls Destroy: --gc-sections drops it, which the map
+    beside the ELF records, and that is no finding. Destroy defined under another name
+    (so the device API really lacks it) is one, map or not."""
+    need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi")
+    need_tool("qemu-system-arm", "apt-get install qemu-system-arm")
+    build = tmp_path / "b"
+    r = cli("run", str(MLP), "--board", "mps2_an386", "--build-dir", str(build))
+    assert r.code == 0, r.out + r.err
+    elf, link_map = build / "mlp.elf", build / "mlp.map"
+    r = cli("inspect", str(elf), "--model", str(build))
+    assert (r.code, r.out.splitlines()[1]) == (0, "device API woofles: all six functions defined")
+    main = build / "main.c"
+    main.write_text(re.sub(r"TVMDeviceWooflesDestroy\(&\w+\)", "TVM_DEVICE_OK",
+                           main.read_text()))
+    _rebuild(build)
+    nm = run_ok(["arm-none-eabi-nm", str(elf)]).stdout
+    assert "TVMDeviceWooflesInit" in nm and "TVMDeviceWooflesDestroy" not in nm
+    assert re.search(r"^ \.text\.TVMDeviceWooflesDestroy$", link_map.read_text(), re.M)
+    r = cli("inspect", str(elf), "--model", str(build))
+    assert r.code == 0, r.out
+    assert r.out.splitlines()[1] == ("device API woofles: all six functions defined "
+                                     "(Destroy removed by the linker: never called)")
+    rep = json.loads(cli("inspect", str(elf), "--model", str(build), "--json").out)
+    assert rep["link_map"] == str(link_map) and rep["missing_device_functions"] == []
+    assert rep["device_api"]["woofles"]["Destroy"] == "removed by the linker"
+    assert rep["ok"] is True
+    # Really missing: the device code names it woofles_teardown (which the linker removes).
+    _rebuild(build, ("-DTVMDeviceWooflesDestroy=woofles_teardown",))
+    assert re.search(r"^ \.text\.woofles_teardown$", link_map.read_text(), re.M)
+    r = cli("inspect", str(elf), "--model", str(build))
+    assert r.code == 1
+    assert r.out.splitlines()[1] == "device API woofles: MISSING Destroy (missing)"
+    rep = json.loads(cli("inspect", str(elf), "--model", str(build), "--json").out)
+    assert rep["missing_device_functions"] == ["TVMDeviceWooflesDestroy"]
+    assert rep["link_map"] == str(link_map) and rep["ok"] is False
+    # Without the map nothing tells a removed function from a missing one: a finding.
+    _rebuild(build)
+    link_map.unlink()
+    r = cli("inspect", str(elf), "--model", str(build))
+    assert (r.code, r.out.splitlines()[1]) == (1, "device API woofles: MISSING Destroy (missing)")

@@ -8,6 +8,8 @@ numpy reference rounded to float32 (ATOL, RTOL).
 
 from __future__ import annotations
 
+import shlex
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -174,3 +176,53 @@ def test_user_device_implementation_is_used(cli: Callable[..., Result], tmp_path
             str(tmp_path / "b"))
     assert r.code == 1
     assert "FAIL: outputs differ from the reference: y" in r.out
+
+
+BROKEN_TANH_YAML = """\
+- op: tanh
+  header: broken_tanh.h
+  kernels:
+    - arg_meta: null
+      kernel_name: broken_tanh
+      sources: [broken_tanh.c]
+"""
+BROKEN_TANH_H = """\
+#include "tvmk_portable.h"
+int32_t broken_tanh(const float *input, float *output, const struct tvmk_unary_params *params,
+                    void *resource_handle);
+"""
+BROKEN_TANH_C = """\
+#include "broken_tanh.h"
+int32_t broken_tanh(const float *input, float *output, const struct tvmk_unary_params *params,
+                    void *resource_handle)
+{
+\treturn nope + tvmk_tanh_f32(input, output, params, resource_handle);
+}
+"""
+
+
+def test_a_build_failure_prints_the_compiler_log_line_by_line(cli: Callable[..., Result],
+                                                               tmp_path: Path) -> None:
+    """One line says what failed; below it, indented, are the compiler's own lines (not
+    one line of literal \\n), exactly those gcc prints; the hint comes last."""
+    need_tool("gcc")
+    for name, text in (("broken_tanh.yaml", BROKEN_TANH_YAML), ("broken_tanh.h", BROKEN_TANH_H),
+                       ("broken_tanh.c", BROKEN_TANH_C)):
+        (tmp_path / name).write_text(text)
+    build = tmp_path / "b"
+    r = cli("run", str(REPO / "examples/decoder/decoder.yaml"), "--kernels",
+            str(tmp_path / "broken_tanh.yaml"), "--build-dir", str(build))
+    assert r.code == 1, r.out + r.err
+    lines = r.err.splitlines()
+    assert lines[0] == f"tvmdev: {build}: the build failed (gcc exited 1)"
+    assert lines[-1] == "  hint: the full command is in build.cmd in the build folder"
+    assert "\\n" not in r.err and "Traceback" not in r.err
+    log = lines[1:-1]
+    assert any(line.startswith(f"    {tmp_path / 'broken_tanh.c'}:5:") and
+               "error: " in line and "nope" in line for line in log), log
+    # The same lines gcc prints for the command the build ran, each indented 4 spaces.
+    (command,) = (build / "build.cmd").read_text().splitlines()
+    proc = subprocess.run(shlex.split(command), capture_output=True, text=True)
+    want = [line.rstrip().expandtabs(8) for line in proc.stderr.strip("\n").splitlines()]
+    assert proc.returncode == 1 and len(want) >= 3
+    assert log == [f"    {line}" if line else "" for line in want]

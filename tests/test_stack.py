@@ -20,6 +20,10 @@ from tvmdev.inspect.stack import (
     read_elf_code,
     worst_case,
 )
+from tvmdev.load.board import board_by_name
+from tvmdev.load.model import load_model
+from tvmdev.run.job import prepare
+from tvmdev.write.journal import STAGING
 
 pytestmark = pytest.mark.slow  # builds and runs firmware
 
@@ -68,8 +72,32 @@ def _run(cli: Callable[..., Result], build: Path, board: str, *extra: str,
     r = cli("run", str(REPO / f"examples/{example}/{example}.yaml"), "--board", board,
             "--build-dir", str(build), *extra)
     assert r.code == 0, r.out + r.err
-    plan = json.loads((build / f"model/tvmgen_{example}_plan.json").read_text())
-    return plan["stack"], r.out
+    facts = json.loads((build / "build.json").read_text())
+    assert (facts["model"], facts["board"]) == (example, board)
+    return facts["stack"], r.out
+
+
+def test_plan_json_is_written_once_and_the_build_facts_apart(cli: Callable[..., Result],
+                                                             tmp_path: Path) -> None:
+    """What the build finds goes to build.json; plan.json keeps the bytes generation
+    wrote (those of a build folder that was never built), and a second run leaves it
+    alone."""
+    _tools()
+    build = tmp_path / "b"
+    stack, _ = _run(cli, build, "mps2_an385")
+    plan = build / "model/tvmgen_decoder_plan.json"
+    board = board_by_name("mps2_an385")
+    prepare(load_model(REPO / "examples/decoder/decoder.yaml"), board, tmp_path / "fresh")
+    assert plan.read_bytes() == (tmp_path / "fresh/model/tvmgen_decoder_plan.json").read_bytes()
+    assert "stack" not in json.loads(plan.read_text())
+    before = plan.stat()
+    again, _ = _run(cli, build, "mps2_an385")
+    assert (plan.stat().st_ino, plan.stat().st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    facts = json.loads((build / "build.json").read_text())
+    assert facts["program"] == "decoder.elf" and (build / "decoder.elf").is_file()
+    assert facts["stack"] == again and again["peak_bytes"] == stack["peak_bytes"]
+    assert isinstance(again["measured_bytes"], int)
+    assert not (build / STAGING).exists()  # the writer's commit finished
 
 
 @pytest.mark.parametrize("board", BOARDS)

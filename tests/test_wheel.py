@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,9 @@ def test_wheel_installs_and_generates(tmp_path: Path) -> None:
     run_ok([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist),
             str(REPO)], timeout=600)
     wheel = next(dist.glob("tvmdev-*.whl"))
+    with zipfile.ZipFile(wheel) as whl:  # the licence ships in the wheel's metadata
+        (name,) = [n for n in whl.namelist() if n.endswith(".dist-info/licenses/LICENSE")]
+        assert whl.read(name) == (REPO / "LICENSE").read_bytes()
     venv = tmp_path / "venv"
     # System site-packages provide the dependencies (no network needed); tvmdev itself
     # comes only from the wheel, which is checked below.

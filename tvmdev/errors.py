@@ -26,24 +26,52 @@ class Where:
         return f"{self.file}:{self.line}" if self.line else self.file
 
 
+# A terminal control sequence: gcc -fdiagnostics-color=always colours with \x1b[...m and
+# \x1b[K.
+_CSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+LOG_INDENT = "    "
+
+
 class TvmdevError(Exception):
     """Bad input: printed as ``tvmdev: file:line: message`` plus an optional hint.
 
-    The CLI turns it into exit code 1 without a traceback.
+    A tool's output that explains the error (a compiler's diagnostics) is its ``log``,
+    printed under that line as lines of their own (:meth:`log_lines`). The CLI turns
+    the error into exit code 1 without a traceback.
     """
 
     def __init__(self, message: str, where: Where | str | Path | None = None,
-                 hint: str | None = None) -> None:
+                 hint: str | None = None, log: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         if isinstance(where, (str, Path)):
             where = Where(str(where))
         self.where = where
         self.hint = hint
+        self.log = log
 
     def __str__(self) -> str:
         prefix = f"{self.where}: " if self.where is not None else ""
         return one_line(f"{prefix}{self.message}")
+
+    def log_lines(self) -> list[str]:
+        """The log as the lines to print under the error: each indented, with its tabs
+        expanded, its colours dropped and any other control character escaped."""
+        text = _CSI.sub("", self.log or "").strip("\n")
+        if not text.strip():
+            return []
+        lines = (one_line(line.rstrip().expandtabs(8)) for line in text.splitlines())
+        return [LOG_INDENT + line if line else "" for line in lines]
+
+
+def log_excerpt(text: str, lines: int, tail: bool = False) -> str:
+    """The first (or with ``tail`` the last) ``lines`` lines of a tool's output, with a
+    line saying how many more there were."""
+    all_lines = text.strip().splitlines()
+    if len(all_lines) <= lines:
+        return "\n".join(all_lines)
+    more = f"... ({len(all_lines) - lines} more lines)"
+    return "\n".join([more, *all_lines[-lines:]] if tail else [*all_lines[:lines], more])
 
 
 class UsageError(Exception):

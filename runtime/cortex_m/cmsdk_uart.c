@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A CMSIS-Driver USART (Driver_USART0..4) for Arm's CMSDK APB UART, as on the MPS2 and
  * MPS3 boards. Polled: Send and Receive finish before they return, then signal their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * SysTick as a 64-bit tick counter (see icount.h). Writing CVR clears it to 0; the next
  * tick loads RELOAD, and each tick after counts down; the tick that reaches 0 raises the

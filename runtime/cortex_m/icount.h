@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Deterministic instruction counting on tvmdev's Cortex-M boards under QEMU.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Arm semihosting on M-profile: BKPT 0xAB with the operation in r0 and its parameter
  * in r1. QEMU serves it with -semihosting-config enable=on,target=native.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Arm semihosting, the two calls tvmdev's firmware needs: end the run with a status
  * code (SYS_EXIT_EXTENDED, which QEMU turns into its exit status) and write a string

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Startup for tvmdev's bare-metal Cortex-M boards: the vector table, the reset handler
  * (copy .data, zero .bss, enable the FPU and MVE where the board has them, run main)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Minimal fake <float.h> for parsing device code with pycparser (tvmdev check). */
 #ifndef TVMDEV_FAKE_FLOAT_H
 #define TVMDEV_FAKE_FLOAT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Minimal fake <inttypes.h> for parsing device code with pycparser (tvmdev check). */
 #ifndef TVMDEV_FAKE_INTTYPES_H
 #define TVMDEV_FAKE_INTTYPES_H

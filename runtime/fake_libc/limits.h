@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Minimal fake <limits.h> for parsing device code with pycparser (tvmdev check). */
 #ifndef TVMDEV_FAKE_LIMITS_H
 #define TVMDEV_FAKE_LIMITS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Minimal fake <math.h> for parsing generated C with pycparser (tvmdev check). */
 #ifndef TVMDEV_FAKE_MATH_H
 #define TVMDEV_FAKE_MATH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev's integration of Arm KleidiAI: the micro-kernel tables, the device's
  * configuration and the thread-pool hook. Written for tvmdev; KleidiAI itself is used

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gemm, matmul and fully_connected on KleidiAI micro-kernels, following ONNX Runtime's
  * MLAS integration:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The kernels of the built-in "kleidiai" device kind, in tvmdev's calling convention
  * (tvmk_portable.h). resource_handle is the tvm_device_kleidiai_t.

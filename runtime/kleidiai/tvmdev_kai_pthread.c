@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The default thread-pool hook: count - 1 pthreads plus the calling thread each run one
  * task index. Threads are created per call; a user with a pool of their own passes it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev's reference micro-kernels (see tvmdev_kai_reference.h). Packed RHS layout of
  * every family: for each block of nr columns, nr bias values, then K rows of nr values

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev's reference micro-kernels: three families with KleidiAI's interface and naive
  * bodies, with the geometries of the real ones (a plain LHS with 6 x 8 tiles like the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The float32 micro-kernel families and their dispatch by CPU feature: SME2 mopa, else
  * SME mopa, else NEON. With TVMDEV_KAI_REAL the tables point at KleidiAI (built from a

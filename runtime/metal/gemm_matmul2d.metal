@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tvmdev's Metal 4 GEMM kernel: D = A @ B with mpp::tensor_ops::matmul2d on cooperative
 // tensors. It serves large M on GPUs in MTLGPUFamilyMetal4 (compile with -std=metal4.0).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tvmdev's Metal 3 GEMM kernel: D = A @ B on simdgroup_matrix 8 x 8 fragments. It serves
 // small M and decode (M = 1), and every GPU outside MTLGPUFamilyMetal4.
 //

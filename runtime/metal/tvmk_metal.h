@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev's built-in Metal kernel library: the GEMM of device kind "metal".
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev's built-in Metal GEMM, host code: tvmk_metal_gemm_f32 for operators on a device
  * of kind "metal" (tvmdev new-device metal --platform metal).

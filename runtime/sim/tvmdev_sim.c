@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev's simulated accelerator runtime (see tvmdev_sim.h).
  */

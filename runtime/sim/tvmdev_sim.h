@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev's simulated accelerator runtime: counts the device calls of every instance,
  * checks the protocol (operators only while open, Close after Open, Deactivate after

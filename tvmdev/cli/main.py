@@ -260,7 +260,7 @@ def _main(argv: list[str]) -> int:
     try:
         parser = build_parser()
     except TvmdevError as exc:  # a broken platform.yaml of the installation
-        print(f"tvmdev: {exc}", file=sys.stderr)
+        _print_error(exc)
         return 1
     args = parser.parse_args(argv)
     args.argv = argv
@@ -278,9 +278,7 @@ def _main(argv: list[str]) -> int:
     except TvmdevError as exc:
         if args.debug:
             raise
-        print(f"tvmdev: {exc}", file=sys.stderr)
-        if exc.hint:
-            print(f"  hint: {one_line(exc.hint)}", file=sys.stderr)
+        _print_error(exc)
         return 1
     except UsageError as exc:
         if args.debug:
@@ -292,6 +290,15 @@ def _main(argv: list[str]) -> int:
     except BrokenPipeError:  # the reader went away (| head): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+
+
+def _print_error(exc: TvmdevError) -> None:
+    """``tvmdev: file:line: message`` on one line, the tool output it carries (a
+    compiler's log) indented below it, line by line, then the hint."""
+    lines = [f"tvmdev: {exc}", *exc.log_lines()]
+    if exc.hint:
+        lines.append(f"  hint: {one_line(exc.hint)}")
+    print("\n".join(lines), file=sys.stderr)
 
 
 if __name__ == "__main__":

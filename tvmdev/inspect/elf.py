@@ -1,5 +1,7 @@
 """ELF inspection (pyelftools): device API completeness, selective build, no heap, and
-footprint by component. Works on x86-64 host ELFs and Arm Cortex-M firmware.
+footprint by component. Works on x86-64 host ELFs and Arm Cortex-M firmware. A device
+function the linker removed because nothing calls it (the map beside the ELF says so:
+:mod:`.linkmap`) is not missing.
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ from elftools.elf.sections import SymbolTableSection
 from ..errors import TvmdevError
 from ..naming import camel
 from ..reading import check_regular
+from .device_api import device_api_line, device_states, is_missing
+from .linkmap import link_map_of
 from .plan import read_plan
 
 HEAP_SYMBOLS = ("malloc", "calloc", "realloc", "free", "_sbrk", "_sbrk_r", "_malloc_r",
                 "_calloc_r", "_realloc_r", "_free_r", "_Znwm", "_Znwj", "_Znam", "_Znaj",
                 "_ZdlPv", "_ZdaPv")
-DEVICE_FUNCTIONS = ("Init", "Activate", "Open", "Close", "Deactivate", "Destroy")
 COMPONENTS = ("executor", "device layer", "kernels", "constants", "rest")
 SECTION_KINDS = ("text", "rodata", "data", "bss")
 
@@ -58,12 +61,15 @@ class Report:
     kernels_present: list[str] = field(default_factory=list)
     heap: list[HeapUse] = field(default_factory=list)
     footprint: dict[str, dict[str, int]] = field(default_factory=dict)
+    link_map: str | None = None  # the linker map read beside the ELF
+    note: str | None = None  # why a map beside the ELF was not read
 
     @property
     def missing_device_functions(self) -> list[str]:
-        """``TVMDevice<Kind><Fn>`` functions of the model's kinds not defined."""
+        """``TVMDevice<Kind><Fn>`` functions of the model's kinds not defined (nor removed
+        by the linker as never called)."""
         return [f"TVMDevice{camel(k)}{fn}" for k, fns in self.device_kinds.items()
-                for fn, state in fns.items() if state != "defined"]
+                for fn, state in fns.items() if is_missing(state)]
 
     @property
     def unexpected_kernels(self) -> list[str]:
@@ -86,7 +92,7 @@ class Report:
     def to_json(self) -> dict[str, Any]:
         """The data as JSON-compatible values."""
         return {
-            "elf": self.path, "machine": self.machine,
+            "elf": self.path, "machine": self.machine, "link_map": self.link_map,
             "device_api": self.device_kinds,
             "missing_device_functions": self.missing_device_functions,
             "kernels": {"expected": self.kernels_expected, "present": self.kernels_present,
@@ -302,12 +308,12 @@ def inspect(path: Path, model_dir: Path | None = None, kinds: list[str] | None =
         report = Report(str(path), str(elf.machine))
         defined = {s.name for s in elf.symbols if s.defined and s.kind == "STT_FUNC"}
         referenced = {s.name for s in elf.symbols}
+        link_map, report.note = link_map_of(path, {s.name: s.value & ~1 for s in elf.symbols
+                                                   if s.defined and s.kind == "STT_FUNC"})
+        report.link_map = str(link_map.path) if link_map else None
+        removed = link_map.removed if link_map else frozenset()
         for kind in kinds or []:
-            prefix = f"TVMDevice{camel(kind)}"
-            report.device_kinds[kind] = {
-                fn: ("defined" if f"{prefix}{fn}" in defined else
-                     "referenced only" if f"{prefix}{fn}" in referenced else "missing")
-                for fn in DEVICE_FUNCTIONS}
+            report.device_kinds[kind] = device_states(kind, defined, removed, referenced)
         expected = set(kernels or [])
         kernel_like = sorted(n for n in defined
                              if n in expected or _looks_like_kernel(n, kinds or []))
@@ -351,11 +357,8 @@ def _looks_like_kernel(name: str, kinds: list[str]) -> bool:
 
 def format_report(r: Report) -> list[str]:
     """The report as text lines."""
-    lines = [f"{r.path}: {r.machine}"]
-    for kind, fns in r.device_kinds.items():
-        bad = [f"{fn} ({st})" for fn, st in fns.items() if st != "defined"]
-        lines.append(f"device API {kind}: " + ("all six functions defined" if not bad
-                                               else "MISSING " + ", ".join(bad)))
+    lines = [f"{r.path}: {r.machine}", *([f"note: {r.note}"] if r.note else [])]
+    lines += [device_api_line(kind, fns) for kind, fns in r.device_kinds.items()]
     if r.kernels_expected:
         if not r.unexpected_kernels and not r.missing_kernels:
             lines.append(f"kernels: exactly the {len(r.kernels_expected)} selected: "

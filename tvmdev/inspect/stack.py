@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import TvmdevError
+from ..errors import TvmdevError, log_excerpt
 
 INDIRECT = "__indirect_call"
 
@@ -54,7 +54,7 @@ class StackUsage:
     measured_bytes: int | None = None  # what a run used, when the firmware measured it
 
     def to_json(self) -> dict[str, Any]:
-        """The figures as plan.json records them."""
+        """The figures as build.json records them."""
         doc: dict[str, Any] = {"peak_bytes": self.peak_bytes, "bounded": self.bounded,
                                "root": self.root, "path": list(self.path),
                                "unbounded_by": list(self.unbounded_by),
@@ -64,7 +64,7 @@ class StackUsage:
         return doc
 
     def summary(self) -> str:
-        """One line for people (plan.json has the call sites)."""
+        """One line for people (build.json has the call sites)."""
         if self.bounded:
             text = (f"stack: {self.peak_bytes} bytes worst case below {self.root} "
                     f"({' > '.join(self.path[1:])})")
@@ -172,7 +172,8 @@ def disassemble(elf: Path, objdump: str) -> str:
         raise TvmdevError(f"{objdump} is not installed (the stack analysis reads the "
                           "firmware's library code with it)") from None
     if proc.returncode != 0:
-        raise TvmdevError(f"{objdump} failed: {proc.stderr.strip()}", str(elf))
+        raise TvmdevError(f"{objdump} failed (exit {proc.returncode})", str(elf),
+                          log=log_excerpt(proc.stderr, 20))
     return proc.stdout
 
 

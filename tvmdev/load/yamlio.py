@@ -7,6 +7,12 @@ Hostile documents are refused before they cost anything: nesting deeper than
 :data:`MAX_DEPTH` (checked on the parser's events, before libyaml's recursive composer
 sees them), aliases that expand past :data:`MAX_ALIAS_NODES` nodes (a billion laughs),
 and integers of more than 64 bits.
+
+Every refusal is one :class:`~tvmdev.errors.TvmdevError` at ``file:line``, whoever
+stops the document: libyaml 0.2.5 and later (in PyYAML 6.0.4's wheels) has a nesting
+limit of its own (1000 flow levels), which its scanner may reach while it reads ahead,
+before the parser gives :func:`_check_depth` one event; its error is then reported as
+invalid YAML at its line, like any other the library raises.
 """
 
 from __future__ import annotations

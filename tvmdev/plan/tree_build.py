@@ -14,7 +14,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from ..errors import TvmdevError
+from ..errors import TvmdevError, log_excerpt
 from ..load.kernel_tree import TreeLibrary
 
 _DEFINITION = re.compile(r"^(?!static\b)[A-Za-z_][\w \t*]*?\b(arm_\w+)\s*\(", re.M)
@@ -55,8 +55,8 @@ def probe(lib: TreeLibrary, root: Path) -> Path:
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         os.unlink(tmp)
-        raise TvmdevError(f"cannot build {lib.name}'s buffer-size probe: "
-                          + proc.stderr.strip()[:1500], str(root),
+        raise TvmdevError(f"cannot build {lib.name}'s buffer-size probe ({cc} exited "
+                          f"{proc.returncode})", str(root), log=log_excerpt(proc.stderr, 30),
                           hint=f"is it {lib.pin.repository} at {lib.pin.tag}?")
     os.replace(tmp, exe)
     return exe

@@ -1,11 +1,11 @@
-"""plan.json: what generation decided, written beside the executor for people and tools
-(one line per top-level item, so that it diffs well), and updated by builds."""
+"""plan.json: what generation decided, written once beside the executor for people and
+tools (one line per top-level item, so that it diffs well). What a build finds goes into
+its own file (:mod:`.buildfile`)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
@@ -62,7 +62,7 @@ def plan_json(gen: Compiled) -> str:
                    "sources": [str(s.relative_to(t.root)) for s in t.sources]}
                   for t in gen.trees],
     }
-    return _json_lines(doc)
+    return json_lines(doc)
 
 
 def _placement_json(gen: Compiled, index: int) -> dict[str, str]:
@@ -80,7 +80,7 @@ def _scratch_json(mem: MemoryPlan, index: int) -> dict[str, int] | None:
     return {"bytes": nbytes, "offset": offset}
 
 
-def _json_lines(doc: dict[str, Any]) -> str:
+def json_lines(doc: dict[str, Any]) -> str:
     """JSON with one line per top-level key and per item of a top-level list or mapping:
     readable, diff-friendly, and written by json's fast C encoder."""
     out = ["{"]
@@ -104,10 +104,3 @@ def _json_lines(doc: dict[str, Any]) -> str:
     out.append("}")
     return "\n".join(out)
 
-
-def update_plan_json(path: Path, key: str, value: Any) -> None:
-    """Set one top-level key of a plan.json written by :func:`generate` (a build adds what
-    it found, such as the firmware's stack), keeping its layout."""
-    doc = json.loads(path.read_text())
-    doc[key] = value
-    path.write_text(_json_lines(doc) + "\n")

@@ -47,11 +47,6 @@ class Job:
     stack: StackUsage | None = None  # firmware: the run's worst-case stack
     icount: bool = False  # firmware: count the run's instructions under QEMU -icount
 
-    @property
-    def plan_path(self) -> Path:
-        """The build's plan.json."""
-        return self.build_dir / "model" / f"tvmgen_{self.model.name}_plan.json"
-
 
 @dataclass(frozen=True)
 class RunOptions:

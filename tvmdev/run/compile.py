@@ -70,8 +70,8 @@ def compile_program(job: Job, defines: list[str], extra_cflags: tuple[str, ...] 
             overflow = link_overflow(proc.stderr, job.model, job.compiled.memory, job.board)
             if overflow is not None:
                 raise overflow
-            raise TvmdevError(f"the build failed ({tc.cc} exited {proc.returncode}):\n"
-                              + proc.stderr.strip(), str(job.build_dir),
+            raise TvmdevError(f"the build failed ({tc.cc} exited {proc.returncode})",
+                              str(job.build_dir), log=proc.stderr,
                               hint="the full command is in build.cmd in the build folder")
     stamp.write_text(digest.hexdigest())
     return job.exe

@@ -9,7 +9,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from ..errors import TvmdevError
+from ..errors import TvmdevError, log_excerpt
 from ..load.platform import Platform
 
 
@@ -46,7 +46,7 @@ def compile_objects(cc: str, cflags: list[str], plat: Platform, root: Path, out:
             if not obj.is_file():
                 proc = subprocess.run([*cmd, "-o", str(obj)], capture_output=True, text=True)
                 if proc.returncode != 0:
-                    raise TvmdevError(f"cannot compile {rel}: {proc.stderr.strip()[:2000]}",
-                                      str(src))
+                    raise TvmdevError(f"cannot compile {rel} ({cc} exited {proc.returncode})",
+                                      str(src), log=log_excerpt(proc.stderr, 40))
             objects.append(obj)
     return objects

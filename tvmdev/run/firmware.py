@@ -4,7 +4,8 @@ the exit status out. A simulated device's failure is compiled in.
 
 Each build also finds the worst-case stack below ``tvmgen_<model>_run``
 (:mod:`tvmdev.inspect.stack`), and each run prints the stack it used; both go into the
-build folder's plan.json (``stack``). With ``Job.icount`` (``tvmdev run --instructions``)
+build folder's build.json (``stack``), written through the one writer (plan.json stays as
+generation wrote it). With ``Job.icount`` (``tvmdev run --instructions``)
 the firmware also counts the run call's instructions and QEMU runs with -icount
 (:mod:`tvmdev.run.icount`)."""
 
@@ -16,13 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import TvmdevError
+from ..errors import TvmdevError, log_excerpt
 from ..inspect.stack import analyse
 from ..model.graph import Model
+from ..render.buildfile import BUILD_JSON, build_json
 from ..render.harness import Harness, firmware_files
-from ..render.planfile import update_plan_json
 from ..resources import platforms_dir
-from ..write.files import OutFile
+from ..write.files import OutFile, sync
 from . import icount
 from .backend import Backend, Job, RawRun, RunOptions, parse_output
 from .compile import compile_program, object_dir
@@ -55,9 +56,18 @@ def run_firmware(backend: Backend, job: Job, inputs: dict[str, np.ndarray], argv
     status, status_name, devices, data = parse_output(proc.stdout)
     if "tvmdev: end" not in proc.stdout:
         raise TvmdevError(f"the firmware stopped early (exit {proc.returncode})",
-                          str(job.exe), hint=(proc.stdout + proc.stderr)[-1500:])
+                          str(job.exe), log=log_excerpt(proc.stdout + proc.stderr, 25,
+                                                        tail=True))
     return RawRun(proc, status, status_name, devices,
                   printed_outputs(job.model, data, job.exe))
+
+
+def _record(job: Job) -> None:
+    """Write the build's build.json (its stack) atomically into the build folder."""
+    assert job.stack is not None
+    sync(job.build_dir, [OutFile(BUILD_JSON, build_json(job.model.name, job.board.name,
+                                                        job.exe.name, job.stack.to_json()),
+                                 "owned")])
 
 
 class QemuSystemBackend(Backend):
@@ -84,14 +94,14 @@ class QemuSystemBackend(Backend):
     def build(self, job: Job, fault: str | None = None,
               extra_cflags: tuple[str, ...] = ()) -> Path:
         """Build the program; ``fault`` compiled in where it cannot be passed at run time.
-        The worst-case stack below the run function goes into plan.json."""
+        The worst-case stack below the run function goes into build.json."""
         exe = compile_program(job, [f'TVMDEV_SIM_FAIL="{fault}"'] if fault else [],
                               extra_cflags, stack_usage=True)
         cc = self.board.toolchain.cc
         objdump = (cc[:-3] if cc.endswith("gcc") else cc + "-") + "objdump"
         job.stack = analyse(sorted(object_dir(job).glob("*.ci")), exe, objdump,
                             f"tvmgen_{job.model.name}_run")
-        update_plan_json(job.plan_path, "stack", job.stack.to_json())
+        _record(job)
         return exe
 
     def command(self, job: Job) -> list[str]:
@@ -109,5 +119,5 @@ class QemuSystemBackend(Backend):
         used = re.search(r"^tvmdev: stack (\d+)$", proc.stdout, re.M)
         if job.stack is not None and used is not None:
             job.stack = replace(job.stack, measured_bytes=int(used[1]))
-            update_plan_json(job.plan_path, "stack", job.stack.to_json())
+            _record(job)
         return raw

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import TvmdevError
+from ..errors import TvmdevError, log_excerpt
 from ..load.kernel_tree import board_library
 from ..model import reference
 from ..model.graph import Model
@@ -88,9 +88,10 @@ class WestBackend(Backend):
                                      self.board)
             if overflow is not None:
                 raise overflow
-            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
-            raise TvmdevError(f"the Zephyr build failed (west exited {proc.returncode}):\n"
-                              f"{tail}", str(build_dir), hint="the full command is in build.cmd")
+            raise TvmdevError(f"the Zephyr build failed (west exited {proc.returncode})",
+                              str(build_dir), log=log_excerpt(proc.stdout + proc.stderr, 25,
+                                                              tail=True),
+                              hint="the full command is in build.cmd")
         return job.exe
 
     def execute(self, job: Job, inputs: dict[str, np.ndarray], options: RunOptions) -> RawRun:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Minimal declarations of the CMSIS-Driver USART API, written for tvmdev
  * from the published API reference. Not the Arm headers; link against the

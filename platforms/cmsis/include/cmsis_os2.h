@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Minimal declarations of the CMSIS-RTOS2 API (kernel tick, delay, thread
  * and mutex subset), written for tvmdev from the published API reference.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev's probe of CMSIS-NN's scratch sizes, compiled for the host against a CMSIS-NN
  * tree and run at generation time: the memory planner gives each operator exactly what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmsis_nn: CONV_2D int8 through arm_convolve_wrapper_s8, which picks CMSIS-NN's 1x1, 1xN
  * or general kernel as TFLM's kernels/cmsis_nn/conv.cc lets it.

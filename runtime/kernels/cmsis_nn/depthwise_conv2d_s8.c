@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmsis_nn: DEPTHWISE_CONV_2D int8 through arm_depthwise_conv_wrapper_s8 (its 3x3, fast
  * or general kernel, as TFLM's kernels/cmsis_nn/depthwise_conv.cc).

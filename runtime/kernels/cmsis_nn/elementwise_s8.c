@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmsis_nn: ADD and MUL int8 of two operands of the output's shape through
  * arm_elementwise_add_s8 and arm_elementwise_mul_s8 (TFLM's kernels/cmsis_nn/add.cc and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmsis_nn: FULLY_CONNECTED int8 through arm_fully_connected_wrapper_s8 (weights per tensor
  * or per output channel), as TFLM's kernels/cmsis_nn/fully_connected.cc calls it for a 2-D

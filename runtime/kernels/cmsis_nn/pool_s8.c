@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmsis_nn: AVERAGE_POOL_2D and MAX_POOL_2D int8 through arm_avgpool_s8 and
  * arm_max_pool_s8, as TFLM's kernels/cmsis_nn/pooling.cc.

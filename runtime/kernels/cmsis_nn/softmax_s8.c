@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmsis_nn: SOFTMAX int8 -> int8 through arm_softmax_s8 (TFLM's kernels/cmsis_nn/softmax.cc).
  */

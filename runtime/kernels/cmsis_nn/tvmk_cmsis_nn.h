@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev's "cmsis_nn" kernel library: int8 operators on Arm's CMSIS-NN (v7.0.0), called as
  * TFLM's kernels/cmsis_nn call it, with the portable int8 kernels' calling convention and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the cmsis_nn kernels share: CMSIS-NN's header and its status turned into tvmdev's.
  */

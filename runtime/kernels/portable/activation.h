@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: fused activations (TVMK_ACT_*), applied to each output value
  * by the kernels whose params carry an activation. Private to this folder.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: elementwise A + B with numpy broadcasting (ONNX Add).
  * The shared body is in binary.h: fast paths for operands of the same shape and for a

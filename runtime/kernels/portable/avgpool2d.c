@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: AveragePool (ONNX), 2-D, NCHW or NHWC, with stride, padding and
  * dilation. The sum runs over the window's taps inside the input. With count_include_pad

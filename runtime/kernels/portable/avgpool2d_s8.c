@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: int8 AVERAGE_POOL_2D, NHWC, as TFLM computes it: the sum of
  * the window's positions inside the input divided by their count, rounded half away from

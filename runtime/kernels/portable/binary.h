@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: the shared body of the broadcasting elementwise binary
  * kernels (add.c, mul.c). Private to this folder; every function is static inline and

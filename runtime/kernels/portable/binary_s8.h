@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: the shared body of the int8 broadcasting binary kernels
  * (add_s8.c, mul_s8.c). Private to this folder. The element function is chosen by a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: Clip (ONNX, constant bounds) and RELU6 (TFLite),
  * Y = min(max(X, min), max); NaN passes through. Y may alias X (computed in place).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: Concat (ONNX) and CONCATENATION (TFLite), any number of inputs
  * (an array of pointers). For each outer index, each input's block is copied after the

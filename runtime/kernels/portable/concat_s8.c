@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: int8 CONCATENATION (tvmk_s8_ops.h: tvmk_concat_s8_params), a
  * copy: every input is quantized as the output (TFLM requires it). For each outer index,

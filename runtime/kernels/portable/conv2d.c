@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: Conv (ONNX) and CONV_2D (TFLite), 2-D, NCHW or NHWC, with
  * stride, padding, dilation, groups, an optional bias B and a fused activation.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels, int8: CONV_2D (NHWC, per-channel requantization) as TFLM's
  * reference_integer_ops::ConvPerChannel. Y must not overlap X.

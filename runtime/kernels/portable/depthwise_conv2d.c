@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: DEPTHWISE_CONV_2D (TFLite), NHWC, with a depth multiplier,
  * stride, padding, dilation, an optional bias and a fused activation.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels, int8: DEPTHWISE_CONV_2D (NHWC, per-channel requantization) as
  * TFLM's reference_integer_ops::DepthwiseConvPerChannel. output must not overlap input.

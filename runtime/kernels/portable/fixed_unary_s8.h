@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: the shared body of int8 LOGISTIC and TANH (sigmoid_s8.c,
  * tanh_s8.c), TFLM's algorithm: saturation outside the input radius, else the input

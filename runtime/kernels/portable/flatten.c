@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: Flatten (ONNX). The data is unchanged, only its shape is, so this
  * is a copy of count floats: skipped when computed in place (output == input), and done

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: FULLY_CONNECTED (TFLite), float32: the input read as batch rows
  * of in_size values, each multiplied with every row of weights (out_size x in_size), plus

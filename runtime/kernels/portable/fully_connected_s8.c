@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels, int8: FULLY_CONNECTED as TFLM's
  * reference_integer_ops::FullyConnected (FullyConnectedPerChannel with per-channel

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: Gemm, Y = alpha * op(A) @ op(B) + beta * C (ONNX semantics).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Portable gemm with a 4-bit block-quantised B (struct tvmk_q4c32):
  * Y = alpha * A @ op(B) + beta * C, op(B) being the K x N matrix the N quantised rows of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: MatMul (ONNX, numpy batching), Y[i] = A[i] @ B[i].
  *

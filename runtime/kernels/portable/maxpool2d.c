@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: MaxPool (ONNX), 2-D, NCHW or NHWC, with stride, padding and dilation.
  * Padded positions are ignored: each output is the maximum over the window's taps that

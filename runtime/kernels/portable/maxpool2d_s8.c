@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: int8 MAX_POOL_2D, NHWC, as TFLM computes it: the largest of
  * the window's positions inside the input (-128 for none), clamped to the fused

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: ReduceMean (ONNX), MEAN (TFLite) and GlobalAveragePool (ONNX):
  * the mean over some dims. The input is read once, in order, each element added to its

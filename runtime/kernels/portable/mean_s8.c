@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: int8 MEAN over some dims, TFLM's requantization (tvmk_s8_ops.h:
  * tvmk_mean_s8_params). No scratch: each output sums its reduced group directly (an

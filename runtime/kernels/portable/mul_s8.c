@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: int8 MUL with numpy broadcasting and a fused activation,
  * TFLM's arithmetic (tvmk_s8_ops.h: tvmk_mul_s8_params). The output may alias an

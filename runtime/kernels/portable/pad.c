@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: Pad (ONNX, constant mode) and PAD / PADV2 (TFLite). The output
  * is written in order: along its innermost dim, value before the input's row, the row,

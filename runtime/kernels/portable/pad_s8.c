@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: int8 PAD / PADV2 (tvmk_s8_ops.h: tvmk_pad_s8_params): the
  * output in row-major order, each element the input's at (index - begin) when inside it,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: what the int8 pooling kernels (avgpool2d_s8.c,
  * maxpool2d_s8.c) share: checking the params and clipping a window to the input.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels, int8: QUANTIZE (float32 -> int8) as TFLM's AffineQuantize,
  * QUANTIZE of int8 (a requantization) as TFLM's Requantize,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: Relu (ONNX), Y = max(X, 0); NaN passes through.
  * Y may alias X (computed in place).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: Sigmoid (ONNX), Y = 1 / (1 + exp(-X)).
  * Numerically stable: expf only ever sees a non-positive argument, so it cannot

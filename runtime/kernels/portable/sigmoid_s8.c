@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: int8 LOGISTIC, TFLM's algorithm (tvmk_s8_ops.h:
  * tvmk_sigmoid_s8_params); the output is in 1/256 steps from -128. Y may alias X.

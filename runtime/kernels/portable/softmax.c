@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: Softmax (ONNX) over the middle axis of an
  * outer x axis x inner view. Numerically stable: the maximum along the axis is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: int8 SOFTMAX over the last axis, TFLM's algorithm
  * (tvmk_s8_ops.h: tvmk_softmax_s8_params). Three passes over each row, no scratch: its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: Tanh (ONNX), elementwise tanhf.
  * output may alias input (computed in place).

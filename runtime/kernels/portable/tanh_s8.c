@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: int8 TANH, TFLM's algorithm (tvmk_s8_ops.h:
  * tvmk_tanh_s8_params); the output is in 1/128 steps around 0. output may alias input.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: Transpose (ONNX). The output is written in order while an
  * odometer over its dims walks the input with in_strides; the innermost output dim is a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * TFLite's integer requantisation for the int8 kernels: gemmlowp's saturating rounding
  * doubling high multiply and rounding right shift, and TFLite's

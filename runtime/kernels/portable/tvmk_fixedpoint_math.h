@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gemmlowp's fixed-point transcendental functions for the int8 softmax, logistic and
  * tanh kernels, as TFLite calls them: exp of a non-positive value, 1 / (1 + x),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernel library: C99, no dynamic allocation, libm only for exp/tanh.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels, int8 (TFLite's quantization spec), computed exactly as TFLM's
  * reference kernels compute them: quantize, dequantize, reshape, fully_connected,

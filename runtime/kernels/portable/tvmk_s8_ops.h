@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels, int8 (TFLite's quantization spec), bit-exact with TFLM's
  * reference kernels: ADD, MUL, AVERAGE_POOL_2D, MAX_POOL_2D, SOFTMAX, LOGISTIC, TANH, PAD

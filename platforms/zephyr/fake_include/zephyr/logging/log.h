@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Minimal fake <zephyr/logging/log.h> for parsing generated C with pycparser. */
 #ifndef TVMDEV_FAKE_ZEPHYR_LOG_H
 #define TVMDEV_FAKE_ZEPHYR_LOG_H
