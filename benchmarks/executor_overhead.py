@@ -24,9 +24,10 @@ import unicorn
 import unicorn.arm_const as arm
 from elftools.elf.elffile import ELFFile
 
+from tvmdev.load.board import board_by_name
 from tvmdev.load.model import load_model
-from tvmdev.plan.kernels import build_registry
-from tvmdev.render import executor as aot
+from tvmdev.plan.pipeline import Compiled, Options, compile_model
+from tvmdev.render.executor import executor_files
 
 CFLAGS = ["-mcpu=cortex-m3", "-mthumb", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror",
           "-ffreestanding", "-ffunction-sections"]
@@ -48,7 +49,7 @@ def model_yaml(n_ops: int) -> str:
             f"[{', '.join(['0.5'] * 16)}]}}\noperators:\n{ops}\n")
 
 
-def tvm_style(gen: aot.Generated) -> str:
+def tvm_style(gen: Compiled) -> str:
     """The run function as TVM's AOT executor writes it: -1 at the first failure."""
     m = gen.model
     prefix = f"tvmgen_{m.name}"
@@ -59,7 +60,7 @@ def tvm_style(gen: aot.Generated) -> str:
              f"                      struct {prefix}_outputs *outputs,",
              f"                      const struct {prefix}_devices *devices)", "{",
              "    uint8_t *const ws = tvm_style_workspace;"]
-    src = gen.files[1].content
+    src = executor_files(gen, "tvmdev aot")[1].content
     # Reuse the generated code's own tensor pointers, params and calls.
     body = src[src.index("uint8_t *const ws = (uint8_t *)workspace;") + 41:]
     decls = [ln for ln in body.splitlines() if ln.startswith("    float *const t_")]
@@ -108,10 +109,10 @@ SECTIONS {
 def build(tmp: Path, n_ops: int) -> tuple[Path, str]:
     (tmp / f"m{n_ops}.yaml").write_text(model_yaml(n_ops))
     m = load_model(tmp / f"m{n_ops}.yaml")
-    gen = aot.generate(m, build_registry([], []), "eager")
+    gen = compile_model(m, board_by_name("host"), Options("eager"))
     out = tmp / f"m{n_ops}"
     out.mkdir(exist_ok=True)
-    for f in gen.files:
+    for f in executor_files(gen, "tvmdev aot"):
         (out / f.path).write_text(f.content)
     prefix = f"tvmgen_{m.name}"
     (out / "tvm_style.c").write_text(

@@ -21,26 +21,27 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _graphs import write_graph  # noqa: E402
 
+from tvmdev.load.board import board_by_name  # noqa: E402
 from tvmdev.load.model import load_model  # noqa: E402
-from tvmdev.plan.kernels import build_registry  # noqa: E402
-from tvmdev.render import executor as aot  # noqa: E402
+from tvmdev.plan.pipeline import Options, compile_model  # noqa: E402
+from tvmdev.render.executor import executor_files  # noqa: E402
 
 
 def timed(path: Path, repeat: int) -> tuple[float, float, int]:
     best_load = best_total = math.inf
     size = 0
-    registry = build_registry([], [])
+    host = board_by_name("host")
     gc.disable()  # as the tvmdev command line runs
     for _ in range(repeat):
         t0 = time.perf_counter()
         m = load_model(path)
         t1 = time.perf_counter()
-        gen = aot.generate(m, registry, "lazy")
+        files = executor_files(compile_model(m, host, Options("lazy")), "tvmdev aot")
         t2 = time.perf_counter()
         best_load = min(best_load, t1 - t0)
         best_total = min(best_total, t2 - t0)
-        size = sum(len(f.content) for f in gen.files)
-        del m, gen
+        size = sum(len(f.content) for f in files)
+        del m, files
         gc.collect()
     gc.enable()
     return best_load, best_total, size

@@ -37,7 +37,7 @@ import json
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,8 +48,7 @@ from import_bench import tflm_arena  # noqa: E402
 
 from tvmdev.frontends.importer import import_file  # noqa: E402
 from tvmdev.load.board import board_by_name  # noqa: E402
-from tvmdev.plan.kernels import build_registry  # noqa: E402
-from tvmdev.render import executor as aot  # noqa: E402
+from tvmdev.plan.pipeline import Options, compile_model  # noqa: E402
 
 MODELS = ("anomaly_detection", "keyword_spotting", "image_classification",
           "visual_wake_words")
@@ -116,8 +115,8 @@ def memory(row: Row, path: Path) -> bool:
         row.notes.append("the M3 and M55 boards' tunings differ: workspace for mps3_an547")
     try:
         model = import_file(path).to_model()
-        gen = aot.generate(model, build_registry([], []), "lazy",
-                           tuning=board_by_name("mps3_an547").tuning)
+        gen = compile_model(model, replace(board_by_name("mps3_an547"), memory=None),
+                            Options("lazy", trees=(("cmsis_nn", "off"),)))
     except Exception as exc:  # a model the importer or planner refuses: say so, go on
         row.reason = f"{type(exc).__name__}: {getattr(exc, 'message', str(exc))}"
         return False

@@ -141,9 +141,9 @@ def kernels_line(model: Model, placements: dict[int, Placement]) -> str:
             + (f" then {then}" if then else ""))
     declined = [f"{op.name} ({placements[op.index].declined})" for op in model.operators
                 if op.index in placements and placements[op.index].declined]
-    fallbacks = [f"{op.name} on {op.device} ({p.fallback}: {p.library})"
-                 for op in model.operators
-                 if (p := placements.get(op.index)) is not None and p.fallback]
+    fallbacks = [f"{op.name} on {op.device} ({placements[op.index].fallback}: "
+                 f"{placements[op.index].library})" for op in model.operators
+                 if op.index in placements and placements[op.index].fallback]
     return ("kernels: " + ", ".join(parts)
             + ("; declined: " + "; ".join(declined) if declined else "")
             + ("; fallback: " + "; ".join(fallbacks) if fallbacks else ""))
