@@ -145,7 +145,7 @@ def _zephyr_bit_exact(cli: Callable[..., Result], model: Path, board: str, tmp_p
             "--save-outputs", str(tmp_path / "out"), "--build-dir", str(tmp_path / "b"))
     assert r.code == 0, r.out + r.err
     assert r.out.rstrip().endswith("PASS"), r.out
-    app = (tmp_path / "b/model/tvmdev_app.c").read_text()
+    app = (tmp_path / "b/app/tvmdev_app.c").read_text()
     expected = _tflm_outputs(model, [given[n] for n in m.inputs], len(m.outputs))
     for name, want in zip(m.outputs, expected, strict=True):
         assert want.dtype == np.float32  # the Zephyr app takes float I/O models
