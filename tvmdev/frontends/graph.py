@@ -25,6 +25,7 @@ from ..load import yamlio
 from ..load.model import model_from_doc
 from ..model.graph import Model
 from ..model.ops import OPS, resolved_attrs
+from ..model.quant import Quant
 from ..model.shapes import Shape, ShapeError
 
 MAX_NAME = 64  # C names made from source names are cut to this length
@@ -36,16 +37,6 @@ class Unsupported(Exception):
     def __init__(self, detail: str = "") -> None:
         super().__init__(detail)
         self.detail = detail
-
-
-@dataclass(frozen=True)
-class QuantParams:
-    """A tensor's affine quantisation, ``real = scale * (q - zero_point)``, per tensor or per
-    channel along ``axis`` (kept on every tensor for int8; refused today)."""
-
-    scale: tuple[float, ...]
-    zero_point: tuple[int, ...]
-    axis: int
 
 
 def c_names(names: Sequence[str]) -> list[str]:
@@ -150,7 +141,7 @@ class Builder:
         self.source = source
         self.shapes: dict[str, Shape] = {}
         self.dtypes: dict[str, str] = {}
-        self.quant: dict[str, QuantParams] = {}
+        self.quant: dict[str, Quant] = {}
         self.taken: set[str] = set()
         self.inputs: dict[str, Any] = {}
         self.constants: dict[str, Any] = {}
@@ -178,7 +169,7 @@ class Builder:
         return self.reserve(name)
 
     def tensor(self, name: str, shape: Shape, dtype: str = "float32",
-               quant: QuantParams | None = None) -> None:
+               quant: Quant | None = None) -> None:
         """Record a tensor's shape, dtype and quantisation."""
         self.shapes[name] = shape
         self.dtypes[name] = dtype
@@ -186,13 +177,13 @@ class Builder:
             self.quant[name] = quant
 
     def add_input(self, name: str, shape: Shape, dtype: str = "float32",
-                  quant: QuantParams | None = None) -> None:
+                  quant: Quant | None = None) -> None:
         """A model input."""
         self.inputs[name] = {"shape": list(shape), "dtype": dtype, **self.quant_doc(quant)}
         self.tensor(name, shape, dtype, quant)
 
     @staticmethod
-    def quant_doc(quant: QuantParams | None) -> dict[str, Any]:
+    def quant_doc(quant: Quant | None) -> dict[str, Any]:
         """A tensor's quantization as its YAML ``quant`` key (none without)."""
         if quant is None:
             return {}
@@ -201,7 +192,7 @@ class Builder:
                           **({"axis": int(quant.axis)} if len(quant.scale) > 1 else {})}}
 
     def constant(self, name: str, array: np.ndarray, dtype: str = "float32",
-                 quant: QuantParams | None = None) -> str:
+                 quant: Quant | None = None) -> str:
         """A constant called ``name`` (reused when added again)."""
         if name not in self.constants:
             data = np.ascontiguousarray(array, dtype=np.dtype(dtype))
@@ -213,7 +204,7 @@ class Builder:
 
     def emit(self, kind: str, op: str, inputs: Sequence[str | None], output: str,
              attrs: dict[str, Any] | None = None, dtype: str = "float32",
-             quant: QuantParams | None = None) -> Shape:
+             quant: Quant | None = None) -> Shape:
         """Add one tvmdev operator writing ``output`` (of ``dtype``); its inferred output
         shape."""
         opdef = OPS[op]

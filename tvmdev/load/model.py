@@ -19,8 +19,7 @@ from ..model.device import MAX_DEVICES, device_name
 from ..model.graph import Device, Model, Operator, Tensor
 from ..model.limits import params_problem
 from ..model.ops import OPS, op_params, resolved_attrs
-from ..model.quant import Q4Weight, quantize
-from ..model.s8 import Quant
+from ..model.quant import Q4Weight, Quant, quantize
 from ..model.shapes import Shape, ShapeError
 from . import yamlio
 from .constants import TENSOR_KEYS, constant, quantize_spec

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import Where, shown
-from ..model.s8 import Quant
+from ..model.quant import Quant
 from ..model.shapes import Shape
 from . import yamlio
 from .fields import err, is_int, is_number, keys, mapping

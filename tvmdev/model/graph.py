@@ -12,8 +12,7 @@ import numpy as np
 
 from ..errors import Where
 from .ops import op_params, scratch_structs
-from .quant import Q4Weight
-from .s8 import Quant
+from .quant import Q4Weight, Quant
 from .shapes import Shape, numel
 
 # q4c32: constants only, sized as their floats
