@@ -53,6 +53,9 @@ class Operator:
     device: str | None
     cname: str
     where: Where
+    # The attributes as the description (or the front end) gives them, in its order: what
+    # an export writes back. ``attrs`` holds them checked, completed and resolved.
+    given: tuple[tuple[str, Any], ...] = ()
 
     @property
     def attr_dict(self) -> dict[str, Any]:
