@@ -254,11 +254,11 @@ def fuse_relu(st: QState, node: Any, i: int) -> bool:
     if k is None or reader is None or st.only_reader(node.input[0]) != i:
         return False
     op = st.b.operators[k]
-    if op["op"] not in FUSING or op.get("attrs", {}).get("activation", "NONE") != "NONE":
+    if op.op not in FUSING or op.attrs.get("activation", "NONE") != "NONE":
         return False
     qn = st.nodes[q]
     quant = st.quant(qn, q, qn.input[1], qn.input[2] if len(qn.input) > 2 else "")
-    op.setdefault("attrs", {})["activation"] = clip_activation(st, node)
+    st.b.rewrite(k, attrs={**op.attrs, "activation": clip_activation(st, node)})
     st.done.add(q)
     if quant == a.quant:
         st.acts[qn.output[0]] = a

@@ -1,6 +1,6 @@
 """The TFLite front end: a ``.tflite`` flatbuffer read with the ``tflite`` package (the
 ``tflite`` extra), its one subgraph converted operator by operator (the table in
-:mod:`.tflite_ops`) into a model description; each operator's output shape, inferred by
+:mod:`.tflite_ops`) into a tvmdev model; each operator's output shape, inferred by
 tvmdev, is checked against the one the model declares.
 
 Tensors keep their shape, dtype, constant data and quantisation parameters; inputs and

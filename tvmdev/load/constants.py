@@ -34,13 +34,11 @@ QUANT_KEYS = ("bits", "block")
 RANDOM_KEYS = ("seed", "low", "high")
 
 
-def constant_source(name: str, node: yamlio.LineDict, base: Path,
-                    arrays: dict[str, np.ndarray] | None = None) -> Source:
+def constant_source(name: str, node: yamlio.LineDict, base: Path) -> Source:
     """How to read constant ``name``'s values, its fields checked (known keys, shape and
     dtype given, exactly one of npy, values, random); the reader takes the checked shape
     and dtype and returns the values and where they come from. .npy paths are relative
-    to ``base``; ``arrays`` holds the contents of .npy files that are not on disk (a model
-    imported in memory)."""
+    to ``base``."""
     where = node.where()
     keys(node, TENSOR_KEYS + CONST_SOURCES + ("quantize",), f"constant {shown(name)}")
     for key in ("shape", "dtype"):
@@ -54,7 +52,7 @@ def constant_source(name: str, node: yamlio.LineDict, base: Path,
 
     def read(dims: Shape, dt: str) -> tuple[np.ndarray, Where]:
         if src == "npy":
-            data = _npy(name, node["npy"], dims, base, swhere, arrays or {})
+            data = _npy(name, node["npy"], dims, base, swhere)
             if dt in INT_RANGE and data.dtype != np.dtype(dt):
                 raise err(f"constant {shown(name)}: {cut(node['npy'])} holds {data.dtype}, "
                           f"declared {dt}", swhere, hint=f"save it as numpy.{dt}")
@@ -69,18 +67,14 @@ def constant_source(name: str, node: yamlio.LineDict, base: Path,
     return read
 
 
-def _npy(name: str, file: object, dims: Shape, base: Path, where: Where,
-         arrays: dict[str, np.ndarray]) -> np.ndarray:
+def _npy(name: str, file: object, dims: Shape, base: Path, where: Where) -> np.ndarray:
     if not isinstance(file, str) or not file:
         raise err(f"constant {shown(name)}: npy must be a file name, not {shown(file)}", where)
-    if file in arrays:  # imported in memory
-        data = arrays[file]
-    else:
-        path = base / file
-        if not path.exists():
-            raise err(f"constant {shown(name)}: no such .npy file: {cut(file)}", where,
-                      hint=f"paths are relative to the model file ({base})")
-        data = load_npy(path, f"constant {shown(name)}")
+    path = base / file
+    if not path.exists():
+        raise err(f"constant {shown(name)}: no such .npy file: {cut(file)}", where,
+                  hint=f"paths are relative to the model file ({base})")
+    data = load_npy(path, f"constant {shown(name)}")
     if tuple(data.shape) != dims:
         raise err(f"constant {shown(name)}: {cut(file)} has shape {list(data.shape)}, "
                   f"declared {list(dims)}", where)

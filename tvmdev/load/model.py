@@ -12,8 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..errors import Where, shown
 from ..model.graph import Model
 from . import yamlio
@@ -35,10 +33,9 @@ def load_model(path: Path) -> Model:
     return model_from_doc(yamlio.load(path), path)
 
 
-def model_from_doc(doc: Any, path: Path, arrays: dict[str, np.ndarray] | None = None
-                   ) -> Model:
-    """Check a model description already parsed (``yamlio.load`` or ``yamlio.wrap``);
-    ``arrays`` holds the contents of its .npy files when they are not on disk."""
+def model_from_doc(doc: Any, path: Path) -> Model:
+    """Check a model description already parsed (``yamlio.load``); .npy files are
+    relative to ``path``'s folder."""
     file = str(path)
     if doc is None:
         raise err("the model is empty", Where(file, 1),
@@ -53,7 +50,7 @@ def model_from_doc(doc: Any, path: Path, arrays: dict[str, np.ndarray] | None = 
     _io_tensors(asm, top, "inputs", "input")
     _io_tensors(asm, top, "outputs", "output")
     _constants(asm, mapping(optional(top, "constants", {}), "constants",
-                            top.where("constants")), path.parent, arrays)
+                            top.where("constants")), path.parent)
     _intermediates(asm, mapping(optional(top, "tensors", {}), "tensors", top.where("tensors")))
     _operators(asm, top)
     return asm.finish()
@@ -87,15 +84,14 @@ def _io_tensors(asm: Assembly, top: yamlio.LineDict, key: str, role: str) -> Non
                    tnode)
 
 
-def _constants(asm: Assembly, node: yamlio.LineDict, base: Path,
-               arrays: dict[str, np.ndarray] | None) -> None:
+def _constants(asm: Assembly, node: yamlio.LineDict, base: Path) -> None:
     for name, cnode in node.items():
         w = node.where(name)
         what = f"constant {shown(name)}"
         quantize = quantize_spec(name, cnode) if isinstance(cnode, yamlio.LineDict) and \
             "quantize" in cnode else None
         cnode = mapping(cnode, what, w)
-        source = constant_source(name, cnode, base, arrays)
+        source = constant_source(name, cnode, base)
         asm.constant(name, cnode["shape"], cnode["dtype"], source, quant_fields(cnode, what),
                      w, cnode, quantize)
 
