@@ -17,7 +17,7 @@ import numpy as np
 import tflm_ref
 from tflite_build import Graph, Op, T, build
 
-from tvmdev.model.s8 import Quant
+from tvmdev.model.quant import Quant
 
 INT8, INT32 = 9, 2
 # BuiltinOperator codes and fused activations (TFLite's schema).

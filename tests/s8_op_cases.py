@@ -28,7 +28,8 @@ from s8_cases import (
     rng,
 )
 
-from tvmdev.model.s8 import Quant, activations, concat, elementwise, mean, pad, pool, softmax
+from tvmdev.model.quant import Quant
+from tvmdev.model.s8 import activations, concat, elementwise, mean, pad, pool, softmax
 from tvmdev.model.windowed import resolve_window
 
 BINARY_SHAPES = [([1, 4, 4, 3], [1, 4, 4, 3]), ([1, 4, 4, 3], [3]), ([2, 1, 3], [4, 1]),

@@ -96,7 +96,7 @@ def model_path(request: pytest.FixtureRequest, tflite_model: Callable[[str], Pat
 def placement(path: Path) -> tuple[list[str], list[str]]:
     """``--device`` and ``--place`` values: npu0 for the model's convolutions, npu1 for
     its fully connected layers (an instance only when the model has such operators)."""
-    kinds = {op["op"] for op in import_file(path).doc["operators"]}
+    kinds = {op.op for op in import_file(path).to_model().operators}
     devices, places = [], []
     for dev, ops in PLACES.items():
         mine = [o for o in ops if o in kinds]
@@ -149,9 +149,9 @@ def test_convolutions_and_fully_connected_on_two_instances(
         assert o["kernels"][0] == f"woofles_{o['op']}_s8", o
     for dev in {o["device"] for o in on_device}:
         assert f"device {dev}: " in r.out and "balanced" in r.out
-    doc = import_file(model_path).doc
-    expected = tflm_ref.outputs(model_path.read_bytes(), inputs, len(doc["outputs"]))
-    for name, want in zip(doc["outputs"], expected, strict=True):
+    outputs = import_file(model_path).to_model().outputs
+    expected = tflm_ref.outputs(model_path.read_bytes(), inputs, len(outputs))
+    for name, want in zip(outputs, expected, strict=True):
         got = np.load(tmp_path / "out" / f"{name}.npy")
         assert got.dtype == want.dtype and got.shape == want.shape
         assert np.array_equal(got, want), (

@@ -20,6 +20,7 @@ import yaml
 from conftest import Result, need_module, need_tool
 
 from tvmdev.errors import TvmdevError
+from tvmdev.load.export import description
 from tvmdev.model import reference
 from tvmdev.run.compare import ATOL, RTOL
 
@@ -161,7 +162,8 @@ def test_node_suite_built_and_run(device: bool, node_runs: list[NodeRun],
         im = frontend.convert(Path(f"{run.case.name}.onnx"), run.raw, "m")
         if device:
             im.place(["npu0:woofles"], [",".join(sorted(set(im.source_kinds))) + "=npu0"])
-        parts.append((im.doc, im.arrays))
+        m = im.to_model()
+        parts.append((description(m), {f"{n}.npy": a for n, a in m.constants.items()}))
     doc, arrays = onnx_cases.merge(parts, "onnx_node_suite")
     path = _write(doc, arrays, tmp_path / "m")
     (tmp_path / "in").mkdir()

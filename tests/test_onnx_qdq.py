@@ -42,7 +42,9 @@ from onnx_qdq_models import (  # noqa: E402
 from onnxruntime import quantization as oq  # noqa: E402
 
 from tvmdev.frontends.importer import import_file  # noqa: E402
+from tvmdev.load.export import description  # noqa: E402
 from tvmdev.model import reference  # noqa: E402
+from tvmdev.model.graph import Model  # noqa: E402
 
 n = onnx.helper.make_node
 Case = tuple[str, bool, str]  # model, per channel, format
@@ -61,8 +63,14 @@ def qmodels(tmp_path_factory: pytest.TempPathFactory) -> dict[Case, tuple[Path, 
                         quant_format=getattr(oq.QuantFormat, c[2])) for c in CASES}
 
 
+def _described(path: Path) -> tuple[dict[str, Any], Model]:
+    """The imported model and its description (what ``tvmdev import`` writes)."""
+    model = import_file(path).to_model()
+    return description(model), model
+
+
 def _ops(path: Path) -> list[dict[str, Any]]:
-    return list(import_file(path).doc["operators"])
+    return list(_described(path)[0]["operators"])
 
 
 @pytest.mark.parametrize("case", CASES, ids=_id)
@@ -85,7 +93,7 @@ def test_cnn_and_zoo_mapped(qmodels: dict[Case, Any]) -> None:
     cnn = [o["op"] for o in _ops(qmodels[("cnn", True, "QDQ")][0])]
     assert cnn == ["transpose", "quantize", "conv2d", "conv2d", "maxpool2d", "conv2d", "add",
                    "avgpool2d", "reshape", "fully_connected", "dequantize"]
-    doc = import_file(qmodels[("zoo", True, "QDQ")][0]).doc
+    doc, _ = _described(qmodels[("zoo", True, "QDQ")][0])
     ops = [o["op"] for o in doc["operators"]]
     assert ops == ["transpose", "quantize", "conv2d", "depthwise_conv2d", "sigmoid",
                    "quantize", "mul", "quantize", "concat", "pad", "conv2d", "dequantize",
@@ -105,8 +113,8 @@ def test_convnet_import_nhwc(qmodels: dict[Case, Any], per_channel: bool) -> Non
     weights; the bias int32 at input_scale * weight_scale; the flatten a reshape feeding
     fully_connected, its weight columns in HWC order."""
     path, _ = qmodels[("convnet", per_channel, "QDQ")]
-    imported = import_file(path)
-    doc, ops = imported.doc, imported.doc["operators"]
+    doc, model = _described(path)
+    ops = doc["operators"]
     assert [o["op"] for o in ops] == ["transpose", "quantize", "conv2d", "conv2d", "reshape",
                                       "fully_connected", "dequantize"]
     assert ops[0]["attrs"] == {"perm": [0, 2, 3, 1]}
@@ -114,7 +122,7 @@ def test_convnet_import_nhwc(qmodels: dict[Case, Any], per_channel: bool) -> Non
     m = onnx.load(str(path))
     inits = {t.name: onnx.numpy_helper.to_array(t) for t in m.graph.initializer}
     conv = ops[2]
-    w = imported.arrays[doc["constants"][conv["inputs"][1]]["npy"]]
+    w = model.constants[conv["inputs"][1]]
     assert w.dtype == np.int8 and w.shape == (4, 3, 3, 3)
     assert np.array_equal(w, inits["w1_quantized"].transpose(0, 2, 3, 1))
     bias = doc["constants"][conv["inputs"][2]]
@@ -122,8 +130,8 @@ def test_convnet_import_nhwc(qmodels: dict[Case, Any], per_channel: bool) -> Non
     s_in = float(inits["x_scale"])
     s_w = np.atleast_1d(inits["w1_scale"]).astype(np.float64)
     assert np.allclose(bias["quant"]["scale"], s_in * np.broadcast_to(s_w, (4,)), rtol=1e-6)
-    assert np.array_equal(imported.arrays[bias["npy"]], inits["b1_quantized"])
-    fc_w = imported.arrays[doc["constants"][ops[5]["inputs"][1]]["npy"]]
+    assert np.array_equal(model.constants[conv["inputs"][2]], inits["b1_quantized"])
+    fc_w = model.constants[ops[5]["inputs"][1]]
     want = inits["w3_quantized"].reshape(10, 6, 4, 4).transpose(0, 2, 3, 1).reshape(10, 96)
     assert np.array_equal(fc_w, want)
     assert doc["inputs"]["x"] == {"shape": [1, 3, 8, 8], "dtype": "float32"}
@@ -144,12 +152,12 @@ def test_dwnet_import(qmodels: dict[Case, Any]) -> None:
     """A Conv whose groups are one input channel each is depthwise_conv2d, its weights
     [1, KH, KW, C * multiplier] quantized per channel along axis 3."""
     path, _ = qmodels[("dwnet", True, "QDQ")]
-    imported = import_file(path)
-    ops = imported.doc["operators"]
+    doc, _ = _described(path)
+    ops = doc["operators"]
     assert [o["op"] for o in ops] == ["transpose", "quantize", "conv2d", "depthwise_conv2d",
                                       "reshape", "fully_connected", "dequantize"]
     assert ops[3]["attrs"]["depth_multiplier"] == 2
-    w = imported.doc["constants"][ops[3]["inputs"][1]]
+    w = doc["constants"][ops[3]["inputs"][1]]
     assert w["shape"] == [1, 3, 3, 8] and w["quant"]["axis"] == 3
 
 
@@ -194,12 +202,11 @@ def test_relu_between_qdq_fused(act: str, s2: float, z2: int, ops: list[str],
     requantization when the second Q differs; within one step of ONNX Runtime."""
     path = tmp_path / "relu.onnx"
     path.write_bytes(_qdq_relu(0.05, 0, s2, z2, act))
-    imported = import_file(path)
-    got_ops = [o["op"] for o in imported.doc["operators"]]
+    doc, model = _described(path)
+    got_ops = [o["op"] for o in doc["operators"]]
     assert got_ops == ["transpose", "quantize", *ops, "dequantize", "transpose"]
-    conv = imported.doc["operators"][2]
+    conv = doc["operators"][2]
     assert conv["attrs"]["activation"] == ("RELU" if act == "Relu" else "RELU6")
-    model = imported.to_model()
     for seed in (1, 2):
         x = (np.random.default_rng(seed).standard_normal((1, 2, 5, 5)) * 2).astype(np.float32)
         got = reference.evaluate(model, {"x": x})["y"]
@@ -210,11 +217,9 @@ def test_float_bias_quantized(tmp_path: Path) -> None:
     """A Conv bias left in float32 is quantized at input_scale * weight_scale (int32)."""
     path = tmp_path / "fbias.onnx"
     path.write_bytes(_qdq_relu(0.05, 0, 0.05, 0, "Relu", float_bias=True))
-    imported = import_file(path)
-    conv = imported.doc["operators"][2]
-    assert conv["op"] == "conv2d" and imported.doc["constants"][conv["inputs"][2]][
-        "dtype"] == "int32"
-    model = imported.to_model()
+    doc, model = _described(path)
+    conv = doc["operators"][2]
+    assert conv["op"] == "conv2d" and doc["constants"][conv["inputs"][2]]["dtype"] == "int32"
     x = (np.random.default_rng(1).standard_normal((1, 2, 5, 5)) * 2).astype(np.float32)
     assert steps(path, reference.evaluate(model, {"x": x})["y"], x) <= ONE_STEP
 

@@ -13,7 +13,7 @@ from conftest import Result
 
 from tvmdev.load.model import load_model
 from tvmdev.model.ops import op_params
-from tvmdev.model.s8 import Quant
+from tvmdev.model.quant import Quant
 from tvmdev.model.s8.call import S8Call, activation_range
 from tvmdev.model.s8.table import S8OPS
 from tvmdev.model.shapes import ShapeError

@@ -34,21 +34,21 @@ def run_against_tflm(cli: Callable[..., Result], model: Path, tmp_path: Path,
     """Run ``model`` with ``tvmdev run`` (``extra``: --board, placement) on seeded inputs
     in its natural range and compare every output with TFLM's; the largest difference."""
     from tvmdev.frontends.importer import import_file
-    doc = import_file(model).doc
+    m = import_file(model).to_model()
     low, high = RANGES[model.name]
     rng = np.random.default_rng(7)
     inputs = []
     (tmp_path / "in").mkdir()
-    for iname, spec in doc["inputs"].items():
-        x = rng.uniform(low, high, spec["shape"]).astype(np.float32)
+    for iname in m.inputs:
+        x = rng.uniform(low, high, m.tensors[iname].shape).astype(np.float32)
         np.save(tmp_path / "in" / f"{iname}.npy", x)
         inputs.append(x)
     r = cli("run", str(model), "--inputs", str(tmp_path / "in"), "--save-outputs",
             str(tmp_path / "out"), "--build-dir", str(tmp_path / "build"), *extra)
     assert r.code == 0, r.out + r.err
     assert r.out.rstrip().endswith("PASS")
-    expected = tflm_ref.outputs(model.read_bytes(), inputs, len(doc["outputs"]))
-    got = [np.load(tmp_path / "out" / f"{o}.npy") for o in doc["outputs"]]
+    expected = tflm_ref.outputs(model.read_bytes(), inputs, len(m.outputs))
+    got = [np.load(tmp_path / "out" / f"{o}.npy") for o in m.outputs]
     assert len(got) == len(expected)
     worst = 0.0
     for g, e in zip(got, expected, strict=True):

@@ -56,19 +56,19 @@ def run_bit_exact(cli: Callable[..., Result], model: Path, tmp_path: Path, board
     ``extra``: more options (by default the portable int8 kernels on every board; see
     tests/test_cmsis_nn.py for CMSIS-NN's)."""
     from tvmdev.frontends.importer import import_file
-    doc = import_file(model).doc
+    m = import_file(model).to_model()
     inputs = natural_inputs(model, seed)
     (tmp_path / "in").mkdir()
-    for name, x in zip(doc["inputs"], inputs, strict=True):
+    for name, x in zip(m.inputs, inputs, strict=True):
         np.save(tmp_path / "in" / f"{name}.npy", x)
     r = cli("run", str(model), "--board", board, "--inputs", str(tmp_path / "in"),
             "--save-outputs", str(tmp_path / "out"), "--build-dir", str(tmp_path / "build"),
             *extra)
     assert r.code == 0, r.out + r.err
     assert r.out.rstrip().endswith("PASS"), r.out
-    expected = tflm_ref.outputs(model.read_bytes(), inputs, len(doc["outputs"]))
+    expected = tflm_ref.outputs(model.read_bytes(), inputs, len(m.outputs))
     count = 0
-    for name, want in zip(doc["outputs"], expected, strict=True):
+    for name, want in zip(m.outputs, expected, strict=True):
         got = np.load(tmp_path / "out" / f"{name}.npy")
         assert got.dtype == want.dtype and got.shape == want.shape
         assert np.array_equal(got, want), (

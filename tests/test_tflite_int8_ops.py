@@ -53,16 +53,16 @@ def run_against_tflm(cli: Callable[..., Result], model: bytes, arrays: list[np.n
     from tvmdev.frontends.importer import import_file
     path = tmp_path / "m.tflite"
     path.write_bytes(model)
-    doc = import_file(path).doc
+    m = import_file(path).to_model()
     (tmp_path / "in").mkdir()
-    for name, x in zip(doc["inputs"], arrays, strict=True):
+    for name, x in zip(m.inputs, arrays, strict=True):
         np.save(tmp_path / "in" / f"{name}.npy", x)
     r = cli("run", str(path), "--inputs", str(tmp_path / "in"), "--save-outputs",
             str(tmp_path / "out"), "--build-dir", str(tmp_path / "build"), *options)
     assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
-    expected = tflm_ref.outputs(model, arrays, len(doc["outputs"]))
+    expected = tflm_ref.outputs(model, arrays, len(m.outputs))
     elements = 0
-    for name, want in zip(doc["outputs"], expected, strict=True):
+    for name, want in zip(m.outputs, expected, strict=True):
         got = np.load(tmp_path / "out" / f"{name}.npy")
         assert got.dtype == want.dtype and got.shape == want.shape, name
         assert np.array_equal(got, want), (

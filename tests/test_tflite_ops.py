@@ -117,11 +117,11 @@ def test_quantize_mapped_quant_params_kept(cli: Callable[..., Result],
     import yaml
     from tflite_build import Graph, Op, T, build
 
-    from tvmdev.frontends.graph import QuantParams
     from tvmdev.frontends.tflite import read
+    from tvmdev.model.quant import Quant
     data = _quantized()
     g = read(tmp_path / "m.tflite", data)
-    assert (g.tensors[1].dtype, g.tensors[1].quant) == ("int8", QuantParams((0.25,), (3,), 0))
+    assert (g.tensors[1].dtype, g.tensors[1].quant) == ("int8", Quant((0.25,), (3,), 0))
     assert (g.tensors[0].dtype, g.tensors[0].quant) == ("float32", None)
     (tmp_path / "m.tflite").write_bytes(data)
     r = cli("import", str(tmp_path / "m.tflite"), "-o", str(tmp_path / "o"))

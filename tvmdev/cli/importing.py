@@ -11,6 +11,7 @@ from .. import __version__
 from ..errors import TvmdevError
 from ..frontends.graph import Imported
 from ..frontends.importer import import_file, input_shapes, is_imported
+from ..load.export import npy_files, yaml_text
 from ..load.model import load_model
 from ..model.graph import Model
 from ..write.files import OutFile, write
@@ -52,14 +53,17 @@ def load_any(args: argparse.Namespace) -> Model:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    """``tvmdev import``: write a model file as a model description and its constants."""
+    """``tvmdev import``: write a model file as a model description and its constants
+    (the imported model, checked, exported)."""
     im = _imported(args)
     model = im.to_model()  # checked before anything is written
     out_dir = Path(args.output)
     if not args.dry_run and recover(out_dir):
         print(f"completed an interrupted write into {out_dir}")
-    files = [OutFile(f"{im.name}.yaml", im.yaml_text(), "owned")]
-    files += [OutFile(f, data, "owned") for f, data in sorted(im.npy_bytes().items())]
+    comment = (f"Imported by tvmdev from {im.source.name}; constants are the .npy files "
+               "beside it.")
+    files = [OutFile(f"{model.name}.yaml", yaml_text(model, comment), "owned")]
+    files += [OutFile(f, data, "owned") for f, data in sorted(npy_files(model).items())]
     report = write(out_dir, files, {"tool": "tvmdev", "version": __version__},
                    force=args.force, dry_run=args.dry_run)
     if args.dry_run:

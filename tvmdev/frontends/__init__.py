@@ -1,2 +1,2 @@
-"""Front ends: models made by training frameworks (``.tflite``; ``.onnx`` to come),
-imported into the model description the rest of tvmdev reads."""
+"""Front ends: models made by training frameworks (``.tflite``, ``.onnx``), imported
+into the model (:class:`tvmdev.model.graph.Model`) the rest of tvmdev reads."""

@@ -1,30 +1,32 @@
-"""What a front end builds: a model description in tvmdev's own terms, operator by
-operator, with its constants in memory.
+"""What a front end builds: a model in tvmdev's own terms, operator by operator, with its
+constants in memory.
 
 Converters (one per source operator kind) call :class:`Builder`; each operator's output
-shape is inferred with tvmdev's own op semantics as it is added, so a converter can look
-at the shapes of what came before. The result, :class:`Imported`, is the same document
-the YAML loader reads (plain data) plus the constants' arrays: ``to_model`` checks it
-with the YAML loader's checks, ``files`` writes it as YAML and .npy files.
+shape is inferred with tvmdev's own op semantics as it is added (once), so a converter
+can look at the shapes of what came before. The result, :class:`Imported`, can be put
+on devices (:meth:`Imported.place`) and becomes a :class:`~tvmdev.model.graph.Model`
+through the checks every model gets (:class:`~tvmdev.load.assembly.Assembly`), with no
+description in between; ``tvmdev import`` writes that model's description
+(:mod:`tvmdev.load.export`).
 """
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from .. import naming
-from ..errors import TvmdevError
-from ..load import yamlio
-from ..load.model import model_from_doc
+from ..errors import TvmdevError, Where
+from ..load.assembly import Assembly, Inferred, Source, infer
+from ..load.fields import InFile
+from ..load.quantization import QuantFields
 from ..model.graph import Model
-from ..model.ops import OPS, resolved_attrs
+from ..model.ops import OPS
+from ..model.quant import Quant
 from ..model.shapes import Shape, ShapeError
 
 MAX_NAME = 64  # C names made from source names are cut to this length
@@ -36,16 +38,6 @@ class Unsupported(Exception):
     def __init__(self, detail: str = "") -> None:
         super().__init__(detail)
         self.detail = detail
-
-
-@dataclass(frozen=True)
-class QuantParams:
-    """A tensor's affine quantisation, ``real = scale * (q - zero_point)``, per tensor or per
-    channel along ``axis`` (kept on every tensor for int8; refused today)."""
-
-    scale: tuple[float, ...]
-    zero_point: tuple[int, ...]
-    axis: int
 
 
 def c_names(names: Sequence[str]) -> list[str]:
@@ -63,83 +55,24 @@ def c_names(names: Sequence[str]) -> list[str]:
     return out
 
 
-@dataclass
-class Imported:
-    """A model made by a front end: the YAML document and its constants."""
+def _values(data: np.ndarray, where: Where) -> Source:
+    """A constant's values, in memory (as imported)."""
+    return lambda dims, dt: (data, where)
 
-    doc: dict[str, Any]
-    arrays: dict[str, np.ndarray]  # by .npy file name
-    source: Path
-    source_kinds: list[str] = field(default_factory=list)  # of each operator, lower case
-    summary: dict[str, int] = field(default_factory=dict)  # source operators by kind
-    notes: list[str] = field(default_factory=list)  # what the user should know, not errors
 
-    @property
-    def name(self) -> str:
-        """The model's name."""
-        return str(self.doc["name"])
+@dataclass(frozen=True)
+class BuiltOp:
+    """A tvmdev operator a converter added, named after the tensor it writes: its
+    attributes as given and as inferred (resolved, and the output shape), the source
+    operator's kind, and the device placement put it on."""
 
-    def to_model(self) -> Model:
-        """The model, checked as a YAML model is (imported in memory)."""
-        return model_from_doc(yamlio.wrap(self.doc, str(self.source)), self.source,
-                              self.arrays)
-
-    def yaml_text(self) -> str:
-        """The description as YAML (constants refer to .npy files beside it)."""
-        return (f"# Imported by tvmdev from {self.source.name}; constants are the .npy "
-                "files beside it.\n"
-                + yaml.safe_dump(self.doc, sort_keys=False, default_flow_style=None,
-                                 width=100))
-
-    def npy_bytes(self) -> dict[str, bytes]:
-        """Each constant as the bytes of a .npy file, by file name."""
-        out = {}
-        for fname, array in self.arrays.items():
-            buf = io.BytesIO()
-            np.save(buf, np.ascontiguousarray(array), allow_pickle=False)
-            out[fname] = buf.getvalue()
-        return out
-
-    def place(self, devices: Sequence[str], places: Sequence[str]) -> list[str]:
-        """Declare ``ID:KIND`` devices and put every operator of ``OPS=ID``'s kinds (tvmdev
-        ops or source kinds, lower case: gemm, fully_connected) on that instance.
-
-        One ``--place`` serves many models (conv2d,depthwise_conv2d,fully_connected=npu0),
-        so a tvmdev op the model does not use is a note, returned; a kind that is neither
-        a tvmdev op nor in the model (a typo) is an error, as is a list matching nothing."""
-        decl: dict[str, dict[str, str]] = {}
-        for spec in devices:
-            dev, _, kind = spec.partition(":")
-            if not dev or not kind:
-                raise TvmdevError(f"--device {spec}: expected ID:KIND",
-                                  hint="for example --device npu0:woofles")
-            decl[dev] = {"kind": kind}
-        self.doc["devices"] = decl
-        notes = []
-        for spec in places:
-            kinds, _, dev = spec.partition("=")
-            if dev not in decl:
-                raise TvmdevError(f"--place {spec}: no device '{dev}'",
-                                  hint="declare it with --device " + (dev or "ID") + ":KIND")
-            wanted = {k for k in kinds.split(",") if k}
-            hit = set()
-            for op, skind in zip(self.doc["operators"], self.source_kinds, strict=True):
-                found = wanted & {op["op"], skind}
-                if found:
-                    op["device"] = dev
-                    hit |= found
-            unknown = {k for k in wanted - hit if k not in OPS}
-            if unknown or not hit:
-                raise TvmdevError(f"--place {spec}: no operator of kind "
-                                  f"{', '.join(sorted(unknown or wanted))} in the model",
-                                  hint="kinds: " + ", ".join(sorted(self.kinds())))
-            notes += [f"--place {spec}: the model has no {k} operator"
-                      for k in sorted(wanted - hit)]
-        return notes
-
-    def kinds(self) -> set[str]:
-        """The tvmdev ops and the source kinds (lower case) of the operators."""
-        return {op["op"] for op in self.doc["operators"]} | set(self.source_kinds)
+    op: str
+    inputs: tuple[str | None, ...]
+    output: str
+    attrs: dict[str, Any]
+    inferred: Inferred
+    kind: str
+    device: str | None = None
 
 
 class Builder:
@@ -150,13 +83,11 @@ class Builder:
         self.source = source
         self.shapes: dict[str, Shape] = {}
         self.dtypes: dict[str, str] = {}
-        self.quant: dict[str, QuantParams] = {}
+        self.quant: dict[str, Quant] = {}
         self.taken: set[str] = set()
-        self.inputs: dict[str, Any] = {}
-        self.constants: dict[str, Any] = {}
-        self.arrays: dict[str, np.ndarray] = {}
-        self.operators: list[dict[str, Any]] = []
-        self.source_kinds: list[str] = []
+        self.inputs: list[str] = []
+        self.constants: dict[str, np.ndarray] = {}
+        self.operators: list[BuiltOp] = []
         self.unsupported: dict[str, list[str]] = {}  # kind -> the operators' names
         self.notes: list[str] = []
         self.summary: dict[str, int] = {}
@@ -178,7 +109,7 @@ class Builder:
         return self.reserve(name)
 
     def tensor(self, name: str, shape: Shape, dtype: str = "float32",
-               quant: QuantParams | None = None) -> None:
+               quant: Quant | None = None) -> None:
         """Record a tensor's shape, dtype and quantisation."""
         self.shapes[name] = shape
         self.dtypes[name] = dtype
@@ -186,54 +117,54 @@ class Builder:
             self.quant[name] = quant
 
     def add_input(self, name: str, shape: Shape, dtype: str = "float32",
-                  quant: QuantParams | None = None) -> None:
+                  quant: Quant | None = None) -> None:
         """A model input."""
-        self.inputs[name] = {"shape": list(shape), "dtype": dtype, **self.quant_doc(quant)}
+        self.inputs.append(name)
         self.tensor(name, shape, dtype, quant)
 
-    @staticmethod
-    def quant_doc(quant: QuantParams | None) -> dict[str, Any]:
-        """A tensor's quantization as its YAML ``quant`` key (none without)."""
-        if quant is None:
-            return {}
-        return {"quant": {"scale": [float(s) for s in quant.scale],
-                          "zero_point": [int(z) for z in quant.zero_point],
-                          **({"axis": int(quant.axis)} if len(quant.scale) > 1 else {})}}
-
     def constant(self, name: str, array: np.ndarray, dtype: str = "float32",
-                 quant: QuantParams | None = None) -> str:
+                 quant: Quant | None = None) -> str:
         """A constant called ``name`` (reused when added again)."""
         if name not in self.constants:
             data = np.ascontiguousarray(array, dtype=np.dtype(dtype))
-            self.constants[name] = {"shape": list(data.shape), "dtype": dtype,
-                                    "npy": f"{name}.npy", **self.quant_doc(quant)}
-            self.arrays[f"{name}.npy"] = data
+            self.constants[name] = data
             self.tensor(name, tuple(data.shape), dtype, quant)
         return name
 
     def emit(self, kind: str, op: str, inputs: Sequence[str | None], output: str,
              attrs: dict[str, Any] | None = None, dtype: str = "float32",
-             quant: QuantParams | None = None) -> Shape:
+             quant: Quant | None = None) -> Shape:
         """Add one tvmdev operator writing ``output`` (of ``dtype``); its inferred output
         shape."""
-        opdef = OPS[op]
+        given = dict(attrs or {})
+        inferred = self._infer(kind, op, inputs, output, given)
+        self.operators.append(BuiltOp(op, tuple(inputs), output, given, inferred, kind))
+        self.tensor(output, inferred[1], dtype, quant)
+        return inferred[1]
+
+    def rewrite(self, index: int, inputs: Sequence[str | None] | None = None,
+                output: str | None = None, attrs: dict[str, Any] | None = None) -> None:
+        """Change operator ``index`` when a later source operator folds into it (batch
+        norm into its weights, a Relu into its activation); its output keeps its dtype
+        and quantisation."""
+        old = self.operators[index]
+        ins = old.inputs if inputs is None else tuple(inputs)
+        out = output or old.output
+        given = old.attrs if attrs is None else attrs
+        inferred = self._infer(old.kind, old.op, ins, out, given)
+        self.operators[index] = replace(old, inputs=ins, output=out, attrs=given,
+                                        inferred=inferred)
+        self.tensor(out, inferred[1], self.dtypes[old.output], self.quant.get(old.output))
+
+    def _infer(self, kind: str, op: str, inputs: Sequence[str | None], output: str,
+               attrs: dict[str, Any]) -> Inferred:
         shapes = [self.shapes[t] if t is not None else None for t in inputs]
         try:
-            shape = opdef.infer(shapes, resolved_attrs(opdef, shapes, dict(attrs or {})))
+            return infer(OPS[op], shapes, attrs)
         except ShapeError as exc:
             raise TvmdevError(f"{kind} writing '{output}': {exc}", str(self.source),
                               hint=self.kind_hint and self.kind_hint.format(kind=kind)
                               ) from None
-        # Operators are named after the tensor they write (their own namespace).
-        entry: dict[str, Any] = {"name": output, "op": op,
-                                 "inputs": ["" if t is None else t for t in inputs],
-                                 "outputs": [output]}
-        if attrs:
-            entry["attrs"] = dict(attrs)
-        self.operators.append(entry)
-        self.source_kinds.append(kind.lower())
-        self.tensor(output, shape, dtype, quant)
-        return shape
 
     def refuse(self, kind: str, detail: str, name: str) -> None:
         """Record a source operator that no converter maps."""
@@ -252,18 +183,106 @@ class Builder:
             if o not in self.shapes:
                 raise TvmdevError(f"output '{o}' is not an input and no operator writes "
                                   "it", str(self.source))
-        written = [op["outputs"][0] for op in self.operators]
+        return Imported(name, self, list(outputs))
+
+
+@dataclass
+class Imported:
+    """A model a front end made (its builder's tensors, constants and operators) and the
+    devices placement declared."""
+
+    name: str
+    built: Builder
+    outputs: list[str]
+    devices: dict[str, str] = field(default_factory=dict)  # instance -> kind
+
+    @property
+    def source(self) -> Path:
+        """The file it was imported from."""
+        return self.built.source
+
+    @property
+    def summary(self) -> dict[str, int]:
+        """The source operators by kind."""
+        return self.built.summary
+
+    @property
+    def notes(self) -> list[str]:
+        """What the user should know (not errors)."""
+        return self.built.notes
+
+    @property
+    def source_kinds(self) -> list[str]:
+        """The source kind (lower case) of each operator."""
+        return [op.kind.lower() for op in self.built.operators]
+
+    def to_model(self) -> Model:
+        """The model, checked as every model is (its shapes as inferred on import)."""
+        b, at = self.built, InFile(str(self.source))
+        w = at.where()
+        asm = Assembly(self.name, self.source, at)
+        asm.device_count(len(self.devices), w)
+        for dev, kind in self.devices.items():
+            asm.device(dev, kind, w, w)
+        for role, names in (("input", b.inputs), ("output", self.outputs)):
+            asm.nonempty(role + "s", len(names), w)
+            for t in names:
+                asm.tensor(t, role, list(b.shapes[t]), b.dtypes[t], self._quant(t, at), w, at)
+        for t, data in b.constants.items():
+            asm.constant(t, list(data.shape), b.dtypes[t], _values(data, w), self._quant(t, at),
+                         w, at)
         # Intermediates that are not float32: their dtype and quant (the shape is inferred).
-        tensors = {t: {"dtype": self.dtypes[t], **self.quant_doc(self.quant.get(t))}
-                   for t in written if t not in outputs
-                   and self.dtypes.get(t, "float32") != "float32"}
-        doc: dict[str, Any] = {"name": name, "devices": {}, "inputs": self.inputs,
-                               "outputs": {o: {"shape": list(self.shapes[o]),
-                                               "dtype": self.dtypes.get(o, "float32"),
-                                               **self.quant_doc(self.quant.get(o))}
-                                           for o in outputs},
-                               "constants": self.constants,
-                               **({"tensors": tensors} if tensors else {}),
-                               "operators": self.operators}
-        return Imported(doc, self.arrays, self.source, self.source_kinds, dict(self.summary),
-                        list(self.notes))
+        for op in b.operators:
+            if op.output not in self.outputs and b.dtypes[op.output] != "float32":
+                asm.intermediate(op.output, None, b.dtypes[op.output],
+                                 self._quant(op.output, at), w, at)
+        asm.nonempty("operators", len(b.operators), w)
+        for op in b.operators:
+            asm.operator(op.output, op.op, list(op.inputs), [op.output], op.attrs, op.device,
+                         w, at, at, op.inferred)
+        return asm.finish()
+
+    def _quant(self, t: str, at: InFile) -> QuantFields | None:
+        q = self.built.quant.get(t)
+        return QuantFields.of(q, at) if q is not None else None
+
+    def place(self, devices: Sequence[str], places: Sequence[str]) -> list[str]:
+        """Declare ``ID:KIND`` devices and put every operator of ``OPS=ID``'s kinds (tvmdev
+        ops or source kinds, lower case: gemm, fully_connected) on that instance.
+
+        One ``--place`` serves many models (conv2d,depthwise_conv2d,fully_connected=npu0),
+        so a tvmdev op the model does not use is a note, returned; a kind that is neither
+        a tvmdev op nor in the model (a typo) is an error, as is a list matching nothing."""
+        decl: dict[str, str] = {}
+        for spec in devices:
+            dev, _, kind = spec.partition(":")
+            if not dev or not kind:
+                raise TvmdevError(f"--device {spec}: expected ID:KIND",
+                                  hint="for example --device npu0:woofles")
+            decl[dev] = kind
+        self.devices = decl
+        ops, notes = self.built.operators, []
+        for spec in places:
+            kinds, _, dev = spec.partition("=")
+            if dev not in decl:
+                raise TvmdevError(f"--place {spec}: no device '{dev}'",
+                                  hint="declare it with --device " + (dev or "ID") + ":KIND")
+            wanted = {k for k in kinds.split(",") if k}
+            hit = set()
+            for i, op in enumerate(ops):
+                found = wanted & {op.op, op.kind.lower()}
+                if found:
+                    ops[i] = replace(op, device=dev)
+                    hit |= found
+            unknown = {k for k in wanted - hit if k not in OPS}
+            if unknown or not hit:
+                raise TvmdevError(f"--place {spec}: no operator of kind "
+                                  f"{', '.join(sorted(unknown or wanted))} in the model",
+                                  hint="kinds: " + ", ".join(sorted(self.kinds())))
+            notes += [f"--place {spec}: the model has no {k} operator"
+                      for k in sorted(wanted - hit)]
+        return notes
+
+    def kinds(self) -> set[str]:
+        """The tvmdev ops and the source kinds (lower case) of the operators."""
+        return {op.op for op in self.built.operators} | set(self.source_kinds)

@@ -1,6 +1,6 @@
 """The ONNX front end: a ``.onnx`` model read with the ``onnx`` package (the ``onnx``
 extra), checked with ``onnx.checker``, typed with ``onnx.shape_inference``, and its one
-graph converted node by node (the table in :mod:`.onnx_ops`) into a model description.
+graph converted node by node (the table in :mod:`.onnx_ops`) into a tvmdev model.
 
 Initializers are known values: float32 ones become constants where an operator reads
 them; integer ones only feed shape arithmetic, which is evaluated at import
@@ -198,7 +198,7 @@ def _outputs(model: Any, b: Builder, g: Graph, copies: set[str]) -> list[str]:
             src = g.cname[vi.name]
         outs.append(src)
     if not b.unsupported:
-        written = {t for op in b.operators for t in op["outputs"]}
+        written = {op.output for op in b.operators}
         for vi, o in zip(model.graph.output, outs, strict=True):
             if o not in written:
                 raise TvmdevError(f"output '{vi.name}' is not computed by any operator (it "
@@ -270,7 +270,7 @@ def _convert_node(b: Builder, g: Graph, node: Any, i: int) -> None:
         before = len(b.operators)
         converter(ctx)
         for k in range(before, len(b.operators)):
-            g.producer[b.operators[k]["outputs"][0]] = k
+            g.producer[b.operators[k].output] = k
     except Unsupported as exc:
         b.refuse(kind, exc.detail, node_label(node, i))
         for o in node.output:  # later nodes still convert, to list every refusal at once

@@ -192,19 +192,19 @@ def fold(ctx: Context) -> None:
 
 # --- batch normalization --------------------------------------------------------------
 
-def _array(b: Builder, name: str) -> np.ndarray | None:
+def _array(b: Builder, name: str | None) -> np.ndarray | None:
     """A constant's values (None for a tensor computed at run time, or no tensor)."""
     if name not in b.constants:
         return None
-    return b.arrays[b.constants[name]["npy"]].astype(np.float64)
+    return b.constants[name].astype(np.float64)
 
 
-def _drop_unread(b: Builder, names: list[str]) -> None:
+def _drop_unread(b: Builder, names: list[str | None]) -> None:
     """Remove constants no operator reads any more."""
-    read = {t for op in b.operators for t in op["inputs"]}
+    read = {t for op in b.operators for t in op.inputs}
     for name in names:
         if name in b.constants and name not in read:
-            del b.arrays[b.constants.pop(name)["npy"]]
+            del b.constants[name]
 
 
 def fold_batch_norm(ctx: Context, s: np.ndarray, t: np.ndarray) -> bool:
@@ -217,13 +217,13 @@ def fold_batch_norm(ctx: Context, s: np.ndarray, t: np.ndarray) -> bool:
     if idx is None or g.uses.get(src, 0) != 1 or src in g.outputs:
         return False
     op = b.operators[idx]
-    ins = list(op["inputs"]) + [""] * (3 - len(op["inputs"]))
+    ins = list(op.inputs) + [None] * (3 - len(op.inputs))
     w, bias = _array(b, ins[1]), _array(b, ins[2]) if ins[2] else np.zeros(1)
-    if op["op"] not in ("conv2d", "gemm") or w is None or bias is None:
+    if op.op not in ("conv2d", "gemm") or w is None or bias is None:
         return False
-    attrs = op.setdefault("attrs", {})
+    attrs = dict(op.attrs)
     out = b.shapes[x]
-    if op["op"] == "conv2d":
+    if op.op == "conv2d":
         if s.shape != (w.shape[0],):
             return False
         w = w * s.reshape((-1,) + (1,) * (w.ndim - 1))
@@ -236,11 +236,7 @@ def fold_batch_norm(ctx: Context, s: np.ndarray, t: np.ndarray) -> bool:
         attrs["beta"] = 1.0
     new_w = b.constant(b.fresh(f"{ins[1]}_bn"), w)
     new_b = b.constant(b.fresh(f"{ctx.out()}_bias"), bias)
-    op["inputs"] = [ins[0], new_w, new_b]
-    op["outputs"], op["name"] = [ctx.out()], ctx.out()
-    if not attrs:
-        del op["attrs"]
-    b.shapes[ctx.out()] = out
+    b.rewrite(idx, [ins[0], new_w, new_b], ctx.out(), attrs)
     g.producer[ctx.out()] = idx
     _drop_unread(b, [ins[1], ins[2]])
     return True

@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import TvmdevError
+from ..model.quant import Quant
 from ..model.shapes import Shape
-from .graph import Builder, QuantParams, Unsupported
+from .graph import Builder, Unsupported
 from .onnx_context import node_label
 
 QDQ_KINDS = ("QuantizeLinear", "DequantizeLinear")
@@ -55,7 +56,7 @@ class QAct:
     order, ``chw`` its (C, H, W))."""
 
     name: str
-    quant: QuantParams
+    quant: Quant
     layout: str = ""
     chw: tuple[int, int, int] = (0, 0, 0)
 
@@ -65,7 +66,7 @@ class QConst:
     """A quantized constant: its integer values and quantization (axis as in ONNX)."""
 
     values: np.ndarray
-    quant: QuantParams
+    quant: Quant
     source: str  # the ONNX initializer's name
 
     def real(self) -> np.ndarray:
@@ -103,7 +104,7 @@ class QState:
                            hint=hint)
 
     def quant(self, node: Any, i: int, scale: str, zp: str, axis: int = 1,
-              what: str = "") -> QuantParams:
+              what: str = "") -> Quant:
         """The quantization of a (scale, zero point) pair of initializers."""
         s = self.consts.get(scale)
         if s is None:
@@ -119,19 +120,19 @@ class QState:
         sv, zv = np.ravel(s).astype(np.float64), np.ravel(z).astype(np.int64)
         if sv.size != zv.size or not np.all(np.isfinite(sv)) or np.any(sv <= 0):
             raise Unsupported("scales not positive or not matching the zero points")
-        return QuantParams(tuple(float(np.float32(v)) for v in sv),
+        return Quant(tuple(float(np.float32(v)) for v in sv),
                            tuple(int(v) for v in zv), axis)
 
     def emit(self, node: Any, op: str, inputs: list[str | None], out: str,
              attrs: dict[str, Any] | None = None, dtype: str = "int8",
-             quant: QuantParams | None = None) -> str:
+             quant: Quant | None = None) -> str:
         """One tvmdev operator (int8 by default) writing ``out``."""
         self.b.emit(node.op_type, op, inputs, out, attrs, dtype, quant)
         self.written[out] = len(self.b.operators) - 1
         return out
 
     def constant(self, hint: str, values: np.ndarray, dtype: str,
-                 quant: QuantParams | None) -> str:
+                 quant: Quant | None) -> str:
         """A constant named after ``hint`` (an ONNX initializer's name: that name, the
         first time)."""
         name = self.cname.get(hint, hint)
@@ -211,7 +212,7 @@ def dequantize_node(st: QState, node: Any, i: int) -> None:
         if values.dtype not in (np.int8, np.int32):
             raise Unsupported(f"{values.dtype} constant")
         if len(q.scale) > 1:
-            q = QuantParams(q.scale, q.zero_point, axis % max(values.ndim, 1))
+            q = Quant(q.scale, q.zero_point, axis % max(values.ndim, 1))
         st.qconsts[out] = QConst(values, q, src)
         return
     if src not in st.acts:
@@ -246,7 +247,7 @@ class Out:
 
     onnx: str
     name: str
-    quant: QuantParams
+    quant: Quant
     activation: str = "NONE"
 
 
@@ -284,9 +285,9 @@ def write(st: QState, node: Any, op: str, ins: list[str | None], out: Out,
 
 # The quantization TFLM's int8 softmax, logistic and tanh write in, whatever the output
 # tensor says (TFLite's converter always gives them this one).
-FIXED_OUTPUT = {"softmax": QuantParams((1 / 256,), (-128,), 0),
-                "sigmoid": QuantParams((1 / 256,), (-128,), 0),
-                "tanh": QuantParams((1 / 128,), (0,), 0)}
+FIXED_OUTPUT = {"softmax": Quant((1 / 256,), (-128,), 0),
+                "sigmoid": Quant((1 / 256,), (-128,), 0),
+                "tanh": Quant((1 / 128,), (0,), 0)}
 
 
 def write_fixed(st: QState, node: Any, op: str, ins: list[str | None], out: Out,

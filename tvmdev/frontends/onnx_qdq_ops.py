@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .graph import QuantParams, Unsupported
+from ..model.quant import Quant
+from .graph import Unsupported
 from .onnx_qdq import (
     FUSING,
     NHWC,
@@ -56,7 +57,7 @@ def _per_tensor(x: QAct) -> tuple[float, int]:
     return x.quant.scale[0], x.quant.zero_point[0]
 
 
-def _bias(st: QState, b: Operand, s_in: float, w: QuantParams, n: int, implied: bool
+def _bias(st: QState, b: Operand, s_in: float, w: Quant, n: int, implied: bool
           ) -> tuple[np.ndarray, str] | None:
     """The int32 bias at scale s_in * s_w (per channel): the model's int32 values when its
     scale is that (``implied``: QLinearConv's, which has none), else rounded again."""
@@ -83,16 +84,16 @@ def _bias_operand(st: QState, node: Any, ins: list[Operand]) -> Operand:
         c = st.consts.get(name)
         if c is None or c.dtype != np.float32:
             raise Unsupported("bias neither quantized nor a float32 constant")
-        return QConst(c, QuantParams((1.0,), (0,), 0), name)
+        return QConst(c, Quant((1.0,), (0,), 0), name)
     return b
 
 
 def _bias_name(st: QState, bias: tuple[np.ndarray, str] | None, s_in: float,
-               w: QuantParams) -> list[str | None]:
+               w: Quant) -> list[str | None]:
     if bias is None:
         return []
     scales = tuple(s_in * s for s in w.scale)
-    q = QuantParams(scales, (0,) * len(scales), 0)
+    q = Quant(scales, (0,) * len(scales), 0)
     return [st.constant(bias[1], bias[0], "int32", q)]
 
 
@@ -114,7 +115,7 @@ def conv(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
     if attrs.get("auto_pad") == "NOTSET":
         del attrs["auto_pad"]
     if group == c and cg == 1 and c > 1:
-        q = QuantParams(w.quant.scale, w.quant.zero_point, 3)
+        q = Quant(w.quant.scale, w.quant.zero_point, 3)
         wn = st.constant(w.source, w.values.transpose(1, 2, 3, 0), "int8", q)
         if m != c:
             attrs["depth_multiplier"] = m // c
@@ -138,7 +139,7 @@ def _fc(st: QState, node: Any, i: int, x: QAct, w: QConst, wt: np.ndarray, b: Op
     if x.layout == "HWC":  # x's values are in HWC order: permute the columns to match
         c, h, ww = x.chw
         wt = wt.reshape(n, c, h, ww).transpose(0, 2, 3, 1).reshape(n, -1)
-    q = QuantParams(w.quant.scale, w.quant.zero_point, 0)
+    q = Quant(w.quant.scale, w.quant.zero_point, 0)
     bias = _bias(st, b, s_in, q, n, False)
     wn = st.constant(w.source, np.ascontiguousarray(wt), "int8", q)
     attrs = {"keep_num_dims": 1} if rank > 2 else {}
@@ -253,11 +254,11 @@ def fuse_relu(st: QState, node: Any, i: int) -> bool:
     if k is None or reader is None or st.only_reader(node.input[0]) != i:
         return False
     op = st.b.operators[k]
-    if op["op"] not in FUSING or op.get("attrs", {}).get("activation", "NONE") != "NONE":
+    if op.op not in FUSING or op.attrs.get("activation", "NONE") != "NONE":
         return False
     qn = st.nodes[q]
     quant = st.quant(qn, q, qn.input[1], qn.input[2] if len(qn.input) > 2 else "")
-    op.setdefault("attrs", {})["activation"] = clip_activation(st, node)
+    st.b.rewrite(k, attrs={**op.attrs, "activation": clip_activation(st, node)})
     st.done.add(q)
     if quant == a.quant:
         st.acts[qn.output[0]] = a

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .graph import QuantParams, Unsupported
+from ..model.quant import Quant
+from .graph import Unsupported
 from .onnx_qdq import Converter, Operand, Out, QConst, QState, attr
 from .onnx_qdq_ops import NN_CONVERTERS
 from .onnx_qdq_regions import REGION_CONVERTERS
@@ -56,7 +57,7 @@ def qlinear(st: QState, node: Any, i: int) -> None:
     b = st.consts.get(arg(node, bj))
     if b is not None:
         scales = tuple(qx.scale[0] * s for s in qw.scale)
-        ins.append(QConst(b, QuantParams(scales, (0,) * len(scales), 0), arg(node, bj)))
+        ins.append(QConst(b, Quant(scales, (0,) * len(scales), 0), arg(node, bj)))
     if not arg(node, yg[0]):
         raise Unsupported("float output")
     qy = st.quant(node, i, arg(node, yg[0]), arg(node, yg[1]))

@@ -1,6 +1,6 @@
 """The TFLite front end: a ``.tflite`` flatbuffer read with the ``tflite`` package (the
 ``tflite`` extra), its one subgraph converted operator by operator (the table in
-:mod:`.tflite_ops`) into a model description; each operator's output shape, inferred by
+:mod:`.tflite_ops`) into a tvmdev model; each operator's output shape, inferred by
 tvmdev, is checked against the one the model declares.
 
 Tensors keep their shape, dtype, constant data and quantisation parameters; inputs and
@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import TvmdevError
+from ..model.quant import Quant
 from ..model.shapes import Shape
-from .graph import Builder, Imported, QuantParams, Unsupported, c_names
+from .graph import Builder, Imported, Unsupported, c_names
 from .tflite_context import Context
 from .tflite_ops import CONVERTERS, INT8_KINDS, SHAPE_KINDS
 
@@ -42,7 +43,7 @@ class TfTensor:
     signature: tuple[int, ...]  # -1: a dynamic dimension
     dtype: str  # numpy's name ("float32", "int8"), or "type N"
     data: np.ndarray | None  # a constant's values
-    quant: QuantParams | None
+    quant: Quant | None
 
 
 @dataclass(frozen=True)
@@ -75,11 +76,11 @@ def _names(cls: Any) -> dict[int, str]:
     return {v: k for k, v in vars(cls).items() if isinstance(v, int) and not k.startswith("_")}
 
 
-def _quant(t: Any) -> QuantParams | None:
+def _quant(t: Any) -> Quant | None:
     q = t.Quantization()
     if q is None or q.ScaleLength() == 0:
         return None
-    return QuantParams(tuple(float(s) for s in q.ScaleAsNumpy()),
+    return Quant(tuple(float(s) for s in q.ScaleAsNumpy()),
                        tuple(int(z) for z in q.ZeroPointAsNumpy()), int(q.QuantizedDimension()))
 
 

@@ -1,5 +1,6 @@
-"""The constants of a model: read from a ``.npy`` file, written inline, or drawn from a
-seeded random generator; each checked (shape, type, finite float32 values) before use."""
+"""The constants of a model description: read from a ``.npy`` file, written inline, or
+drawn from a seeded random generator (their values are then checked by
+:meth:`.assembly.Assembly.constant`: integers in range, finite float32)."""
 
 from __future__ import annotations
 
@@ -12,20 +13,18 @@ import numpy as np
 
 from ..errors import Where, cut, shown
 from ..model.shapes import Shape, numel
-from ..reading import as_float32, load_npy
+from ..reading import load_npy
 from . import yamlio
+from .assembly import Source
 from .fields import (
     FLOAT32_MAX,
-    MAX_CONSTANT_ELEMENTS,
-    dtype,
     err,
     is_int,
     is_number,
     keys,
     mapping,
-    shape,
 )
-from .quantization import INT_RANGE, int_constant
+from .quantization import INT_RANGE
 
 # 1e5 and 1.0e5 are text in YAML 1.1 (a float needs a dot and a signed exponent).
 _EXPONENT = re.compile(r"[-+]?[0-9]*\.?[0-9]*[eE][-+]?[0-9]+")
@@ -35,54 +34,47 @@ QUANT_KEYS = ("bits", "block")
 RANDOM_KEYS = ("seed", "low", "high")
 
 
-def constant(name: str, node: yamlio.LineDict, base: Path,
-             arrays: dict[str, np.ndarray] | None = None) -> tuple[Shape, str, np.ndarray]:
-    """The shape, dtype and (read-only, float32) data of constant ``name``; ``arrays``
-    holds the contents of .npy files that are not on disk (a model imported in memory)."""
+def constant_source(name: str, node: yamlio.LineDict, base: Path) -> Source:
+    """How to read constant ``name``'s values, its fields checked (known keys, shape and
+    dtype given, exactly one of npy, values, random); the reader takes the checked shape
+    and dtype and returns the values and where they come from. .npy paths are relative
+    to ``base``."""
     where = node.where()
     keys(node, TENSOR_KEYS + CONST_SOURCES + ("quantize",), f"constant {shown(name)}")
     for key in ("shape", "dtype"):
         if key not in node:
             raise err(f"constant {shown(name)} needs '{key}'", where)
-    dims = shape(node["shape"], f"constant {shown(name)}", node.where("shape"),
-                 MAX_CONSTANT_ELEMENTS)
-    dt = dtype(node["dtype"], f"constant {shown(name)}", node.where("dtype"))
     sources = [k for k in CONST_SOURCES if k in node]
     if len(sources) != 1:
         raise err(f"constant {shown(name)} needs exactly one of npy, values, random", where)
     src = sources[0]
     swhere = node.where(src)
-    if src == "npy":
-        data = _npy(name, node["npy"], dims, base, swhere, arrays or {})
-        if dt in INT_RANGE and data.dtype != np.dtype(dt):
-            raise err(f"constant {shown(name)}: {cut(node['npy'])} holds {data.dtype}, "
-                      f"declared {dt}", swhere, hint=f"save it as numpy.{dt}")
-    elif src == "values":
-        data = _values(name, node["values"], dims, swhere)
-    else:
-        data = _random(name, node["random"], dims, swhere)
-        if dt in INT_RANGE:
-            data = np.floor(data)  # integers in [low, high)
-    if dt in INT_RANGE:
-        data = int_constant(f"constant {shown(name)}", data, dt, swhere)
-    else:
-        data = as_float32(data, f"constant {shown(name)}", swhere, finite=True)
-    data.setflags(write=False)
-    return dims, dt, data
+
+    def read(dims: Shape, dt: str) -> tuple[np.ndarray, Where]:
+        if src == "npy":
+            data = _npy(name, node["npy"], dims, base, swhere)
+            if dt in INT_RANGE and data.dtype != np.dtype(dt):
+                raise err(f"constant {shown(name)}: {cut(node['npy'])} holds {data.dtype}, "
+                          f"declared {dt}", swhere, hint=f"save it as numpy.{dt}")
+        elif src == "values":
+            data = _values(name, node["values"], dims, swhere)
+        else:
+            data = _random(name, node["random"], dims, swhere)
+            if dt in INT_RANGE:
+                data = np.floor(data)  # integers in [low, high)
+        return data, swhere
+
+    return read
 
 
-def _npy(name: str, file: object, dims: Shape, base: Path, where: Where,
-         arrays: dict[str, np.ndarray]) -> np.ndarray:
+def _npy(name: str, file: object, dims: Shape, base: Path, where: Where) -> np.ndarray:
     if not isinstance(file, str) or not file:
         raise err(f"constant {shown(name)}: npy must be a file name, not {shown(file)}", where)
-    if file in arrays:  # imported in memory
-        data = arrays[file]
-    else:
-        path = base / file
-        if not path.exists():
-            raise err(f"constant {shown(name)}: no such .npy file: {cut(file)}", where,
-                      hint=f"paths are relative to the model file ({base})")
-        data = load_npy(path, f"constant {shown(name)}")
+    path = base / file
+    if not path.exists():
+        raise err(f"constant {shown(name)}: no such .npy file: {cut(file)}", where,
+                  hint=f"paths are relative to the model file ({base})")
+    data = load_npy(path, f"constant {shown(name)}")
     if tuple(data.shape) != dims:
         raise err(f"constant {shown(name)}: {cut(file)} has shape {list(data.shape)}, "
                   f"declared {list(dims)}", where)

@@ -5,8 +5,9 @@ what was given)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -21,6 +22,26 @@ MAX_TENSOR_ELEMENTS = 2**31 - 1
 # A constant is compiled into the program: 64 MiB of float32 at most.
 MAX_CONSTANT_ELEMENTS = 2**24
 FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+class Places(Protocol):
+    """Where the fields of an item are: a YAML mapping (:class:`~.yamlio.LineDict`, the
+    line of each key), or :class:`InFile`."""
+
+    def where(self, key: str | None = None) -> Where:
+        """The place of field ``key`` (or of the item)."""
+        ...
+
+
+@dataclass(frozen=True)
+class InFile:
+    """The places of an item that has no lines (a model a front end made): its file."""
+
+    file: str
+
+    def where(self, key: str | None = None) -> Where:
+        """The file, whatever the field."""
+        return Where(self.file)
 
 
 def err(msg: str, where: Where, hint: str | None = None) -> TvmdevError:
@@ -101,7 +122,8 @@ def dtype(node: Any, what: str, where: Where) -> str:
     return str(node)
 
 
-def attr_numbers(attrs: yamlio.LineDict, floats: Collection[str], what: str) -> None:
+def attr_numbers(attrs: Mapping[str, Any], floats: Collection[str], what: str, at: Places
+                 ) -> None:
     """Attribute values become C ``float`` fields (the attributes named in ``floats``) and
     ``int32_t`` fields (the others): each must fit its type. Whether a value has the
     right type at all is the op's check."""
@@ -111,7 +133,7 @@ def attr_numbers(attrs: yamlio.LineDict, floats: Collection[str], what: str) -> 
             if (key in floats and is_number(v) and float32(v) is None
                     and not (isinstance(v, float) and not math.isfinite(v))):
                 raise err(f"{what}: attribute '{key}' = {shown(v)} does not fit float32",
-                          attrs.where(key))
+                          at.where(key))
             if key not in floats and is_int(v) and not INT32_MIN <= v <= INT32_MAX:
                 raise err(f"{what}: attribute '{key}' = {shown(v)} does not fit int32",
-                          attrs.where(key))
+                          at.where(key))

@@ -4,71 +4,97 @@ axis: N}`` on an int8 (or int32) tensor, and integer constants.
 Real value = scale * (q - zero_point). One scale and zero point quantize the whole
 tensor; several (one per slice along ``axis``, default 0) quantize it per channel.
 Scales are positive finite numbers, stored as float32 (what TFLite stores); zero points
-are integers the dtype holds.
+are integers the dtype holds. :func:`quant_fields` reads a description's ``quant``;
+:func:`checked_quant` checks it, or a front end's (:meth:`QuantFields.of`), the same way.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..errors import Where, shown
-from ..model.s8 import Quant
+from ..model.quant import Quant
 from ..model.shapes import Shape
 from . import yamlio
-from .fields import err, is_int, is_number, keys, mapping
+from .fields import Places, err, is_int, is_number, keys, mapping
 
 QUANT_KEYS = ("scale", "zero_point", "axis")
 INT_RANGE = {"int8": (-128, 127), "int32": (-(2**31), 2**31 - 1)}
 
 
-def quant(node: Any, what: str, where: Where, dtype: str, shape: Shape | None) -> Quant:
-    """The ``quant`` of tensor ``what`` (``shape``: None when inferred later)."""
-    qn = mapping(node, f"quant of {what}", where)
+@dataclass(frozen=True)
+class QuantFields:
+    """A tensor's ``quant`` as given, before it is checked: its keys (scale, zero_point,
+    axis), their places, and the place of the ``quant`` itself."""
+
+    given: Mapping[str, Any]
+    at: Places
+    where: Where
+
+    @classmethod
+    def of(cls, q: Quant, at: Places) -> QuantFields:
+        """A quantization a front end made, as the fields a description would give (a
+        per-tensor one names no axis)."""
+        return cls({"scale": list(q.scale), "zero_point": list(q.zero_point),
+                    **({"axis": q.axis} if q.per_channel else {})}, at, at.where("quant"))
+
+
+def quant_fields(node: yamlio.LineDict, what: str) -> QuantFields | None:
+    """The ``quant`` of tensor ``what``'s node, if any (a mapping of known keys)."""
+    if "quant" not in node:
+        return None
+    qn = mapping(node["quant"], f"quant of {what}", node.where("quant"))
     keys(qn, QUANT_KEYS, f"quant of {what}")
+    return QuantFields(qn, qn, node.where("quant"))
+
+
+def checked_quant(fields: QuantFields | None, what: str, dtype: str, shape: Shape | None,
+                  where: Where) -> Quant | None:
+    """The quantization of tensor ``what`` (at ``where``; ``shape``: None when inferred
+    later), checked against its dtype and shape; an int8 tensor must have one."""
+    if fields is None:
+        if dtype == "int8":
+            raise err(f"{what} is int8 but has no quant", where,
+                      hint="add quant: {scale: [S], zero_point: [Z]}")
+        return None
     if dtype not in INT_RANGE:
-        raise err(f"{what} is {dtype}: only int8 and int32 tensors are quantized", where)
+        raise err(f"{what} is {dtype}: only int8 and int32 tensors are quantized",
+                  fields.where)
+    qn, at = fields.given, fields.at
     for key in ("scale", "zero_point"):
         if key not in qn:
-            raise err(f"quant of {what} needs '{key}'", qn.where(),
+            raise err(f"quant of {what} needs '{key}'", at.where(),
                       hint="quant: {scale: [0.05], zero_point: [-3]}")
     scales, zeros = qn["scale"], qn["zero_point"]
     if not isinstance(scales, list) or not scales or not all(is_number(s) for s in scales):
         raise err(f"quant of {what}: scale must be a non-empty list of numbers, not "
-                  f"{shown(scales)}", qn.where("scale"))
+                  f"{shown(scales)}", at.where("scale"))
     f32 = [float(np.float32(s)) for s in scales] if all(
         math.isfinite(s) and abs(s) < 3.0e38 for s in scales) else []
     if len(f32) != len(scales) or any(not s > 0.0 for s in f32):
         raise err(f"quant of {what}: every scale must be a positive finite float32, got "
-                  f"{shown(scales)}", qn.where("scale"))
+                  f"{shown(scales)}", at.where("scale"))
     lo, hi = INT_RANGE[dtype]
     if not isinstance(zeros, list) or not all(is_int(z) and lo <= z <= hi for z in zeros):
         raise err(f"quant of {what}: zero_point must be a list of integers in [{lo}, {hi}], "
-                  f"not {shown(zeros)}", qn.where("zero_point"))
+                  f"not {shown(zeros)}", at.where("zero_point"))
     if len(zeros) != len(scales):
         raise err(f"quant of {what}: {len(scales)} scales but {len(zeros)} zero points",
-                  qn.where("zero_point"))
+                  at.where("zero_point"))
     axis = qn.get("axis", 0)
     if not is_int(axis) or axis < 0 or (shape is not None and axis >= max(len(shape), 1)):
         raise err(f"quant of {what}: axis must be a dim of the tensor, not {shown(axis)}",
-                  qn.where("axis") if "axis" in qn else qn.where())
+                  at.where("axis") if "axis" in qn else at.where())
     if shape is not None and len(scales) > 1 and (not shape or shape[axis] != len(scales)):
         raise err(f"quant of {what}: {len(scales)} scales, but the tensor has "
-                  f"{shape[axis] if shape else 1} slices along axis {axis}", qn.where("scale"))
+                  f"{shape[axis] if shape else 1} slices along axis {axis}",
+                  at.where("scale"))
     return Quant(tuple(f32), tuple(int(z) for z in zeros), int(axis))
-
-
-def node_quant(node: yamlio.LineDict, what: str, dtype: str, shape: Shape | None
-               ) -> Quant | None:
-    """The ``quant`` of a tensor's node, if any; an int8 tensor must have one."""
-    if "quant" not in node:
-        if dtype == "int8":
-            raise err(f"{what} is int8 but has no quant", node.where(),
-                      hint="add quant: {scale: [S], zero_point: [Z]}")
-        return None
-    return quant(node["quant"], what, node.where("quant"), dtype, shape)
 
 
 def int_constant(what: str, data: np.ndarray, dtype: str, where: Where) -> np.ndarray:

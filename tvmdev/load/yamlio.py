@@ -88,20 +88,6 @@ class LineList(list[Any]):
         return Where(self.file, self.line)
 
 
-def wrap(data: Any, file: str) -> Any:
-    """Plain data (dicts, lists, scalars) as the loader's mappings and sequences, every
-    place being ``file`` itself (a model a front end made, which has no lines)."""
-    if isinstance(data, dict):
-        d = LineDict((str(k), wrap(v, file)) for k, v in data.items())
-        d.file, d.key_lines = file, {}
-        return d
-    if isinstance(data, (list, tuple)):
-        seq = LineList(wrap(v, file) for v in data)
-        seq.file, seq.item_lines = file, []
-        return seq
-    return data
-
-
 # libyaml's parser when PyYAML was built with it: the same nodes and marks, much faster.
 _BASE: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

@@ -12,8 +12,7 @@ import numpy as np
 
 from ..errors import Where
 from .ops import op_params, scratch_structs
-from .quant import Q4Weight
-from .s8 import Quant
+from .quant import Q4Weight, Quant
 from .shapes import Shape, numel
 
 # q4c32: constants only, sized as their floats
@@ -54,6 +53,9 @@ class Operator:
     device: str | None
     cname: str
     where: Where
+    # The attributes as the description (or the front end) gives them, in its order: what
+    # an export writes back. ``attrs`` holds them checked, completed and resolved.
+    given: tuple[tuple[str, Any], ...] = ()
 
     @property
     def attr_dict(self) -> dict[str, Any]:

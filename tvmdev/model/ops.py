@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import shown
 from .limits import float32, int32_problem
+from .quant import Quant
 from .regions import (
     FLOAT_MAX,
     clip_infer,
@@ -29,7 +30,6 @@ from .regions import (
     pad_infer,
     pad_params,
 )
-from .s8 import Quant
 from .s8.call import S8Call, check_dtypes, op_dtype
 from .s8.table import S8OPS
 from .shapes import (

@@ -1,11 +1,17 @@
-"""4-bit block quantisation of weights (the qsu4c32s1s0 layout KleidiAI's qsi4c32p
-packing reads), and its inverse, which the numpy reference uses.
+"""Quantization: a tensor's affine quantization (:class:`Quant`, TFLite's spec, which
+int8 tensors carry and :mod:`tvmdev.model.s8` derives kernel params from), and the 4-bit
+block quantisation of weights (:class:`Q4Weight`).
 
-A weight is an N x K matrix (the gemm's B as N rows of K: transposed when the gemm does
-not transpose it). Each row is cut into blocks of ``block`` values along K; a block's
-scale is its largest-magnitude value divided by -8 (so that value is exactly -8), stored
-as bfloat16; a value is round(x / scale) clamped to [-8, 7], stored plus 8 in 4 bits,
-two to a byte (even k in the low nibble). Dequantised: (q - 8) * scale.
+Affine: real value = scale * (q - zero_point), one scale and zero point per tensor, or
+one per slice along ``axis`` (per channel).
+
+4-bit: the qsu4c32s1s0 layout KleidiAI's qsi4c32p packing reads, and its inverse, which
+the numpy reference uses. A weight is an N x K matrix (the gemm's B as N rows of K:
+transposed when the gemm does not transpose it). Each row is cut into blocks of
+``block`` values along K; a block's scale is its largest-magnitude value divided by -8
+(so that value is exactly -8), stored as bfloat16; a value is round(x / scale) clamped to
+[-8, 7], stored plus 8 in 4 bits, two to a byte (even k in the low nibble). Dequantised:
+(q - 8) * scale.
 """
 
 from __future__ import annotations
@@ -13,6 +19,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+
+@dataclass(frozen=True)
+class Quant:
+    """A tensor's quantization: one scale and zero point per tensor, or one per slice
+    along ``axis`` (per channel)."""
+
+    scale: tuple[float, ...]
+    zero_point: tuple[int, ...]
+    axis: int = 0
+
+    @property
+    def per_channel(self) -> bool:
+        """Whether there is a scale per slice along ``axis``."""
+        return len(self.scale) > 1
 
 
 @dataclass(frozen=True, eq=False)

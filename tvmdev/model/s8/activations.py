@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from ..fixedpoint import multiply_by_quantized_multiplier, rounding_divide_by_pot
+from ..quant import Quant
 from ..shapes import Shape, numel
-from . import Quant
 from .call import S8Call, S8Op, quant_of, refusing
 from .elementwise import scalar
 from .gemmlowp import logistic, tanh

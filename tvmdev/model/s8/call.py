@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from ..quant import Quant
 from ..shapes import Shape, ShapeError
-from . import Quant
 
 QMIN, QMAX = -128, 127
 

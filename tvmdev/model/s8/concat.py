@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from ..quant import Quant
 from ..regions import concat_params
 from ..shapes import Shape
-from . import Quant
 from .call import S8Call, S8Op, quant_of, refusing
 from .elementwise import scalar
 

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..fixedpoint import multiply_by_quantized_multiplier, quantize_multiplier
+from ..quant import Quant
 from ..shapes import Shape, binary_params
-from . import Quant
 from .call import S8Call, S8Op, activation_range, quant_of, refusing
 
 INT8_MIN, INT8_MAX = -128, 127

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from ..fixedpoint import multiply_by_quantized_multiplier, quantize_multiplier
+from ..quant import Quant
 from ..regions import mean_params
 from ..shapes import Shape, norm_axis
-from . import Quant
 from .call import S8Call, S8Op, quant_of, refusing
 from .elementwise import scalar
 

@@ -17,10 +17,10 @@ import numpy as np
 
 from ..fixedpoint import INT32_MAX, INT32_MIN, multiply_by_quantized_multiplier
 from ..fixedpoint import quantize_multiplier as qm
+from ..quant import Quant
 from ..regions import fc_params
 from ..shapes import ShapeError
 from ..windowed import conv_params, depthwise_params
-from . import Quant
 from .call import CArray, S8Call, S8Op, activation_range, per_tensor
 
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from ..quant import Quant
 from ..shapes import Shape
 from ..windowed import LAYOUTS, pool_params
-from . import Quant
 from .call import S8Call, S8Op, quant_of, refusing
 from .elementwise import act_range, scalar
 

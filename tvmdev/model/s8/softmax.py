@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from ..fixedpoint import quantize_multiplier
+from ..quant import Quant
 from ..shapes import Shape, ShapeError, norm_axis, numel
-from . import Quant
 from .call import S8Call, S8Op, quant_of, refusing
 from .elementwise import scalar
 from .gemmlowp import exp_on_negative_values, rdbpot, reciprocal, srdhm, wrap32
