@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import TvmdevError
 from ..load.board import Board
 from ..load.device_kernels import delegated_sources, stand_in_library
-from ..load.kernel_tree import ActiveLibrary, activate
+from ..load.kernel_tree import activate
 from ..load.library import Kernel, Library, load_library
 from ..load.platform import all_platforms, platform_by_name
 from ..model.cnames import check_model
@@ -170,14 +170,6 @@ def _companions(specs: list[DeviceSpec], dplan: DevicePlan, folder: tuple[Device
     return tuple(sorted({p for s in specs for p in delegated_sources(s, portable)}))
 
 
-def board_libraries(board: Board, options: Options
-                    ) -> tuple[tuple[ActiveLibrary, ...], list[str]]:
-    """The board's kernel libraries in use, each with its tree, and a note for each that
-    is not."""
-    return activate(board.libraries, board.cpu, dict(options.trees) or None,
-                    board.platform == "zephyr")
-
-
 def compile_model(model: Model, board: Board, options: Options = Options(),
                   device_root: Path = Path("devices")) -> Compiled:
     """Plan ``model`` for ``board``: devices, kernels, memory and fit. ``device_root``:
@@ -191,11 +183,14 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
     user = [k.kind for k in dplan.with_origin("user")]
     if options.device_dir is not None and user:
         device_libs += device_dir_libraries(options.device_dir.resolve(), user)
-    libraries, notes = board_libraries(board, options)
-    device_notes = [f"device kind {k.kind}: no --device-dir, so its operators are planned on the "
-              "other kernel libraries; give the folder tvmdev new-device made for it to "
-              "call its kernels" for k in dplan.with_origin("sim", "scaffold")
-              if not options.stand_in_kernels]
+    # The board's kernel libraries in use, each with its tree, and a note for each that
+    # is not (no tree, turned off, or not for this CPU).
+    libraries, notes = activate(board.libraries, board.cpu, dict(options.trees) or None,
+                                board.platform == "zephyr")
+    device_notes = [] if options.stand_in_kernels else [
+        f"device kind {k.kind}: no --device-dir, so its operators are planned on the other "
+        "kernel libraries; give the folder tvmdev new-device made for it to call its kernels"
+        for k in dplan.with_origin("sim", "scaffold")]
     registry = build_registry([*board.kernels, *options.kernel_files], device_libs,
                               libraries)
     steps = schedule(model, options.schedule)
