@@ -37,7 +37,8 @@ def test_fully_connected_params_by_hand() -> None:
                  "weights_offset": 0, "output_offset": -2,
                  "output_multiplier": 1 << 30, "output_shift": -1,
                  "activation_min": -2, "activation_max": 127,
-                 "channel_multiplier": None, "channel_shift": None}
+                 "channel_multiplier": None, "channel_shift": None,
+                 "kernel_sums": None}
 
 
 def test_fully_connected_reference_by_hand() -> None:

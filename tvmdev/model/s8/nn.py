@@ -58,7 +58,9 @@ def _fc_params(c: S8Call) -> dict[str, Any]:
             "input_offset": -zp_in, "weights_offset": -zp_w, "output_offset": zp_out,
             "output_multiplier": mult, "output_shift": shift,
             "activation_min": lo, "activation_max": hi,
-            "channel_multiplier": mults, "channel_shift": shifts}  # None: NULL
+            "channel_multiplier": mults, "channel_shift": shifts,  # None: NULL
+            # the weights' row sums, where a board library precomputes them (cmsis_nn)
+            "kernel_sums": None}
 
 
 def _requantize(acc: np.ndarray, mult: Any, shift: Any, p: dict[str, Any]) -> np.ndarray:

@@ -69,7 +69,10 @@ def _quantize_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
 
 def _dequantize_params(c: S8Call) -> dict[str, Any]:
     scale, zp = per_tensor(c.quants[0], "the input of dequantize")
-    return {"count": numel(c.out_shape), "scale": scale, "zero_point": zp}
+    # Every field of the struct it shares with quantize and requantize, written: the
+    # requantization fields are requantize's only, and 0 here as in quantize.
+    return {"count": numel(c.out_shape), "scale": scale, "zero_point": zp,
+            "input_zero_point": 0, "multiplier": 0, "shift": 0}
 
 
 def _dequantize_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:

@@ -1,0 +1,81 @@
+"""The params the executor initialises and the C params structs the kernels read are one
+declaration, checked: for every operator of the example models and of the real models
+the tests fetch, the fields Python computes are exactly the fields of the struct in the
+portable headers (parsed with pycparser), so a field cannot be missing on one side and
+silently become 0 on the other."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from pycparser import c_ast, c_parser
+
+from tvmdev.frontends.importer import import_file
+from tvmdev.load.model import load_model
+from tvmdev.model.graph import Model
+from tvmdev.render.device import status_header
+
+PORTABLE = REPO / "runtime/kernels/portable"
+HEADERS = ("tvmk_portable.h", "tvmk_s8.h", "tvmk_s8_ops.h")
+SCRATCH = ("scratch_bytes", "scratch")
+
+
+@cache
+def struct_fields() -> dict[str, tuple[str, ...]]:
+    """Every params struct of the portable headers -> its field names, in order."""
+    cc = shutil.which("gcc") or shutil.which("cpp")
+    if cc is None:
+        pytest.skip("no C preprocessor (gcc) to read the portable headers")
+    source = "".join(f'#include "{h}"\n' for h in HEADERS)
+    with tempfile.TemporaryDirectory() as tmp:  # the status header the kernels include
+        status = status_header("tvm/device/status.h", "test")
+        (Path(tmp) / status.path).parent.mkdir(parents=True)
+        (Path(tmp) / status.path).write_bytes(status.data)
+        proc = subprocess.run([cc, "-E", "-P", "-nostdinc", f"-I{REPO / 'runtime/fake_libc'}",
+                               f"-I{PORTABLE}", f"-I{tmp}", "-x", "c", "-"], input=source,
+                              capture_output=True, text=True, check=True)
+    ast = c_parser.CParser().parse(proc.stdout)
+    out: dict[str, tuple[str, ...]] = {}
+
+    class Visitor(c_ast.NodeVisitor):
+        def visit_Struct(self, node: c_ast.Struct) -> None:  # noqa: N802 (pycparser's name)
+            if node.name and node.name.endswith("_params") and node.decls:
+                out[node.name] = tuple(d.name for d in node.decls)
+
+    Visitor().visit(ast)
+    return out
+
+
+def models() -> list[Model]:
+    found = [load_model(p) for p in sorted((REPO / "examples").glob("*/*.yaml"))]
+    cache_dir = Path.home() / ".cache/tvmdev-models"
+    found += [import_file(p).to_model() for p in sorted(cache_dir.glob("*.tflite"))]
+    return found
+
+
+def test_every_operators_params_are_its_structs_fields(
+        tflite_model: Callable[[str], Path]) -> None:
+    tflite_model("keyword_spotting.tflite")  # the int8 models are fetched (else skip/fail)
+    fields = struct_fields()
+    seen: set[str] = set()
+    for m in models():
+        for op in m.operators:
+            struct = m.params_struct(op)
+            assert struct in fields, f"{m.name}/{op.name}: no struct {struct} in {HEADERS}"
+            given = tuple(m.call_params(op)) + (SCRATCH if m.has_scratch(op) else ())
+            assert sorted(given) == sorted(fields[struct]), (m.name, op.name, struct)
+            seen.add(struct)
+    # the example models and the real ones reach these structs, float and int8
+    assert seen >= {
+        "tvmk_add_s8_params", "tvmk_binary_params", "tvmk_conv2d_params",
+        "tvmk_conv2d_s8_params", "tvmk_depthwise_conv2d_s8_params",
+        "tvmk_fully_connected_params", "tvmk_fully_connected_s8_params", "tvmk_gemm_params",
+        "tvmk_pool2d_params", "tvmk_pool2d_s8_params", "tvmk_quantize_s8_params",
+        "tvmk_softmax_params", "tvmk_softmax_s8_params", "tvmk_unary_params"}, sorted(seen)
