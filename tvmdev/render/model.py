@@ -92,11 +92,11 @@ def model_files(compiled: Compiled, command: str) -> list[OutFile]:
     files += [OutFile(rel, src.read_text(encoding="utf-8"), "owned")
               for src, rel in lay.copies.items() if str(Path(rel).parent) not in board_dirs]
     files += tree_files(compiled, command)
-    trees = [{"name": t.library, "env": board_library(t.library).env, "tag": t.tag,
-              "repository": board_library(t.library).pin.repository,
+    trees = [{"name": lib.name, "env": lib.env, "tag": t.tag,
+              "repository": lib.pin.repository,
               "sources": [s.relative_to(t.root).as_posix() for s in t.sources],
-              "include": list(board_library(t.library).include)}
-             for t in compiled.trees]
+              "include": list(lib.include)}
+             for t in compiled.trees for lib in [board_library(t.library)]]
     ctx = {"model": m.name, "target": f"tvmgen_{m.name}", "cpu": compiled.board.cpu,
            "board": compiled.board.name,
            "sources": [f"tvmgen_{m.name}.c",
