@@ -18,8 +18,10 @@ from conftest import REPO
 from pycparser import c_ast, c_parser
 
 from tvmdev.frontends.importer import import_file
+from tvmdev.load.board import board_by_name
 from tvmdev.load.model import load_model
 from tvmdev.model.graph import Model
+from tvmdev.plan.pipeline import compile_model
 from tvmdev.render.device import status_header
 
 PORTABLE = REPO / "runtime/kernels/portable"
@@ -65,13 +67,22 @@ def test_every_operators_params_are_its_structs_fields(
     tflite_model("keyword_spotting.tflite")  # the int8 models are fetched (else skip/fail)
     fields = struct_fields()
     seen: set[str] = set()
-    for m in models():
-        for op in m.operators:
-            struct = m.params_struct(op)
-            assert struct in fields, f"{m.name}/{op.name}: no struct {struct} in {HEADERS}"
-            given = tuple(m.call_params(op)) + (SCRATCH if m.has_scratch(op) else ())
-            assert sorted(given) == sorted(fields[struct]), (m.name, op.name, struct)
-            seen.add(struct)
+    for model in models():
+        # the records the executor renders, with a board library's precomputed fields
+        # (CMSIS-NN's kernel_sums on a Cortex-M board that has the tree)
+        for board in ("host", "mps2_an386"):
+            compiled = compile_model(model, board_by_name(board))
+            m = compiled.model
+            for prep in compiled.ops:
+                op = m.operators[prep.index]
+                assert prep.struct in fields, \
+                    f"{m.name}/{op.name}: no struct {prep.struct} in {HEADERS}"
+                given = tuple(prep.params) + (SCRATCH if prep.takes_scratch else ())
+                assert sorted(given) == sorted(fields[prep.struct]), (m.name, op.name,
+                                                                       prep.struct)
+                with pytest.raises(TypeError):  # prepared once: read-only
+                    prep.params["x"] = 0  # type: ignore[index]
+                seen.add(prep.struct)
     # the example models and the real ones reach these structs, float and int8
     assert seen >= {
         "tvmk_add_s8_params", "tvmk_binary_params", "tvmk_conv2d_params",

@@ -141,11 +141,11 @@ def test_hand_written_model_loads(tmp_path: Path) -> None:
     assert m.constants["w"].dtype == np.int8 and m.constants["b"].dtype == np.int32
     fc = m.operators[1]
     assert m.op_dtype(fc) == "int8"
-    assert m.params_struct(fc) == "tvmk_fully_connected_s8_params"
+    assert m.operator_params(fc)[0] == "tvmk_fully_connected_s8_params"
     # 0.02 * 0.01 / 0.05 in double, from the float32 scales, as TFLM computes it.
     s = [float(np.float32(v)) for v in (0.02, 0.01, 0.05)]
     frac, exp = np.frexp(s[0] * s[1] / s[2])
-    p = m.call_params(fc)
+    p = m.operator_params(fc)[1]
     assert (p["output_multiplier"], p["output_shift"]) == (round(frac * 2**31), exp)
     assert (p["activation_min"], p["activation_max"]) == (-5, 127)
 
@@ -230,10 +230,11 @@ def test_int8_pool_and_softmax_load() -> None:
         path.write_text(POOL)
         m = load_model(path)
     pool, sm = m.operators[0], m.operators[1]
-    assert m.params_struct(pool) == "tvmk_pool2d_s8_params"
+    assert m.operator_params(pool)[0] == "tvmk_pool2d_s8_params"
     # RELU on zero point 3: the clamp starts at 3.
-    assert (m.call_params(pool)["act_min"], m.call_params(pool)["act_max"]) == (3, 127)
-    assert m.params_struct(sm) == "tvmk_softmax_s8_params"
+    pool_params = m.operator_params(pool)[1]
+    assert (pool_params["act_min"], pool_params["act_max"]) == (3, 127)
+    assert m.operator_params(sm)[0] == "tvmk_softmax_s8_params"
 
 
 @pytest.mark.parametrize("text, message", [c[1:] for c in BAD], ids=[c[0] for c in BAD])

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import Where
-from .ops import op_params, scratch_structs
+from .ops import op_params
 from .quant import Q4Weight, Quant
 from .shapes import Shape, numel
 
@@ -81,15 +81,10 @@ class Model:
         """The device instance called ``name``."""
         return next(d for d in self.devices if d.name == name)
 
-    def call_params(self, op: Operator) -> dict[str, Any]:
-        """The values of ``op``'s params struct (shapes and attributes resolved)."""
-        return self._params(op)[1]
-
-    def params_struct(self, op: Operator) -> str:
-        """The params struct of ``op``'s kernels (its int8 form's for an int8 operator)."""
-        return self._params(op)[0]
-
-    def _params(self, op: Operator) -> tuple[str, dict[str, Any]]:
+    def operator_params(self, op: Operator) -> tuple[str, dict[str, Any]]:
+        """The params struct of ``op``'s kernels (its int8 form's for an int8 operator) and
+        its values, shapes and attributes resolved. The pipeline computes these once per
+        operator (tvmdev.plan.prepare); everything downstream reads its records."""
         ts = [self.tensors[t] if t is not None else None for t in op.inputs]
         out = self.tensors[op.outputs[0]]
         attrs = dict(op.attr_dict)
@@ -99,10 +94,6 @@ class Model:
         return op_params(op.op, [t.shape if t else None for t in ts], out.shape, attrs,
                          [t.dtype if t else None for t in ts] + [out.dtype],
                          [t.quant if t else None for t in ts] + [out.quant])
-
-    def has_scratch(self, op: Operator) -> bool:
-        """Whether ``op``'s params struct carries scratch (its kernels may get some)."""
-        return self.params_struct(op) in scratch_structs()
 
     def op_dtype(self, op: Operator) -> str:
         """The dtype ``op`` computes in: int8 when any of its tensors is int8."""

@@ -2,7 +2,7 @@
 
 A kernel library entry says what its kernel needs with ``scratch:``, either a number of
 bytes or the name of a rule here. A rule computes the bytes from the params the call is
-resolved into (:meth:`tvmdev.model.graph.Model.call_params`) and from the target's
+resolved into (:meth:`tvmdev.model.graph.Model.operator_params`) and from the target's
 :class:`Tuning`, since a kernel's blocking is compiled for a target. The memory planner
 gives each operator the most any kernel of its chain needs.
 """

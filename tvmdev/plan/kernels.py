@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import TvmdevError
 from ..load.kernel_tree import ActiveLibrary
 from ..load.library import Kernel, Library, load_library
 from ..model.graph import Model, Operator
-from ..model.ops import OPS
+from ..model.ops import OPS, scratch_structs
 from ..model.scratch import Tuning, scratch_need
 from ..resources import runtime_dir
 
@@ -110,15 +111,20 @@ def resolve(model: Model, registry: Registry) -> dict[int, tuple[Kernel, ...]]:
 
 
 def operator_scratch(model: Model, chains: dict[int, tuple[Kernel, ...]], tuning: Tuning,
-                     asked: dict[int, int] | None = None) -> dict[int, int]:
+                     asked: dict[int, int] | None = None,
+                     params: dict[int, tuple[str, dict[str, Any]]] | None = None
+                     ) -> dict[int, int]:
     """The scratch bytes of every operator that needs some: the most over its chain, or
-    what a board library ``asked`` for the operator."""
+    what a board library ``asked`` for the operator. ``params``: every operator's params
+    struct and values (computed here when not given)."""
     out: dict[int, int] = {}
+    with_scratch = scratch_structs()
     for op in model.operators:
-        if not model.has_scratch(op):
+        struct, values = (params[op.index] if params is not None
+                          else model.operator_params(op))
+        if struct not in with_scratch:
             continue
-        params = model.call_params(op)
-        need = max([scratch_need(k.scratch, params, tuning) for k in chains[op.index]]
+        need = max([scratch_need(k.scratch, values, tuning) for k in chains[op.index]]
                    + [(asked or {}).get(op.index, 0)])
         if need:
             out[op.index] = need

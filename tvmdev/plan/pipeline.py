@@ -12,14 +12,14 @@ adds the devices and a harness, builds and runs. The stages, in order:
 2. kernels: the registry (the user's libraries, the device kinds', the board's kernel
    libraries, portable) and each operator's chain (:mod:`.kernels`, :mod:`.placement`);
 3. memory: the schedule, and the workspace with every kernel's scratch (:mod:`.memory`);
-4. fit: the board's memory map (:mod:`.fit`).
+4. fit: the board's memory map (:mod:`.fit`);
+5. prepared operators: each operator's chain, params and scratch, once (:mod:`.prepare`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..errors import TvmdevError
 from ..load.board import Board
@@ -45,6 +45,7 @@ from .kernels import (
 )
 from .memory import MemoryPlan, plan_memory
 from .placement import Placement, TreeSources, place
+from .prepare import Prepared, operator_params, prepare
 from .schedule import Step, schedule
 
 # The command recorded in the banners of the device code tvmdev generates for a run.
@@ -77,11 +78,8 @@ class Compiled:
     devices: DevicePlan
     steps: tuple[Step, ...]
     memory: MemoryPlan
-    chains: dict[int, tuple[Kernel, ...]]  # op -> the kernels it tries, in order
-    placements: dict[int, Placement]  # op -> its library, and the fallbacks taken
+    ops: tuple[Prepared, ...]  # every operator, prepared, by index
     trees: tuple[TreeSources, ...] = ()  # what a build compiles of board libraries' trees
-    # op -> params fields a board library's kernel takes precomputed (kernel_sums)
-    extra_params: dict[int, dict[str, Any]] = field(default_factory=dict)
     # Portable sources a device's kernel files call besides the selected kernels'.
     companions: tuple[Path, ...] = ()
     notes: tuple[str, ...] = ()  # why a board library is not in use
@@ -98,11 +96,21 @@ class Compiled:
         return self.board.tuning
 
     @property
+    def chains(self) -> dict[int, tuple[Kernel, ...]]:
+        """Operator index -> the kernels it tries, in order."""
+        return {p.index: p.chain for p in self.ops}
+
+    @property
+    def placements(self) -> dict[int, Placement]:
+        """Operator index -> the library serving it, and the fallbacks taken."""
+        return {p.index: p.placement for p in self.ops}
+
+    @property
     def kernels(self) -> list[Kernel]:
         """The selected kernels (each once): what selective build compiles."""
         seen: dict[str, Kernel] = {}
-        for chain in self.chains.values():
-            for k in chain:
+        for p in self.ops:
+            for k in p.chain:
                 seen.setdefault(k.name, k)
         return list(seen.values())
 
@@ -194,19 +202,21 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
     registry = build_registry([*board.kernels, *options.kernel_files], device_libs,
                               libraries)
     steps = schedule(model, options.schedule)
+    params = operator_params(model)
     placed = place(model, registry.board, resolve(model, registry),
                    {op.index: tensor_dtypes(model, op) for op in model.operators},
+                   {i: p for i, (_, p) in params.items()},
                    frozenset(lib.kind for lib in device_libs if lib.kind))
     # Every spelling once more, now with a board's offload device and the kernels called.
     check_model(model, all_platforms(), [k.name for c in placed.chains.values() for k in c])
     memory = plan_memory(model, scratch=operator_scratch(model, placed.chains, board.tuning,
-                                                         placed.scratch))
+                                                         placed.scratch, params))
     problem = object_problem(memory.arena_size)
     if problem is not None:
         raise TvmdevError(f"the workspace of model '{model.name}' needs {problem}",
                           model.path, hint="split the model, or make its tensors smaller")
     check_fit(model, memory, board)
-    return Compiled(model, board, options, dplan, steps, memory, placed.chains,
-                    placed.placements, placed.trees, placed.params,
+    return Compiled(model, board, options, dplan, steps, memory,
+                    prepare(model, params, placed, memory), placed.trees,
                     _companions(generated_specs(dplan, board), dplan, options.device_specs),
                     tuple(notes), tuple(device_notes))

@@ -74,17 +74,17 @@ def _initial(model: Model, index: int, chain: tuple[Kernel, ...], known: frozens
 
 def place(model: Model, boards: tuple[ActiveLibrary, ...],
           chains: dict[int, tuple[Kernel, ...]], dtypes: dict[int, dict[str, str]],
-          known: frozenset[str] = frozenset()) -> Placed:
+          params: dict[int, dict[str, Any]], known: frozenset[str] = frozenset()) -> Placed:
     """Put the portable tail of each operator's chain on a board library's kernel where
     one serves it (after the user's and the device kind's kernels, which it backs when
     they decline); ``dtypes``: each operator's argument dtypes; ``known``: the device
-    kinds whose kernel libraries are known (a fallback from one of them is reported)."""
+    kinds whose kernel libraries are known (a fallback from one of them is reported);
+    ``params``: each operator's params values (what a board library's conditions read)."""
     out = dict(chains)
     placements = {i: _initial(model, i, c, known) for i, c in chains.items()}
     scratch: dict[int, int] = {}
     extra: dict[int, dict[str, Any]] = {}
     trees = []
-    params = {op.index: model.call_params(op) for op in model.operators} if boards else {}
     for active in boards:
         chosen: list[tuple[int, Kernel]] = []
         for op in model.operators:

@@ -20,6 +20,7 @@ from ..model.windowed import LAYOUTS
 from ..naming import camel
 from ..plan.memory import MemoryPlan
 from ..plan.pipeline import Compiled
+from ..plan.prepare import Prepared
 from ..plan.schedule import Step
 from ..write.files import OutFile
 from .cvalues import DECIMAL_LIMIT, c_float, c_ints, constant_data, params_arrays
@@ -82,16 +83,16 @@ def _input_exprs(model: Model, op: Operator, names: Names) -> dict[str, str]:
                     strict=True))
 
 
-def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], names: Names,
-                memory: MemoryPlan, extra: dict[str, Any]) -> dict[str, Any]:
+def _op_context(model: Model, prep: Prepared, names: Names) -> dict[str, Any]:
+    op = model.operators[prep.index]
+    chain = prep.chain
     opdef = OPS[op.op]
     out = model.tensors[op.outputs[0]]
-    params = {**model.call_params(op), **extra}
     params_name = names.params(op.cname)
-    arrays, params = params_arrays(params, params_name)
-    scratch_offset, scratch_bytes = memory.scratch.get(op.index, (0, 0))
-    struct = model.params_struct(op)
-    if model.has_scratch(op):
+    arrays, params = params_arrays(dict(prep.params), params_name)
+    scratch_offset, scratch_bytes = prep.scratch
+    struct = prep.struct
+    if prep.takes_scratch:
         params["scratch_bytes"] = scratch_bytes  # the pointer is set at run time
     dev = model.device(op.device) if op.device else None
     exprs = _input_exprs(model, op, names)
@@ -112,7 +113,7 @@ def _op_context(model: Model, op: Operator, chain: tuple[Kernel, ...], names: Na
         "op": op.op,
         "device": dev.name if dev else None,
         "kind_camel": camel(dev.kind) if dev else None,
-        "params_struct": model.params_struct(op),
+        "params_struct": struct,
         "params_name": params_name,
         "params_arrays": arrays,
         "params": [(k, _field_value(k, v)) for k, v in params.items()],
@@ -215,8 +216,8 @@ def executor_files(compiled: Compiled, command: str) -> list[OutFile]:
     what their banners record."""
     model = compiled.model
     names = Names(model.name)
-    ctx = _context(model, compiled.schedule_kind, compiled.steps, compiled.chains,
-                   compiled.memory, names, compiled.extra_params)
+    ctx = _context(model, compiled.schedule_kind, compiled.steps, compiled.ops,
+                   compiled.memory, names)
     c_banner = banner("c", command, "owned")
     return [OutFile(f"{names.prefix}.h", render("executor.h.j2", banner=c_banner, **ctx),
                     "owned"),
@@ -226,14 +227,12 @@ def executor_files(compiled: Compiled, command: str) -> list[OutFile]:
 
 
 def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
-             chains: dict[int, tuple[Kernel, ...]], memory: MemoryPlan, names: Names,
-             extra_params: dict[int, dict[str, Any]]) -> dict[str, Any]:
+             prepared: tuple[Prepared, ...], memory: MemoryPlan, names: Names
+             ) -> dict[str, Any]:
     """What the executor templates lay out; every name comes from ``names``."""
-    ops = {op.index: _op_context(model, op, chains[op.index], names, memory,
-                                 extra_params.get(op.index, {}))
-           for op in model.operators}
+    ops = {p.index: _op_context(model, p, names) for p in prepared}
     bits = _device_bits(model, steps, names)
-    structs = [model.params_struct(op) for op in model.operators if op.index in memory.scratch]
+    structs = [p.struct for p in prepared if p.index in memory.scratch]
     scratch_params = [{"struct": st, "name": names.scratch_local(st)} for st in structs]
 
     def tensor_ctx(name: str) -> dict[str, Any]:
@@ -265,6 +264,5 @@ def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
              "shape": list(model.tensors[t].shape), "ctype": CTYPE[model.tensors[t].dtype]}
             for t, off in memory.offsets.items()],
         "scratch_params": list({p["name"]: p for p in scratch_params}.values()),
-        "kernel_headers": list(dict.fromkeys(k.header for chain in chains.values()
-                                             for k in chain)),
+        "kernel_headers": list(dict.fromkeys(k.header for p in prepared for k in p.chain)),
     }

@@ -1,0 +1,54 @@
+"""Prepared operators: each operator of a compiled model, prepared once.
+
+TFLM prepares an operator into its ``OpData`` (``ConvPrepare`` fills ``OpDataConv``) before
+the first invoke; tvmdev does the same at generation time. An operator's record holds the
+kernels it tries, the params struct its kernels take with the values that fill it (a board
+library's precomputed fields included) and the scratch the memory plan gives it. Renderers
+read these records and compute nothing of their own. The params structs the values fill
+are declared in the portable headers; tests/test_params_structs.py checks each op's values
+against its struct with pycparser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from ..load.library import Kernel
+from ..model.graph import Model
+from ..model.ops import scratch_structs
+from .memory import MemoryPlan
+from .placement import Placed, Placement
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One operator, ready to render: what it calls, with what, and its scratch."""
+
+    index: int
+    chain: tuple[Kernel, ...]  # the kernels it tries, in order (one when final)
+    placement: Placement  # the library serving it, and the fallbacks taken
+    struct: str  # the C params struct its kernels take
+    params: Mapping[str, Any]  # the struct's field values (read-only)
+    takes_scratch: bool  # whether the struct has scratch fields
+    scratch: tuple[int, int]  # (offset in the workspace, bytes); (0, 0) for none
+
+
+def operator_params(model: Model) -> dict[int, tuple[str, dict[str, Any]]]:
+    """Every operator's params struct and values, computed once for the whole pipeline."""
+    return {op.index: model.operator_params(op) for op in model.operators}
+
+
+def prepare(model: Model, params: dict[int, tuple[str, dict[str, Any]]], placed: Placed,
+            memory: MemoryPlan) -> tuple[Prepared, ...]:
+    """The records of ``model``'s operators, from their ``params`` and ``placed`` chains
+    (with a board library's precomputed fields), and the scratch ``memory`` gave them."""
+    with_scratch = scratch_structs()
+    return tuple(
+        Prepared(op.index, placed.chains[op.index], placed.placements[op.index],
+                 params[op.index][0],
+                 MappingProxyType({**params[op.index][1], **placed.params.get(op.index, {})}),
+                 params[op.index][0] in with_scratch, memory.scratch.get(op.index, (0, 0)))
+        for op in model.operators)
