@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tvmdev.load.platform import platform_by_name  # noqa: E402
-from tvmdev.run import external  # noqa: E402
+from tvmdev.run.trees import compile_trees, platform_tree  # noqa: E402
 
 PROGRAM = r"""
 #define _POSIX_C_SOURCE 200809L
@@ -195,7 +195,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=15)
     args = ap.parse_args()
     plat = platform_by_name("kleidiai")
-    root = external.tree(plat)
+    build = platform_tree(plat)
     cc = "aarch64-linux-gnu-gcc"
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
@@ -207,10 +207,9 @@ def main() -> int:
         flags = ["-O2", "-std=c99", f"-I{tmp / 'dev/include'}", f"-I{tmp / 'dev/src/kleidiai'}",
                  f"-I{ROOT / 'runtime/kernels/portable'}"]
         objects: list[str] = []
-        if root is not None:
-            flags += [f"-I{root}", "-DTVMDEV_KAI_REAL"]
-            objects = [str(o) for o in external.compile_objects(cc, ["-O2"], plat, root,
-                                                                tmp / "obj")]
+        if build is not None:
+            flags += [f"-I{build.root}", "-DTVMDEV_KAI_REAL"]
+            objects = [str(o) for o in compile_trees(cc, [], [build])]
         else:
             print("KLEIDIAI_SOURCE_DIR is not set: timing tvmdev's REFERENCE micro-kernels")
         sources = [str(tmp / "bench.c"), str(tmp / "dev/src/device/kleidiai/kleidiai.c"),

@@ -55,7 +55,7 @@ def test_library_is_data_every_kernel_has_a_portable_fallback() -> None:
         assert any(p.op == k.op and p.matches(int8) for p in portable), k.name
         assert k.calls and all(c.startswith("arm_") for c in k.calls), k.name
         assert k.buffer is None or k.buffer in cmsis_nn.REQUESTS, k.name
-    assert lib.pin.tag == "v7.0.0"
+    assert lib.tree.pin.tag == "v7.0.0"
 
 
 def test_every_cortex_m_board_takes_cmsis_nn() -> None:

@@ -28,7 +28,7 @@ from conftest import REPO, Result, need_tool, run_ok
 
 from tvmdev.load.platform import platform_by_name
 from tvmdev.model.quant import quantize
-from tvmdev.run import external
+from tvmdev.run.trees import compile_trees, platform_tree
 
 NEON, DOTPROD, I8MM, SME, SME2 = 1, 2, 4, 8, 16
 DECLINED = -7
@@ -45,10 +45,10 @@ def build(cli: Callable[..., Result], tmp: Path, cc: str, real: Path | None = No
              f"-I{dev}/src/kleidiai"]
     objects: list[str] = []
     if real is not None:
-        plat = platform_by_name("kleidiai")
         flags += [f"-I{real}", "-DTVMDEV_KAI_REAL"]
-        objects = [str(o) for o in external.compile_objects(cc, ["-O2"], plat, real,
-                                                            tmp / "kai-obj")]
+        build = platform_tree(platform_by_name("kleidiai"), real)
+        assert build is not None
+        objects = [str(o) for o in compile_trees(cc, [], [build])]
     exe = tmp / f"{driver}_{Path(cc).name}{'_real' if real else ''}"
     # The matmul driver compares with the portable kernel, which runs on gemm.c.
     portable = ([str(REPO / "runtime/kernels/portable" / s) for s in ("gemm.c", "matmul.c")]

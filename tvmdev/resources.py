@@ -6,6 +6,7 @@ beside the package.
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
 
@@ -44,3 +45,10 @@ def zephyr_app_dir() -> Path:
 def runtime_dir() -> Path:
     """tvmdev's shipped C sources (kernels, simulator, board support), not templates."""
     return data_root() / "runtime"
+
+
+def cache_dir() -> Path:
+    """tvmdev's cache ($XDG_CACHE_HOME/tvmdev, default ~/.cache/tvmdev): the probes and
+    the objects compiled from pinned trees, shared by every build on the machine."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "tvmdev"

@@ -15,6 +15,7 @@ from ..errors import TvmdevError
 from ..resources import platforms_dir
 from . import yamlio
 from .schema import validate
+from .tree import Tree, load_tree
 
 
 @dataclass(frozen=True)
@@ -61,18 +62,6 @@ class FileRule:
 
 
 @dataclass(frozen=True)
-class ExternalTree:
-    """A third-party source tree the build can compile against (never copied)."""
-
-    env: str  # the environment variable that points at it
-    repository: str
-    tag: str
-    include: tuple[str, ...]
-    defines: tuple[str, ...]
-    sources: tuple[tuple[str, tuple[str, ...]], ...]  # (compiler flags, files) groups
-
-
-@dataclass(frozen=True)
 class KernelLibrary:
     """A kernel library the platform renders for one device kind (Metal's GEMM)."""
 
@@ -107,7 +96,7 @@ class Platform:
     builtin_kind: str | None  # the device kind this platform implements itself, if any
     simulator: bool  # its templates can render tvmdev's simulated accelerator
     kernel_library: KernelLibrary | None
-    external: ExternalTree | None
+    tree: Tree | None  # a pinned third-party tree its device code compiles against
     folder: Path
 
     def option(self, name: str) -> PlatformOption:
@@ -143,14 +132,6 @@ def _options(node: Any) -> tuple[PlatformOption, ...]:
     return tuple(options)
 
 
-def _external(node: Any) -> ExternalTree | None:
-    if not node:
-        return None
-    return ExternalTree(node["env"], node["pin"]["repository"], node["pin"]["tag"],
-                        tuple(node.get("include") or (".",)), tuple(node.get("defines") or ()),
-                        tuple((str(k), tuple(v)) for k, v in node["sources"].items()))
-
-
 def load_platform(folder: Path) -> Platform:
     """Load and check ``folder/platform.yaml``."""
     path = folder / "platform.yaml"
@@ -173,7 +154,7 @@ def load_platform(folder: Path) -> Platform:
                         tuple(check.get("defines") or ())),
         builtin_kind=doc.get("builtin_kind"), simulator=bool(doc.get("simulator", False)),
         kernel_library=KernelLibrary(lib["kind"], lib["generator"]) if lib else None,
-        external=_external(doc.get("external")), folder=folder)
+        tree=load_tree(doc["tree"], str(path)) if doc.get("tree") else None, folder=folder)
 
 
 @cache

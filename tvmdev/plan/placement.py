@@ -118,9 +118,9 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
             elif n:
                 scratch[i] = n
         calls = sorted({c for _, k in chosen for c in k.calls})
-        trees.append(TreeSources(active.lib.name, active.lib.pin.tag, active.root,
+        trees.append(TreeSources(active.lib.name, active.lib.tree.pin.tag, active.root,
                                  tuple(reached_sources(active.lib, active.root, calls)),
-                                 tuple(active.root / i for i in active.lib.include)))
+                                 tuple(active.root / i for i in active.lib.tree.include)))
     return Placed(out, placements, scratch, tuple(trees), extra)
 
 

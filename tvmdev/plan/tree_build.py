@@ -16,15 +16,10 @@ from pathlib import Path
 
 from ..errors import TvmdevError, log_excerpt
 from ..load.kernel_tree import TreeLibrary
+from ..resources import cache_dir
 
 _DEFINITION = re.compile(r"^(?!static\b)[A-Za-z_][\w \t*]*?\b(arm_\w+)\s*\(", re.M)
 _REFERENCE = re.compile(r"\barm_\w+\b")
-
-
-def cache_dir() -> Path:
-    """tvmdev's cache ($XDG_CACHE_HOME/tvmdev, default ~/.cache/tvmdev)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "tvmdev"
 
 
 def host_cc() -> str:
@@ -40,7 +35,7 @@ def probe(lib: TreeLibrary, root: Path) -> Path:
     """The library's buffer-size program for the tree at ``root``, built if needed."""
     cc = host_cc()
     sources = [lib.probe_source, *(root / s for s in lib.probe_tree_sources)]
-    headers = sorted(p for i in lib.include for p in (root / i).rglob("*.h"))
+    headers = sorted(p for i in lib.tree.include for p in (root / i).rglob("*.h"))
     digest = hashlib.sha256(cc.encode())
     for f in [*sources, *headers]:
         digest.update(f.name.encode() + b"\0" + f.read_bytes())
@@ -50,14 +45,14 @@ def probe(lib: TreeLibrary, root: Path) -> Path:
     exe.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=exe.parent, prefix=exe.name + ".")
     os.close(fd)
-    cmd = [cc, "-std=c99", "-O1", *(f"-I{root / i}" for i in lib.include),
+    cmd = [cc, "-std=c99", "-O1", *(f"-I{root / i}" for i in lib.tree.include),
            *map(str, sources), "-o", tmp]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         os.unlink(tmp)
         raise TvmdevError(f"cannot build {lib.name}'s buffer-size probe ({cc} exited "
                           f"{proc.returncode})", str(root), log=log_excerpt(proc.stderr, 30),
-                          hint=f"is it {lib.pin.repository} at {lib.pin.tag}?")
+                          hint=f"is it {lib.tree.pin.repository} at {lib.tree.pin.tag}?")
     os.replace(tmp, exe)
     return exe
 
@@ -87,11 +82,12 @@ def _definitions(src_root: Path) -> dict[str, Path]:
 
 def reached_sources(lib: TreeLibrary, root: Path, calls: list[str]) -> list[Path]:
     """The tree's source files that define ``calls`` and what they call in turn."""
-    defs = _definitions(root / lib.sources)
+    assert lib.tree.sources is not None
+    defs = _definitions(root / lib.tree.sources)
     missing = [c for c in calls if c not in defs]
     if missing:
         raise TvmdevError(f"the {lib.name} tree defines no {missing[0]}", str(root),
-                          hint=f"tvmdev's kernels are written for {lib.pin.tag}")
+                          hint=f"tvmdev's kernels are written for {lib.tree.pin.tag}")
     todo, seen, files = list(calls), set(), []
     while todo:
         name = todo.pop()

@@ -254,7 +254,7 @@ def project_files(specs: list[DeviceSpec]) -> list[OutFile]:
     for plat in used:
         devs = [device_context(s) for s in specs if plat.name in s.platforms]
         frag = render(f"{plat.name}/templates/cmake.j2", devices=devs,
-                      external=plat.external).rstrip("\n")
+                      tree=plat.tree).rstrip("\n")
         (zephyr_frags if plat.cmake_context == "zephyr" else standalone_frags).append(frag)
         for rule in plat.project_files:
             assert rule.template is not None

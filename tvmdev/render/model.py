@@ -92,10 +92,10 @@ def model_files(compiled: Compiled, command: str) -> list[OutFile]:
     files += [OutFile(rel, src.read_text(encoding="utf-8"), "owned")
               for src, rel in lay.copies.items() if str(Path(rel).parent) not in board_dirs]
     files += tree_files(compiled, command)
-    trees = [{"name": lib.name, "env": lib.env, "tag": t.tag,
-              "repository": lib.pin.repository,
+    trees = [{"name": lib.name, "env": lib.tree.env, "tag": t.tag,
+              "repository": lib.tree.pin.repository,
               "sources": [s.relative_to(t.root).as_posix() for s in t.sources],
-              "include": list(lib.include)}
+              "include": list(lib.tree.include)}
              for t in compiled.trees for lib in [board_library(t.library)]]
     ctx = {"model": m.name, "target": f"tvmgen_{m.name}", "cpu": compiled.board.cpu,
            "board": compiled.board.name,

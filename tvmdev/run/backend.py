@@ -19,12 +19,12 @@ import numpy as np
 from ..errors import TvmdevError
 from ..inspect.stack import StackUsage
 from ..load.board import Board
-from ..load.platform import Platform
 from ..model.graph import Model
 from ..plan.devices import DevicePlan
 from ..plan.pipeline import Compiled
 from ..render.harness import Harness
 from ..write.files import OutFile
+from .trees import TreeBuild
 
 
 @dataclass
@@ -43,7 +43,8 @@ class Job:
     include_dirs: list[Path] = field(default_factory=list)
     defines: list[str] = field(default_factory=list)
     link_flags: list[str] = field(default_factory=list)
-    external: list[tuple[Platform, Path]] = field(default_factory=list)
+    # The pinned trees the build compiles (through the cache of :mod:`.trees`)
+    trees: list[TreeBuild] = field(default_factory=list)
     stack: StackUsage | None = None  # firmware: the run's worst-case stack
     icount: bool = False  # firmware: count the run's instructions under QEMU -icount
 

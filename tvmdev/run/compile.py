@@ -10,14 +10,13 @@ two sources called gemm.c would overwrite each other's), and the objects are lin
 from __future__ import annotations
 
 import hashlib
-import shutil
 import subprocess
 from pathlib import Path
 
 from ..errors import TvmdevError
 from ..plan.fit import link_overflow
-from . import external
 from .backend import Job
+from .trees import compile_trees
 
 STACK_USAGE_FLAGS = ("-fstack-usage", "-fcallgraph-info=su")
 
@@ -27,14 +26,25 @@ def object_dir(job: Job) -> Path:
     return job.build_dir / "obj"
 
 
+def _tree_objects(job: Job, extra_cflags: tuple[str, ...], stack_usage: bool) -> list[Path]:
+    """The objects of the pinned trees the job compiles, from the machine's cache; with
+    ``stack_usage``, their call graphs are copied into the object folder afresh."""
+    tc = job.board.toolchain
+    if stack_usage:
+        object_dir(job).mkdir(parents=True, exist_ok=True)
+        for old in object_dir(job).glob("*.ci"):
+            if not old.name[:2].isdigit():
+                old.unlink()
+    return compile_trees(tc.cc, [*tc.cflags, *extra_cflags, *(f"-D{d}" for d in tc.defines)],
+                         job.trees, STACK_USAGE_FLAGS if stack_usage else (),
+                         object_dir(job) if stack_usage else None)
+
+
 def compile_program(job: Job, defines: list[str], extra_cflags: tuple[str, ...] = (),
                     stack_usage: bool = False) -> Path:
     """Compile and link ``job`` with the board's toolchain; returns the program."""
     tc = job.board.toolchain
-    objects: list[Path] = []
-    for plat, root in job.external:
-        objects += external.compile_objects(tc.cc, ["-O2"], plat, root,
-                                            job.build_dir / f"{plat.name}-objects")
+    objects = _tree_objects(job, extra_cflags, stack_usage)
     flags = [*tc.cflags, *extra_cflags,
              *(f"-D{d}" for d in [*tc.defines, *job.defines, *defines]),
              *(f"-I{d}" for d in job.include_dirs)]
@@ -60,9 +70,10 @@ def compile_program(job: Job, defines: list[str], extra_cflags: tuple[str, ...] 
             and (not stack_usage or object_dir(job).is_dir())):
         return job.exe
     (job.build_dir / "build.cmd").write_text("".join(" ".join(cmd) + "\n" for cmd in cmds))
-    if stack_usage:
-        shutil.rmtree(object_dir(job), ignore_errors=True)
-        object_dir(job).mkdir(parents=True)
+    if stack_usage:  # the job's own objects (NN-<source>.o, .su, .ci) are rebuilt
+        for old in object_dir(job).iterdir():
+            if old.name[:2].isdigit():
+                old.unlink()
     for cmd in cmds:
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..load.board import Board
+from ..load.kernel_tree import board_library
 from ..load.platform import platform_by_name
 from ..model import reference
 from ..model.device import MAX_DEVICES
@@ -26,9 +27,10 @@ from ..render.harness import Harness
 from ..render.model import layout, model_files
 from ..resources import runtime_dir
 from ..write.files import OutFile, sync
-from . import external, icount
+from . import icount
 from .backend import Job, RunOptions, backend_for
 from .compare import OpReport, RunResult, exact_outputs, op_errors
+from .trees import TreeBuild, platform_tree
 
 
 def _devices(job: Job, external_dirs: dict[str, Path] | None) -> list[OutFile]:
@@ -45,11 +47,11 @@ def _devices(job: Job, external_dirs: dict[str, Path] | None) -> list[OutFile]:
         plat = platform_by_name(kind.platform)
         if kind.origin != "user" and not builds_module:
             job.sources.append(dev_out / plat.device_source.format(name=kind.kind))
-        root = external.tree(plat, (external_dirs or {}).get(plat.name))
-        if root is not None and plat.external is not None:
-            job.external.append((plat, root))
-            job.defines += list(plat.external.defines)
-            job.include_dirs += [root / i for i in plat.external.include]
+        build = platform_tree(plat, (external_dirs or {}).get(plat.name))
+        if build is not None:
+            job.trees.append(build)
+            job.defines += list(build.tree.defines)
+            job.include_dirs += [build.root / i for i in build.tree.include]
     job.include_dirs.append(dev_out / "include")
     if compiled.devices.sim_kinds:
         job.include_dirs.append(runtime_dir() / "sim")
@@ -107,7 +109,9 @@ def stage(compiled: Compiled, build_dir: Path, inputs: dict[str, np.ndarray] | N
     main = [build_dir / "main.c"] if any(f.path == "main.c" for f in files) else []
     kernels = dict.fromkeys(lay.mapped(s, model_dir) for s in compiled.sources())
     job.sources = [*main, model_dir / f"tvmgen_{model.name}.c", *dev_sources, *job.sources,
-                   *kernels, *compiled.tree_sources()]
+                   *kernels]
+    job.trees += [TreeBuild(board_library(t.library).tree, t.root, (("", t.sources),))
+                  for t in compiled.trees]
     sync(build_dir, files)
     return job
 
