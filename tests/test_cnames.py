@@ -63,7 +63,7 @@ def test_importer_and_hostile_names_become_readable_unique_identifiers(
     assert "const float *serving_default_input_1_0; /* [1, 4] */" in h
     assert "const float *EOF_; /* [1, 4] */" in h
     assert "float *y_s; /* [1, 4] */" in h
-    assert "#define TVMGEN_M_Y_S_SIZE 16 /* output y%s\"* /: float[1, 4] */" in h
+    assert "/* output y%s\"* /: float[1, 4] */\n#define TVMGEN_M_Y_S_SIZE 16\n" in h
     c = (tmp_path / "out/tvmgen_m.c").read_text()
     # h.1 and h_1 are two tensors: the second spelling is mangled, not refused.
     assert "float *const t_h_1 = " in c and "float *const t_h_1_2 = " in c
@@ -227,3 +227,20 @@ def test_every_macro_of_the_headers_is_reserved(compiler: str, extra: list[str],
     found |= set(re.findall(r"\n#define ([A-Za-z]\w*)", (
         REPO / "tests/goldens/cmsis_posix/include/tvm/device/status.h").read_text()))
     assert sorted(m for m in found if not reserved(m)) == []
+
+
+def test_c_name_gives_the_spelling_and_a_bad_one_is_one_line(cli: Callable[..., Result],
+                                                              tmp_path: Path) -> None:
+    text = MODEL.replace(", device: npu0}", "}")
+    model = tmp_path / "m.yaml"
+    model.write_text(text.replace("op: gemm,", "op: gemm, c_name: dense_1,", 1))
+    r = cli("aot", str(model), "-o", str(tmp_path / "o"))
+    assert r.code == 0, r.err
+    c = (tmp_path / "o/tvmgen_m.c").read_text()
+    assert "tvmgen_m_params_dense_1 = {" in c
+    assert "/* StatefulPartitionedCall/model/dense/MatMul: gemm */" in c  # its name, kept
+    model.write_text(text.replace("op: gemm,", "op: gemm, c_name: 1dense,", 1))
+    r = cli("aot", str(model), "-o", str(tmp_path / "bad"))
+    line = next(i for i, t in enumerate(model.read_text().splitlines(), 1) if "1dense" in t)
+    assert r.code == 1 and r.err.startswith(f"tvmdev: {model}:{line}: c_name of "), r.err
+    assert "starts with a digit" in r.err and not (tmp_path / "bad").exists()

@@ -6,6 +6,7 @@ sections a linker script can move."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -41,6 +42,47 @@ def test_executor_matches_golden(path: Path, schedule: str, cli: Callable[..., R
         if not rel.endswith(".json"):
             assert all(len(line) <= 100 for line in data.decode().splitlines()
                        if not line.startswith("#define")), rel
+
+
+DATA_ROW = re.compile(r"^ {4}[-0-9a-fx(), ]+$")
+
+
+def _without_data(text: str) -> str:
+    """``text`` with every run of array data rows as one ``...`` row: a golden of a real
+    model keeps the code, not the model's weights."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if DATA_ROW.match(line):
+            if out and out[-1] == "    ...":
+                continue
+            line = "    ..."
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("model", ["keyword_spotting.tflite", "sine_float.tflite"])
+def test_imported_executor_matches_golden(model: str, cli: Callable[..., Result],
+                                          tflite_model: Callable[[str], Path], tmp_path: Path,
+                                          update_goldens: bool) -> None:
+    """An imported model (int8 keyword_spotting, float sine): C names from the operators
+    (``conv2d_1_weights``, the TFLite name in a comment), every line within 100 columns."""
+    r = cli("aot", str(tflite_model(model)), "-o", str(tmp_path / "out"))
+    assert r.code == 0, r.err
+    name = Path(model).stem
+    got = {rel: _without_data(data.decode()).encode() if rel.endswith(".c") else data
+           for rel, data in _generated(tmp_path / "out", name).items()
+           if not rel.endswith(".json")}
+    golden = GOLDENS / "executor" / f"imported-{name}"
+    if update_goldens:
+        shutil.rmtree(golden, ignore_errors=True)
+        golden.mkdir(parents=True)
+        for rel, data in got.items():
+            (golden / rel).write_bytes(data)
+    assert got == tree(golden), f"differs from {golden} (refresh with --update-goldens)"
+    for rel in ("tvmgen_{m}.c", "tvmgen_{m}.h"):
+        text = (tmp_path / "out" / rel.format(m=name)).read_text()
+        long = [line for line in text.splitlines() if len(line) > 100]
+        assert not long, long[:3]
 
 
 @pytest.mark.parametrize("path,schedule", CASES,

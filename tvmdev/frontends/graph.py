@@ -186,6 +186,14 @@ class Builder:
         return Imported(name, self, list(outputs))
 
 
+# A constant's role in the C name it takes from its first reader (``conv2d_1_weights``):
+# by (op, argument), else by argument; other arguments give their own lower-cased names.
+ROLES: dict[str | tuple[str, str], str] = {
+    "W": "weights", "filter": "weights", "weights": "weights", "bias": "bias",
+    ("conv2d", "B"): "bias", ("gemm", "B"): "weights", ("gemm", "C"): "bias",
+    ("matmul", "B"): "weights"}
+
+
 @dataclass
 class Imported:
     """A model a front end made (its builder's tensors, constants and operators) and the
@@ -216,10 +224,36 @@ class Imported:
         """The source kind (lower case) of each operator."""
         return [op.kind.lower() for op in self.built.operators]
 
+    def c_names(self) -> tuple[dict[str, str], dict[str, str]]:
+        """The C spellings of the operators and of the tensors they make or read, from
+        the operators (a converter's fused tensor names are long, and a TFLite bias is
+        often named after the activation that follows): operators ``conv2d_1``,
+        ``conv2d_2``... by op; their outputs ``conv2d_1_out``; a constant after the first
+        operator that reads it and its role there (``conv2d_1_weights``, ``_bias``). The
+        model's inputs and outputs keep their names' spellings: they are the API."""
+        ops: dict[str, str] = {}
+        tensors: dict[str, str] = {}
+        counts: dict[str, int] = {}
+        api = set(self.built.inputs) | set(self.outputs)
+        for op in self.built.operators:
+            counts[op.op] = counts.get(op.op, 0) + 1
+            ops[op.output] = cname = f"{op.op}_{counts[op.op]}"
+            if op.output not in api:
+                tensors[op.output] = f"{cname}_out"
+            args = OPS[op.op].inputs
+            for j, t in enumerate(op.inputs):
+                if t is not None and t in self.built.constants and t not in tensors:
+                    arg = args[min(j, len(args) - 1)]
+                    role = ROLES.get((op.op, arg), ROLES.get(arg, arg.lower()))
+                    tensors[t] = f"{cname}_{role}"
+        return ops, tensors
+
     def to_model(self) -> Model:
-        """The model, checked as every model is (its shapes as inferred on import)."""
+        """The model, checked as every model is (its shapes as inferred on import, its C
+        names from the operators: :meth:`c_names`)."""
         b, at = self.built, InFile(str(self.source))
         w = at.where()
+        op_cnames, cnames = self.c_names()
         asm = Assembly(self.name, self.source, at)
         asm.device_count(len(self.devices), w)
         for dev, kind in self.devices.items():
@@ -230,16 +264,16 @@ class Imported:
                 asm.tensor(t, role, list(b.shapes[t]), b.dtypes[t], self._quant(t, at), w, at)
         for t, data in b.constants.items():
             asm.constant(t, list(data.shape), b.dtypes[t], _values(data, w), self._quant(t, at),
-                         w, at)
-        # Intermediates that are not float32: their dtype and quant (the shape is inferred).
+                         w, at, c_name=cnames.get(t))
+        # Intermediates: their dtype and quant (the shape is inferred) and C spelling.
         for op in b.operators:
-            if op.output not in self.outputs and b.dtypes[op.output] != "float32":
+            if op.output not in self.outputs:
                 asm.intermediate(op.output, None, b.dtypes[op.output],
-                                 self._quant(op.output, at), w, at)
+                                 self._quant(op.output, at), w, at, cnames.get(op.output))
         asm.nonempty("operators", len(b.operators), w)
         for op in b.operators:
             asm.operator(op.output, op.op, list(op.inputs), [op.output], op.attrs, op.device,
-                         w, at, at, op.inferred)
+                         w, at, at, op.inferred, c_name=op_cnames[op.output])
         return asm.finish()
 
     def _quant(self, t: str, at: InFile) -> QuantFields | None:

@@ -79,6 +79,9 @@ class Assembly:
         self.ops: list[Operator] = []
         self.written: dict[str, str] = {}  # tensor -> the operator that writes it
         self.op_names: set[str] = set()
+        # C spellings given for names (c_name:, or an importer's): tensor or operator name
+        # -> the spelling its C names start from (still made unique)
+        self.spellings: dict[tuple[str, str], str] = {}
         # declared intermediates: name -> (dtype, quant, shape or None, where)
         self.declared: dict[str, tuple[str, Quant | None, Shape | None, Where]] = {}
 
@@ -103,8 +106,9 @@ class Assembly:
         self.devices.append(Device(name, ckind, where))
 
     def tensor(self, name: Any, role: str, dims: Any, dt: Any, quant: QuantFields | None,
-               where: Where, at: Places) -> None:
-        """A model input or output (``role``)."""
+               where: Where, at: Places, c_name: Any = None) -> None:
+        """A model input or output (``role``); ``c_name``: the C spelling asked for it."""
+        self.spell("tensor", name, c_name, at)
         cname = self._cname(name, role, where)
         what = f"{role} {shown(name)}"
         s = shape(dims, what, where)
@@ -115,9 +119,10 @@ class Assembly:
 
     def constant(self, name: Any, dims: Any, dt: Any, source: Source,
                  quant: QuantFields | None, where: Where, at: Places,
-                 quantize: tuple[int, Where] | None = None) -> None:
+                 quantize: tuple[int, Where] | None = None, c_name: Any = None) -> None:
         """A constant, its values read from ``source`` once its shape and dtype are
         checked; ``quantize``: the block size of a 4-bit one, and where it is asked."""
+        self.spell("tensor", name, c_name, at)
         c = self._cname(name, "constant", where, quantize is not None)
         what = f"constant {shown(name)}"
         s = shape(dims, what, at.where("shape"), MAX_CONSTANT_ELEMENTS)
@@ -135,7 +140,7 @@ class Assembly:
                                     checked_quant(quant, what, d, s, at.where()))
 
     def intermediate(self, name: Any, dims: Any, dt: Any, quant: QuantFields | None,
-                     where: Where, at: Places) -> None:
+                     where: Where, at: Places, c_name: Any = None) -> None:
         """The dtype and quantization of an intermediate tensor (``dims``: its shape, which
         is checked against the inferred one, or None)."""
         what = f"tensor {shown(name)}"
@@ -146,13 +151,17 @@ class Assembly:
                       where, hint="tensors: declares intermediates only")
         s = shape(dims, what, at.where("shape")) if dims is not None else None
         d = dtype(dt, what, at.where("dtype"))
+        self.spell("tensor", name, c_name, at)
         self.declared[name] = (d, checked_quant(quant, what, d, s, at.where()), s, where)
 
     def operator(self, name: Any, op: Any, inputs: list[Any], outputs: list[Any],
                  attrs: Mapping[str, Any], device: Any, where: Where, at: Places,
-                 attrs_at: Places, inferred: Inferred | None = None) -> None:
+                 attrs_at: Places, inferred: Inferred | None = None, c_name: Any = None
+                 ) -> None:
         """An operator (the next to run), its attributes as given; ``inferred``: its
         attributes resolved and output shape, when the caller has inferred them."""
+        if isinstance(name, str):
+            self.spell("operator", name, c_name, at)
         oname, ocname = self._operator_name(name, at.where("name"))
         if not name_in(op, OPS):
             raise err(f"operator {shown(oname)}: unknown op {shown(op)}", at.where("op"),
@@ -227,7 +236,7 @@ class Assembly:
         if oname in self.op_names:
             raise err(f"duplicate name {shown(oname)}", where, hint="names must be unique")
         self.op_names.add(oname)
-        return oname, self.namer.operator(oname)
+        return oname, self.namer.operator(self.spellings.get(("operator", oname), oname))
 
     def _inputs(self, oname: str, args: tuple[str, ...], optional: frozenset[str],
                 ins: list[Any], w: Where, at_inputs: Where
@@ -319,4 +328,12 @@ class Assembly:
             raise err(f"{role} name must be a non-empty string, not {shown(name)}", where)
         if name in self.tensors:
             raise err(f"duplicate name {shown(name)}", where, hint="names must be unique")
-        return self.namer.tensor(name, role, quantized)
+        return self.namer.tensor(self.spellings.get(("tensor", name), name), role, quantized)
+
+    def spell(self, what: str, name: Any, c_name: Any, at: Places) -> None:
+        """Record ``c_name`` (a C identifier, or None) as the C spelling of the tensor or
+        operator (``what``) ``name``."""
+        if c_name is None:
+            return
+        naming.check_identifier(c_name, f"c_name of {shown(name)}", at.where("c_name"))
+        self.spellings[(what, str(name))] = c_name

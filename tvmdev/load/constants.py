@@ -28,7 +28,7 @@ from .quantization import INT_RANGE
 
 # 1e5 and 1.0e5 are text in YAML 1.1 (a float needs a dot and a signed exponent).
 _EXPONENT = re.compile(r"[-+]?[0-9]*\.?[0-9]*[eE][-+]?[0-9]+")
-TENSOR_KEYS = ("shape", "dtype", "quant")
+TENSOR_KEYS = ("shape", "dtype", "quant", "c_name")
 CONST_SOURCES = ("npy", "values", "random")
 QUANT_KEYS = ("bits", "block")
 RANDOM_KEYS = ("seed", "low", "high")

@@ -14,6 +14,7 @@ import yaml
 
 from ..model.graph import Model, Operator, Tensor
 from ..model.quant import Quant
+from ..naming import c_spelling
 
 
 def description(model: Model) -> dict[str, Any]:
@@ -26,10 +27,13 @@ def description(model: Model) -> dict[str, Any]:
         "outputs": {t: _io(ts[t]) for t in model.outputs},
         "constants": {n: _constant(ts[n], model) for n in model.constants},
     }
-    # Intermediates that are not float32: their dtype and quant (the shape is inferred).
-    tensors = {t: {"dtype": ts[t].dtype, **_quant(ts[t].quant)}
+    # Intermediates that are not float32 (their dtype and quant; the shape is inferred),
+    # or whose C spelling is not their name's.
+    tensors = {t: {**({"dtype": ts[t].dtype} if ts[t].dtype != "float32" else {}),
+                   **_quant(ts[t].quant), **_c_name(ts[t].name, ts[t].cname)}
                for op in model.operators for t in op.outputs
-               if ts[t].role == "intermediate" and ts[t].dtype != "float32"}
+               if ts[t].role == "intermediate"
+               and (ts[t].dtype != "float32" or _c_name(ts[t].name, ts[t].cname))}
     if tensors:
         doc["tensors"] = tensors
     doc["operators"] = [_operator(op) for op in model.operators]
@@ -61,15 +65,21 @@ def _quant(q: Quant | None) -> dict[str, Any]:
                       **({"axis": q.axis} if q.per_channel or q.axis else {})}}
 
 
+def _c_name(name: str, cname: str) -> dict[str, Any]:
+    """``c_name:``, where the C spelling is not the one the name gives."""
+    return {"c_name": cname} if cname != c_spelling(name) else {}
+
+
 def _io(t: Tensor) -> dict[str, Any]:
-    return {"shape": [int(d) for d in t.shape], "dtype": t.dtype, **_quant(t.quant)}
+    return {"shape": [int(d) for d in t.shape], "dtype": t.dtype, **_quant(t.quant),
+            **_c_name(t.name, t.cname)}
 
 
 def _constant(t: Tensor, model: Model) -> dict[str, Any]:
     q4 = model.quantized.get(t.name)
     return {"shape": [int(d) for d in t.shape],
             "dtype": "float32" if q4 is not None else t.dtype, "npy": f"{t.name}.npy",
-            **_quant(t.quant),
+            **_quant(t.quant), **_c_name(t.name, t.cname),
             **({"quantize": {"bits": 4, "block": q4.block}} if q4 is not None else {})}
 
 
@@ -81,6 +91,7 @@ def _operator(op: Operator) -> dict[str, Any]:
         entry["attrs"] = {k: _thawed(v) for k, v in op.given}
     if op.device is not None:
         entry["device"] = op.device
+    entry.update(_c_name(op.name, op.cname))
     return entry
 
 

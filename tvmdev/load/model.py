@@ -23,8 +23,8 @@ from .quantization import quant_fields
 MODEL_KEYS = ("name", "devices", "inputs", "outputs", "constants", "tensors", "operators")
 # An intermediate tensor's declaration (``tensors:``): its dtype and quantization; its
 # shape is inferred (and checked when given).
-INTERMEDIATE_KEYS = ("shape", "dtype", "quant")
-OP_KEYS = ("name", "op", "inputs", "outputs", "attrs", "device")
+INTERMEDIATE_KEYS = ("shape", "dtype", "quant", "c_name")
+OP_KEYS = ("name", "op", "inputs", "outputs", "attrs", "device", "c_name")
 
 
 def load_model(path: Path) -> Model:
@@ -81,7 +81,7 @@ def _io_tensors(asm: Assembly, top: yamlio.LineDict, key: str, role: str) -> Non
         if "shape" not in tnode or "dtype" not in tnode:
             raise err(f"{what} needs shape and dtype", w)
         asm.tensor(tname, role, tnode["shape"], tnode["dtype"], quant_fields(tnode, what), w,
-                   tnode)
+                   tnode, tnode.get("c_name"))
 
 
 def _constants(asm: Assembly, node: yamlio.LineDict, base: Path) -> None:
@@ -93,7 +93,7 @@ def _constants(asm: Assembly, node: yamlio.LineDict, base: Path) -> None:
         cnode = mapping(cnode, what, w)
         source = constant_source(name, cnode, base)
         asm.constant(name, cnode["shape"], cnode["dtype"], source, quant_fields(cnode, what),
-                     w, cnode, quantize)
+                     w, cnode, quantize, cnode.get("c_name"))
 
 
 def _intermediates(asm: Assembly, node: yamlio.LineDict) -> None:
@@ -104,7 +104,7 @@ def _intermediates(asm: Assembly, node: yamlio.LineDict) -> None:
         tnode = mapping(tnode, what, w)
         keys(tnode, INTERMEDIATE_KEYS, what)
         asm.intermediate(tname, optional(tnode, "shape", None), tnode.get("dtype", "float32"),
-                         quant_fields(tnode, what), w, tnode)
+                         quant_fields(tnode, what), w, tnode, tnode.get("c_name"))
 
 
 def _operators(asm: Assembly, top: yamlio.LineDict) -> None:
@@ -125,5 +125,6 @@ def _operators(asm: Assembly, top: yamlio.LineDict) -> None:
         attrs = mapping(optional(onode, "attrs", {}), f"attrs of {shown(oname)}",
                         onode.where("attrs"))
         asm.operator(oname, onode["op"], ins, outs, attrs, onode.get("device"), w, onode,
-                     attrs if isinstance(attrs, yamlio.LineDict) else onode)
+                     attrs if isinstance(attrs, yamlio.LineDict) else onode,
+                     c_name=onode.get("c_name"))
 

@@ -99,9 +99,12 @@ def c_ints(values: np.ndarray, per_line: int, indent: str = "    ") -> str:
 
 def c_decimals(values: list[int] | tuple[int, ...], per_line: int = 12,
                indent: str = "    ") -> str:
-    """Signed integers as decimal literals, ``per_line`` to a line (INT32_MIN spelt so
-    that C does not read it as a negated out-of-range constant)."""
+    """Signed integers as decimal literals, ``per_line`` to a line, fewer when the widest
+    would pass 100 columns (INT32_MIN spelt so that C does not read it as a negated
+    out-of-range constant)."""
     words = ["(-2147483647 - 1)" if v == -(2**31) else str(int(v)) for v in values]
+    widest = max((len(w) for w in words), default=1)
+    per_line = max(1, min(per_line, (100 - len(indent) + 2) // (widest + 2)))
     return ",\n".join(indent + ", ".join(words[i:i + per_line])
                        for i in range(0, len(words), per_line))
 

@@ -65,6 +65,14 @@ def c_declarator(head: str, params: list[str], tail: str = "", width: int = 100)
     return f"{head}(\n" + ",\n".join(f"    {p}" for p in params) + f"){tail}"
 
 
+def c_split(head: str, tail: str, width: int = 100) -> str:
+    """``head tail`` on one line when it fits in ``width`` columns, else ``tail`` on the
+    next line, indented four spaces (a long declaration: ``static const int8_t x[9]`` /
+    ``    M_CONST = {``)."""
+    one = f"{head} {tail}"
+    return one if len(one) <= width else f"{head}\n    {tail}"
+
+
 def c_call(lead: str, fn: str, args: list[str], indent: int, width: int = 100) -> str:
     """``lead fn(a, b);`` indented ``indent`` spaces, on one line when it fits, else with
     each argument on its own line, four spaces deeper."""

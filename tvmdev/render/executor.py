@@ -23,8 +23,8 @@ from ..plan.pipeline import Compiled
 from ..plan.prepare import Prepared
 from ..plan.schedule import Step
 from ..write.files import OutFile
-from .cvalues import DECIMAL_LIMIT, c_float, c_ints, constant_data, params_arrays
-from .engine import banner, c_call, c_declarator, render
+from .cvalues import DECIMAL_LIMIT, c_float, c_ints, c_string, constant_data, params_arrays
+from .engine import banner, c_call, c_declarator, c_split, render
 from .planfile import plan_json
 
 CTYPE = CTYPES
@@ -115,7 +115,10 @@ def _op_context(model: Model, prep: Prepared, names: Names) -> dict[str, Any]:
         "kind_camel": camel(dev.kind) if dev else None,
         "params_struct": struct,
         "params_name": params_name,
-        "params_arrays": arrays,
+        "params_arrays": [{**a, "decl": c_split(
+            f"static const {a['ctype']} {a['name']}[{a['count']}]",
+            f"{names.macro}_CONST = {{")} for a in arrays],
+        "params_decl": c_split(f"static const struct {struct}", f"{params_name} = {{"),
         "params": [(k, _field_value(k, v)) for k, v in params.items()],
         "first_call": call(chain[0], "ret = ", 4),
         "fallback_calls": [call(k, "ret = ", 8) for k in chain[1:]],
@@ -123,6 +126,9 @@ def _op_context(model: Model, prep: Prepared, names: Names) -> dict[str, Any]:
                     "bytes": scratch_bytes} if scratch_bytes else None,
         "kernels": [k.name for k in chain],
         "out_expr": _tensor_expr(model, op.outputs[0], names),
+        "trace_call": c_call("", f"{names.macro}_TRACE", [
+            str(op.index), c_string(op.name), _tensor_expr(model, op.outputs[0], names),
+            f"{out.nbytes}U"], 4),
         "out_bytes": out.nbytes,
         "out_shape": list(out.shape),
     }
@@ -196,17 +202,26 @@ def _constants_context(model: Model, names: Names) -> dict[str, Any]:
         return {"name": n, "symbol": names.const(c), "data_symbol": names.const(c, "_data"),
                 "scales_symbol": names.const(c, "_scales")}
 
+    const = f"{names.macro}_CONST"
+
+    def decl(ctype: str, symbol: str, count: int) -> str:
+        return c_split(f"static const {ctype} {symbol}[{count}]", f"{const} = {{")
+
     return {
         "constants": [{**symbols(n), "count": int(v.size),
-                       "shape": list(v.shape), "ctype": CTYPE[model.tensors[n].dtype],
-                       "bits": v.size > DECIMAL_LIMIT and v.dtype.kind == "f",
-                       "data": constant_data(v)}
+                       "shape": list(v.shape), "bits": v.size > DECIMAL_LIMIT
+                       and v.dtype.kind == "f", "data": constant_data(v),
+                       "decl": decl(CTYPE[model.tensors[n].dtype], names.const(
+                           model.tensors[n].cname), int(v.size)),
+                       "bits_decl": c_split(names.const(model.tensors[n].cname), const, 96)}
                       for n, v in model.constants.items()
                       if n not in model.quantized and n not in unread],
         "quantized": [{**symbols(n), "shape": list(model.tensors[n].shape),
-                       "n": q.n, "k": q.k, "block": q.block, "nbytes": int(q.data.size),
-                       "nscales": int(q.scales.size), "data": c_ints(q.data.ravel(), 16),
-                       "scales": c_ints(q.scales.ravel(), 12)}
+                       "n": q.n, "k": q.k, "block": q.block, "data": c_ints(q.data.ravel(), 16),
+                       "scales": c_ints(q.scales.ravel(), 12),
+                       "data_decl": decl("uint8_t", symbols(n)["data_symbol"], int(q.data.size)),
+                       "scales_decl": decl("uint16_t", symbols(n)["scales_symbol"],
+                                           int(q.scales.size))}
                       for n, q in model.quantized.items()],
     }
 
@@ -257,6 +272,10 @@ def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
         "steps": _steps_context(model, steps, ops, bits, names.prefix),
         "signatures": _signatures(names.prefix),
         "workspace_size": memory.arena_size,
+        "run_call": c_call("return ", f"{names.prefix}_run_with_workspace",
+                           ["inputs", "outputs", "devices", f"{names.prefix}_workspace"], 4),
+        "trace_hook": c_declarator(f"void {names.macro}_TRACE_HOOK", [
+            "int32_t index", "const char *name", "const void *data", "uint32_t size"]),
         "static_workspace_size": max(memory.arena_size, 1),  # C has no empty arrays
         "alignment": memory.alignment,
         "intermediates": [

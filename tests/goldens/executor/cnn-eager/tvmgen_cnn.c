@@ -34,13 +34,15 @@
 /* Where the constants and the static workspace go (see tvmgen_cnn.h). */
 #ifdef TVMGEN_CNN_CONST_SECTION
 #define TVMGEN_CNN_CONST \
-    TVMGEN_CNN_ALIGNED __attribute__((section(TVMGEN_CNN_CONST_SECTION)))
+    TVMGEN_CNN_ALIGNED \
+    __attribute__((section(TVMGEN_CNN_CONST_SECTION)))
 #else
 #define TVMGEN_CNN_CONST TVMGEN_CNN_ALIGNED
 #endif
 #ifdef TVMGEN_CNN_WORKSPACE_SECTION
 #define TVMGEN_CNN_WORKSPACE \
-    TVMGEN_CNN_ALIGNED __attribute__((section(TVMGEN_CNN_WORKSPACE_SECTION)))
+    TVMGEN_CNN_ALIGNED \
+    __attribute__((section(TVMGEN_CNN_WORKSPACE_SECTION)))
 #else
 #define TVMGEN_CNN_WORKSPACE TVMGEN_CNN_ALIGNED
 #endif

@@ -14,14 +14,16 @@
  * tensors and the kernels' scratch live in one static workspace of
  * TVMGEN_CNN_WORKSPACE_SIZE bytes.
  *
- * The constants are in section TVMGEN_CNN_CONST_SECTION (".rodata.tvm") and the static
- * workspace in TVMGEN_CNN_WORKSPACE_SECTION (".bss.noinit.tvm"): define either macro
- * when compiling tvmgen_cnn.c to place them elsewhere (TCM, external RAM) from your
- * linker script. On Apple targets (Mach-O) no section is set unless you define one.
+ * The constants are in section TVMGEN_CNN_CONST_SECTION
+ * (".rodata.tvm") and the static workspace in TVMGEN_CNN_WORKSPACE_SECTION
+ * (".bss.noinit.tvm"): define either macro when compiling tvmgen_cnn.c to place
+ * them elsewhere (TCM, external RAM) from your linker script. On Apple targets
+ * (Mach-O) no section is set unless you define one.
  *
- * tvmgen_cnn_run uses that static workspace, so it is not reentrant; threads that run
- * the model at the same time call tvmgen_cnn_run_with_workspace, each with its own
- * workspace of TVMGEN_CNN_WORKSPACE_SIZE bytes aligned to 16.
+ * tvmgen_cnn_run uses that static workspace, so it is not reentrant;
+ * threads that run the model at the same time call
+ * tvmgen_cnn_run_with_workspace, each with its own workspace of
+ * TVMGEN_CNN_WORKSPACE_SIZE bytes aligned to 16.
  */
 #ifndef TVMGEN_CNN_H_
 #define TVMGEN_CNN_H_
@@ -40,8 +42,10 @@ extern "C" {
 #endif
 
 /* Sizes in bytes. */
-#define TVMGEN_CNN_IMAGE_SIZE 1024 /* input image: float[1, 1, 16, 16] */
-#define TVMGEN_CNN_SCORES_SIZE 40 /* output scores: float[1, 10] */
+/* input image: float[1, 1, 16, 16] */
+#define TVMGEN_CNN_IMAGE_SIZE 1024
+/* output scores: float[1, 10] */
+#define TVMGEN_CNN_SCORES_SIZE 40
 #define TVMGEN_CNN_WORKSPACE_SIZE 10240
 #define TVMGEN_CNN_WORKSPACE_ALIGNMENT 16
 

@@ -14,14 +14,16 @@
  * tensors and the kernels' scratch live in one static workspace of
  * TVMGEN_DECODER_WORKSPACE_SIZE bytes.
  *
- * The constants are in section TVMGEN_DECODER_CONST_SECTION (".rodata.tvm") and the static
- * workspace in TVMGEN_DECODER_WORKSPACE_SECTION (".bss.noinit.tvm"): define either macro
- * when compiling tvmgen_decoder.c to place them elsewhere (TCM, external RAM) from your
- * linker script. On Apple targets (Mach-O) no section is set unless you define one.
+ * The constants are in section TVMGEN_DECODER_CONST_SECTION
+ * (".rodata.tvm") and the static workspace in TVMGEN_DECODER_WORKSPACE_SECTION
+ * (".bss.noinit.tvm"): define either macro when compiling tvmgen_decoder.c to place
+ * them elsewhere (TCM, external RAM) from your linker script. On Apple targets
+ * (Mach-O) no section is set unless you define one.
  *
- * tvmgen_decoder_run uses that static workspace, so it is not reentrant; threads that run
- * the model at the same time call tvmgen_decoder_run_with_workspace, each with its own
- * workspace of TVMGEN_DECODER_WORKSPACE_SIZE bytes aligned to 16.
+ * tvmgen_decoder_run uses that static workspace, so it is not reentrant;
+ * threads that run the model at the same time call
+ * tvmgen_decoder_run_with_workspace, each with its own workspace of
+ * TVMGEN_DECODER_WORKSPACE_SIZE bytes aligned to 16.
  */
 #ifndef TVMGEN_DECODER_H_
 #define TVMGEN_DECODER_H_
@@ -39,8 +41,10 @@ extern "C" {
 #endif
 
 /* Sizes in bytes. */
-#define TVMGEN_DECODER_X_SIZE 512 /* input x: float[1, 128] */
-#define TVMGEN_DECODER_Y_SIZE 512 /* output y: float[1, 128] */
+/* input x: float[1, 128] */
+#define TVMGEN_DECODER_X_SIZE 512
+/* output y: float[1, 128] */
+#define TVMGEN_DECODER_Y_SIZE 512
 #define TVMGEN_DECODER_WORKSPACE_SIZE 7232
 #define TVMGEN_DECODER_WORKSPACE_ALIGNMENT 16
 

@@ -34,13 +34,15 @@
 /* Where the constants and the static workspace go (see tvmgen_mlp.h). */
 #ifdef TVMGEN_MLP_CONST_SECTION
 #define TVMGEN_MLP_CONST \
-    TVMGEN_MLP_ALIGNED __attribute__((section(TVMGEN_MLP_CONST_SECTION)))
+    TVMGEN_MLP_ALIGNED \
+    __attribute__((section(TVMGEN_MLP_CONST_SECTION)))
 #else
 #define TVMGEN_MLP_CONST TVMGEN_MLP_ALIGNED
 #endif
 #ifdef TVMGEN_MLP_WORKSPACE_SECTION
 #define TVMGEN_MLP_WORKSPACE \
-    TVMGEN_MLP_ALIGNED __attribute__((section(TVMGEN_MLP_WORKSPACE_SECTION)))
+    TVMGEN_MLP_ALIGNED \
+    __attribute__((section(TVMGEN_MLP_WORKSPACE_SECTION)))
 #else
 #define TVMGEN_MLP_WORKSPACE TVMGEN_MLP_ALIGNED
 #endif

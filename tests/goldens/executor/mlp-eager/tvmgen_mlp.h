@@ -14,14 +14,16 @@
  * tensors and the kernels' scratch live in one static workspace of
  * TVMGEN_MLP_WORKSPACE_SIZE bytes.
  *
- * The constants are in section TVMGEN_MLP_CONST_SECTION (".rodata.tvm") and the static
- * workspace in TVMGEN_MLP_WORKSPACE_SECTION (".bss.noinit.tvm"): define either macro
- * when compiling tvmgen_mlp.c to place them elsewhere (TCM, external RAM) from your
- * linker script. On Apple targets (Mach-O) no section is set unless you define one.
+ * The constants are in section TVMGEN_MLP_CONST_SECTION
+ * (".rodata.tvm") and the static workspace in TVMGEN_MLP_WORKSPACE_SECTION
+ * (".bss.noinit.tvm"): define either macro when compiling tvmgen_mlp.c to place
+ * them elsewhere (TCM, external RAM) from your linker script. On Apple targets
+ * (Mach-O) no section is set unless you define one.
  *
- * tvmgen_mlp_run uses that static workspace, so it is not reentrant; threads that run
- * the model at the same time call tvmgen_mlp_run_with_workspace, each with its own
- * workspace of TVMGEN_MLP_WORKSPACE_SIZE bytes aligned to 16.
+ * tvmgen_mlp_run uses that static workspace, so it is not reentrant;
+ * threads that run the model at the same time call
+ * tvmgen_mlp_run_with_workspace, each with its own workspace of
+ * TVMGEN_MLP_WORKSPACE_SIZE bytes aligned to 16.
  */
 #ifndef TVMGEN_MLP_H_
 #define TVMGEN_MLP_H_
@@ -40,8 +42,10 @@ extern "C" {
 #endif
 
 /* Sizes in bytes. */
-#define TVMGEN_MLP_X_SIZE 256 /* input x: float[1, 64] */
-#define TVMGEN_MLP_Y_SIZE 40 /* output y: float[1, 10] */
+/* input x: float[1, 64] */
+#define TVMGEN_MLP_X_SIZE 256
+/* output y: float[1, 10] */
+#define TVMGEN_MLP_Y_SIZE 40
 #define TVMGEN_MLP_WORKSPACE_SIZE 5824
 #define TVMGEN_MLP_WORKSPACE_ALIGNMENT 16
 
