@@ -26,7 +26,7 @@ from test_s8 import MODEL
 from tvmdev.errors import TvmdevError
 from tvmdev.load.board import all_boards, load_board
 from tvmdev.load.kernel_tree import activate, board_library
-from tvmdev.plan import cmsis_nn
+from tvmdev.plan.hooks import cmsis_nn
 from tvmdev.plan.kernels import portable_library
 
 TREE = os.environ.get("CMSIS_NN_SOURCE_DIR")

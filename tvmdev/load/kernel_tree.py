@@ -31,6 +31,7 @@ class TreeLibrary:
     name: str
     description: str
     tree: Tree
+    hooks: str | None  # its module of tvmdev.plan.hooks (decline, scratch, precompute)
     arch: dict[str, str]  # cpu -> code path: c, dsp or mve
     probe_source: Path  # tvmdev's host program that evaluates buffer sizes
     probe_tree_sources: tuple[str, ...]
@@ -70,7 +71,8 @@ def board_library(name: str) -> TreeLibrary:
         raise TvmdevError(f"library {doc['name']}: its tree must be named like it and give "
                           "its sources' folder", doc.where("tree"))
     return TreeLibrary(
-        name=doc["name"], description=doc["description"], tree=tree, arch=dict(doc["arch"]),
+        name=doc["name"], description=doc["description"], tree=tree,
+        hooks=doc.get("hooks"), arch=dict(doc["arch"]),
         probe_source=folder / probe["source"], probe_tree_sources=tuple(probe["tree_sources"]),
         folder=folder,
         kernels=load_library(folder / "kernels.yaml", "board", name))

@@ -66,7 +66,7 @@ class KernelLibrary:
     """A kernel library the platform renders for one device kind (Metal's GEMM)."""
 
     kind: str
-    generator: str  # a module of tvmdev.render
+    generator: str  # what renders its files (tvmdev.run.job.LIBRARY_FILES)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@
 A board's kernel libraries (``libraries:``, such as cmsis_nn) come after the user's and
 the device kinds' kernels and before the portable ones. An operator that no user or
 device kernel takes goes to the board library's kernel for its op and dtypes unless the
-library declines it (:mod:`.cmsis_nn`, TFLM's conditions); the decision is final (the
-chain is that one kernel), so only the kernels used are compiled. Each operator a board
+library's hooks decline it (:mod:`.hooks`: CMSIS-NN's are TFLM's conditions); the
+decision is final (the chain is that one kernel), so only the kernels used are compiled. Each operator a board
 library serves gets the scratch the library's own buffer-size functions ask for.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 from ..load.kernel_tree import ActiveLibrary
 from ..load.library import Kernel
 from ..model.graph import Model
-from . import cmsis_nn
+from .hooks import hooks_of
 from .tree_build import buffer_sizes, reached_sources
 
 
@@ -86,6 +86,8 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
     extra: dict[int, dict[str, Any]] = {}
     trees = []
     for active in boards:
+        hooks = hooks_of(active.lib.hooks, active.lib.name,
+                         str(active.lib.folder / "library.yaml"))
         chosen: list[tuple[int, Kernel]] = []
         for op in model.operators:
             chain = out[op.index]
@@ -96,7 +98,7 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
                            if k.op == op.op and k.matches(dtypes[op.index])), None)
             if kernel is None:
                 continue
-            why = cmsis_nn.decline(model, op, params[op.index], active.arch)
+            why = hooks.decline(model, op, params[op.index], active.arch) if hooks else None
             if why is not None:
                 placements[op.index] = replace(placements[op.index],
                                                declined=f"{active.lib.name}: {why}")
@@ -108,11 +110,12 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
             chosen.append((op.index, kernel))
         if not chosen:
             continue
-        sized = [(i, k) for i, k in chosen if k.buffer]
+        sized = [(i, k) for i, k in chosen if k.buffer and hooks]
         sizes = buffer_sizes(active.lib, active.root, [
-            cmsis_nn.request(k.buffer or "", active.arch, params[i]) for i, k in sized])
+            hooks.request(k.buffer or "", active.arch, params[i]) for i, k in sized if hooks])
         for (i, _), n in zip(sized, sizes, strict=True):
-            ready = cmsis_nn.precomputed(model, model.operators[i], params[i]) if n else {}
+            ready = (hooks.precomputed(model, model.operators[i], params[i])
+                     if n and hooks else {})
             if ready:  # the buffer would only hold these: no scratch
                 extra[i] = ready
             elif n:

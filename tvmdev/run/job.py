@@ -10,7 +10,6 @@ running the program and comparing every output with the reference.
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,7 @@ from ..model.graph import Model
 from ..plan.pipeline import Compiled, Options, compile_model, generated_specs
 from ..render.device import device_files, project_files, user_device_specs
 from ..render.harness import Harness
+from ..render.metal import library_files as metal_library_files
 from ..render.model import layout, model_files
 from ..resources import runtime_dir
 from ..write.files import OutFile, sync
@@ -31,6 +31,10 @@ from . import icount
 from .backend import Job, RunOptions, backend_for
 from .compare import OpReport, RunResult, exact_outputs, op_errors
 from .trees import TreeBuild, platform_tree
+
+# A platform's kernel library (kernel_library.generator in its platform.yaml, which the
+# schema limits to these) -> what renders its files.
+LIBRARY_FILES = {"metal": metal_library_files}
 
 
 def _devices(job: Job, external_dirs: dict[str, Path] | None) -> list[OutFile]:
@@ -59,8 +63,7 @@ def _devices(job: Job, external_dirs: dict[str, Path] | None) -> list[OutFile]:
         job.defines.append(f"TVMDEV_SIM_MAX_INSTANCES={MAX_DEVICES}")
     lib = platform_by_name(job.board.platform).kernel_library
     if lib is not None and lib.kind in job.model.kinds:
-        generator = importlib.import_module(f"tvmdev.render.{lib.generator}")
-        files += generator.library_files(job.board, prefix=f"kernels/{lib.kind}/")
+        files += LIBRARY_FILES[lib.generator](job.board, prefix=f"kernels/{lib.kind}/")
         job.include_dirs.append(dev_out / f"kernels/{lib.kind}")
     device_dir = compiled.options.device_dir
     user = [k.kind for k in compiled.devices.with_origin("user")]

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from ..model.graph import Model, Operator
-from ..model.s8.call import CArray
+from ...model.graph import Model, Operator
+from ...model.s8.call import CArray
 
 
 def _broadcast(model: Model, op: Operator, params: dict[str, Any], arch: str) -> str | None:

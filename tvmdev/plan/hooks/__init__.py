@@ -1,0 +1,45 @@
+"""The hooks of a board kernel library: what it knows beyond its kernels.yaml, each named
+by its ``library.yaml`` (``hooks: cmsis_nn``) and called through :class:`LibraryHooks`
+by the placement (:mod:`tvmdev.plan.placement`), never by name.
+
+A library with no hooks serves every operator its kernels match, asks no scratch of its
+own and precomputes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from ...errors import TvmdevError
+from ...model.graph import Model, Operator
+from ...model.s8.call import CArray
+from . import cmsis_nn
+
+
+class LibraryHooks(Protocol):
+    """What a board library decides at generation time."""
+
+    def decline(self, model: Model, op: Operator, params: dict[str, Any], arch: str
+                ) -> str | None:
+        """Why the library does not serve ``op`` on code path ``arch`` (None: it does)."""
+
+    def request(self, buffer: str, arch: str, params: dict[str, Any]) -> str:
+        """The library's probe request for one operator's scratch (its kernel's
+        ``buffer``)."""
+
+    def precomputed(self, model: Model, op: Operator, params: dict[str, Any]
+                    ) -> dict[str, CArray]:
+        """Params fields computed once here instead of into a buffer at each call."""
+
+
+HOOKS: dict[str, LibraryHooks] = {"cmsis_nn": cmsis_nn}
+
+
+def hooks_of(name: str | None, library: str, where: str) -> LibraryHooks | None:
+    """The hooks ``name`` that ``library``'s ``where`` (its library.yaml) names."""
+    if name is None:
+        return None
+    if name not in HOOKS:
+        raise TvmdevError(f"library {library}: no hooks named '{name}'", where,
+                          hint="hooks: " + ", ".join(sorted(HOOKS)))
+    return HOOKS[name]
