@@ -4,8 +4,9 @@ A board's kernel libraries (``libraries:``, such as cmsis_nn) come after the use
 the device kinds' kernels and before the portable ones. An operator that no user or
 device kernel takes goes to the board library's kernel for its op and dtypes unless the
 library's hooks decline it (:mod:`.hooks`: CMSIS-NN's are TFLM's conditions); the
-decision is final (the chain is that one kernel), so only the kernels used are compiled. Each operator a board
-library serves gets the scratch the library's own buffer-size functions ask for.
+decision is final (the chain is that one kernel), so only the kernels used are compiled.
+Each operator a board library serves gets the scratch the library's own buffer-size
+functions ask for.
 """
 
 from __future__ import annotations
