@@ -94,6 +94,8 @@ def _batch_norm(var: float) -> bytes:
                    [B.tensor("x", [1, 2, 3])], [B.tensor("y", [1, 2, 3])], c)
 
 
+NEWEST = onnx.defs.onnx_opset_version()
+OPSETS = f"tvmdev imports opsets 7 to {NEWEST} (the newest onnx {onnx.__version__} defines)"
 TYPES = "tvmdev imports float32 models for now"
 FLOAT32 = "export the model in float32 (its inputs, outputs and weights); int8 comes next"
 MAX_FOLDED = "at most 16777216 are supported (a constant is compiled into the program)"
@@ -112,12 +114,11 @@ BAD: dict[str, tuple[str, Callable[[], bytes], str, str | None]] = {
                     "(first: node 3 'erf'); com.microsoft.FusedConv x1 (first: node 4 'fc')",
                     "tvmdev maps these ONNX operators: Add, AveragePool, "),
     "opset_old": ("t.onnx", lambda: B.relu(opset=6),
-                  "the model uses opset 6 of the default domain (ai.onnx); tvmdev imports "
-                  "opsets 7 to 25",
+                  f"the model uses opset 6 of the default domain (ai.onnx); {OPSETS}",
                   "convert it: onnx.version_converter.convert_version(model, 17)"),
-    "opset_new": ("t.onnx", lambda: B.relu(opset=26),
-                  "the model uses opset 26 of the default domain (ai.onnx); tvmdev imports "
-                  "opsets 7 to 25", "convert it: "),
+    "opset_new": ("t.onnx", lambda: B.relu(opset=NEWEST + 1),
+                  f"the model uses opset {NEWEST + 1} of the default domain (ai.onnx); "
+                  f"{OPSETS}", "convert it: "),
     "control_flow": ("t.onnx", _control_flow,
                      "the model has control flow (If x1 (first: node 0 'branch')); tvmdev "
                      "imports one graph without it", "export the model without control flow"),

@@ -26,6 +26,7 @@ from .onnx_ops import CONVERTERS
 from .onnx_qdq import quantized
 from .onnx_qdq_lower import convert as convert_quantized
 from .onnx_read import check_structure, package, read, shown_dims, value_dims, value_dtype
+from .onnx_versions import unknown_version
 
 DOMAINS = ("", "ai.onnx")
 REMOVED = ("Identity", "Dropout")
@@ -122,6 +123,12 @@ def _names(model: Any) -> dict[str, str]:
     return dict(zip(order, c_names(order), strict=True))
 
 
+def _opset(model: Any) -> int:
+    """The model's opset of the default domain."""
+    versions = {imp.domain: imp.version for imp in model.opset_import}
+    return int(versions.get("", versions.get("ai.onnx", 0)))
+
+
 def _removed(node: Any, consts: dict[str, np.ndarray]) -> bool:
     """Identity, and Dropout in inference (no training_mode, or a constant false, and no
     mask read): the output is the input."""
@@ -158,9 +165,7 @@ def _graph(model: Any, path: Path, cname: dict[str, str], consts: dict[str, np.n
     for n in nodes:
         for t in n.input:
             readers[t] = readers.get(t, 0) + 1
-    versions = {imp.domain: imp.version for imp in model.opset_import}
-    g = Graph(path, versions.get("", versions.get("ai.onnx", 0)), dict(cname), {}, consts,
-              *typed, {}, outputs)
+    g = Graph(path, _opset(model), dict(cname), {}, consts, *typed, {}, outputs)
     removed = set()
     for i, n in enumerate(nodes):
         mask_read = len(n.output) > 1 and n.output[1] and readers.get(n.output[1])
@@ -254,6 +259,10 @@ def _convert_node(b: Builder, g: Graph, node: Any, i: int) -> None:
         converter = _dropout
     try:
         folds = node.domain in DOMAINS and node.op_type in FOLDERS
+        stale = unknown_version(package(g.path), node.op_type, g.opset) \
+            if node.domain in DOMAINS else None
+        if stale:
+            raise Unsupported(stale)
         if not known:  # an operand comes from a refused node: only that one is listed
             if converter is None and not folds:
                 raise Unsupported()
@@ -306,6 +315,11 @@ def convert(path: Path, raw: bytes, name: str,
             raise TvmdevError(f"output '{vi.name}' is {typed[0][vi.name]}; tvmdev imports "
                               "float32 models for now", str(path), hint=FLOAT_HINT)
     if quantized(model):
+        for i, node in enumerate(model.graph.node):  # the float path checks as it converts
+            stale = unknown_version(package(path), node.op_type, _opset(model)) \
+                if node.domain in DOMAINS else None
+            if stale:
+                b.refuse(_kind(node), stale, node_label(node, i))
         return convert_quantized(model, path, name, b, cname, typed[1],
                                  _initializers(model, path))
     g, removed, copies = _graph(model, path, cname, _initializers(model, path), typed)

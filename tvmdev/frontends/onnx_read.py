@@ -14,9 +14,9 @@ import numpy as np
 
 from ..errors import TvmdevError
 from .onnx_context import node_label
+from .onnx_versions import OLDEST_OPSET, newest_opset
 
 EXTRA_HINT = "pip install 'tvmdev[onnx]'"
-OPSETS = (7, 25)  # of the default domain
 CONTROL_FLOW = ("If", "Loop", "Scan")
 # Dynamically quantized models (quantize_dynamic): refused; static int8 ones (QDQ, QLinear)
 # are lowered by onnx_qdq_lower.
@@ -44,7 +44,7 @@ def read(path: Path, raw: bytes) -> Any:
                           str(path)) from None
     if not model.HasField("graph") or not model.graph.output:
         raise TvmdevError("not an ONNX model (no graph with outputs)", str(path))
-    _check_opset(model, path)
+    _check_opset(onnx, model, path)
     for t in model.graph.initializer:  # before the checker, which looks for the file
         if t.data_location == onnx.TensorProto.EXTERNAL:
             raise TvmdevError(f"initializer '{t.name}' is stored in an external file; tvmdev "
@@ -99,14 +99,17 @@ def _check_elem_types(onnx: ModuleType, model: Any, path: Path) -> None:
                               "define (a corrupt model)", str(path))
 
 
-def _check_opset(model: Any, path: Path) -> None:
+def _check_opset(onnx: ModuleType, model: Any, path: Path) -> None:
+    """Opsets from 7 to the newest the installed onnx defines (each node's version in
+    effect is checked as it is converted: :mod:`.onnx_versions`)."""
     versions = {imp.domain: imp.version for imp in model.opset_import}
     version = versions.get("", versions.get("ai.onnx"))
-    lo, hi = OPSETS
+    lo, hi = OLDEST_OPSET, newest_opset(onnx)
     if version is None or not lo <= version <= hi:
         what = "no opset" if version is None else f"opset {version}"
         raise TvmdevError(f"the model uses {what} of the default domain (ai.onnx); tvmdev "
-                          f"imports opsets {lo} to {hi}", str(path),
+                          f"imports opsets {lo} to {hi} (the newest onnx {onnx.__version__} "
+                          "defines)", str(path),
                           hint="convert it: onnx.version_converter.convert_version(model, 17)")
 
 
