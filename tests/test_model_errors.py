@@ -26,8 +26,8 @@ operators:
 """
 
 CASES = [
-    ("unknown op", GOOD.replace("op: relu", "op: gelu"),
-     "m.yaml:12: operator 'act': unknown op 'gelu'"),
+    ("unknown op", GOOD.replace("op: relu", "op: selu"),
+     "m.yaml:12: operator 'act': unknown op 'selu'"),
     ("unknown dtype", GOOD.replace("[1, 4], dtype: float32", "[1, 4], dtype: float16"),
      "m.yaml:5: unknown dtype 'float16' for input 'x'"),
     ("shape mismatch", GOOD.replace("shape: [4, 3]", "shape: [5, 3]"),

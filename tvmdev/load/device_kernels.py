@@ -32,13 +32,13 @@ class Variant:
     op: str
     name: str
     portable: Kernel
-    dtypes: tuple[tuple[str, str], ...]  # argument -> dtype (empty: every one float32)
+    dtypes: tuple[tuple[str, str], ...]  # argument -> dtype, where not float32
     params_struct: str
 
     @property
     def int8(self) -> bool:
         """Whether this is an int8 form (its params carry quantization parameters)."""
-        return bool(self.dtypes)
+        return any(d == "int8" for _, d in self.dtypes)
 
     @property
     def header(self) -> str:
@@ -66,7 +66,8 @@ def variants(device: str, op: str, portable: Library) -> list[Variant]:
     if op not in QUANT_OPS:
         k = _float_kernel(op, portable)
         assert k is not None, f"internal error: no portable float kernel for {op}"
-        out.append(Variant(op, f"{device}_{op}_f32", k, (), opdef.params_struct))
+        ints = tuple((a, d[0]) for a, d in k.arg_meta or () if d[0] != "float32")
+        out.append(Variant(op, f"{device}_{op}_f32", k, ints, opdef.params_struct))
     entry = S8OPS.get(op)
     if entry is None:
         return out

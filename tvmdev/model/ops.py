@@ -7,13 +7,14 @@ independent implementation of the same semantics.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from ..errors import shown
 from .limits import float32, int32_problem
+from .math_ops import MATH_OPS, MATH_OPTIONAL_NO_DEFAULT
+from .opdef import Attr as Attr  # re-exported: the op table's types
+from .opdef import OpDef as OpDef
 from .quant import Quant
 from .regions import (
     FLOAT_MAX,
@@ -62,63 +63,6 @@ from .windowed import (
     pool_params,
     resolve_window,
 )
-
-
-@dataclass(frozen=True)
-class Attr:
-    kind: str  # "float", "int", "bool", "ints", "str"
-    default: Any  # None: required
-    length: int | None = None  # for "ints": required length
-    choices: tuple[str, ...] = ()  # for "str": the values allowed
-
-
-@dataclass(frozen=True)
-class OpDef:
-    """One operator: its ONNX signature and how it maps to a C kernel."""
-
-    name: str
-    inputs: tuple[str, ...]
-    optional: frozenset[str]
-    outputs: tuple[str, ...]
-    attrs: dict[str, Attr]
-    params_struct: str
-    infer: Callable[[list[Shape | None], dict[str, Any]], Shape]
-    params: Callable[[list[Shape | None], Shape, dict[str, Any]], dict[str, Any]]
-    # Inputs the output may share memory with (elementwise: the planner may go in place).
-    inplace: tuple[int, ...] = ()
-    # The output is the input's elements in the same order under another shape (reshape,
-    # flatten): the planner lets it alias its input's buffer, and the kernel copies
-    # nothing then.
-    view: bool = False
-    # The params struct ends with scratch_bytes and scratch: its kernels may be given
-    # scratch in the workspace (tvmdev.model.scratch).
-    scratch: bool = False
-    doc: str = ""
-    # The last input takes any number (>= 1) of tensors (concat's inputs); kernels get
-    # them as an array of pointers.
-    variadic: bool = False
-    # Rewrites the checked attributes into the form infer and params take (auto_pad into
-    # pads, 1-D windows into 2-D ones), given the input shapes; run once, at load time.
-    resolve: Callable[[list[Shape | None], dict[str, Any]], dict[str, Any]] | None = None
-
-    @property
-    def required_inputs(self) -> int:
-        """How many inputs the op cannot do without."""
-        return sum(1 for a in self.inputs if a not in self.optional)
-
-    def arg_names(self, count: int) -> tuple[str, ...]:
-        """The argument name of each of ``count`` given inputs (a variadic op repeats
-        its last one)."""
-        if not self.variadic:
-            return self.inputs[:count]
-        return self.inputs[:-1] + (self.inputs[-1],) * (count - len(self.inputs) + 1)
-
-    def takes(self, count: int) -> bool:
-        """Whether the op accepts ``count`` inputs."""
-        if self.variadic:
-            return count >= len(self.inputs)
-        return self.required_inputs <= count <= len(self.inputs)
-
 
 
 def _float_pool_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]
@@ -225,6 +169,7 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
     OpDef("concat", ("inputs",), frozenset(), ("concat_result",), {"axis": Attr("int", None)},
           "tvmk_concat_params", concat_infer, concat_params, variadic=True,
           doc="concatenate any number of tensors along axis"),
+    *MATH_OPS,
     OpDef("quantize", ("input",), frozenset(), ("output",), {}, "tvmk_quantize_s8_params",
           same_infer, count_params,
           doc="float32 to int8: round(input / scale) + zero_point (the output's quant)"),
@@ -235,7 +180,8 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
 
 # Attributes that may be left unset even without a default (kernel_shape of conv2d and
 # perm of transpose are derived).
-OPTIONAL_NO_DEFAULT = {("conv2d", "kernel_shape"), ("transpose", "perm"), ("mean", "axes")}
+OPTIONAL_NO_DEFAULT = {("conv2d", "kernel_shape"), ("transpose", "perm"), ("mean", "axes"),
+                       *MATH_OPTIONAL_NO_DEFAULT}
 
 DTYPES = ("float32", "int8", "int32")
 # Dtypes a kernel library may name beyond those a model declares: q4c32 is a float32
@@ -260,10 +206,16 @@ def op_params(name: str, shapes: list[Shape | None], out: Shape, attrs: dict[str
         call = S8Call(shapes, out, attrs, dtypes, quants)
         check_dtypes(name, entry, call)
         return entry.params_struct, entry.params(call)
-    odd = sorted({d for d in dtypes if d not in (None, "float32", "q4c32")})
+    opdef = OPS[name]
+    index = {i for i, a in enumerate(opdef.arg_names(len(dtypes) - 1))
+             if a in opdef.index_inputs}
+    odd = sorted({d for i, d in enumerate(dtypes)
+                  if i not in index and d not in (None, "float32", "q4c32")})
     if odd:
         raise ShapeError(f"{name} on float32 takes float32 tensors, not {', '.join(odd)}")
-    opdef = OPS[name]
+    for i in sorted(index):
+        if dtypes[i] not in (None, "int32"):
+            raise ShapeError(f"{name}: {opdef.inputs[i]} must be int32, not {dtypes[i]}")
     return opdef.params_struct, opdef.params(shapes, out, attrs)
 
 

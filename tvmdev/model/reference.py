@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import TvmdevError
 from .graph import Model, Operator
 from .ops import QUANT_OPS
+from .reference_math import MATH_REFERENCE
 from .s8.call import S8Call
 from .s8.table import S8OPS
 
@@ -220,6 +221,7 @@ _SIMPLE: dict[str, Callable[[list[np.ndarray | None], dict[str, Any]], np.ndarra
     "mean": _mean,
     "global_average_pool": _global_average_pool,
     "concat": lambda x, a: np.concatenate([v for v in x if v is not None], axis=a["axis"]),
+    **MATH_REFERENCE,
 }
 _WINDOWED = {"conv2d": _conv2d, "depthwise_conv2d": _depthwise_conv2d,
              "maxpool2d": _maxpool2d, "avgpool2d": _avgpool2d}
@@ -298,15 +300,31 @@ def input_range(model: Model, name: str) -> tuple[float, float]:
     return -1.0, 1.0
 
 
+def index_range(model: Model, name: str) -> tuple[int, int]:
+    """The values an int32 input may hold, [lo, hi): the indices every gather reading it
+    takes ([-n, n) along a dim of n), else int32's."""
+    lo, hi = -(1 << 31), 1 << 31
+    for op in model.operators:
+        if op.op == "gather" and op.inputs[1] == name:
+            data = model.tensors[str(op.inputs[0])].shape
+            n = data[op.attr_dict["axis"] % len(data)]
+            lo, hi = max(lo, -n), min(hi, n)
+    return lo, hi
+
+
 def random_inputs(model: Model, seed: int = 0) -> dict[str, np.ndarray]:
-    """Seeded inputs, one array per model input: int8 ones over [-128, 127], float32 ones
-    over :func:`input_range`."""
+    """Seeded inputs, one array per model input: int8 ones over [-128, 127], int32 ones
+    over :func:`index_range` (at most [-128, 128)), float32 ones over
+    :func:`input_range`."""
     rng = np.random.default_rng(seed)
     out = {}
     for name in model.inputs:
         t = model.tensors[name]
         if t.dtype == "int8":
             out[name] = rng.integers(-128, 128, t.shape).astype(np.int8)
+        elif t.dtype == "int32":
+            first, end = index_range(model, name)
+            out[name] = rng.integers(max(first, -128), min(end, 128), t.shape).astype(np.int32)
         else:
             lo, hi = input_range(model, name)
             out[name] = rng.uniform(lo, hi, t.shape).astype(np.float32)

@@ -142,9 +142,25 @@ def load_inputs(model: Model, inputs_dir: Path | None, seed: int = 0) -> dict[st
                 raise TvmdevError(f"input '{name}' is int8 in the model, the file holds "
                                   f"{arr.dtype}", str(path), hint="save it as numpy.int8")
             out[name] = arr
+        elif model.tensors[name].dtype == "int32":
+            out[name] = _indices(model, name, arr, path)
         else:
             out[name] = as_float32(arr, f"input '{name}'", Where(str(path)), finite=False)
     return out
+
+
+def _indices(model: Model, name: str, arr: np.ndarray, path: Path) -> np.ndarray:
+    """An int32 input (indices) from a file of integers, each in its range
+    (:func:`~tvmdev.model.reference.index_range`)."""
+    if arr.dtype.kind not in "iu":
+        raise TvmdevError(f"input '{name}' is int32 in the model, the file holds {arr.dtype}",
+                          str(path), hint="save it as numpy.int32 (or int64)")
+    lo, hi = reference.index_range(model, name)
+    if arr.size and (int(arr.min()) < lo or int(arr.max()) >= hi):
+        raise TvmdevError(f"input '{name}' holds {int(arr.min())} to {int(arr.max())}; its "
+                          f"values must be in [{lo}, {hi})", str(path),
+                          hint="gather indices count from the end when negative")
+    return arr.astype(np.int32)
 
 
 def report(result: RunResult) -> list[str]:

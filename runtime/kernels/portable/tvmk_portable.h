@@ -200,6 +200,42 @@ struct tvmk_mean_params {
     int32_t out_count, reduced;
 };
 
+/* Elementwise math (sqrt, exp, log, neg, abs, erf: tvmk_unary_params) and GELU:
+ * Y = X * (1 + erf(X / sqrt(2))) / 2 over count elements, or with approximate 1 ONNX's
+ * tanh form, X * (1 + tanh(sqrt(2 / pi) * (X + 0.044715 * X^3))) / 2. Y may alias X.
+ * pow takes tvmk_binary_params (activation TVMK_ACT_NONE only); clip_bounds takes
+ * tvmk_unary_params and reads its bounds from its min and max inputs (one value each,
+ * NULL when absent). The reductions (reduce_max, reduce_min, reduce_sum, reduce_prod)
+ * take tvmk_mean_params and ignore its reduced field. */
+struct tvmk_gelu_params {
+    int32_t count;
+    int32_t approximate;
+};
+
+/* Gather along an axis: data viewed as outer x axis_size x inner, indices as count int32
+ * values in [-axis_size, axis_size) (negative ones count from the end), the output as
+ * outer x count x inner: output[o][j] = data[o][indices[j]]. */
+struct tvmk_gather_params {
+    int32_t outer, axis_size, inner, count;
+};
+
+/* Layer normalization: X viewed as outer rows of inner values, each row normalized to
+ * (x - mean) / sqrt(var + epsilon), then times Scale and plus B (optional), read at
+ * element i * scale_stride (bias_stride) of the row: stride 1 for a value per element,
+ * 0 for one value. Y may alias X. */
+struct tvmk_layer_norm_params {
+    int32_t outer, inner;
+    float epsilon;
+    int32_t scale_stride, bias_stride;
+};
+
+/* LayerNormalization's InvStdDev: for each of outer rows of inner values,
+ * 1 / sqrt(var + epsilon) (var the row's mean squared deviation). */
+struct tvmk_inv_std_dev_params {
+    int32_t outer, inner;
+    float epsilon;
+};
+
 /* Concatenation along an axis: the output viewed as outer x (the inputs' blocks, in
  * order); input i contributes blocks[i] contiguous values (its axis dim times the
  * product of the dims after the axis) per outer index. ninputs <= TVMK_CONCAT_MAX_INPUTS. */
@@ -257,6 +293,41 @@ int32_t tvmk_pad_f32(const float *data, float *output, const struct tvmk_pad_par
                      void *resource_handle);
 int32_t tvmk_mean_f32(const float *data, float *reduced, const struct tvmk_mean_params *params,
                       void *resource_handle);
+int32_t tvmk_sqrt_f32(const float *X, float *Y, const struct tvmk_unary_params *params,
+                      void *resource_handle);
+int32_t tvmk_exp_f32(const float *X, float *Y, const struct tvmk_unary_params *params,
+                     void *resource_handle);
+int32_t tvmk_log_f32(const float *X, float *Y, const struct tvmk_unary_params *params,
+                     void *resource_handle);
+int32_t tvmk_neg_f32(const float *X, float *Y, const struct tvmk_unary_params *params,
+                     void *resource_handle);
+int32_t tvmk_abs_f32(const float *X, float *Y, const struct tvmk_unary_params *params,
+                     void *resource_handle);
+int32_t tvmk_erf_f32(const float *X, float *Y, const struct tvmk_unary_params *params,
+                     void *resource_handle);
+int32_t tvmk_gelu_f32(const float *X, float *Y, const struct tvmk_gelu_params *params,
+                      void *resource_handle);
+int32_t tvmk_pow_f32(const float *A, const float *B, float *C,
+                     const struct tvmk_binary_params *params, void *resource_handle);
+int32_t tvmk_clip_bounds_f32(const float *input, const float *min, const float *max,
+                             float *output, const struct tvmk_unary_params *params,
+                             void *resource_handle);
+int32_t tvmk_reduce_max_f32(const float *data, float *reduced,
+                            const struct tvmk_mean_params *params, void *resource_handle);
+int32_t tvmk_reduce_min_f32(const float *data, float *reduced,
+                            const struct tvmk_mean_params *params, void *resource_handle);
+int32_t tvmk_reduce_sum_f32(const float *data, float *reduced,
+                            const struct tvmk_mean_params *params, void *resource_handle);
+int32_t tvmk_reduce_prod_f32(const float *data, float *reduced,
+                             const struct tvmk_mean_params *params, void *resource_handle);
+int32_t tvmk_gather_f32(const float *data, const int32_t *indices, float *output,
+                        const struct tvmk_gather_params *params, void *resource_handle);
+int32_t tvmk_layer_norm_f32(const float *X, const float *Scale, const float *B, float *Y,
+                            const struct tvmk_layer_norm_params *params,
+                            void *resource_handle);
+int32_t tvmk_inv_std_dev_f32(const float *X, float *Y,
+                             const struct tvmk_inv_std_dev_params *params,
+                             void *resource_handle);
 int32_t tvmk_concat_f32(const float *const *inputs, float *concat_result,
                         const struct tvmk_concat_params *params, void *resource_handle);
 
