@@ -5,8 +5,8 @@ The cases are ``onnx.backend.test.loader.load_model_tests(kind="node")``, restri
 models made only of operators tvmdev maps. onnx generates them by running its case
 modules (seconds, mostly the 3-D pooling references), so the fast lane generates only
 the modules of those operators and keeps the result in the models cache
-(``tests/models.py``: ``~/.cache/tvmdev-models/onnx-node-<onnx version>/``); a slow test
-checks that this is the same set ``load_model_tests`` gives.
+(``tests/models.py``: ``~/.cache/tvmdev-models/onnx-node-<onnx version>-<ops hash>/``);
+a slow test checks that this is the same set ``load_model_tests`` gives.
 
 Operands that ONNX's tests feed as graph inputs but that a deployed model holds as
 weights, and that tvmdev needs at import (Reshape's shape, Pad's pads, Clip's bounds,
@@ -26,17 +26,27 @@ from typing import Any
 
 import numpy as np
 
+# Elementwise math, reductions, Gather and LayerNormalization (tvmdev/frontends/onnx_math.py).
+MATH = ("Abs", "Erf", "Exp", "Gather", "Gelu", "LayerNormalization", "Log", "Neg", "Pow",
+        "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSum", "Sqrt")
+MATH_MODULES = ("abs", "erf", "exp", "gather", "gelu", "layernormalization", "log", "neg",
+                "pow", "reducemax", "reducemin", "reduceprod", "reducesum", "sqrt",
+                # their expanded cases (functions of the operators above)
+                "reduce_log_sum", "reducel1", "reducesumsquare")
+MATH_FROZEN = {"ReduceMax": (1,), "ReduceMin": (1,), "ReduceProd": (1,), "ReduceSum": (1,)}
+
 SUPPORTED = ("Add", "AveragePool", "BatchNormalization", "Clip", "Concat", "Conv",
              "Dropout", "Flatten", "Gemm", "GlobalAveragePool", "Identity", "MatMul",
              "MaxPool", "Mul", "Pad", "ReduceMean", "Relu", "Reshape", "Sigmoid", "Softmax",
-             "Tanh", "Transpose")
+             "Tanh", "Transpose", *MATH)
 # onnx.backend.test.case.node modules that hold these operators' cases.
 MODULES = ("add", "averagepool", "batch_normalization", "clip", "concat", "conv", "dropout",
            "flatten", "gemm", "globalaveragepool", "identity", "matmul", "maxpool", "mul",
-           "pad", "reducemean", "relu", "reshape", "sigmoid", "softmax", "tanh", "transpose")
+           "pad", "reducemean", "relu", "reshape", "sigmoid", "softmax", "tanh", "transpose",
+           *MATH_MODULES)
 # Operand positions known at import in a deployed model.
 FROZEN = {"Reshape": (1,), "Pad": (1, 2, 3), "ReduceMean": (1,), "Clip": (1, 2),
-          "BatchNormalization": (1, 2, 3, 4)}
+          "BatchNormalization": (1, 2, 3, 4), **MATH_FROZEN}
 
 
 @dataclass
@@ -60,9 +70,14 @@ def supported(model: Any) -> bool:
 
 
 def _cache() -> Path:
+    """The cached selection, named after the onnx version and the operators and modules
+    selected."""
+    import hashlib
+
     import onnx
     from models import cache_dir
-    return cache_dir() / f"onnx-node-{onnx.__version__}"
+    ops = hashlib.sha256(repr((sorted(SUPPORTED), sorted(MODULES))).encode()).hexdigest()[:8]
+    return cache_dir() / f"onnx-node-{onnx.__version__}-{ops}"
 
 
 def _generate() -> list[Any]:

@@ -21,7 +21,7 @@ n = helper.make_node
 
 def _unsupported() -> bytes:
     nodes = [n("LeakyRelu", ["x"], ["a"], name="lr1"), n("Relu", ["a"], ["b"]),
-             n("LeakyRelu", ["b"], ["c"], name="lr2"), n("Erf", ["c"], ["d"], name="erf"),
+             n("LeakyRelu", ["b"], ["c"], name="lr2"), n("Sin", ["c"], ["d"], name="sin"),
              n("FusedConv", ["d"], ["y"], domain="com.microsoft", name="fc")]
     return B.model(nodes, [B.tensor("x", [1, 4])], [B.tensor("y", [1, 4])],
                    domains={"com.microsoft": 1})
@@ -110,9 +110,9 @@ BAD: dict[str, tuple[str, Callable[[], bytes], str, str | None]] = {
     "dynamic": ("t.onnx", lambda: B.relu(B.tensor("x:0", ["N", 4]), B.tensor("y", ["N", 4])),
                 "input 'x:0' has a dynamic shape [N, 4]", "fix it: --input-shape x_0=1,4"),
     "unsupported": ("t.onnx", _unsupported,
-                    "4 unsupported operators: LeakyRelu x2 (first: node 0 'lr1'); Erf x1 "
-                    "(first: node 3 'erf'); com.microsoft.FusedConv x1 (first: node 4 'fc')",
-                    "tvmdev maps these ONNX operators: Add, AveragePool, "),
+                    "4 unsupported operators: LeakyRelu x2 (first: node 0 'lr1'); Sin x1 "
+                    "(first: node 3 'sin'); com.microsoft.FusedConv x1 (first: node 4 'fc')",
+                    "tvmdev maps these ONNX operators: Abs, Add, AveragePool, "),
     "opset_old": ("t.onnx", lambda: B.relu(opset=6),
                   f"the model uses opset 6 of the default domain (ai.onnx); {OPSETS}",
                   "convert it: onnx.version_converter.convert_version(model, 17)"),
@@ -132,7 +132,10 @@ BAD: dict[str, tuple[str, Callable[[], bytes], str, str | None]] = {
                           "quantized int8 models", "quantize it with "
                           "onnxruntime.quantization.quantize_static"),
     "int64_input": ("t.onnx", lambda: B.relu(B.tensor("x", [1, 4], 7), B.tensor("y", [1, 4], 7)),
-                    f"input 'x' is int64; {TYPES}", FLOAT32),
+                    "input 'x' is int64 and is operand 0 of Relu (node 0 'relu'); tvmdev takes "
+                    "int32 and int64 inputs only as the indices of a Gather (or read only by "
+                    "Shape)", "a value the model needs at import (a shape, axes, pads) must "
+                    "be an initializer"),
     "float16_input": ("t.onnx", lambda: B.relu(B.tensor("x", [1, 4], 10),
                                                B.tensor("y", [1, 4], 10)),
                       f"input 'x' is float16; {TYPES}", FLOAT32),

@@ -46,6 +46,12 @@ def _refusal(model: Any) -> str | None:
     g = model.graph
     for vi in [*g.input, *g.output]:
         t = vi.type
+        if vi in g.input and t.tensor_type.elem_type in (6, 7):  # int32, int64: indices
+            if all(n.op_type == "Gather" and list(n.input).index(vi.name) == 1
+                   for n in g.node if vi.name in n.input):
+                continue
+            return rf"input '{vi.name}' is int(32|64) and is [^;]*; tvmdev takes int32 and " \
+                   "int64 inputs only as the indices of a Gather"
         if t.WhichOneof("value") != "tensor_type" or t.tensor_type.elem_type != 1:
             return rf"(input|output) '{vi.name}' is (?!float32)[a-z0-9 ]+; tvmdev imports " \
                    "float32 models for now"

@@ -22,6 +22,7 @@ from ..model.shapes import Shape
 from .graph import Builder, Imported, Unsupported, c_names
 from .onnx_context import Context, Graph, node_label
 from .onnx_fold import FOLDERS, fold, foldable
+from .onnx_indices import INDEX_DTYPES, check_index_input
 from .onnx_ops import CONVERTERS
 from .onnx_qdq import quantized
 from .onnx_qdq_lower import convert as convert_quantized
@@ -79,10 +80,14 @@ def _inputs(model: Any, path: Path, given: dict[str, Shape], cname: dict[str, st
                                                                  for vi in inputs))
     for vi in inputs:
         dtype = value_dtype(onnx, vi.type)
-        if dtype != "float32":
+        if dtype in INDEX_DTYPES:
+            note = check_index_input(model, vi, dtype, path)
+            b.notes += [note] if note else []
+        elif dtype != "float32":
             raise TvmdevError(f"input '{vi.name}' is {dtype}; tvmdev imports float32 "
                               "models for now", str(path), hint=FLOAT_HINT)
-        b.add_input(cname[vi.name], _input_shape(vi, cname[vi.name], given, path))
+        b.add_input(cname[vi.name], _input_shape(vi, cname[vi.name], given, path),
+                    "int32" if dtype in INDEX_DTYPES else "float32")
 
 
 def _typed(model: Any, path: Path, b: Builder, cname: dict[str, str]

@@ -20,6 +20,7 @@ from ..model.shapes import numel
 from .graph import Unsupported
 from .onnx_context import Context, chain, node_label
 from .onnx_fold import fold_batch_norm, squeezed
+from .onnx_math import MATH_CONVERTERS, clip_bounds
 
 # Operands of these converters that must be known at import (folded constants).
 WINDOW_KEYS = ("strides", "pads", "dilations", "auto_pad", "kernel_shape")
@@ -204,8 +205,12 @@ def _bound(ctx: Context, i: int, key: str) -> float | None:
 
 
 def clip(ctx: Context) -> None:
-    """Clip to [min, max] (attributes before opset 11, operands known at import after);
-    infinite bounds are float32's largest; min > max gives max everywhere, as in ONNX."""
+    """Clip to [min, max] (attributes before opset 11, operands after: known at import,
+    else read at run time); infinite bounds are float32's largest; min > max gives max
+    everywhere, as in ONNX."""
+    if ctx.opset >= 11 and any(ctx.has(i) and ctx.const(i) is None for i in (1, 2)):
+        clip_bounds(ctx)  # a bound computed at run time
+        return
     lo, hi = _bound(ctx, 1, "min"), _bound(ctx, 2, "max")
     attrs = {k: float(np.clip(v, -FLOAT_MAX, FLOAT_MAX)) for k, v in (("min", lo),
                                                                         ("max", hi))
@@ -329,4 +334,5 @@ CONVERTERS: dict[str, Callable[[Context], None]] = {
     "Concat": concat,
     "ReduceMean": reduce_mean,
     "BatchNormalization": batch_norm,
+    **MATH_CONVERTERS,
 }

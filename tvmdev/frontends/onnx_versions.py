@@ -18,6 +18,7 @@ OLDEST_OPSET = 7  # of the default domain
 
 # op -> since_versions tvmdev implements; what changed is noted where it is not types.
 VERSIONS: dict[str, tuple[int, ...]] = {
+    "Abs": (1, 6, 13),
     "Add": (1, 6, 7, 13, 14),  # 7: numpy broadcasting (before: the broadcast attribute)
     "AveragePool": (1, 7, 10, 11, 19, 22),  # 7 count_include_pad, 10 ceil_mode, 19 dilations
     "BatchNormalization": (1, 6, 7, 9, 14, 15),  # before 9: spatial
@@ -30,25 +31,37 @@ VERSIONS: dict[str, tuple[int, ...]] = {
     "DequantizeLinear": (10, 13, 19, 21, 23, 24, 25, 28),  # 13: axis, 21: block_size
     "Div": (1, 6, 7, 13, 14),
     "Dropout": (1, 6, 7, 10, 12, 13, 22),  # 12: ratio and training_mode operands
+    "Erf": (9, 13),
+    "Exp": (1, 6, 13),
     "Flatten": (1, 9, 11, 13, 21, 23, 24, 25),
     "Gather": (1, 11, 13),
+    "Gelu": (20,),
     "Gemm": (1, 6, 7, 9, 11, 13),  # 11: C optional
     "GlobalAveragePool": (1, 22),
     "Identity": (1, 13, 14, 16, 19, 21, 23, 24, 25),
+    "LayerNormalization": (17,),  # stash_type 1 (float32 statistics) only
+    "Log": (1, 6, 13),
     "MatMul": (1, 9, 13),
     "MaxPool": (1, 8, 10, 11, 12, 22),  # 8 Indices, 10 ceil_mode and dilations
     "Mul": (1, 6, 7, 13, 14),
+    "Neg": (1, 6, 13),
     "Pad": (1, 2, 11, 13, 18, 19, 21, 23, 24, 25),  # 11: operands, 18: axes
+    "Pow": (1, 7, 12, 13, 15),  # 7: numpy broadcasting, 12: an integer exponent
     "QLinearConv": (10,),
     "QLinearMatMul": (10, 21),
     "QuantizeLinear": (10, 13, 19, 21, 23, 24, 25, 28),  # 13: axis, 21: block_size
+    "ReduceMax": (1, 11, 12, 13, 18, 20),  # 18: axes an operand, noop_with_empty_axes
     "ReduceMean": (1, 11, 13, 18),  # 18: axes an operand, noop_with_empty_axes
+    "ReduceMin": (1, 11, 12, 13, 18, 20),  # 18: axes an operand, noop_with_empty_axes
+    "ReduceProd": (1, 11, 13, 18),  # 18: axes an operand, noop_with_empty_axes
+    "ReduceSum": (1, 11, 13),  # 13: axes an operand, noop_with_empty_axes
     "Relu": (1, 6, 13, 14),
     "Reshape": (1, 5, 13, 14, 19, 21, 23, 24, 25),  # 5: shape an operand, 14: allowzero
     "Shape": (1, 13, 15, 19, 21, 23, 24, 25),  # 15: start and end
     "Sigmoid": (1, 6, 13),
     "Slice": (1, 10, 11, 13),  # 10: operands
     "Softmax": (1, 11, 13),  # 13: along axis (before: the input flattened at axis)
+    "Sqrt": (1, 6, 13),
     "Squeeze": (1, 11, 13, 21, 23, 24, 25),  # 13: axes an operand
     "Sub": (1, 6, 7, 13, 14),
     "Tanh": (1, 6, 13),
