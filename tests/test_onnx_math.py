@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import Result, need_module
+from conftest import Result, need_module, need_tool
 
 need_module("onnx", "pip install -e '.[test]'")
 need_module("onnxruntime", "pip install -e '.[test]'")
@@ -102,16 +102,17 @@ def test_node_cases_as_shipped(shipped: list[tuple[str, Any, dict[str, np.ndarra
 def _block(opset: int = 20) -> bytes:
     """Token ids (int64) -> embedding Gather -> LayerNormalization -> Gelu -> Pow ->
     flattened per batch (shape arithmetic on the ids' shape) -> Clip between a ReduceMin
-    computed at run time and a constant -> Neg, Exp, Log, Abs, Sqrt, Erf -> ReduceMax,
-    ReduceSum, ReduceProd (axes an operand) and the LayerNormalization's Mean and
-    InvStdDev as outputs."""
+    computed at run time and a constant -> Neg, Exp, Log, Abs, Sqrt (of 1 more: well
+    conditioned), Erf -> ReduceMax, ReduceSum, ReduceProd (axes an operand) and the
+    LayerNormalization's Mean and InvStdDev as outputs."""
     rng = np.random.default_rng(7)
     inits = [B.init("table", rng.uniform(-1, 1, (10, 8)).astype(np.float32)),
              B.init("scale", rng.uniform(0.5, 1.5, 8).astype(np.float32)),
              B.init("bias", rng.uniform(-0.1, 0.1, 8).astype(np.float32)),
              B.init("two", np.float32(2.0)), B.init("three", np.int64(3)),
              B.init("zero", np.array(0, np.int64)), B.init("minus1", np.array([-1], np.int64)),
-             B.init("axis1", np.array([1], np.int64)), B.init("hi", np.float32(0.5))]
+             B.init("axis1", np.array([1], np.int64)), B.init("hi", np.float32(0.5)),
+             B.init("one", np.float32(1.0))]
     nodes = [
         n("Gather", ["table", "ids"], ["emb"], name="embed"),
         n("LayerNormalization", ["emb", "scale", "bias"], ["ln", "mean", "inv"], axis=-1,
@@ -126,7 +127,8 @@ def _block(opset: int = 20) -> bytes:
         n("ReduceMin", ["flat"], ["lo"], keepdims=0),
         n("Clip", ["flat", "lo", "hi"], ["c"]),
         n("Neg", ["c"], ["neg"]), n("Exp", ["neg"], ["e"]), n("Log", ["e"], ["l"]),
-        n("Abs", ["l"], ["a"]), n("Sqrt", ["a"], ["r"]), n("Erf", ["r"], ["erf"]),
+        n("Abs", ["l"], ["a"]), n("Add", ["a", "one"], ["a1"]), n("Sqrt", ["a1"], ["r"]),
+        n("Erf", ["r"], ["erf"]),
         n("ReduceMax", ["erf", "axis1"], ["max"], keepdims=1),
         n("ReduceSum", ["erf", "axis1"], ["sum"], keepdims=0),
         n("ReduceProd", ["e", "axis1"], ["prod"], keepdims=0),
@@ -303,3 +305,17 @@ def test_node_cases_as_shipped_built_and_run(
              for o, w in zip(m.outputs, want, strict=True)
              if not _close(np.load(tmp_path / "out" / f"c{k}_{o}.npy"), w)]
     assert len(runs) >= 50 and not wrong, wrong
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["mps2_an385", "mps3_an547"])
+def test_block_on_a_board(board: str, cli: Callable[..., Result], tmp_path: Path) -> None:
+    """The block on Cortex-M3 (soft float) and Cortex-M55 in QEMU, seeded ids in the
+    Gather's range compiled into the firmware as int32: the outputs match the reference."""
+    need_tool("qemu-system-arm", "apt-get install qemu-system-arm")
+    need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
+    src = tmp_path / "block.onnx"
+    src.write_bytes(_block())
+    r = cli("run", str(src), "--board", board, "--build-dir", str(tmp_path / "b"))
+    assert r.code == 0, r.out[-3000:] + r.err
+    assert r.out.rstrip().endswith("PASS")
