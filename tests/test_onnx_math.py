@@ -179,6 +179,17 @@ def test_reductions_before_axes_became_operands() -> None:
         assert _close(got[o], w), o
 
 
+def test_int_input_read_only_by_shape() -> None:
+    """An int64 input only Shape reads: its static shape folds; it stays an int32 input
+    of the executor (the application passes it; no operator reads it)."""
+    raw = B.model([n("Shape", ["mask"], ["s"]), n("Reshape", ["x", "s"], ["y"])],
+                  [B.tensor("x", [2, 3]), B.tensor("mask", [3, 2], INT64)],
+                  [B.tensor("y", [3, 2])])
+    m = frontend.convert(Path("s.onnx"), raw, "s").to_model()
+    assert [m.tensors[t].dtype for t in m.inputs] == ["float32", "int32"]
+    assert [(op.op, op.attr_dict["shape"]) for op in m.operators] == [("reshape", (3, 2))]
+
+
 # --- refusals ---------------------------------------------------------------------------
 
 HINT_INITIALIZER = "a value the model needs at import (a shape, axes, pads) must be an " \
