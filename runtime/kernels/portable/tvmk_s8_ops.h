@@ -2,7 +2,8 @@
 /*
  * tvmdev portable kernels, int8 (TFLite's quantization spec), bit-exact with TFLM's
  * reference kernels: ADD, MUL, AVERAGE_POOL_2D, MAX_POOL_2D, SOFTMAX, LOGISTIC, TANH, PAD
- * (and PADV2), MEAN, CONCATENATION. C99, no allocation, no scratch, a few locals.
+ * (and PADV2), MEAN, CONCATENATION, TRANSPOSE. C99, no allocation, no scratch, a few
+ * locals.
  *
  * The calling convention is the float kernels' (tvmk_portable.h): inputs, outputs, the
  * const params struct, the resource handle (ignored); TVM_DEVICE_OK, or
@@ -166,6 +167,9 @@ int32_t tvmk_mean_s8(const int8_t *data, int8_t *reduced,
                      const struct tvmk_mean_s8_params *params, void *resource_handle);
 int32_t tvmk_concat_s8(const int8_t *const *inputs, int8_t *concat_result,
                        const struct tvmk_concat_s8_params *params, void *resource_handle);
+/* TRANSPOSE: a copy, with tvmk_transpose_params (tvmk_portable.h). */
+int32_t tvmk_transpose_s8(const int8_t *data, int8_t *transposed,
+                          const struct tvmk_transpose_params *params, void *resource_handle);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@ from .activations import OPS as ACTIVATIONS
 from .call import S8Op
 from .concat import OPS as CONCAT
 from .elementwise import OPS as ELEMENTWISE
+from .layout import OPS as LAYOUT
 from .mean import OPS as MEAN
 from .nn import OPS as NN
 from .pad import OPS as PAD
@@ -18,4 +19,4 @@ from .quantize import OPS as QUANTIZE
 from .softmax import OPS as SOFTMAX
 
 S8OPS: dict[str, S8Op] = {**QUANTIZE, **NN, **ELEMENTWISE, **POOL, **SOFTMAX, **ACTIVATIONS,
-                          **PAD, **MEAN, **CONCAT}
+                          **PAD, **MEAN, **CONCAT, **LAYOUT}
