@@ -8,6 +8,7 @@ TFLM's tree, bit-exact with TFLM on the host."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -54,16 +55,12 @@ def test_reference_matches_tflm(op: str, dtype: str, tmp_path: Path) -> None:
     assert _wrong(m.outputs, got, want, [c.label for c in cases], dtype) == []
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("op,dtype", fc.KEYS)
-def test_run_matches_tflm(op: str, dtype: str, cli: Callable[..., Result],
-                          tmp_path: Path) -> None:
-    """The same merged model through ``tvmdev run`` on the host (its C kernels, which
-    must PASS against the reference), every output saved and held against TFLM's."""
+def _run(cli: Callable[..., Result], data: bytes, arrays: list[np.ndarray], tmp_path: Path,
+         *options: str) -> tuple[list[str], dict[str, np.ndarray]]:
+    """``tvmdev run`` of the .tflite ``data`` on ``arrays`` (the C kernels, which must PASS
+    against the reference): the model's outputs and the values it saved."""
     need_tool("gcc", "apt install gcc")
     from tvmdev.frontends.importer import import_file
-    cases = fc.cases(op, dtype)
-    data, arrays = merged(cases)
     path = tmp_path / "m.tflite"
     path.write_bytes(data)
     m = import_file(path).to_model()
@@ -71,11 +68,22 @@ def test_run_matches_tflm(op: str, dtype: str, cli: Callable[..., Result],
     for name, x in zip(m.inputs, arrays, strict=True):
         np.save(tmp_path / "in" / f"{name}.npy", x)
     r = cli("run", str(path), "--inputs", str(tmp_path / "in"), "--save-outputs",
-            str(tmp_path / "out"), "--build-dir", str(tmp_path / "build"))
+            str(tmp_path / "out"), "--build-dir", str(tmp_path / "build"), *options)
     assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
-    got = {n: np.load(tmp_path / "out" / f"{n}.npy") for n in m.outputs}
+    return list(m.outputs), {n: np.load(tmp_path / "out" / f"{n}.npy") for n in m.outputs}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op,dtype", fc.KEYS)
+def test_run_matches_tflm(op: str, dtype: str, cli: Callable[..., Result],
+                          tmp_path: Path) -> None:
+    """The same merged model through ``tvmdev run`` on the host, every output saved and
+    held against TFLM's."""
+    cases = fc.cases(op, dtype)
+    data, arrays = merged(cases)
+    names, got = _run(cli, data, arrays, tmp_path)
     want = tflm_ref.outputs(data, arrays, len(cases))
-    assert _wrong(m.outputs, got, want, [c.label for c in cases], dtype) == []
+    assert _wrong(names, got, want, [c.label for c in cases], dtype) == []
 
 
 def test_transpose_moving_no_data_is_a_view(tmp_path: Path) -> None:
@@ -92,3 +100,110 @@ def test_transpose_moving_no_data_is_a_view(tmp_path: Path) -> None:
                      "transpose [1, 4, 1, 3] [0, 2, 1, 3]", "transpose [3, 1, 1] [1, 0, 2]",
                      "transpose [1, 7, 1, 1, 2] [2, 1, 3, 4, 0]"]
     assert ops.count("transpose") == len(cases) - len(views)
+
+
+# --- quantization fields TFLM ignores -----------------------------------------------------
+
+def _conv(bias_axis: int, bias_scales: int, weight_zero_points: int) -> bytes:
+    """x int8 [1, 5, 5, 2] -> CONV_2D 3x3 SAME, 4 output channels, weights per channel
+    (``weight_zero_points`` zero points: 4, or the 1 TFLM repeats), the int32 bias's
+    quantization with ``bias_scales`` scales along ``bias_axis``."""
+    from s8_cases import INT8, INT32
+    from tflite_build import Graph, Op, T, build
+    r = np.random.default_rng(5)
+    s_w = [float(np.float32(s)) for s in r.uniform(0.002, 0.02, 4)]
+    s_b = [0.05 * s for s in s_w]
+    ts = [T("x", [1, 5, 5, 2], type=INT8, quant=([0.05], [3])),
+          T("w", [4, 3, 3, 2], r.integers(-127, 128, (4, 3, 3, 2)).astype(np.int8),
+            type=INT8, quant=(s_w, [0] * weight_zero_points)),
+          T("b", [4], r.integers(-900, 900, 4).astype(np.int32), type=INT32,
+            quant=(s_b[:bias_scales], [0] * bias_scales), quant_axis=bias_axis),
+          T("y", [1, 5, 5, 4], type=INT8, quant=([0.1], [-7]))]
+    return build(Graph(ts, [Op(3, [0, 1, 2], [3], ("Conv2DOptions", {
+        "Padding": 0, "StrideH": 1, "StrideW": 1}))], [0], [3]))
+
+
+@pytest.mark.parametrize("axis,scales,zero_points", [(3, 4, 4), (3, 1, 4), (0, 4, 1),
+                                                      (3, 4, 1)])
+def test_quant_fields_tflm_ignores(axis: int, scales: int, zero_points: int,
+                                   tmp_path: Path) -> None:
+    """As older converters write them (person_detect): a 1-D int32 bias quantized along
+    dim 3, per element or with one scale, whose quantization TFLM's kernels never read;
+    per-channel weights with one zero point, which TFLM repeats for every channel. Each
+    imports and computes what TFLM computes."""
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.model.reference import evaluate
+    data = _conv(axis, scales, zero_points)
+    (tmp_path / "m.tflite").write_bytes(data)
+    m = import_file(tmp_path / "m.tflite").to_model()
+    x = np.random.default_rng(6).integers(-128, 128, (1, 5, 5, 2)).astype(np.int8)
+    got = evaluate(m, {m.inputs[0]: x})[m.outputs[0]]
+    want = tflm_ref.outputs(data, [x], 1)[0]
+    assert np.array_equal(got, want) and len(np.unique(want)) > 20
+
+
+def test_quant_axis_still_checked(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """No more than that: a bias with a scale count that is not its length, along a dim it
+    lacks, is refused in one line, as before."""
+    model = tmp_path / "m.tflite"
+    model.write_bytes(_conv(3, 2, 4))
+    r = cli("import", str(model), "-o", str(tmp_path / "o"))
+    assert r.code == 1 and r.err.splitlines()[0] == (
+        f"tvmdev: {model}: quant of constant 'b': axis must be a dim of the tensor, not 3")
+
+
+# --- the models of the field --------------------------------------------------------------
+
+# Each model, the tree that holds it (the variable naming its checkout) and where.
+FIELD = {
+    "person_detect": ("TFLM_SOURCE_DIR", "tensorflow/lite/micro/models/person_detect.tflite"),
+    "mobilenet_v2": ("TFLM_SOURCE_DIR", "third_party/xtensa/examples/pytorch_to_tflite/"
+                     "mobilenet_v2_quantized_1x3x224x224.tflite"),
+    "vww": ("TINYENGINE_SOURCE_DIR", "assets/vww.tflite"),
+    "mcunetv2_large": ("TINYENGINE_SOURCE_DIR", "assets/mcunetv2_large.tflite"),
+}
+TREES = {"TFLM_SOURCE_DIR": "TFLM's tree (github.com/tensorflow/tflite-micro)",
+         "TINYENGINE_SOURCE_DIR": "MIT TinyEngine's tree (github.com/mit-han-lab/tinyengine)"}
+
+
+def field_model(name: str) -> Path:
+    """A model of the field from its tree: skip, saying why, without the tree."""
+    var, rel = FIELD[name]
+    root = os.environ.get(var)
+    if not root:
+        pytest.skip(f"{var} is not set: {TREES[var]} holds {Path(rel).name}; check it out "
+                    "and set it")
+    path = Path(root) / rel
+    assert path.is_file(), f"{var}={root} has no {rel}"
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(FIELD))
+def test_field_model_bit_exact_on_host(name: str, cli: Callable[..., Result],
+                                       tmp_path: Path) -> None:
+    """person_detect (its int32 biases quantized along dim 3), the MCUNet models and the
+    PyTorch MobileNetV2 (each with a TRANSPOSE), on seeded inputs: every tensor tvmdev's
+    reference computes is TFLM's (its interpreter keeping them all: mcunetv2_large's
+    output is the same for every input), and the outputs ``tvmdev run`` computes on the
+    host too."""
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.frontends.tflite import read
+    from tvmdev.model.reference import evaluate, random_inputs
+    path = field_model(name)
+    data = path.read_bytes()
+    m = import_file(path).to_model()
+    given = random_inputs(m, 0)
+    arrays = list(given.values())
+    values = evaluate(m, given)
+    computed = {t.index: t.cname for t in read(path, data).tensors
+                if t.data is None and t.cname in values}
+    assert len(computed) > len(m.operators) / 2
+    tflm = tflm_ref.tensors(data, arrays, sorted(computed))
+    differ = [c for i, c in computed.items() if not (
+        values[c].dtype == tflm[i].dtype and np.array_equal(values[c], tflm[i]))]
+    assert differ == []
+    names, got = _run(cli, data, arrays, tmp_path)
+    for n in names:
+        i = next(i for i, c in computed.items() if c == n)
+        assert got[n].dtype == tflm[i].dtype and np.array_equal(got[n], tflm[i]), n

@@ -31,3 +31,17 @@ def outputs(model: bytes, inputs: list[np.ndarray], n: int) -> list[np.ndarray]:
         interp.set_input(x, i)
     interp.invoke()
     return [interp.get_output(i) for i in range(n)]
+
+
+def tensors(model: bytes, inputs: list[np.ndarray], indices: list[int]
+            ) -> dict[int, np.ndarray]:
+    """The tensors ``indices`` of ``model``'s subgraph 0 (each must exist: TFLM does not
+    check) after TFLM runs it on ``inputs``, its interpreter keeping every tensor (skips
+    as ``runtime``)."""
+    rt = runtime()
+    interp = rt.Interpreter.from_bytes(
+        model, intrepreter_config=rt.InterpreterConfig.kPreserveAllTensors)
+    for i, x in enumerate(inputs):
+        interp.set_input(x, i)
+    interp.invoke()
+    return {i: np.asarray(interp.GetTensor(i, 0)["tensor_data"]) for i in indices}
