@@ -23,6 +23,8 @@ from tvmdev.run.compare import ATOL, RTOL
 
 need_module("tflite", "pip install -e '.[tflite]'")
 
+ARENA = 1 << 20  # TFLM's arena for the merged one-op models
+
 
 def _same(got: np.ndarray, want: np.ndarray, dtype: str) -> bool:
     if got.shape != want.shape:
@@ -51,8 +53,11 @@ def test_reference_matches_tflm(op: str, dtype: str, tmp_path: Path) -> None:
     m = import_file(tmp_path / "m.tflite").to_model()
     assert {m.tensors[o].dtype for o in m.outputs} == {dtype}
     got = evaluate(m, dict(zip(m.inputs, arrays, strict=True)))
-    want = tflm_ref.outputs(data, arrays, len(cases))
+    want = tflm_ref.outputs(data, arrays, len(cases), ARENA)
     assert _wrong(m.outputs, got, want, [c.label for c in cases], dtype) == []
+    # not trivial: outputs that vary (int8: over most of the range)
+    assert len(np.unique(np.concatenate([w.ravel() for w in want]))) > (
+        100 if dtype == "int8" else 300)
 
 
 def _run(cli: Callable[..., Result], data: bytes, arrays: list[np.ndarray], tmp_path: Path,
@@ -82,7 +87,7 @@ def test_run_matches_tflm(op: str, dtype: str, cli: Callable[..., Result],
     cases = fc.cases(op, dtype)
     data, arrays = merged(cases)
     names, got = _run(cli, data, arrays, tmp_path)
-    want = tflm_ref.outputs(data, arrays, len(cases))
+    want = tflm_ref.outputs(data, arrays, len(cases), ARENA)
     assert _wrong(names, got, want, [c.label for c in cases], dtype) == []
 
 
@@ -207,3 +212,24 @@ def test_field_model_bit_exact_on_host(name: str, cli: Callable[..., Result],
     for n in names:
         i = next(i for i, c in computed.items() if c == n)
         assert got[n].dtype == tflm[i].dtype and np.array_equal(got[n], tflm[i]), n
+
+
+@pytest.mark.parametrize("op,dtype", fc.KEYS)
+def test_params_are_the_structs_fields(op: str, dtype: str, tmp_path: Path) -> None:
+    """The params generation computes for each operator are exactly the fields of its C
+    struct in the portable headers (read with pycparser), so none is left 0 silently."""
+    from test_params_structs import struct_fields
+
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.load.board import board_by_name
+    from tvmdev.plan.pipeline import compile_model
+    data, _ = merged(fc.cases(op, dtype))
+    (tmp_path / "m.tflite").write_bytes(data)
+    compiled = compile_model(import_file(tmp_path / "m.tflite").to_model(),
+                             board_by_name("host"))
+    fields = struct_fields()
+    structs = set()
+    for prep in compiled.ops:
+        assert sorted(prep.params) == sorted(fields[prep.struct]), prep.struct
+        structs.add(prep.struct)
+    assert structs

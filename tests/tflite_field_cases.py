@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from s8_cases import INT32, Case, Tensor, rand_int8, rand_quant, rng
 
+from tvmdev.model.quant import Quant
+
 FLOAT32 = 0
-TRANSPOSE = 39
+TRANSPOSE, LOG_SOFTMAX, LEAKY_RELU, HARD_SWISH = 39, 50, 98, 117
 
 
 def _input(r: np.random.Generator, shape: list[int], int8: bool) -> tuple[Tensor, np.ndarray]:
@@ -58,8 +61,73 @@ def transpose_cases(int8: bool, seed: int = 31) -> list[Case]:
     return cases
 
 
+def _every_value(r: np.random.Generator, shape: list[int], int8: bool) -> np.ndarray:
+    """Every int8 value (shape holds 256 elements), or float32 values over [-8, 8)."""
+    if int8:
+        return r.permutation(np.arange(-128, 128)).astype(np.int8).reshape(shape)
+    return r.uniform(-8.0, 8.0, size=tuple(shape)).astype(np.float32)
+
+
+def _unary(code: int, options: Callable[[np.random.Generator], Any], r: np.random.Generator,
+           int8: bool, label: str, scales: tuple[float, float] = (0.002, 0.5)
+           ) -> list[Case]:
+    cases = []
+    for shape in ([256], [1, 16, 16], [2, 8, 4, 4], [4, 64], [1, 4, 4, 16]):
+        for _ in range(2):
+            x, values = _input(r, shape, int8)
+            if int8:
+                x = Tensor(shape, rand_quant(r, *scales))
+            y = _output(r, shape, int8)
+            if int8 and x.quant is not None and r.integers(4):  # a scale near the input's
+                y = Tensor(shape, Quant((float(np.float32(x.quant.scale[0] * r.uniform(0.3, 3))),),
+                                        (int(r.integers(-128, 128)),)))
+            opts = options(r)
+            cases.append(Case(f"{label} {shape} {opts} {x.quant} {y.quant}", code, [x], y,
+                              opts, [_every_value(r, shape, int8) if int8 else values]))
+    return cases
+
+
+ALPHAS = [0.2, 0.01, 0.3, -0.5, 1.0, 1.5, 0.0, 0.05, -0.25, 0.1, -2.0]
+
+
+def leaky_relu_cases(int8: bool, seed: int = 32) -> list[Case]:
+    """LEAKY_RELU with several alphas (0, above 1 and negative too), random quantizations
+    of input and output, every int8 value."""
+    alphas = iter(ALPHAS * 2)
+    return _unary(LEAKY_RELU, lambda r: ("LeakyReluOptions", {"Alpha": next(alphas)}),
+                  rng(seed), int8, "leaky_relu")
+
+
+def hard_swish_cases(int8: bool, seed: int = 33) -> list[Case]:
+    """HARD_SWISH on every int8 value, input scales from tiny to past 3 / 128 per step."""
+    return _unary(HARD_SWISH, lambda r: None, rng(seed), int8, "hard_swish",
+                  scales=(0.001, 0.2))
+
+
+def log_softmax_cases(int8: bool, seed: int = 34) -> list[Case]:
+    """LOG_SOFTMAX over the last axis, several depths and input scales; int8 outputs
+    quantized as TFLM demands (16/256, 127)."""
+    r = rng(seed)
+    cases = []
+    for shape, scale in itertools.product(
+            ([1, 10], [2, 33], [1, 1000], [3, 4, 7], [1, 1], [1, 2, 2, 12]),
+            (0.004, 0.05, 0.3, 1.0)):
+        x, values = _input(r, shape, int8)
+        if int8:
+            x = Tensor(shape, Quant((float(np.float32(scale)),), (int(r.integers(-128, 128)),)))
+            if r.integers(3) == 0:
+                values = np.clip(values // 8, -128, 127).astype(np.int8)
+        y = Tensor(shape, Quant((16 / 256,), (127,))) if int8 else _output(r, shape, False)
+        cases.append(Case(f"log_softmax {shape} {x.quant}", LOG_SOFTMAX, [x], y, None,
+                          [values]))
+    return cases
+
+
 CASES: dict[str, Callable[[bool], list[Case]]] = {
     "transpose": transpose_cases,
+    "leaky_relu": leaky_relu_cases,
+    "hard_swish": hard_swish_cases,
+    "log_softmax": log_softmax_cases,
 }
 KEYS = [(op, dtype) for op, dtype in itertools.product(CASES, ("int8", "float32"))]
 

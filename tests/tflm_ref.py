@@ -23,10 +23,12 @@ def runtime() -> Any:
     return tflm_runtime
 
 
-def outputs(model: bytes, inputs: list[np.ndarray], n: int) -> list[np.ndarray]:
+def outputs(model: bytes, inputs: list[np.ndarray], n: int, arena: int | None = None
+            ) -> list[np.ndarray]:
     """TFLM's ``n`` outputs of ``model`` (the .tflite bytes) for ``inputs`` (skips without
-    tflite-micro, as ``runtime``)."""
-    interp = runtime().Interpreter.from_bytes(model)
+    tflite-micro, as ``runtime``); ``arena``: its size in bytes (default: TFLM's guess, ten
+    times the model's, too small for a model of few constants)."""
+    interp = runtime().Interpreter.from_bytes(model, arena_size=arena)
     for i, x in enumerate(inputs):
         interp.set_input(x, i)
     interp.invoke()

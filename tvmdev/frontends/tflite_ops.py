@@ -21,7 +21,8 @@ SHAPE_KINDS = frozenset({"SHAPE", "STRIDED_SLICE", "PACK"})
 INT8_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE", "FULLY_CONNECTED", "RESHAPE", "SQUEEZE",
                         "EXPAND_DIMS", "CONV_2D", "DEPTHWISE_CONV_2D", "ADD", "MUL",
                         "AVERAGE_POOL_2D", "MAX_POOL_2D", "SOFTMAX", "LOGISTIC", "TANH", "PAD",
-                        "PADV2", "MEAN", "CONCATENATION", "TRANSPOSE"})
+                        "PADV2", "MEAN", "CONCATENATION", "TRANSPOSE", "LEAKY_RELU",
+                        "HARD_SWISH", "LOG_SOFTMAX"})
 
 
 def fully_connected(ctx: Context) -> None:
@@ -77,6 +78,13 @@ def softmax(ctx: Context) -> None:
                                                           else {})})])
 
 
+def leaky_relu(ctx: Context) -> None:
+    """LEAKY_RELU: leaky_relu, its alpha (0 without options, as TFLM reads it)."""
+    o = ctx.options("LeakyReluOptions")
+    alpha = float(o.Alpha()) if o is not None else 0.0
+    chain(ctx, [("leaky_relu", [ctx.inp(0)], {"alpha": alpha})])
+
+
 def reshape(ctx: Context) -> None:
     """RESHAPE, SQUEEZE, EXPAND_DIMS: a reshape to the output's static shape (the shape
     operand, and any shape arithmetic computing it, is folded)."""
@@ -117,6 +125,9 @@ CONVERTERS: dict[str, Callable[[Context], None]] = {
     "LOGISTIC": _unary("sigmoid"),
     "TANH": _unary("tanh"),
     "SOFTMAX": softmax,
+    "LEAKY_RELU": leaky_relu,
+    "HARD_SWISH": _unary("hard_swish"),
+    "LOG_SOFTMAX": _unary("log_softmax"),
     "RESHAPE": reshape,
     "SQUEEZE": reshape,
     "EXPAND_DIMS": reshape,

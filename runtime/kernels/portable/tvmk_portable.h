@@ -107,7 +107,13 @@ struct tvmk_unary_params {
     int32_t count;
 };
 
-/* Softmax over an axis: the input viewed as outer x axis x inner. */
+/* Y = X where X > 0, else alpha * X, over count elements (leaky_relu); Y may alias X. */
+struct tvmk_leaky_relu_params {
+    int32_t count;
+    float alpha;
+};
+
+/* Softmax (and log_softmax) over an axis: the input viewed as outer x axis x inner. */
 struct tvmk_softmax_params {
     int32_t outer, axis, inner;
 };
@@ -232,6 +238,12 @@ int32_t tvmk_tanh_f32(const float *input, float *output,
                       const struct tvmk_unary_params *params, void *resource_handle);
 int32_t tvmk_softmax_f32(const float *input, float *output,
                          const struct tvmk_softmax_params *params, void *resource_handle);
+int32_t tvmk_leaky_relu_f32(const float *X, float *Y, const struct tvmk_leaky_relu_params *params,
+                            void *resource_handle);
+int32_t tvmk_hard_swish_f32(const float *X, float *Y, const struct tvmk_unary_params *params,
+                            void *resource_handle);
+int32_t tvmk_log_softmax_f32(const float *input, float *output,
+                             const struct tvmk_softmax_params *params, void *resource_handle);
 int32_t tvmk_reshape_f32(const float *data, float *reshaped,
                          const struct tvmk_unary_params *params, void *resource_handle);
 int32_t tvmk_flatten_f32(const float *input, float *output,
