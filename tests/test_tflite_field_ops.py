@@ -91,6 +91,27 @@ def test_run_matches_tflm(op: str, dtype: str, cli: Callable[..., Result],
     assert _wrong(names, got, want, [c.label for c in cases], dtype) == []
 
 
+@pytest.mark.parametrize("op,dtype", fc.KEYS)
+def test_params_are_the_structs_fields(op: str, dtype: str, tmp_path: Path) -> None:
+    """The params generation computes for each operator are exactly the fields of its C
+    struct in the portable headers (read with pycparser), so none is left 0 silently."""
+    from test_params_structs import struct_fields
+
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.load.board import board_by_name
+    from tvmdev.plan.pipeline import compile_model
+    data, _ = merged(fc.cases(op, dtype))
+    (tmp_path / "m.tflite").write_bytes(data)
+    compiled = compile_model(import_file(tmp_path / "m.tflite").to_model(),
+                             board_by_name("host"))
+    fields = struct_fields()
+    structs = set()
+    for prep in compiled.ops:
+        assert sorted(prep.params) == sorted(fields[prep.struct]), prep.struct
+        structs.add(prep.struct)
+    assert structs
+
+
 def test_transpose_moving_no_data_is_a_view(tmp_path: Path) -> None:
     """A permutation that reorders only dims of size 1 becomes a reshape (no copy); the
     others a transpose."""
@@ -166,6 +187,9 @@ FIELD = {
                      "mobilenet_v2_quantized_1x3x224x224.tflite"),
     "vww": ("TINYENGINE_SOURCE_DIR", "assets/vww.tflite"),
     "mcunetv2_large": ("TINYENGINE_SOURCE_DIR", "assets/mcunetv2_large.tflite"),
+    "detection": ("TINYENGINE_SOURCE_DIR", "assets/detection.tflite"),
+    "lenet": ("TINYENGINE_SOURCE_DIR",
+              "experimental/mnist_demo/assets/ptq_mnist_lenet-300-100.tflite"),
 }
 TREES = {"TFLM_SOURCE_DIR": "TFLM's tree (github.com/tensorflow/tflite-micro)",
          "TINYENGINE_SOURCE_DIR": "MIT TinyEngine's tree (github.com/mit-han-lab/tinyengine)"}
@@ -188,10 +212,12 @@ def field_model(name: str) -> Path:
 def test_field_model_bit_exact_on_host(name: str, cli: Callable[..., Result],
                                        tmp_path: Path) -> None:
     """person_detect (its int32 biases quantized along dim 3), the MCUNet models and the
-    PyTorch MobileNetV2 (each with a TRANSPOSE), on seeded inputs: every tensor tvmdev's
-    reference computes is TFLM's (its interpreter keeping them all: mcunetv2_large's
-    output is the same for every input), and the outputs ``tvmdev run`` computes on the
-    host too."""
+    PyTorch MobileNetV2 (each with a TRANSPOSE), TinyEngine's detection
+    (RESIZE_NEAREST_NEIGHBOR) and post-training-quantized LeNet (a float LOG_SOFTMAX
+    after its DEQUANTIZE), on seeded inputs: every tensor tvmdev's reference computes is
+    TFLM's (its interpreter keeping them all; mcunetv2_large's output is the same for
+    every input), int8 ones bit for bit, and so are the outputs ``tvmdev run`` computes
+    on the host."""
     from tvmdev.frontends.importer import import_file
     from tvmdev.frontends.tflite import read
     from tvmdev.model.reference import evaluate, random_inputs
@@ -205,31 +231,10 @@ def test_field_model_bit_exact_on_host(name: str, cli: Callable[..., Result],
                 if t.data is None and t.cname in values}
     assert len(computed) > len(m.operators) / 2
     tflm = tflm_ref.tensors(data, arrays, sorted(computed))
-    differ = [c for i, c in computed.items() if not (
-        values[c].dtype == tflm[i].dtype and np.array_equal(values[c], tflm[i]))]
+    differ = [c for i, c in computed.items()
+              if not _same(values[c], tflm[i], m.tensors[c].dtype)]
     assert differ == []
     names, got = _run(cli, data, arrays, tmp_path)
     for n in names:
         i = next(i for i, c in computed.items() if c == n)
-        assert got[n].dtype == tflm[i].dtype and np.array_equal(got[n], tflm[i]), n
-
-
-@pytest.mark.parametrize("op,dtype", fc.KEYS)
-def test_params_are_the_structs_fields(op: str, dtype: str, tmp_path: Path) -> None:
-    """The params generation computes for each operator are exactly the fields of its C
-    struct in the portable headers (read with pycparser), so none is left 0 silently."""
-    from test_params_structs import struct_fields
-
-    from tvmdev.frontends.importer import import_file
-    from tvmdev.load.board import board_by_name
-    from tvmdev.plan.pipeline import compile_model
-    data, _ = merged(fc.cases(op, dtype))
-    (tmp_path / "m.tflite").write_bytes(data)
-    compiled = compile_model(import_file(tmp_path / "m.tflite").to_model(),
-                             board_by_name("host"))
-    fields = struct_fields()
-    structs = set()
-    for prep in compiled.ops:
-        assert sorted(prep.params) == sorted(fields[prep.struct]), prep.struct
-        structs.add(prep.struct)
-    assert structs
+        assert got[n].dtype == tflm[i].dtype and _same(got[n], tflm[i], m.tensors[n].dtype), n

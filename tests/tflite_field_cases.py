@@ -20,7 +20,7 @@ from s8_cases import INT32, Case, Tensor, rand_int8, rand_quant, rng
 from tvmdev.model.quant import Quant
 
 FLOAT32 = 0
-TRANSPOSE, LOG_SOFTMAX, LEAKY_RELU, HARD_SWISH = 39, 50, 98, 117
+TRANSPOSE, LOG_SOFTMAX, RESIZE_NEAREST_NEIGHBOR, LEAKY_RELU, HARD_SWISH = 39, 50, 97, 98, 117
 
 
 def _input(r: np.random.Generator, shape: list[int], int8: bool) -> tuple[Tensor, np.ndarray]:
@@ -123,11 +123,36 @@ def log_softmax_cases(int8: bool, seed: int = 34) -> list[Case]:
     return cases
 
 
+# Input [N, H, W, C] and output size: up and down, by whole and odd ratios, to 1.
+RESIZE_SHAPES = [([1, 4, 4, 3], [8, 8]), ([1, 5, 7, 2], [3, 4]), ([2, 3, 5, 4], [7, 11]),
+                 ([1, 6, 6, 1], [1, 1]), ([1, 1, 1, 5], [3, 2]), ([1, 9, 4, 3], [4, 9]),
+                 ([1, 7, 3, 2], [13, 3])]
+
+
+def resize_nearest_cases(int8: bool, seed: int = 35) -> list[Case]:
+    """RESIZE_NEAREST_NEIGHBOR by a constant int32 size, with every combination of
+    align_corners and half_pixel_centers (TFLM computes all four)."""
+    r = rng(seed)
+    cases = []
+    for (shape, size), (align, half) in itertools.product(
+            RESIZE_SHAPES, itertools.product((False, True), repeat=2)):
+        x, values = _input(r, shape, int8)
+        out = [shape[0], *size, shape[3]]
+        y = Tensor(out, x.quant) if int8 and r.integers(3) else _output(r, out, int8)
+        opts = ("ResizeNearestNeighborOptions", {"AlignCorners": align,
+                                                 "HalfPixelCenters": half})
+        sz = Tensor([2], None, np.array(size, np.int32), INT32)
+        cases.append(Case(f"resize_nearest {shape} to {size} align {align} half {half}",
+                          RESIZE_NEAREST_NEIGHBOR, [x, sz], y, opts, [values]))
+    return cases
+
+
 CASES: dict[str, Callable[[bool], list[Case]]] = {
     "transpose": transpose_cases,
     "leaky_relu": leaky_relu_cases,
     "hard_swish": hard_swish_cases,
     "log_softmax": log_softmax_cases,
+    "resize_nearest": resize_nearest_cases,
 }
 KEYS = [(op, dtype) for op, dtype in itertools.product(CASES, ("int8", "float32"))]
 

@@ -22,7 +22,7 @@ INT8_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE", "FULLY_CONNECTED", "RESHAPE", 
                         "EXPAND_DIMS", "CONV_2D", "DEPTHWISE_CONV_2D", "ADD", "MUL",
                         "AVERAGE_POOL_2D", "MAX_POOL_2D", "SOFTMAX", "LOGISTIC", "TANH", "PAD",
                         "PADV2", "MEAN", "CONCATENATION", "TRANSPOSE", "LEAKY_RELU",
-                        "HARD_SWISH", "LOG_SOFTMAX"})
+                        "HARD_SWISH", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR"})
 
 
 def fully_connected(ctx: Context) -> None:

@@ -31,6 +31,7 @@ from .regions import (
     pad_infer,
     pad_params,
 )
+from .resize import resize_infer, resize_params
 from .s8.call import S8Call, check_dtypes, op_dtype
 from .s8.table import S8OPS
 from .shapes import (
@@ -241,6 +242,11 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
     OpDef("log_softmax", ("input",), frozenset(), ("output",), {"axis": Attr("int", -1)},
           "tvmk_softmax_params", softmax_infer, softmax_params, inplace=(0,),
           doc="log of softmax along axis (int8: the last)"),
+    OpDef("resize_nearest", ("X",), frozenset(), ("Y",),
+          {"size": Attr("ints", None, length=2), "align_corners": Attr("bool", 0),
+           "half_pixel_centers": Attr("bool", 0)},
+          "tvmk_resize_nearest_params", resize_infer, resize_params,
+          doc="TFLite's nearest-neighbour resize of NHWC's H and W to size [OH, OW]"),
 ]}
 
 # Attributes that may be left unset even without a default (kernel_shape of conv2d and
