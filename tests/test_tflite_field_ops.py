@@ -238,3 +238,24 @@ def test_field_model_bit_exact_on_host(name: str, cli: Callable[..., Result],
     for n in names:
         i = next(i for i, c in computed.items() if c == n)
         assert got[n].dtype == tflm[i].dtype and _same(got[n], tflm[i], m.tensors[n].dtype), n
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["detection", "lenet", "person_detect"])
+def test_field_model_bit_exact_on_mps3_an547(name: str, cli: Callable[..., Result],
+                                             tmp_path: Path) -> None:
+    """The field models that fit the Cortex-M55 board (the others' constants overflow its
+    flash) on it, in QEMU, with CMSIS-NN where CMSIS_NN_SOURCE_DIR names its tree: the
+    outputs are TFLM's (int8 bit for bit)."""
+    need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
+    need_tool("qemu-system-arm", "apt-get install qemu-system-arm")
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.model.reference import random_inputs
+    path = field_model(name)
+    data = path.read_bytes()
+    m = import_file(path).to_model()
+    arrays = list(random_inputs(m, 1).values())
+    names, got = _run(cli, data, arrays, tmp_path, "--board", "mps3_an547")
+    want = tflm_ref.outputs(data, arrays, len(names))
+    for n, w in zip(names, want, strict=True):
+        assert got[n].dtype == w.dtype and _same(got[n], w, m.tensors[n].dtype), n
