@@ -105,7 +105,8 @@ CASES: list[tuple[str, str, Callable[[str], str], str | None, str, str | None]] 
      "ops:", "offload.ops: unknown op 'gemmm'",
      "ops: gemm, matmul, add, mul, relu, sigmoid, tanh, softmax, reshape, flatten, "
      "transpose, conv2d, depthwise_conv2d, maxpool2d, avgpool2d, fully_connected, clip, "
-     "relu6, pad, mean, global_average_pool, concat, quantize, dequantize"),
+     "relu6, pad, mean, global_average_pool, concat, quantize, dequantize, leaky_relu, "
+     "hard_swish, log_softmax, resize_nearest"),
     ("a duplicate key", "host", lambda t: t + "cpu: x86\n", "cpu: x86",
      "duplicate key 'cpu' (first defined at line 5)", "each key may appear once in a mapping"),
     ("not YAML", "host", _sub("^cpu: native", "cpu: [native"), "toolchain:",

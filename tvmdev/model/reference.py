@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import TvmdevError
 from .graph import Model, Operator
 from .ops import QUANT_OPS
+from .resize import resize_reference
 from .s8.call import S8Call
 from .s8.table import S8OPS
 
@@ -41,6 +42,12 @@ def _softmax(x: list[np.ndarray | None], a: dict[str, Any]) -> np.ndarray:
     assert v is not None
     e = np.exp(v - v.max(axis=a["axis"], keepdims=True))
     return np.asarray(e / e.sum(axis=a["axis"], keepdims=True))
+
+
+def _log_softmax(x: list[np.ndarray | None], a: dict[str, Any]) -> np.ndarray:
+    v = _arg(x, 0)
+    d = v - v.max(axis=a["axis"], keepdims=True)
+    return np.asarray(d - np.log(np.exp(d).sum(axis=a["axis"], keepdims=True)))
 
 
 def _reshape(x: list[np.ndarray | None], a: dict[str, Any]) -> np.ndarray:
@@ -220,6 +227,10 @@ _SIMPLE: dict[str, Callable[[list[np.ndarray | None], dict[str, Any]], np.ndarra
     "mean": _mean,
     "global_average_pool": _global_average_pool,
     "concat": lambda x, a: np.concatenate([v for v in x if v is not None], axis=a["axis"]),
+    "leaky_relu": lambda x, a: np.where(_arg(x, 0) > 0, _arg(x, 0), _arg(x, 0) * a["alpha"]),
+    "hard_swish": lambda x, a: _arg(x, 0) * np.clip(_arg(x, 0) + 3.0, 0.0, 6.0) / 6.0,
+    "log_softmax": _log_softmax,
+    "resize_nearest": lambda x, a: resize_reference(_arg(x, 0), a),
 }
 _WINDOWED = {"conv2d": _conv2d, "depthwise_conv2d": _depthwise_conv2d,
              "maxpool2d": _maxpool2d, "avgpool2d": _avgpool2d}
