@@ -50,17 +50,6 @@ def _dynamic_quantized() -> bytes:
     return B.model(nodes, [B.tensor("x", [1, 4])], [B.tensor("y", [1, 4])])
 
 
-def _external() -> bytes:
-    m = onnx.load_model_from_string(B.model(
-        [n("Add", ["x", "w"], ["y"])], [B.tensor("x", [1, 4])], [B.tensor("y", [1, 4])],
-        [B.init("w", np.ones((1, 4), np.float32))]))
-    w = m.graph.initializer[0]
-    w.ClearField("raw_data")
-    w.data_location = onnx.TensorProto.EXTERNAL
-    w.external_data.add(key="location", value="weights.bin")
-    return bytes(m.SerializeToString())
-
-
 def _elem_106(where: str) -> bytes:
     """x -> Relu -> a -> Relu -> y, with an element type ONNX does not define on ``where``:
     the output y or the value_info of a."""
@@ -210,9 +199,6 @@ BAD: dict[str, tuple[str, Callable[[], bytes], str, str | None]] = {
            auto_pad="SAME_UPPER")], [B.tensor("x", [1, 2, 6])], [B.tensor("y", [1, 2, 2])]),
         "1 unsupported operator: MaxPool (auto_pad SAME_UPPER with a stride larger than the "
         "window) x1 (first: node 0 'mp')", "tvmdev maps "),
-    "external_data": ("t.onnx", _external,
-                      "initializer 'w' is stored in an external file; tvmdev reads "
-                      "self-contained models", "save the model with its weights inside"),
 }
 
 

@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from ..errors import TvmdevError
+from . import onnx_external as external
 from .onnx_context import node_label
 
 EXTRA_HINT = "pip install 'tvmdev[onnx]'"
@@ -45,12 +46,7 @@ def read(path: Path, raw: bytes) -> Any:
     if not model.HasField("graph") or not model.graph.output:
         raise TvmdevError("not an ONNX model (no graph with outputs)", str(path))
     _check_opset(model, path)
-    for t in model.graph.initializer:  # before the checker, which looks for the file
-        if t.data_location == onnx.TensorProto.EXTERNAL:
-            raise TvmdevError(f"initializer '{t.name}' is stored in an external file; tvmdev "
-                              "reads self-contained models", str(path),
-                              hint="save the model with its weights inside (onnx.save with "
-                                   "save_as_external_data=False)")
+    external.load(onnx, model, path)  # before the checker, which would look for the files
     try:
         onnx.checker.check_model(model)
     except (onnx.checker.ValidationError, ValueError, RuntimeError) as exc:
