@@ -75,8 +75,18 @@ def squeezed(ctx: Context, data: np.ndarray) -> np.ndarray:
     return np.squeeze(data, axis=tuple(int(a) % max(data.ndim, 1) for a in axes))
 
 
+def _invalid(ctx: Context, message: str) -> TvmdevError:
+    """A node whose operands ONNX does not define a value for, named."""
+    kind = ctx.node.op_type
+    return TvmdevError(f"{node_label(ctx.node, ctx.index)} {kind}: {message}", str(ctx.g.path),
+                       hint=ctx.b.kind_hint and ctx.b.kind_hint.format(kind=kind))
+
+
 def _slice(ctx: Context) -> np.ndarray:
     data = ctx.static(0, "data")
+    if data.ndim == 0:
+        raise _invalid(ctx, "slices a 0-d value (a scalar); Slice's data has at least one "
+                            "dim")
     if ctx.opset < 10:
         starts, ends = list(ctx.attr("starts")), list(ctx.attr("ends"))
         axes, steps = ctx.attr("axes"), None
@@ -88,6 +98,9 @@ def _slice(ctx: Context) -> np.ndarray:
     steps = [1] * len(starts) if steps is None else steps
     index: list[slice] = [slice(None)] * data.ndim
     for a, s, e, st in zip(axes, starts, ends, steps, strict=True):
+        if not -data.ndim <= int(a) < data.ndim or int(st) == 0:
+            raise _invalid(ctx, f"axis {int(a)} of a {data.ndim}-D value" if int(st) else
+                           "a step of 0")
         index[int(a) % data.ndim] = slice(int(s), int(e), int(st))
     return np.asarray(data[tuple(index)])
 
