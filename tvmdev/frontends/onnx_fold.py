@@ -120,6 +120,14 @@ def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(a / b).astype(a.dtype)
 
 
+def _div(ctx: Context) -> np.ndarray:
+    a, b = ctx.static(0, "A"), ctx.static(1, "B")
+    if a.dtype.kind in "iu" and b.dtype.kind in "iu" and not np.all(b):
+        raise _invalid(ctx, f"divides integers by 0 (B is {shown(b.tolist())}); ONNX does "
+                            "not define an integer division by 0")
+    return _binary(_divide)(ctx)
+
+
 def _cast(ctx: Context) -> np.ndarray:
     from onnx import helper
     return ctx.static(0, "input").astype(helper.tensor_dtype_to_np_dtype(int(ctx.attr("to"))))
@@ -174,7 +182,7 @@ FOLDERS: dict[str, Callable[[Context], np.ndarray]] = {
     "Add": _binary(np.add),
     "Sub": _binary(np.subtract),
     "Mul": _binary(np.multiply),
-    "Div": _binary(_divide),
+    "Div": _div,
 }
 
 

@@ -150,7 +150,10 @@ def softmax(ctx: Context) -> None:
     """Softmax along axis (opset 13); before opset 13, over the input flattened to 2-D at
     axis (default 1): a reshape, the softmax over the last axis, and a reshape back."""
     x = ctx.shape(0)
-    rank = max(len(x), 1)
+    if not x:
+        raise TvmdevError(f"Softmax writing '{ctx.out()}': its input is 0-d; ONNX's Softmax "
+                          "takes at least one dim", str(ctx.g.path), hint=_hint(ctx))
+    rank = len(x)
     axis = int(ctx.attr("axis", -1 if ctx.opset >= 13 else 1))
     if not -rank <= axis < rank:
         raise Unsupported(f"axis {axis} of a {rank}-D input")
