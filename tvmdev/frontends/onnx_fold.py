@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import TvmdevError, shown
+from ..errors import TvmdevError, shown, shown_count
 from ..load.fields import MAX_CONSTANT_ELEMENTS
 from .graph import Builder, Unsupported
 from .onnx_context import Context, node_label
@@ -30,7 +30,8 @@ def _check_size(ctx: Context, shape: Sequence[int]) -> None:
     count = math.prod(dims)
     if min(dims, default=0) >= 0 and count > MAX_CONSTANT_ELEMENTS:
         raise TvmdevError(f"{node_label(ctx.node, ctx.index)} {ctx.node.op_type}: its value, "
-                          f"computed at import, would have {count} elements ({shown(dims)});"
+                          f"computed at import, would have {shown_count(count)} elements "
+                          f"({shown(dims)});"
                           f" at most {MAX_CONSTANT_ELEMENTS} are supported (a constant is "
                           "compiled into the program)", str(ctx.g.path))
 
