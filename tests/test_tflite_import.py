@@ -3,6 +3,7 @@ compared with the TFLM interpreter; bad models refused with one line, nothing wr
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,8 @@ import numpy as np
 import pytest
 import tflm_ref
 from conftest import Result, need_module, need_tool
+from tflite_cases import CASES, _conv, _dw, _pool
+from tflite_cases import model as cases_model
 
 from tvmdev.run.compare import ATOL, RTOL
 
@@ -156,6 +159,12 @@ def _small(**kw: object) -> bytes:
 
 
 
+def _stepped(kind: int, options: tuple[str, dict[str, float]]) -> bytes:
+    """One case of tests/tflite_cases.py (CASES[kind]) with its options replaced."""
+    return cases_model([dataclasses.replace(CASES[kind], name="win", options=options)])
+
+
+STEP_HINT = "a window steps by one element or more: the model is corrupt or was edited by hand"
 BAD = {
     "truncated": ("t.tflite", lambda sine: sine.read_bytes()[:1500],
                   "corrupt or truncated TFLite model (1500 bytes)", None),
@@ -171,6 +180,14 @@ BAD = {
                 "input 'x' has a dynamic shape [1, -1]", "fix it: --input-shape x=1,1"),
     "int8": ("t.tflite", lambda sine: _small(x={"type": 9}),
              "input 'x' is int8 without quantization (scale, zero point)", None),
+    "conv_stride_0": ("t.tflite", lambda sine: _stepped(0, _conv(0, (0, 1), 0)),
+                      "CONV_2D writing 'win': strides [0, 1] must each be >= 1", STEP_HINT),
+    "depthwise_dilation_0": ("t.tflite", lambda sine: _stepped(6, _dw(1, (1, 1), 0, 1, (1, 0))),
+                             "DEPTHWISE_CONV_2D writing 'win': dilations [1, 0] must each be "
+                             ">= 1", STEP_HINT),
+    "pool_stride_neg": ("t.tflite", lambda sine: _stepped(8, _pool(0, 3, -2, 0)),
+                        "MAX_POOL_2D writing 'win': strides [-2, -2] must each be >= 1",
+                        STEP_HINT),
 }
 
 
