@@ -167,6 +167,10 @@ MODEL_CASES = [
     ("tensor too large", ("[1, 4]", "[65536, 65536]"),
      "m.yaml:3: input 'x' has 4294967296 elements; at most 2147483647 are supported "
      "(the kernels index tensors with int32_t)", None),
+    ("tensor of 2^155 elements", ("[1, 4]", "[2147483647, 2147483647, 2147483647, "
+                                            "2147483647, 2147483647]"),
+     "m.yaml:3: input 'x' has at least 2^154 elements; at most 2147483647 are supported "
+     "(the kernels index tensors with int32_t)", None),
     ("constant too large", ("[1, 4], dtype: float32, values", "[4096, 8192], dtype: "
                             "float32, values"),
      "m.yaml:9: constant 'c' has 33554432 elements; at most 16777216 are supported "

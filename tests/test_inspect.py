@@ -32,7 +32,7 @@ def test_host_program_is_clean(cli: Callable[..., Result], tmp_path: Path) -> No
     need_tool("gcc")
     build = tmp_path / "b"
     assert cli("run", str(MLP), "--build-dir", str(build)).code == 0
-    r = cli("inspect", str(build / "mlp"), "--model", str(build), "--json")
+    r = cli("inspect", str(build / "mlp.out"), "--model", str(build), "--json")
     assert r.code == 0, r.out
     rep = json.loads(r.out)
     assert rep["machine"] == "EM_X86_64"
@@ -45,7 +45,7 @@ def test_host_program_is_clean(cli: Callable[..., Result], tmp_path: Path) -> No
     assert fp["constants"]["rodata"] == (64 * 32 + 32 + 32 * 10) * 4
     assert fp["kernels"]["text"] > 0 and fp["device layer"]["text"] > 0
     assert fp["executor"]["bss"] >= 16  # the workspace
-    r = cli("inspect", str(build / "mlp"), "--model", str(build))
+    r = cli("inspect", str(build / "mlp.out"), "--model", str(build))
     assert "device API woofles: all six functions defined" in r.out
     assert "component" in r.out and "constants" in r.out
 

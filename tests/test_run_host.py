@@ -9,6 +9,7 @@ numpy reference rounded to float32 (ATOL, RTOL).
 from __future__ import annotations
 
 import shlex
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -226,3 +227,23 @@ def test_a_build_failure_prints_the_compiler_log_line_by_line(cli: Callable[...,
     want = [line.rstrip().expandtabs(8) for line in proc.stderr.strip("\n").splitlines()]
     assert proc.returncode == 1 and len(want) >= 3
     assert log == [f"    {line}" if line else "" for line in want]
+
+
+def test_a_model_named_like_the_build_folders_own_entries(
+        cli: Callable[..., Result], tmp_path: Path,
+        tflite_model: Callable[[str], Path]) -> None:
+    """The program is named so that no model name can clash with the build folder's
+    model/, devices/ or run/ (issue 21): model.tflite imports as a model named model."""
+    need_tool("gcc")
+    shutil.copyfile(tflite_model("sine_float.tflite"), tmp_path / "model.tflite")
+    mlp = (REPO / "examples/mlp/mlp.yaml").read_text().split("\n", 4)[4]
+    shutil.copyfile(REPO / "examples/mlp/w1.npy", tmp_path / "w1.npy")
+    for name in ("devices", "run"):
+        (tmp_path / f"{name}.yaml").write_text(f"name: {name}\n{mlp}")
+    for path, name in (("model.tflite", "model"), ("devices.yaml", "devices"),
+                       ("run.yaml", "run")):
+        r = cli("run", path, cwd=tmp_path)
+        assert r.code == 0, r.out + r.err
+        assert r.out.rstrip().endswith("PASS")
+        build = tmp_path / f"tvmdev-build/{name}-host"
+        assert (build / f"{name}.out").is_file() and (build / "model").is_dir()

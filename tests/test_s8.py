@@ -156,6 +156,21 @@ BAD = [
      "m.yaml:7: tensor 'xq' is int8 but has no quant"),
     ("zero scale", MODEL.replace("scale: [0.02]", "scale: [0.0]"),
      "m.yaml:7: quant of tensor 'xq': every scale must be a positive finite float32"),
+    ("scale beyond float32", MODEL.replace("scale: [0.02]", "scale: [3.5e+38]"),
+     "m.yaml:7: quant of tensor 'xq': every scale must be a positive finite float32"),
+    # 3e38 is a finite float32, but int8 127 then stands for 132 * 3e38 (issue 21).
+    ("scale's range beyond float32", MODEL.replace("scale: [0.05]", "scale: [3.0e+38]"),
+     "m.yaml:8: quant of tensor 'yq': with scale 3e+38 and zero point -5, int8 127 stands "
+     "for 3.96e+40, beyond float32's range (±3.403e+38)"),
+    ("weights' range beyond float32", MODEL.replace("quant: {scale: [0.01]",
+                                                    "quant: {scale: [3.0e+36]"),
+     "m.yaml:11: quant of constant 'w': with scale 3e+36 and zero point 0, int8 -128 stands "
+     "for -3.84e+38, beyond float32's range"),
+    # Within it (128 * 2e36 = 2.56e38), the multiplier overflows.
+    ("requantization beyond int32", MODEL.replace("quant: {scale: [0.01]",
+                                                  "quant: {scale: [2.0e+36]"),
+     "m.yaml:15: operator 'fc' (fully_connected): the requantization scale cannot be "
+     "represented: quantize_multiplier: "),
     ("zero point range", MODEL.replace("zero_point: [3]", "zero_point: [300]"),
      "m.yaml:7: quant of tensor 'xq': zero_point must be a list of integers in [-128, 127]"),
     ("int8 value range", MODEL.replace("127, -128, 5", "128, -128, 5"),

@@ -3,6 +3,7 @@ compared with the TFLM interpreter; bad models refused with one line, nothing wr
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,8 @@ import numpy as np
 import pytest
 import tflm_ref
 from conftest import Result, need_module, need_tool
+from tflite_cases import CASES, _conv, _dw, _pool
+from tflite_cases import model as cases_model
 
 from tvmdev.run.compare import ATOL, RTOL
 
@@ -116,13 +119,14 @@ def test_import_every_converter(cli: Callable[..., Result], tmp_path: Path) -> N
         "output out_soft: [1, 30] float32",
         "operators: FULLY_CONNECTED x1, RELU x1, SHAPE x1, STRIDED_SLICE x1, PACK x1, "
         "RESHAPE x1, TRANSPOSE x1, ADD x1, MUL x1, LOGISTIC x1, TANH x1, SOFTMAX x1 -> "
-        "fully_connected x1, relu x1, reshape x1, transpose x1, add x1, mul x1, sigmoid x1, "
-        "tanh x1, softmax x1"]
+        "fully_connected x1, relu x1, reshape x2, add x1, mul x1, sigmoid x1, tanh x1, "
+        "softmax x1"]
     import yaml
     doc = yaml.safe_load((tmp_path / "o" / "every.yaml").read_text())
+    # TRANSPOSE [1, 30] -> [30, 1] moves no data: a reshape (a view)
     assert [(o["op"], o.get("device")) for o in doc["operators"]] == [
         ("fully_connected", "npu0"), ("relu", None), ("reshape", None),
-        ("transpose", None), ("add", None), ("mul", None), ("sigmoid", None),
+        ("reshape", None), ("add", None), ("mul", None), ("sigmoid", None),
         ("tanh", None), ("softmax", "npu0")]
     assert doc["operators"][2]["attrs"] == {"shape": [1, 30]}  # folded SHAPE/SLICE/PACK
     assert sorted(doc["constants"]) == ["bias2", "fc_b", "fc_w"]
@@ -155,6 +159,12 @@ def _small(**kw: object) -> bytes:
 
 
 
+def _stepped(kind: int, options: tuple[str, dict[str, float]]) -> bytes:
+    """One case of tests/tflite_cases.py (CASES[kind]) with its options replaced."""
+    return cases_model([dataclasses.replace(CASES[kind], name="win", options=options)])
+
+
+STEP_HINT = "a window steps by one element or more: the model is corrupt or was edited by hand"
 BAD = {
     "truncated": ("t.tflite", lambda sine: sine.read_bytes()[:1500],
                   "corrupt or truncated TFLite model (1500 bytes)", None),
@@ -170,6 +180,14 @@ BAD = {
                 "input 'x' has a dynamic shape [1, -1]", "fix it: --input-shape x=1,1"),
     "int8": ("t.tflite", lambda sine: _small(x={"type": 9}),
              "input 'x' is int8 without quantization (scale, zero point)", None),
+    "conv_stride_0": ("t.tflite", lambda sine: _stepped(0, _conv(0, (0, 1), 0)),
+                      "CONV_2D writing 'win': strides [0, 1] must each be >= 1", STEP_HINT),
+    "depthwise_dilation_0": ("t.tflite", lambda sine: _stepped(6, _dw(1, (1, 1), 0, 1, (1, 0))),
+                             "DEPTHWISE_CONV_2D writing 'win': dilations [1, 0] must each be "
+                             ">= 1", STEP_HINT),
+    "pool_stride_neg": ("t.tflite", lambda sine: _stepped(8, _pool(0, 3, -2, 0)),
+                        "MAX_POOL_2D writing 'win': strides [-2, -2] must each be >= 1",
+                        STEP_HINT),
 }
 
 
@@ -255,17 +273,17 @@ def test_unsupported_operators_all_listed(cli: Callable[..., Result], tmp_path: 
                               "FilterWidth": 2})
     ts = [T("x", [1, 4, 4, 2]), T("a", [1, 4, 4, 2]), T("b", [1, 2, 2, 2]),
           T("c", [1, 1, 1, 2]), T("d", [1, 1, 1, 2])]
-    ops = [Op(c["HARD_SWISH"], [0], [1]), Op(c["L2_POOL_2D"], [1], [2], pool),
+    ops = [Op(c["FLOOR"], [0], [1]), Op(c["L2_POOL_2D"], [1], [2], pool),
            Op(c["L2_POOL_2D"], [2], [3], pool), Op(c["RELU"], [3], [4])]
     model = tmp_path / "u.tflite"
     model.write_bytes(build(Graph(ts, ops, [0], [4])))
     r = cli("run", str(model))
     assert r.code == 1
     assert r.err.splitlines() == [
-        f"tvmdev: {model}: 3 unsupported operators: HARD_SWISH x1 (first: operator 0 'a'); "
+        f"tvmdev: {model}: 3 unsupported operators: FLOOR x1 (first: operator 0 'a'); "
         "L2_POOL_2D x2 (first: operator 1 'b')",
         "  hint: README 'tvmdev import' lists the TFLite operators that map (float32; int8: "
-        "all but BATCH_MATMUL, RELU, RELU6, RELU_N1_TO_1, TRANSPOSE)"]
+        "all but BATCH_MATMUL, RELU, RELU6, RELU_N1_TO_1)"]
 
 
 def test_without_the_extra(cli: Callable[..., Result], tmp_path: Path,

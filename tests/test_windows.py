@@ -74,6 +74,23 @@ def test_conv_auto_pad_with_dilation_and_1d_layouts() -> None:
      "got [1, 5]"),
     ("conv2d", [(1, 1, 5, 5), (1, 1, 3, 3)], {"auto_pad": "SAME"},
      "attribute 'auto_pad' must be one of NOTSET, SAME_UPPER, SAME_LOWER, VALID, got 'SAME'"),
+    # Beyond what the kernels' int32_t counts and indices hold (issue 21).
+    ("maxpool2d", [(1, 1, 4, 4)], {"kernel_shape": [65536, 32768], "auto_pad": "SAME_UPPER"},
+     "pool: a window of 65536 x 32768 has more than 2^31-1 elements; the kernels count a "
+     "window's elements in int32_t"),
+    ("maxpool2d", [(1, 1, 4, 4)], {"kernel_shape": [2**31 - 1, 1], "auto_pad": "SAME_UPPER"},
+     "pool: along H the windows reach 2147483650 positions (input 4, pads 1073741823 and "
+     "1073741823, window 2147483647, dilation 1, stride 1), more than 2^31-1; the kernels "
+     "index them with int32_t"),
+    ("conv2d", [(1, 2, 4, 4), (3, 2, 3, 3)], {"dilations": [1, 2**30], "auto_pad": "SAME_LOWER"},
+     "conv2d: along W the windows reach 2147483652 positions (input 4, pads 1073741824 and "
+     "1073741824, window 3, dilation 1073741824, stride 1), more than 2^31-1; the kernels "
+     "index them with int32_t"),
+    ("depthwise_conv2d", [(1, 4, 4, 2), (1, 2, 2, 2)],
+     {"pads": [2**31 - 4, 0, 0, 0]},
+     "depthwise_conv2d: along H the windows reach 2147483648 positions (input 4, pads "
+     "2147483644 and 0, window 2, dilation 1, stride 1), more than 2^31-1; the kernels index "
+     "them with int32_t"),
 ])
 def test_window_mistakes(op: str, shapes: list[tuple[int, ...] | None], attrs: dict[str, Any],
                          message: str) -> None:
@@ -173,3 +190,116 @@ def test_new_attrs_meet_the_input_limits(op: str, shapes: list[tuple[int, ...] |
     with pytest.raises(ShapeError) as exc:
         _resolve(op, shapes, attrs)
     assert str(exc.value) == message
+
+
+# Windows, dilations and pads far larger than the input, which the kernels compute (they
+# skip the padding) and so must the reference, without a padded copy of the input (issue
+# 21): a 2^31-1 pool over one row (SAME pads it by 2^31-2), dilations 2^28 (only the
+# centre tap meets the input), a 2^20 x 2^10 average, and int8 depthwise and conv with
+# dilation 2^28 or a 2^16-tall window.
+GIANT_MODEL = """\
+name: giant
+inputs:
+  row: {shape: [1, 2, 1, 4], dtype: float32}
+  img: {shape: [1, 2, 4, 4], dtype: float32}
+  x8: {shape: [1, 4, 4, 2], dtype: float32}
+outputs:
+  pooled: {shape: [1, 2, 1, 4], dtype: float32}
+  dilated: {shape: [1, 3, 4, 4], dtype: float32}
+  centre: {shape: [1, 3, 4, 4], dtype: float32}
+  mean: {shape: [1, 2, 4, 4], dtype: float32}
+  dw8: {shape: [1, 4, 4, 2], dtype: float32}
+  tall8: {shape: [1, 4, 4, 3], dtype: float32}
+tensors:
+  q8: {dtype: int8, quant: {scale: [0.02], zero_point: [3]}}
+  d8: {dtype: int8, quant: {scale: [0.03], zero_point: [-1]}}
+  t8: {dtype: int8, quant: {scale: [0.05], zero_point: [2]}}
+constants:
+  w: {shape: [3, 2, 3, 3], dtype: float32, random: {seed: 1, low: -1, high: 1}}
+  wc: {shape: [3, 2, 1, 1], dtype: float32, values: [W_CENTRE]}
+  wd: {shape: [1, 3, 3, 2], dtype: int8, random: {seed: 2, low: -100, high: 100},
+       quant: {scale: [0.01], zero_point: [0]}}
+  wt: {shape: [3, 65536, 1, 2], dtype: int8, random: {seed: 3, low: -3, high: 3},
+       quant: {scale: [0.01], zero_point: [0]}}
+operators:
+  - {name: pool, op: maxpool2d, inputs: [row], outputs: [pooled],
+     attrs: {kernel_shape: [2147483647, 1], auto_pad: SAME_UPPER}}
+  - {name: dil, op: conv2d, inputs: [img, w], outputs: [dilated],
+     attrs: {dilations: [268435456, 268435456], auto_pad: SAME_UPPER}}
+  - {name: ctr, op: conv2d, inputs: [img, wc], outputs: [centre]}
+  - {name: avg, op: avgpool2d, inputs: [img], outputs: [mean],
+     attrs: {kernel_shape: [1048576, 1024], auto_pad: SAME_LOWER}}
+  - {name: q, op: quantize, inputs: [x8], outputs: [q8]}
+  - {name: dw, op: depthwise_conv2d, inputs: [q8, wd], outputs: [d8],
+     attrs: {dilations: [268435456, 268435456], auto_pad: SAME_UPPER}}
+  - {name: dq, op: dequantize, inputs: [d8], outputs: [dw8]}
+  - {name: tall, op: conv2d, inputs: [q8, wt], outputs: [t8],
+     attrs: {layout: NHWC, auto_pad: SAME_UPPER}}
+  - {name: dqt, op: dequantize, inputs: [t8], outputs: [tall8]}
+"""
+
+
+def _giant(tmp_path: Path) -> Path:
+    w = np.random.default_rng(1).uniform(-1, 1, (3, 2, 3, 3)).astype(np.float32)
+    path = tmp_path / "giant.yaml"
+    path.write_text(GIANT_MODEL.replace("W_CENTRE", ", ".join(
+        repr(float(v)) for v in w[:, :, 1, 1].ravel())))
+    return path
+
+
+def test_giant_windows_computed_over_the_input_alone(tmp_path: Path) -> None:
+    """Each output against what it is by hand: the pool over one row is that row, the
+    dilated conv is its centre tap (a 1x1 conv by the centre weights), the average is
+    the input's mean (padding left out), the int8 depthwise is a 1x1 one by the centre
+    weights, as the references compute them."""
+    from tvmdev.load.model import load_model
+    from tvmdev.model import reference
+
+    m = load_model(_giant(tmp_path))
+    assert m.constants["w"].shape == (3, 2, 3, 3)
+    x = reference.random_inputs(m)
+    y = reference.evaluate(m, x)
+    np.testing.assert_array_equal(y["pooled"], x["row"])
+    np.testing.assert_allclose(y["dilated"], y["centre"], rtol=1e-6, atol=1e-6)
+    assert np.abs(y["dilated"]).sum() > 0
+    means = x["img"].astype(np.float64).mean(axis=(2, 3), keepdims=True)
+    np.testing.assert_allclose(y["mean"], np.broadcast_to(means, (1, 2, 4, 4)), rtol=1e-6)
+    small = tmp_path / "small.yaml"
+    small.write_text(GIANT_MODEL.replace(
+        "wd: {shape: [1, 3, 3, 2], dtype: int8, random: {seed: 2, low: -100, high: 100}",
+        "wd: {shape: [1, 1, 1, 2], dtype: int8, values: [WD]").replace(
+        "attrs: {dilations: [268435456, 268435456], auto_pad: SAME_UPPER}}\n  - {name: dq",
+        "attrs: {}}\n  - {name: dq").replace("W_CENTRE", "0, 0, 0, 0, 0, 0").replace(
+        "WD", ", ".join(str(int(v)) for v in m.constants["wd"][0, 1, 1])))
+    assert reference.evaluate(load_model(small), x)["dw8"].tolist() == y["dw8"].tolist()
+    assert np.unique(y["tall8"]).size > 1
+
+
+def test_giant_windows_refused_at_load(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """Past int32_t: one line naming the operator's line, nothing written."""
+    path = _giant(tmp_path)
+    text = path.read_text()
+    for old, new, line, message in [
+            ("kernel_shape: [2147483647, 1]", "kernel_shape: [2147483647, 2]", 25,
+             "operator 'pool' (maxpool2d): pool: a window of 2147483647 x 2 has more than "
+             "2^31-1 elements; the kernels count a window's elements in int32_t"),
+            ("[268435456, 268435456], auto_pad: SAME_UPPER}}\n  - {name: ctr",
+             "[268435456, 1073741824], auto_pad: SAME_UPPER}}\n  - {name: ctr", 27,
+             "operator 'dil' (conv2d): conv2d: along W the windows reach 2147483652 "
+             "positions (input 4, pads 1073741824 and 1073741824, window 3, dilation "
+             "1073741824, stride 1), more than 2^31-1; the kernels index them with int32_t")]:
+        assert old in text
+        path.write_text(text.replace(old, new))
+        r = cli("aot", str(path), "-o", str(tmp_path / "o"))
+        assert r.code == 1
+        assert r.err.splitlines() == [f"tvmdev: {path}:{line}: {message}"]
+        assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_giant_windows_run(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """The kernels agree with the reference on them."""
+    need_tool("gcc")
+    r = cli("run", str(_giant(tmp_path)), "--build-dir", str(tmp_path / "b"))
+    assert r.code == 0, r.out + r.err
+    assert r.out.rstrip().endswith("PASS")

@@ -95,6 +95,12 @@ def shown(value: object, limit: int = SHOWN_LIMIT) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def shown_count(n: int) -> str:
+    """A count as a message says it (``{shown_count(n)} elements``): the number, or for
+    one of more than 64 bits the power of two it reaches (``at least 2^154``)."""
+    return str(n) if n.bit_length() <= 64 else f"at least 2^{n.bit_length() - 1}"
+
+
 def cut(text: str, limit: int = SHOWN_LIMIT) -> str:
     """A string a message quotes as it is (a file name), cut to at most ``limit``
     characters."""

@@ -185,7 +185,7 @@ def _add_inspect(sub: Any, common: argparse.ArgumentParser) -> None:
         description="Check that every device function of the model's device kinds is "
                     "defined, that exactly the selected kernels are linked and that nothing "
                     "pulls in the heap; show the footprint by component.",
-        epilog="example: tvmdev inspect tvmdev-build/mlp-host/mlp --model "
+        epilog="example: tvmdev inspect tvmdev-build/mlp-host/mlp.out --model "
                "tvmdev-build/mlp-host")
     ins.add_argument("elf", help="the firmware or host program (ELF)")
     ins.add_argument("--model", metavar="DIR",

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .. import naming
-from ..errors import TvmdevError, Where
+from ..errors import TvmdevError, Where, shown
 from ..load.assembly import Assembly, Inferred, Source, infer
 from ..load.fields import InFile
 from ..load.quantization import QuantFields
@@ -165,6 +165,17 @@ class Builder:
             raise TvmdevError(f"{kind} writing '{output}': {exc}", str(self.source),
                               hint=self.kind_hint and self.kind_hint.format(kind=kind)
                               ) from None
+
+    def check_steps(self, kind: str, output: str, attrs: dict[str, Any]) -> None:
+        """Refuse a window that steps by less than one element (a stride or dilation
+        < 1), before anything divides by it."""
+        for key in ("strides", "dilations"):
+            values = attrs.get(key)
+            if values is not None and any(int(v) < 1 for v in values):
+                raise TvmdevError(f"{kind} writing '{output}': {key} {shown(list(values))}"
+                                  " must each be >= 1", str(self.source),
+                                  hint="a window steps by one element or more: the model "
+                                       "is corrupt or was edited by hand")
 
     def refuse(self, kind: str, detail: str, name: str) -> None:
         """Record a source operator that no converter maps."""

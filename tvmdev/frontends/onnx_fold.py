@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import TvmdevError, shown
+from ..errors import TvmdevError, shown, shown_count
 from ..load.fields import MAX_CONSTANT_ELEMENTS
 from .graph import Builder, Unsupported
 from .onnx_context import Context, node_label
@@ -30,7 +30,8 @@ def _check_size(ctx: Context, shape: Sequence[int]) -> None:
     count = math.prod(dims)
     if min(dims, default=0) >= 0 and count > MAX_CONSTANT_ELEMENTS:
         raise TvmdevError(f"{node_label(ctx.node, ctx.index)} {ctx.node.op_type}: its value, "
-                          f"computed at import, would have {count} elements ({shown(dims)});"
+                          f"computed at import, would have {shown_count(count)} elements "
+                          f"({shown(dims)});"
                           f" at most {MAX_CONSTANT_ELEMENTS} are supported (a constant is "
                           "compiled into the program)", str(ctx.g.path))
 
@@ -75,8 +76,18 @@ def squeezed(ctx: Context, data: np.ndarray) -> np.ndarray:
     return np.squeeze(data, axis=tuple(int(a) % max(data.ndim, 1) for a in axes))
 
 
+def _invalid(ctx: Context, message: str) -> TvmdevError:
+    """A node whose operands ONNX does not define a value for, named."""
+    kind = ctx.node.op_type
+    return TvmdevError(f"{node_label(ctx.node, ctx.index)} {kind}: {message}", str(ctx.g.path),
+                       hint=ctx.b.kind_hint and ctx.b.kind_hint.format(kind=kind))
+
+
 def _slice(ctx: Context) -> np.ndarray:
     data = ctx.static(0, "data")
+    if data.ndim == 0:
+        raise _invalid(ctx, "slices a 0-d value (a scalar); Slice's data has at least one "
+                            "dim")
     if ctx.opset < 10:
         starts, ends = list(ctx.attr("starts")), list(ctx.attr("ends"))
         axes, steps = ctx.attr("axes"), None
@@ -88,6 +99,9 @@ def _slice(ctx: Context) -> np.ndarray:
     steps = [1] * len(starts) if steps is None else steps
     index: list[slice] = [slice(None)] * data.ndim
     for a, s, e, st in zip(axes, starts, ends, steps, strict=True):
+        if not -data.ndim <= int(a) < data.ndim or int(st) == 0:
+            raise _invalid(ctx, f"axis {int(a)} of a {data.ndim}-D value" if int(st) else
+                           "a step of 0")
         index[int(a) % data.ndim] = slice(int(s), int(e), int(st))
     return np.asarray(data[tuple(index)])
 
@@ -105,6 +119,14 @@ def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         q = np.abs(a) // np.abs(b)
         return np.asarray(np.where((a < 0) != (b < 0), -q, q).astype(a.dtype))
     return np.asarray(a / b).astype(a.dtype)
+
+
+def _div(ctx: Context) -> np.ndarray:
+    a, b = ctx.static(0, "A"), ctx.static(1, "B")
+    if a.dtype.kind in "iu" and b.dtype.kind in "iu" and not np.all(b):
+        raise _invalid(ctx, f"divides integers by 0 (B is {shown(b.tolist())}); ONNX does "
+                            "not define an integer division by 0")
+    return _binary(_divide)(ctx)
 
 
 def _cast(ctx: Context) -> np.ndarray:
@@ -161,7 +183,7 @@ FOLDERS: dict[str, Callable[[Context], np.ndarray]] = {
     "Add": _binary(np.add),
     "Sub": _binary(np.subtract),
     "Mul": _binary(np.multiply),
-    "Div": _binary(_divide),
+    "Div": _div,
 }
 
 

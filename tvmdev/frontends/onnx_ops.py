@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import TvmdevError
+from ..errors import TvmdevError, shown
 from ..model.regions import CONCAT_MAX_INPUTS, FLOAT_MAX
 from ..model.shapes import numel
 from .graph import Unsupported
@@ -45,6 +45,7 @@ def conv(ctx: Context) -> None:
     """Conv, 1-D or 2-D, NCHW: conv2d (group covers depthwise), attributes as written."""
     spatial = _spatial(ctx, (1, 2))
     attrs = _given(ctx, (*WINDOW_KEYS, "group"))
+    ctx.b.check_steps(ctx.node.op_type, ctx.out(), attrs)
     w = ctx.shape(1)
     if len(w) == spatial + 2:
         _check_same(ctx, {"kernel_shape": list(w[2:]), **attrs}, least=-1)
@@ -120,6 +121,7 @@ def _pool(op: str) -> Callable[[Context], None]:
         if op == "avgpool2d" and ctx.opset < 19:  # dilations came with AveragePool-19
             keys = tuple(k for k in WINDOW_KEYS if k != "dilations")
         attrs = _given(ctx, (*keys, *extra))
+        ctx.b.check_steps(ctx.node.op_type, ctx.out(), attrs)
         _check_same(ctx, attrs)
         if spatial == 3:
             base = {k: v for k, v in attrs.items() if k in extra}
@@ -149,7 +151,10 @@ def softmax(ctx: Context) -> None:
     """Softmax along axis (opset 13); before opset 13, over the input flattened to 2-D at
     axis (default 1): a reshape, the softmax over the last axis, and a reshape back."""
     x = ctx.shape(0)
-    rank = max(len(x), 1)
+    if not x:
+        raise TvmdevError(f"Softmax writing '{ctx.out()}': its input is 0-d; ONNX's Softmax "
+                          "takes at least one dim", str(ctx.g.path), hint=_hint(ctx))
+    rank = len(x)
     axis = int(ctx.attr("axis", -1 if ctx.opset >= 13 else 1))
     if not -rank <= axis < rank:
         raise Unsupported(f"axis {axis} of a {rank}-D input")
@@ -268,6 +273,24 @@ def reduce_mean(ctx: Context) -> None:
     chain(ctx, [("mean", [ctx.inp(0)], attrs)])
 
 
+def _check_lengths(ctx: Context, stats: list[np.ndarray]) -> None:
+    """Refuse statistics that are not one value per channel of the input, each."""
+    x = ctx.shape(0)
+    if len(x) < 2:
+        raise Unsupported(f"a {len(x)}-D input")
+    if any(v.shape != (x[1],) for v in stats):
+        got = ", ".join(shown(list(v.shape)) for v in stats)
+        raise TvmdevError(f"BatchNormalization {node_label(ctx.node, ctx.index)}: scale, B, "
+                          f"mean and var must each be 1-D with one value per channel "
+                          f"({x[1]}: input {shown(list(x))}); their shapes are {got}",
+                          str(ctx.g.path), hint=_hint(ctx))
+
+
+def _hint(ctx: Context) -> str | None:
+    """The builder's hint for the node's kind (the ONNX operator's page)."""
+    return ctx.b.kind_hint and ctx.b.kind_hint.format(kind=ctx.node.op_type)
+
+
 def _check_stats(ctx: Context, stats: list[np.ndarray], denom: np.ndarray) -> None:
     """Refuse statistics whose scale and shift are not finite, naming the node: a value
     that is not finite, or var + epsilon <= 0 (no real square root, or a division by 0)."""
@@ -293,6 +316,7 @@ def batch_norm(ctx: Context) -> None:
     if ctx.opset < 9 and not ctx.attr("spatial", 1):
         raise Unsupported("spatial 0")
     stats = [ctx.static(i, "scale, B, mean and var") for i in range(1, 5)]
+    _check_lengths(ctx, stats)
     eps = float(ctx.attr("epsilon", 1e-5))
     with np.errstate(all="ignore"):
         scale, bias, mean, var = (v.astype(np.float64) for v in stats)
@@ -302,8 +326,6 @@ def batch_norm(ctx: Context) -> None:
         if fold_batch_norm(ctx, s, t):
             return
     x = ctx.shape(0)
-    if len(x) < 2 or s.shape != (x[1],):
-        raise Unsupported(f"input {list(x)} with {s.size} channels")
     per = (x[1],) + (1,) * (len(x) - 2)
     out = ctx.out()
     ms = ctx.b.constant(ctx.b.fresh(f"{out}_scale"), s.reshape(per))

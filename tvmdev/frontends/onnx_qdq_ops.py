@@ -114,6 +114,7 @@ def conv(st: QState, node: Any, i: int, ins: list[Operand], out: Out) -> None:
         "strides", "pads", "dilations", "auto_pad") if (v := attr(node, k)) is not None}
     if attrs.get("auto_pad") == "NOTSET":
         del attrs["auto_pad"]
+    st.b.check_steps(node.op_type, out.name, attrs)
     if group == c and cg == 1 and c > 1:
         q = Quant(w.quant.scale, w.quant.zero_point, 3)
         wn = st.constant(w.source, w.values.transpose(1, 2, 3, 0), "int8", q)
@@ -138,6 +139,11 @@ def _fc(st: QState, node: Any, i: int, x: QAct, w: QConst, wt: np.ndarray, b: Op
         raise Unsupported(f"a {rank}-D input")
     if x.layout == "HWC":  # x's values are in HWC order: permute the columns to match
         c, h, ww = x.chw
+        if wt.shape[1] != c * h * ww:
+            raise st.fail(f"input {list(st.shape(x.name))} (a flattened [{c}, {h}, {ww}]) "
+                          f"does not flatten to rows of {wt.shape[1]} values (weights "
+                          f"{list(wt.shape)})", node, i,
+                          hint=st.b.kind_hint and st.b.kind_hint.format(kind=node.op_type))
         wt = wt.reshape(n, c, h, ww).transpose(0, 2, 3, 1).reshape(n, -1)
     q = Quant(w.quant.scale, w.quant.zero_point, 0)
     bias = _bias(st, b, s_in, q, n, False)

@@ -51,6 +51,7 @@ def _pool(op: str) -> Converter:
         if attrs.get("auto_pad") == "NOTSET":
             del attrs["auto_pad"]
         attrs = {"layout": "NHWC", **attrs}
+        st.b.check_steps(node.op_type, out.name, attrs)
         if out.quant == x.quant or out.activation != "NONE":
             write(st, node, op, [x.name], out, attrs, "NHWC")
             return

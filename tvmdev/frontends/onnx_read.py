@@ -1,5 +1,6 @@
-"""Reading an ONNX model: the file parsed with the ``onnx`` package (the ``onnx`` extra)
-and checked with ``onnx.checker`` (its message made one line, naming the value it means),
+"""Reading an ONNX model: the file parsed with the ``onnx`` package (the ``onnx`` extra),
+its external data read from its folder, and checked with ``onnx.checker`` in full and
+strict shape inference (their message made one line, naming the value it means),
 opsets, element types, control flow and quantized operators refused; and how the front
 end reads a value's declared type and shape."""
 
@@ -13,6 +14,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from ..errors import TvmdevError
+from . import onnx_external as external
 from .onnx_context import node_label
 from .onnx_versions import OLDEST_OPSET, newest_opset
 
@@ -45,18 +47,24 @@ def read(path: Path, raw: bytes) -> Any:
     if not model.HasField("graph") or not model.graph.output:
         raise TvmdevError("not an ONNX model (no graph with outputs)", str(path))
     _check_opset(onnx, model, path)
-    for t in model.graph.initializer:  # before the checker, which looks for the file
-        if t.data_location == onnx.TensorProto.EXTERNAL:
-            raise TvmdevError(f"initializer '{t.name}' is stored in an external file; tvmdev "
-                              "reads self-contained models", str(path),
-                              hint="save the model with its weights inside (onnx.save with "
-                                   "save_as_external_data=False)")
-    try:
-        onnx.checker.check_model(model)
-    except (onnx.checker.ValidationError, ValueError, RuntimeError) as exc:
-        _invalid(model, path, exc)
-    _check_elem_types(onnx, model, path)
+    external.load(onnx, model, path)  # before the checker, which would look for the files
+    _check_elem_types(onnx, model, path)  # a clearer line than the checker's
+    check_strictly(onnx, model, path)
     return model
+
+
+def check_strictly(onnx: ModuleType, model: Any, path: Path) -> None:
+    """Refuse what ONNX's own checks refuse (one line): the checker in full
+    (``full_check``: structure, and every node's types and shapes against its operator's
+    schema) and shape inference in strict mode with types checked, where ONNX Runtime's
+    session refuses the same models."""
+    errors = (onnx.checker.ValidationError, onnx.shape_inference.InferenceError, ValueError,
+              RuntimeError)
+    try:
+        onnx.checker.check_model(model, full_check=True)
+        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    except errors as exc:
+        _invalid(model, path, exc)
 
 
 def _invalid(model: Any, path: Path, exc: BaseException) -> NoReturn:
@@ -90,7 +98,8 @@ def _values(model: Any) -> list[tuple[str, Any]]:
 
 
 def _check_elem_types(onnx: ModuleType, model: Any, path: Path) -> None:
-    """Refuse an element type ONNX does not define (the checker lets it through)."""
+    """Refuse an element type ONNX does not define (the checker in full refuses it too,
+    in terms of its own)."""
     known = set(onnx.TensorProto.DataType.values())
     for what, vi in _values(model):
         elem = vi.type.tensor_type.elem_type if vi.type.HasField("tensor_type") else 0

@@ -76,12 +76,22 @@ def _names(cls: Any) -> dict[int, str]:
     return {v: k for k, v in vars(cls).items() if isinstance(v, int) and not k.startswith("_")}
 
 
-def _quant(t: Any) -> Quant | None:
+def _quant(t: Any, shape: Shape, dtype: str) -> Quant | None:
     q = t.Quantization()
     if q is None or q.ScaleLength() == 0:
         return None
-    return Quant(tuple(float(s) for s in q.ScaleAsNumpy()),
-                       tuple(int(z) for z in q.ZeroPointAsNumpy()), int(q.QuantizedDimension()))
+    scales = tuple(float(s) for s in q.ScaleAsNumpy())
+    axis = int(q.QuantizedDimension())
+    # TFLM ignores the axis where it does not apply, and tvmdev too: with one scale, and
+    # on a 1-D int32 bias with a scale per element, whose quantization TFLM's kernels
+    # never read (older converters write the weights' dimension, 3, there).
+    if len(scales) == 1 or (dtype == "int32" and len(shape) == 1 and axis >= 1
+                            and len(scales) == shape[0]):
+        axis = 0
+    zeros = tuple(int(z) for z in q.ZeroPointAsNumpy()) if q.ZeroPointLength() else ()
+    if len(zeros) == 1 and len(scales) > 1:  # TFLM repeats one zero point per channel
+        zeros *= len(scales)
+    return Quant(scales, zeros, axis)
 
 
 def _tensor(tfl: ModuleType, model: Any, raw: bytes, t: Any, i: int, cname: str) -> TfTensor:
@@ -105,7 +115,7 @@ def _tensor(tfl: ModuleType, model: Any, raw: bytes, t: Any, i: int, cname: str)
                                  f"{list(shape)} {dtype}")
             data = np.frombuffer(payload, dtype=dtype).reshape(shape)
     name = t.Name().decode("utf-8") if t.Name() else f"tensor{i}"
-    return TfTensor(i, name, cname, shape, sig, dtype, data, _quant(t))
+    return TfTensor(i, name, cname, shape, sig, dtype, data, _quant(t, shape, dtype))
 
 
 def read(path: Path, raw: bytes) -> TfGraph:

@@ -1,6 +1,6 @@
 """TFLite's NHWC operators mapped natively (no transposes): CONV_2D and DEPTHWISE_CONV_2D
 (weights as TFLite stores them), the pools, and the ops that move or reduce regions:
-PAD / PADV2, MEAN, CONCATENATION.
+PAD / PADV2, MEAN, CONCATENATION, RESIZE_NEAREST_NEIGHBOR.
 
 TFLite's SAME padding puts the odd pad at the end, as ONNX's ``SAME_UPPER`` does (TFLite
 ``ComputePaddingWithOffset``), so it maps onto ``auto_pad``, resolved against the input's
@@ -19,9 +19,9 @@ from .tflite_context import Context, activation, activation_after, chain, with_a
 _PADDING = {0: "SAME_UPPER", 1: "VALID"}  # tflite.Padding: SAME, VALID
 
 
-def _window(o: Any, dilations: bool) -> dict[str, Any]:
+def _window(ctx: Context, o: Any, dilations: bool) -> dict[str, Any]:
     """strides, dilations and auto_pad of a windowed op's options (only what differs
-    from the defaults, to keep the description short)."""
+    from the defaults, to keep the description short); a step below 1 refused."""
     if o is None:
         raise Unsupported("no options")
     pad = _PADDING.get(int(o.Padding()))
@@ -35,6 +35,7 @@ def _window(o: Any, dilations: bool) -> dict[str, Any]:
         dil = [int(o.DilationHFactor()), int(o.DilationWFactor())]
         if dil != [1, 1]:
             attrs["dilations"] = dil
+    ctx.b.check_steps(ctx.op.kind, ctx.out(), attrs)
     return attrs
 
 
@@ -48,7 +49,7 @@ def conv2d(ctx: Context) -> None:
     fused activation as its `activation`; grouped when the filter has fewer input
     channels than the input (group = C / filter channels)."""
     o = ctx.options("Conv2DOptions")
-    attrs = {"layout": "NHWC", **_window(o, dilations=True)}
+    attrs = {"layout": "NHWC", **_window(ctx, o, dilations=True)}
     ins = _operands(ctx)
     xs, ws = ctx.b.shapes[ins[0]], ctx.b.shapes[ins[1]]
     if len(xs) == 4 and len(ws) == 4 and ws[3] and xs[3] != ws[3] and xs[3] % ws[3] == 0:
@@ -61,7 +62,7 @@ def depthwise_conv2d(ctx: Context) -> None:
     The multiplier is derived from the shapes (filter channels / input channels), as
     TFLite's kernels do, since the option is redundant and not always right."""
     o = ctx.options("DepthwiseConv2DOptions")
-    attrs = _window(o, dilations=True)
+    attrs = _window(ctx, o, dilations=True)
     ins = _operands(ctx)
     xs, ws = ctx.b.shapes[ins[0]], ctx.b.shapes[ins[1]]
     if len(xs) == 4 and len(ws) == 4 and xs[3]:
@@ -75,7 +76,7 @@ def depthwise_conv2d(ctx: Context) -> None:
 def _pool(op: str) -> Any:
     def convert(ctx: Context) -> None:
         o = ctx.options("Pool2DOptions")
-        attrs = {"layout": "NHWC", **_window(o, dilations=False),
+        attrs = {"layout": "NHWC", **_window(ctx, o, dilations=False),
                  "kernel_shape": [int(o.FilterHeight()), int(o.FilterWidth())]}
         act = activation(o, ctx.int8())
         if ctx.int8():  # the int8 kernels clamp to the activation's range
@@ -147,6 +148,22 @@ def concatenation(ctx: Context) -> None:
     chain(ctx, [("concat", ins, {"axis": int(o.Axis())}), activation_after(act)])
 
 
+def resize_nearest(ctx: Context) -> None:
+    """RESIZE_NEAREST_NEIGHBOR: resize_nearest to the constant size [OH, OW] (a 4-D input,
+    as TFLM requires), align_corners and half_pixel_centers from the options."""
+    o = ctx.options("ResizeNearestNeighborOptions")
+    size = ctx.ints(1, "size")
+    x = ctx.inp(0)
+    if len(size) != 2 or len(ctx.b.shapes[x]) != 4:
+        raise Unsupported(f"size {size} of a {len(ctx.b.shapes[x])}-D input")
+    attrs: dict[str, Any] = {"size": size}
+    if o is not None and o.AlignCorners():
+        attrs["align_corners"] = 1
+    if o is not None and o.HalfPixelCenters():
+        attrs["half_pixel_centers"] = 1
+    chain(ctx, [("resize_nearest", [x], attrs)])
+
+
 CONVERTERS = {
     "CONV_2D": conv2d,
     "DEPTHWISE_CONV_2D": depthwise_conv2d,
@@ -156,4 +173,5 @@ CONVERTERS = {
     "PADV2": pad,
     "MEAN": mean,
     "CONCATENATION": concatenation,
+    "RESIZE_NEAREST_NEIGHBOR": resize_nearest,
 }

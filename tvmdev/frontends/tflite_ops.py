@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-
 from .graph import Unsupported
 from .tflite_context import Context, activation, chain, with_activation
 from .tflite_nhwc import CONVERTERS as NHWC_CONVERTERS
@@ -23,7 +21,8 @@ SHAPE_KINDS = frozenset({"SHAPE", "STRIDED_SLICE", "PACK"})
 INT8_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE", "FULLY_CONNECTED", "RESHAPE", "SQUEEZE",
                         "EXPAND_DIMS", "CONV_2D", "DEPTHWISE_CONV_2D", "ADD", "MUL",
                         "AVERAGE_POOL_2D", "MAX_POOL_2D", "SOFTMAX", "LOGISTIC", "TANH", "PAD",
-                        "PADV2", "MEAN", "CONCATENATION"})
+                        "PADV2", "MEAN", "CONCATENATION", "TRANSPOSE", "LEAKY_RELU",
+                        "HARD_SWISH", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR"})
 
 
 def fully_connected(ctx: Context) -> None:
@@ -79,6 +78,13 @@ def softmax(ctx: Context) -> None:
                                                           else {})})])
 
 
+def leaky_relu(ctx: Context) -> None:
+    """LEAKY_RELU: leaky_relu, its alpha (0 without options, as TFLM reads it)."""
+    o = ctx.options("LeakyReluOptions")
+    alpha = float(o.Alpha()) if o is not None else 0.0
+    chain(ctx, [("leaky_relu", [ctx.inp(0)], {"alpha": alpha})])
+
+
 def reshape(ctx: Context) -> None:
     """RESHAPE, SQUEEZE, EXPAND_DIMS: a reshape to the output's static shape (the shape
     operand, and any shape arithmetic computing it, is folded)."""
@@ -86,11 +92,19 @@ def reshape(ctx: Context) -> None:
 
 
 def transpose(ctx: Context) -> None:
-    """TRANSPOSE by a constant permutation."""
-    perm = ctx.tensor(1).data
-    if perm is None:
-        raise Unsupported("permutation not constant")
-    chain(ctx, [("transpose", [ctx.inp(0)], {"perm": [int(p) for p in np.ravel(perm)]})])
+    """TRANSPOSE by a constant permutation (at most 5 dims and each entry a dim, as TFLM
+    requires); one that moves no data (the dims it reorders beside one another are all
+    1) is a reshape, a view."""
+    x = ctx.inp(0)
+    shape = ctx.b.shapes[x]
+    perm = ctx.ints(1, "permutation")
+    if len(shape) > 5 or len(perm) != len(shape) or sorted(perm) != list(range(len(shape))):
+        raise Unsupported(f"permutation {perm} of a {len(shape)}-D tensor")
+    moved = [p for p in perm if shape[p] != 1]
+    if moved == sorted(moved):
+        chain(ctx, [("reshape", [x], {"shape": [shape[p] for p in perm]})])
+    else:
+        chain(ctx, [("transpose", [x], {"perm": perm})])
 
 
 def batch_matmul(ctx: Context) -> None:
@@ -111,6 +125,9 @@ CONVERTERS: dict[str, Callable[[Context], None]] = {
     "LOGISTIC": _unary("sigmoid"),
     "TANH": _unary("tanh"),
     "SOFTMAX": softmax,
+    "LEAKY_RELU": leaky_relu,
+    "HARD_SWISH": _unary("hard_swish"),
+    "LOG_SOFTMAX": _unary("log_softmax"),
     "RESHAPE": reshape,
     "SQUEEZE": reshape,
     "EXPAND_DIMS": reshape,

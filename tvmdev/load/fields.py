@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..errors import TvmdevError, Where, shown
+from ..errors import TvmdevError, Where, shown, shown_count
 from ..model.limits import INT32_MAX, INT32_MIN, float32, object_problem
 from ..model.ops import DTYPES
 from ..model.shapes import MAX_DIMS, Shape, numel
@@ -107,8 +107,8 @@ def check_elements(dims: Shape, what: str, where: Where, limit: int = MAX_TENSOR
     if numel(dims) > limit:
         why = ("a constant is compiled into the program" if limit < MAX_TENSOR_ELEMENTS
                else "the kernels index tensors with int32_t")
-        raise err(f"{what} has {shown(numel(dims))} elements; at most {limit} are supported "
-                  f"({why})", where)
+        raise err(f"{what} has {shown_count(numel(dims))} elements; at most {limit} are "
+                  f"supported ({why})", where)
     problem = object_problem(numel(dims) * 4)
     if problem is not None:
         raise err(f"{what} {shown(list(dims))} has {problem}", where)

@@ -10,7 +10,6 @@ are integers the dtype holds. :func:`quant_fields` reads a description's ``quant
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,10 +17,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import Where, shown
+from ..model.limits import float32
 from ..model.quant import Quant
 from ..model.shapes import Shape
 from . import yamlio
-from .fields import Places, err, is_int, is_number, keys, mapping
+from .fields import FLOAT32_MAX, Places, err, is_int, is_number, keys, mapping
 
 QUANT_KEYS = ("scale", "zero_point", "axis")
 INT_RANGE = {"int8": (-128, 127), "int32": (-(2**31), 2**31 - 1)}
@@ -74,9 +74,9 @@ def checked_quant(fields: QuantFields | None, what: str, dtype: str, shape: Shap
     if not isinstance(scales, list) or not scales or not all(is_number(s) for s in scales):
         raise err(f"quant of {what}: scale must be a non-empty list of numbers, not "
                   f"{shown(scales)}", at.where("scale"))
-    f32 = [float(np.float32(s)) for s in scales] if all(
-        math.isfinite(s) and abs(s) < 3.0e38 for s in scales) else []
-    if len(f32) != len(scales) or any(not s > 0.0 for s in f32):
+    held = [float32(s) for s in scales]
+    f32 = [s for s in held if s is not None and s > 0.0]
+    if len(f32) != len(scales):
         raise err(f"quant of {what}: every scale must be a positive finite float32, got "
                   f"{shown(scales)}", at.where("scale"))
     lo, hi = INT_RANGE[dtype]
@@ -86,6 +86,7 @@ def checked_quant(fields: QuantFields | None, what: str, dtype: str, shape: Shap
     if len(zeros) != len(scales):
         raise err(f"quant of {what}: {len(scales)} scales but {len(zeros)} zero points",
                   at.where("zero_point"))
+    _check_range(what, dtype, f32, zeros, at.where("scale"))
     axis = qn.get("axis", 0)
     if not is_int(axis) or axis < 0 or (shape is not None and axis >= max(len(shape), 1)):
         raise err(f"quant of {what}: axis must be a dim of the tensor, not {shown(axis)}",
@@ -95,6 +96,23 @@ def checked_quant(fields: QuantFields | None, what: str, dtype: str, shape: Shap
                   f"{shape[axis] if shape else 1} slices along axis {axis}",
                   at.where("scale"))
     return Quant(tuple(f32), tuple(int(z) for z in zeros), int(axis))
+
+
+def _check_range(what: str, dtype: str, scales: list[float], zeros: list[int],
+                 where: Where) -> None:
+    """Refuse a quantization whose values stand for reals beyond float32's range:
+    ``(q - zero_point) * scale`` for the ``dtype`` values q farthest from the zero point
+    (a scale of 3e38 is a finite float32, but int8 2 steps from the zero point is not)."""
+    lo, hi = INT_RANGE[dtype]
+    for s, z in zip(scales, zeros, strict=True):
+        q = lo if z - lo > hi - z else hi
+        if abs(q - z) * s > FLOAT32_MAX:
+            raise err(f"quant of {what}: with scale {s:g} and zero point {z}, {dtype} {q} "
+                      f"stands for {(q - z) * s:.4g}, beyond float32's range "
+                      f"(±{FLOAT32_MAX:.4g})", where,
+                      hint="a tensor's real values are (q - zero_point) * scale for every "
+                           f"q of its dtype: its scale is at most "
+                           f"{FLOAT32_MAX / abs(q - z):.4g} here")
 
 
 def int_constant(what: str, data: np.ndarray, dtype: str, where: Where) -> np.ndarray:

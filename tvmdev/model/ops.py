@@ -26,11 +26,13 @@ from .regions import (
     fc_params,
     global_pool_infer,
     global_pool_params,
+    leaky_relu_params,
     mean_infer,
     mean_params,
     pad_infer,
     pad_params,
 )
+from .resize import resize_infer, resize_params
 from .s8.call import S8Call, check_dtypes, op_dtype
 from .s8.table import S8OPS
 from .shapes import (
@@ -176,6 +178,20 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
     OpDef("dequantize", ("input",), frozenset(), ("output",), {}, "tvmk_quantize_s8_params",
           same_infer, count_params,
           doc="int8 to float32: (input - zero_point) * scale (the input's quant)"),
+    # TFLite's activations beyond ONNX's first ones (int8 as TFLM computes them)
+    OpDef("leaky_relu", ("X",), frozenset(), ("Y",), {"alpha": Attr("float", 0.01)},
+          "tvmk_leaky_relu_params", same_infer, leaky_relu_params, inplace=(0,),
+          doc="Y = X where X > 0, else alpha * X"),
+    OpDef("hard_swish", ("X",), frozenset(), ("Y",), {}, "tvmk_unary_params", same_infer,
+          count_params, inplace=(0,), doc="Y = X * min(max(X + 3, 0), 6) / 6"),
+    OpDef("log_softmax", ("input",), frozenset(), ("output",), {"axis": Attr("int", -1)},
+          "tvmk_softmax_params", softmax_infer, softmax_params, inplace=(0,),
+          doc="log of softmax along axis (int8: the last)"),
+    OpDef("resize_nearest", ("X",), frozenset(), ("Y",),
+          {"size": Attr("ints", None, length=2), "align_corners": Attr("bool", 0),
+           "half_pixel_centers": Attr("bool", 0)},
+          "tvmk_resize_nearest_params", resize_infer, resize_params,
+          doc="TFLite's nearest-neighbour resize of NHWC's H and W to size [OH, OW]"),
 ]}
 
 # Attributes that may be left unset even without a default (kernel_shape of conv2d and

@@ -15,8 +15,10 @@ from ..errors import TvmdevError
 from .graph import Model, Operator
 from .ops import QUANT_OPS
 from .reference_math import MATH_REFERENCE
+from .resize import resize_reference
 from .s8.call import S8Call
 from .s8.table import S8OPS
+from .taps import Tap, counts, taps
 
 F64 = np.float64
 
@@ -44,6 +46,12 @@ def _softmax(x: list[np.ndarray | None], a: dict[str, Any]) -> np.ndarray:
     return np.asarray(e / e.sum(axis=a["axis"], keepdims=True))
 
 
+def _log_softmax(x: list[np.ndarray | None], a: dict[str, Any]) -> np.ndarray:
+    v = _arg(x, 0)
+    d = v - v.max(axis=a["axis"], keepdims=True)
+    return np.asarray(d - np.log(np.exp(d).sum(axis=a["axis"], keepdims=True)))
+
+
 def _reshape(x: list[np.ndarray | None], a: dict[str, Any]) -> np.ndarray:
     v = x[0]
     assert v is not None
@@ -68,66 +76,49 @@ _ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 
-def _hw_axes(layout: str) -> tuple[int, int]:
-    return (1, 2) if layout == "NHWC" else (2, 3)
+def _nchw(v: np.ndarray, layout: str) -> np.ndarray:
+    """An NHWC tensor as NCHW (a view); NCHW as it is."""
+    return v.transpose(0, 3, 1, 2) if layout == "NHWC" else v
 
 
-def _pad_hw(v: np.ndarray, pads: tuple[int, ...], value: float, layout: str) -> np.ndarray:
-    pt, pl, pb, pr = pads
-    widths = [(0, 0)] * 4
-    ah, aw = _hw_axes(layout)
-    widths[ah], widths[aw] = (pt, pb), (pl, pr)
-    return np.pad(v, widths, constant_values=value)
+def _in_layout(v: np.ndarray, layout: str) -> np.ndarray:
+    """An NCHW result in ``layout``."""
+    return v.transpose(0, 2, 3, 1) if layout == "NHWC" else v
 
 
-def _windows(v: np.ndarray, k: tuple[int, int], st: tuple[int, int], dil: tuple[int, int],
-             oh: int, ow: int, layout: str) -> np.ndarray:
-    """A view of the (padded) input's windows: N x C x OH x OW x KH x KW for NCHW,
-    N x OH x OW x C x KH x KW for NHWC."""
-    ah, aw = _hw_axes(layout)
-    need = ((oh - 1) * st[0] + dil[0] * (k[0] - 1) + 1,
-            (ow - 1) * st[1] + dil[1] * (k[1] - 1) + 1)
-    if need[0] > v.shape[ah] or need[1] > v.shape[aw]:  # ceil_mode windows pass the padding
-        widths = [(0, 0)] * 4
-        widths[ah] = (0, max(0, need[0] - v.shape[ah]))
-        widths[aw] = (0, max(0, need[1] - v.shape[aw]))
-        v = np.pad(v, widths, constant_values=np.nan)
-    s = v.strides
-    shape = list(v.shape)
-    strides = list(s)
-    shape[ah], shape[aw] = oh, ow
-    strides[ah], strides[aw] = s[ah] * st[0], s[aw] * st[1]
-    return np.lib.stride_tricks.as_strided(
-        v, (*shape, k[0], k[1]), (*strides, s[ah] * dil[0], s[aw] * dil[1]), writeable=False)
+def _taps(x: np.ndarray, a: dict[str, Any], k: tuple[int, int], out: tuple[int, int]
+          ) -> tuple[list[Tap], list[Tap]]:
+    """The taps of the window along H and W that meet NCHW ``x`` (:mod:`.taps`)."""
+    pt, pl, _, _ = a["pads"]
+    return (taps(x.shape[2], k[0], a["strides"][0], a["dilations"][0], pt, out[0]),
+            taps(x.shape[3], k[1], a["strides"][1], a["dilations"][1], pl, out[1]))
 
 
 def _out_hw(out_shape: tuple[int, ...], layout: str) -> tuple[int, int]:
-    ah, aw = _hw_axes(layout)
-    return out_shape[ah], out_shape[aw]
+    return (out_shape[1], out_shape[2]) if layout == "NHWC" else (out_shape[2], out_shape[3])
 
 
 def _conv2d(x: list[np.ndarray | None], a: dict[str, Any], out_shape: tuple[int, ...]
             ) -> np.ndarray:
+    """Each output the sum over its window's taps inside the input (the padding is 0)."""
     X, W, B = (x + [None])[:3]
     assert X is not None and W is not None
     g, layout = a["group"], a["layout"]
-    nhwc = layout == "NHWC"
-    m, kh, kw, cg = W.shape if nhwc else (W.shape[0], *W.shape[2:], W.shape[1])
-    xp = _pad_hw(X, a["pads"], 0.0, layout)
-    win = _windows(xp, (kh, kw), a["strides"], a["dilations"], *_out_hw(out_shape, layout),
-                   layout)
-    outs = []
-    mg = m // g
-    for gi in range(g):
-        wg = W[gi * mg:(gi + 1) * mg]
-        if nhwc:   # win: n, oh, ow, c, kh, kw; W: m, kh, kw, c
-            outs.append(np.einsum("nhwcij,mijc->nhwm", win[:, :, :, gi * cg:(gi + 1) * cg], wg))
-        else:      # win: n, c, oh, ow, kh, kw; W: m, c, kh, kw
-            outs.append(np.einsum("nchwij,mcij->nmhw", win[:, gi * cg:(gi + 1) * cg], wg))
-    y = np.concatenate(outs, axis=3 if nhwc else 1)
+    xv = _nchw(X, layout)
+    w = W.transpose(0, 3, 1, 2) if layout == "NHWC" else W  # M, C / group, KH, KW
+    (n, _, h, wd), (m, cg, kh, kw) = xv.shape, w.shape
+    oh, ow = _out_hw(out_shape, layout)
+    xg, wg = xv.reshape(n, g, cg, h, wd), w.reshape(g, m // g, cg, kh, kw)
+    y = np.zeros((n, g, m // g, oh, ow))
+    th, tw = _taps(xv, a, (kh, kw), (oh, ow))
+    for i in th:
+        for j in tw:
+            y[:, :, :, i.outs, j.outs] += np.einsum(
+                "ngchw,gmc->ngmhw", xg[:, :, :, i.ins, j.ins], wg[:, :, :, i.tap, j.tap])
+    y = y.reshape(n, m, oh, ow)
     if B is not None:
-        y = y + (B if nhwc else B.reshape(1, -1, 1, 1))
-    return y
+        y = y + B.reshape(1, -1, 1, 1)
+    return _in_layout(y, layout)
 
 
 def _depthwise_conv2d(x: list[np.ndarray | None], a: dict[str, Any],
@@ -135,40 +126,62 @@ def _depthwise_conv2d(x: list[np.ndarray | None], a: dict[str, Any],
     """TFLite DEPTHWISE_CONV_2D: output channel c * mult + j from input channel c."""
     X, W, B = (x + [None])[:3]
     assert X is not None and W is not None
-    _, kh, kw, _ = W.shape
-    xp = _pad_hw(X, a["pads"], 0.0, "NHWC")
-    win = _windows(xp, (kh, kw), a["strides"], a["dilations"], out_shape[1], out_shape[2],
-                   "NHWC")
-    rep = np.repeat(win, a["depth_multiplier"], axis=3)   # n, oh, ow, c * mult, kh, kw
-    y = np.asarray(np.einsum("nhwoij,ijo->nhwo", rep, W[0]))
+    xv = np.repeat(_nchw(X, "NHWC"), a["depth_multiplier"], axis=1)  # n, c * mult, h, w
+    oh, ow = out_shape[1], out_shape[2]
+    y = np.zeros((xv.shape[0], xv.shape[1], oh, ow))
+    th, tw = _taps(xv, a, W.shape[1:3], (oh, ow))
+    for i in th:
+        for j in tw:
+            y[:, :, i.outs, j.outs] += xv[:, :, i.ins, j.ins] * W[0, i.tap, j.tap, :, None, None]
+    y = _in_layout(y, "NHWC")
     return y if B is None else y + B
+
+
+def _along(v: np.ndarray, axis: int, found: list[Tap], out: int, init: float,
+           combine: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    """``v`` reduced along ``axis`` over each output's taps (``init`` where none)."""
+    shape = list(v.shape)
+    shape[axis] = out
+    y = np.full(shape, init)
+    pre = (slice(None),) * axis
+    for t in found:
+        outs, ins = (*pre, t.outs), (*pre, t.ins)
+        y[outs] = combine(y[outs], v[ins])
+    return y
+
+
+def _pool(x: list[np.ndarray | None], a: dict[str, Any], out_shape: tuple[int, ...],
+          init: float, combine: Callable[[np.ndarray, np.ndarray], np.ndarray]
+          ) -> tuple[np.ndarray, tuple[int, int]]:
+    """A box window reduced over H, then over W (separably), NCHW; and (OH, OW)."""
+    X = x[0]
+    assert X is not None
+    xv = _nchw(X, a["layout"])
+    hw = _out_hw(out_shape, a["layout"])
+    th, tw = _taps(xv, a, a["kernel_shape"], hw)
+    rows = _along(xv, 2, th, hw[0], init, combine)
+    return _along(rows, 3, tw, hw[1], init, combine), hw
 
 
 def _maxpool2d(x: list[np.ndarray | None], a: dict[str, Any], out_shape: tuple[int, ...]
                ) -> np.ndarray:
-    X = x[0]
-    assert X is not None
-    xp = _pad_hw(X, a["pads"], np.nan, a["layout"])
-    win = _windows(xp, a["kernel_shape"], a["strides"], a["dilations"],
-                   *_out_hw(out_shape, a["layout"]), a["layout"])
-    return np.asarray(np.nanmax(win, axis=(4, 5)))
+    """The largest of the taps inside the input (NaN is skipped; none: NaN)."""
+    y, _ = _pool(x, a, out_shape, np.nan, np.fmax)
+    return _in_layout(y, a["layout"])
 
 
 def _avgpool2d(x: list[np.ndarray | None], a: dict[str, Any], out_shape: tuple[int, ...]
                ) -> np.ndarray:
-    X = x[0]
-    assert X is not None
-    layout = a["layout"]
-    # Values: zero in the padding, NaN past it. Counts: which positions are counted.
-    xp = _pad_hw(X, a["pads"], 0.0, layout)
-    inside = _pad_hw(np.ones_like(X), a["pads"], 1.0 if a["count_include_pad"] else 0.0,
-                     layout)
-    hw = _out_hw(out_shape, layout)
-    win = _windows(xp, a["kernel_shape"], a["strides"], a["dilations"], *hw, layout)
-    cnt = _windows(inside, a["kernel_shape"], a["strides"], a["dilations"], *hw, layout)
-    total = np.nansum(win, axis=(4, 5))
-    count = np.nansum(cnt, axis=(4, 5))
-    return np.asarray(total / count)
+    """The sum of the taps inside the input over their count, or (count_include_pad)
+    over the count of taps inside the padded input."""
+    assert x[0] is not None
+    h, w = _nchw(x[0], a["layout"]).shape[2:]
+    y, (oh, ow) = _pool(x, a, out_shape, 0.0, np.add)
+    pt, pl, pb, pr = a["pads"] if a["count_include_pad"] else (0, 0, 0, 0)
+    (kh, kw), (sh, sw), (dh, dw) = a["kernel_shape"], a["strides"], a["dilations"]
+    ch = counts(kh, sh, dh, a["pads"][0], oh, -pt, h + pb)
+    cw = counts(kw, sw, dw, a["pads"][1], ow, -pl, w + pr)
+    return _in_layout(y / (ch[:, None] * cw[None, :]), a["layout"])
 
 
 def _fully_connected(x: list[np.ndarray | None], a: dict[str, Any]) -> np.ndarray:
@@ -221,6 +234,10 @@ _SIMPLE: dict[str, Callable[[list[np.ndarray | None], dict[str, Any]], np.ndarra
     "mean": _mean,
     "global_average_pool": _global_average_pool,
     "concat": lambda x, a: np.concatenate([v for v in x if v is not None], axis=a["axis"]),
+    "leaky_relu": lambda x, a: np.where(_arg(x, 0) > 0, _arg(x, 0), _arg(x, 0) * a["alpha"]),
+    "hard_swish": lambda x, a: _arg(x, 0) * np.clip(_arg(x, 0) + 3.0, 0.0, 6.0) / 6.0,
+    "log_softmax": _log_softmax,
+    "resize_nearest": lambda x, a: resize_reference(_arg(x, 0), a),
     **MATH_REFERENCE,
 }
 _WINDOWED = {"conv2d": _conv2d, "depthwise_conv2d": _depthwise_conv2d,

@@ -1,5 +1,6 @@
 """Shape inference and kernel params of the ops that move or reduce regions of a tensor:
-fully_connected, clip, pad, mean, global_average_pool and concat."""
+fully_connected, clip (and leaky_relu's params beside it), pad, mean,
+global_average_pool and concat."""
 
 from __future__ import annotations
 
@@ -63,6 +64,12 @@ def clip_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]
     if lo > hi:
         raise ShapeError(f"clip: min {lo} is larger than max {hi}")
     return {"count": numel(out), "min": lo, "max": hi}
+
+
+def leaky_relu_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]
+                      ) -> dict[str, Any]:
+    """The kernel params of leaky_relu."""
+    return {"count": numel(out), "alpha": attrs["alpha"]}
 
 
 def clip_infer(shapes: list[Shape | None], attrs: dict[str, Any]) -> Shape:

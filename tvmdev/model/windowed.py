@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .limits import INT32_MAX
 from .shapes import Shape, ShapeError, activation_code
 
 LAYOUTS = ("NCHW", "NHWC")
@@ -147,11 +148,24 @@ def _spatial(d: dict[str, int], attrs: dict[str, Any], what: str) -> dict[str, i
     dh, dw = attrs.get("dilations", (1, 1))
     if min(sh, sw, dh, dw) < 1 or min(pt, pl, pb, pr) < 0:
         raise ShapeError("strides and dilations must be >= 1 and pads >= 0")
+    if d["KH"] * d["KW"] > INT32_MAX:
+        raise ShapeError(f"{what}: a window of {d['KH']} x {d['KW']} has more than 2^31-1 "
+                         "elements; the kernels count a window's elements in int32_t")
     ceil = bool(attrs.get("ceil_mode", 0))
-    return {"OH": _window(d["H"], d["KH"], sh, pt, pb, dh, ceil, what),
-            "OW": _window(d["W"], d["KW"], sw, pl, pr, dw, ceil, what),
-            "stride_h": sh, "stride_w": sw, "pad_top": pt, "pad_left": pl,
-            "pad_bottom": pb, "pad_right": pr, "dil_h": dh, "dil_w": dw}
+    sp = {"OH": _window(d["H"], d["KH"], sh, pt, pb, dh, ceil, what),
+          "OW": _window(d["W"], d["KW"], sw, pl, pr, dw, ceil, what),
+          "stride_h": sh, "stride_w": sw, "pad_top": pt, "pad_left": pl,
+          "pad_bottom": pb, "pad_right": pr, "dil_h": dh, "dil_w": dw}
+    for dim, size, k, s, p0, p1, dil, out in (
+            ("H", d["H"], d["KH"], sh, pt, pb, dh, sp["OH"]),
+            ("W", d["W"], d["KW"], sw, pl, pr, dw, sp["OW"])):
+        reach = max(size + p0 + p1, (out - 1) * s + dil * (k - 1) + 1)
+        if reach > INT32_MAX:
+            raise ShapeError(f"{what}: along {dim} the windows reach {reach} positions "
+                             f"(input {size}, pads {p0} and {p1}, window {k}, dilation {dil},"
+                             f" stride {s}), more than 2^31-1; the kernels index them with "
+                             "int32_t")
+    return sp
 
 
 def _bias(shapes: list[Shape | None], m: int) -> None:

@@ -19,6 +19,7 @@ adds the devices and a harness, builds and runs. The stages, in order:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from ..errors import TvmdevError
@@ -95,24 +96,24 @@ class Compiled:
         """The board's kernel tuning, which sized the kernels' scratch."""
         return self.board.tuning
 
-    @property
+    @cached_property
     def chains(self) -> dict[int, tuple[Kernel, ...]]:
         """Operator index -> the kernels it tries, in order."""
         return {p.index: p.chain for p in self.ops}
 
-    @property
+    @cached_property
     def placements(self) -> dict[int, Placement]:
         """Operator index -> the library serving it, and the fallbacks taken."""
         return {p.index: p.placement for p in self.ops}
 
-    @property
-    def kernels(self) -> list[Kernel]:
+    @cached_property
+    def kernels(self) -> tuple[Kernel, ...]:
         """The selected kernels (each once): what selective build compiles."""
         seen: dict[str, Kernel] = {}
         for p in self.ops:
             for k in p.chain:
                 seen.setdefault(k.name, k)
-        return list(seen.values())
+        return tuple(seen.values())
 
     def sources(self) -> list[Path]:
         """The selected kernels' C sources (what selective build compiles)."""

@@ -108,8 +108,11 @@ class Backend:
                                        "toolchain (as root)")
 
     def exe_path(self, build_dir: Path, model: Model) -> Path:
-        """The program or image a build of ``model`` in ``build_dir`` makes."""
-        return build_dir / model.name
+        """The program or image a build of ``model`` in ``build_dir`` makes: named after
+        the model with a suffix, because a model's name (an identifier) may spell one of
+        the build folder's own entries (``model/``, ``devices/``, ``run/``), none of
+        which has a dot."""
+        return build_dir / f"{model.name}.out"
 
     def harness_files(self, harness: Harness, job: Job) -> list[OutFile]:
         """The harness around the model (main.c, linker script, Zephyr glue)."""

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * gemmlowp's fixed-point transcendental functions for the int8 softmax, logistic and
- * tanh kernels, as TFLite calls them: exp of a non-positive value, 1 / (1 + x),
- * (1 - x) / (1 + x), logistic, tanh, and TFLite's GetReciprocal. A value is an int32 raw
+ * gemmlowp's fixed-point transcendental functions for the int8 softmax, log-softmax,
+ * logistic and tanh kernels, as TFLite calls them: exp of a non-positive value,
+ * 1 / (1 + x), (1 - x) / (1 + x), logistic, tanh, and TFLite's GetReciprocal and
+ * log_x_for_x_greater_than_or_equal_to_1. A value is an int32 raw
  * value in Q(ib).(31 - ib), the integer bits ib being part of each function; a product
  * of two values is tvmk_srdhm of their raw values; sums wrap as int32 (through uint32,
  * so no signed overflow is undefined); Rescale is a saturating left shift or a rounding
@@ -163,6 +164,64 @@ static inline int32_t tvmk_fp_reciprocal(int32_t x, int integer_bits, int *bits_
 
     *bits_over_unit = integer_bits - headroom;
     return tvmk_fp_one_over_one_plus_x((int32_t)(shifted - UINT32_C(0x80000000)));
+}
+
+/* x * 2^exponent saturated to int32, exponent in [0, 31] (TFLite's
+ * SaturatingRoundingMultiplyByPOTParam). */
+static inline int32_t tvmk_fp_sat_shl_param(int32_t x, int exponent)
+{
+    return exponent == 0 ? x : tvmk_fp_sat_shl(x, exponent);
+}
+
+/* a + b saturated to int32. */
+static inline int32_t tvmk_fp_sat_add(int32_t a, int32_t b)
+{
+    const int64_t sum = (int64_t)a + (int64_t)b;
+    return sum > INT32_MAX ? INT32_MAX : (sum < INT32_MIN ? INT32_MIN : (int32_t)sum);
+}
+
+/* log(2), sqrt(sqrt(1/2)) and sqrt(1/2) in Q0.31, and the constants of the rational
+ * approximation of log(r) for r in [sqrt(1/2), 1] (TFLite's). */
+#define TVMK_FP_LOG_2 INT32_C(1488522236)
+#define TVMK_FP_SQRT_SQRT_HALF INT32_C(1805811301)
+#define TVMK_FP_SQRT_HALF INT32_C(1518500250)
+#define TVMK_FP_LOG_ALPHA_N INT32_C(117049297)
+#define TVMK_FP_LOG_ALPHA_D INT32_C(127690142)
+#define TVMK_FP_LOG_ALPHA_I INT32_C(1057819769)
+#define TVMK_FP_LOG_ALPHA_F INT32_C(638450708)
+
+/* log(a) for a >= 1 in Q(integer_bits), in Q(out_bits) (out_bits <= 29): a = 2^z * r,
+ * r in [sqrt(1/2), 1] from the better of two normalizations, z * log(2) plus a rational
+ * function of r, summed in Q(out_bits + 1). */
+static inline int32_t tvmk_fp_log_x_ge_1(int32_t a, int integer_bits, int out_bits)
+{
+    const int acc = out_bits + 1;
+    const int32_t quarter = tvmk_rounding_divide_by_pot(INT32_C(1) << 29, acc);
+    const int head_a = tvmk_fp_clz32((uint32_t)a);
+    const int head_b = tvmk_fp_clz32((uint32_t)tvmk_srdhm(a, TVMK_FP_SQRT_HALF)) - 1;
+    const int32_t r_a = tvmk_fp_sat_shl(
+        tvmk_srdhm(tvmk_fp_sat_shl_param(a, head_a - 1), TVMK_FP_SQRT_HALF), 1);
+    const int32_t r_b = tvmk_fp_sat_shl_param(a, head_b);
+    const int32_t z_a = tvmk_fp_sat_add(
+        tvmk_fp_sat_shl_param(integer_bits - head_a, 31 - acc), quarter);
+    const int32_t z_b = tvmk_fp_sat_add(
+        tvmk_fp_sat_shl_param(integer_bits - head_b, 31 - acc), -quarter);
+    const int32_t r = r_a < r_b ? r_a : r_b;
+    const int32_t z = z_a > z_b ? z_a : z_b;
+    const int32_t p = tvmk_fp_rounding_half_sum(r, TVMK_FP_SQRT_SQRT_HALF);
+    const int32_t q = tvmk_fp_add(tvmk_fp_sub(r, TVMK_FP_SQRT_SQRT_HALF),
+                                  tvmk_fp_sub(r, TVMK_FP_SQRT_SQRT_HALF));
+    const int32_t sq = tvmk_srdhm(q, q);
+    const int32_t num = tvmk_fp_add(tvmk_srdhm(q, r),
+                                    tvmk_srdhm(tvmk_srdhm(q, sq), TVMK_FP_LOG_ALPHA_N));
+    const int32_t denom = tvmk_fp_add(
+        tvmk_srdhm(p, tvmk_fp_add(tvmk_fp_add(TVMK_FP_LOG_ALPHA_I, q),
+                                  tvmk_srdhm(TVMK_FP_LOG_ALPHA_D, sq))),
+        tvmk_srdhm(TVMK_FP_LOG_ALPHA_F, q));
+    const int32_t total = tvmk_fp_add(
+        tvmk_srdhm(z, TVMK_FP_LOG_2),
+        tvmk_srdhm(tvmk_rounding_divide_by_pot(num, acc), tvmk_fp_one_over_one_plus_x(denom)));
+    return tvmk_fp_sat_shl_param(total, acc - out_bits);
 }
 
 #endif /* TVMK_FIXEDPOINT_MATH_H_ */

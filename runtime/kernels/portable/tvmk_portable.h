@@ -107,7 +107,13 @@ struct tvmk_unary_params {
     int32_t count;
 };
 
-/* Softmax over an axis: the input viewed as outer x axis x inner. */
+/* Y = X where X > 0, else alpha * X, over count elements (leaky_relu); Y may alias X. */
+struct tvmk_leaky_relu_params {
+    int32_t count;
+    float alpha;
+};
+
+/* Softmax (and log_softmax) over an axis: the input viewed as outer x axis x inner. */
 struct tvmk_softmax_params {
     int32_t outer, axis, inner;
 };
@@ -118,6 +124,18 @@ struct tvmk_transpose_params {
     int32_t ndim, count;
     int32_t shape[TVMK_MAX_DIMS];
     int32_t in_strides[TVMK_MAX_DIMS];
+};
+
+/* TFLite's RESIZE_NEAREST_NEIGHBOR: X is N x H x W x C, Y is N x OH x OW x C; output pixel
+ * (y, x) copies input pixel (nearest(y, H, scale_h), nearest(x, W, scale_w)), nearest
+ * computed in float as TFLM computes it: (v + 0.5 if half_pixel_centers) * scale, floored
+ * (rounded, halves away from zero, if align_corners), at most size - 1 (and at least 0 if
+ * half_pixel_centers). scale: in / out, or (in - 1) / (out - 1) if align_corners and
+ * out > 1, as a float. */
+struct tvmk_resize_nearest_params {
+    int32_t N, H, W, C, OH, OW;
+    float scale_h, scale_w;
+    int32_t align_corners, half_pixel_centers;
 };
 
 /* Convolution, Y = act(conv(X, W) + B). With layout TVMK_LAYOUT_NCHW (ONNX): X is
@@ -268,12 +286,21 @@ int32_t tvmk_tanh_f32(const float *input, float *output,
                       const struct tvmk_unary_params *params, void *resource_handle);
 int32_t tvmk_softmax_f32(const float *input, float *output,
                          const struct tvmk_softmax_params *params, void *resource_handle);
+int32_t tvmk_leaky_relu_f32(const float *X, float *Y, const struct tvmk_leaky_relu_params *params,
+                            void *resource_handle);
+int32_t tvmk_hard_swish_f32(const float *X, float *Y, const struct tvmk_unary_params *params,
+                            void *resource_handle);
+int32_t tvmk_log_softmax_f32(const float *input, float *output,
+                             const struct tvmk_softmax_params *params, void *resource_handle);
 int32_t tvmk_reshape_f32(const float *data, float *reshaped,
                          const struct tvmk_unary_params *params, void *resource_handle);
 int32_t tvmk_flatten_f32(const float *input, float *output,
                          const struct tvmk_unary_params *params, void *resource_handle);
 int32_t tvmk_transpose_f32(const float *data, float *transposed,
                            const struct tvmk_transpose_params *params, void *resource_handle);
+int32_t tvmk_resize_nearest_f32(const float *X, float *Y,
+                                const struct tvmk_resize_nearest_params *params,
+                                void *resource_handle);
 int32_t tvmk_conv2d_f32(const float *X, const float *W, const float *B, float *Y,
                         const struct tvmk_conv2d_params *params, void *resource_handle);
 int32_t tvmk_depthwise_conv2d_f32(const float *input, const float *filter, const float *bias,

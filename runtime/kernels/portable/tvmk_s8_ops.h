@@ -2,7 +2,8 @@
 /*
  * tvmdev portable kernels, int8 (TFLite's quantization spec), bit-exact with TFLM's
  * reference kernels: ADD, MUL, AVERAGE_POOL_2D, MAX_POOL_2D, SOFTMAX, LOGISTIC, TANH, PAD
- * (and PADV2), MEAN, CONCATENATION. C99, no allocation, no scratch, a few locals.
+ * (and PADV2), MEAN, CONCATENATION, TRANSPOSE, LEAKY_RELU, HARD_SWISH, LOG_SOFTMAX,
+ * RESIZE_NEAREST_NEIGHBOR. C99, no allocation, no scratch, a few locals.
  *
  * The calling convention is the float kernels' (tvmk_portable.h): inputs, outputs, the
  * const params struct, the resource handle (ignored); TVM_DEVICE_OK, or
@@ -17,8 +18,9 @@
  * the int8 clamp of the fused activation (TFLite's CalculateActivationRangeQuantized;
  * -128 / 127 for none).
  *
- * Elementwise kernels (add, mul, sigmoid, tanh) accept an output that aliases an input of
- * the output's shape (each element is written after it is read).
+ * Elementwise kernels (add, mul, sigmoid, tanh, leaky_relu, hard_swish) and the
+ * softmaxes accept an output that aliases an input of the output's shape (each element
+ * is written after it is read).
  */
 #ifndef TVMK_S8_OPS_H_
 #define TVMK_S8_OPS_H_
@@ -111,6 +113,41 @@ struct tvmk_tanh_s8_params {
     int32_t input_multiplier, input_left_shift;
 };
 
+/* LEAKY_RELU over count elements: v = x - input_zero_point; out = clamp(output_zero_point
+ * + MBQM(v, identity_multiplier, identity_shift)) for v >= 0, else clamp(output_zero_point
+ * + MBQM(v, |alpha_multiplier|, alpha_shift), negated when alpha_multiplier < 0); the
+ * multipliers are input_scale / output_scale and input_scale * alpha / output_scale. */
+struct tvmk_leaky_relu_s8_params {
+    int32_t count;
+    int32_t input_zero_point, output_zero_point;
+    int32_t alpha_multiplier, alpha_shift;
+    int32_t identity_multiplier, identity_shift;
+};
+
+/* HARD_SWISH over count elements, TFLM's int16 fixed-point algorithm: (x -
+ * input_zero_point) * 128 is scaled to the output by output_multiplier (an int16 in Q0.15)
+ * and, by reluish_multiplier and 2^reluish_exponent, to x / 3 saturated to [-1, 1] in
+ * Q0.15, then moved to [0, 1]; their truncated doubling product is divided by
+ * 2^-output_exponent (output_exponent <= 0) and output_zero_point added. */
+struct tvmk_hard_swish_s8_params {
+    int32_t count;
+    int32_t input_zero_point, output_zero_point;
+    int32_t reluish_multiplier, reluish_exponent;
+    int32_t output_multiplier, output_exponent;
+};
+
+/* LOG_SOFTMAX over the last axis (the input viewed as outer x depth), TFLM's int8
+ * algorithm; the output is quantized 16/256, 127. input_multiplier / input_left_shift
+ * scale a difference from the row's maximum into Q5.26 (differences below diff_min add
+ * nothing to the sum of exps); reverse_scaling_divisor / reverse_scaling_right_shift scale
+ * back from Q5.26, to find the differences that give -128. */
+struct tvmk_log_softmax_s8_params {
+    int32_t outer, depth;
+    int32_t input_multiplier, input_left_shift;
+    int32_t reverse_scaling_divisor, reverse_scaling_right_shift;
+    int32_t diff_min;
+};
+
 /* PAD / PADV2: the output (ndim dims of out_shape, count elements) holds the input
  * (in_shape) unchanged at offset begin[d] along each dim d, and value (an int8: the
  * output zero point, or PADV2's constant) elsewhere. */
@@ -166,6 +203,20 @@ int32_t tvmk_mean_s8(const int8_t *data, int8_t *reduced,
                      const struct tvmk_mean_s8_params *params, void *resource_handle);
 int32_t tvmk_concat_s8(const int8_t *const *inputs, int8_t *concat_result,
                        const struct tvmk_concat_s8_params *params, void *resource_handle);
+int32_t tvmk_leaky_relu_s8(const int8_t *X, int8_t *Y,
+                           const struct tvmk_leaky_relu_s8_params *params, void *resource_handle);
+int32_t tvmk_hard_swish_s8(const int8_t *X, int8_t *Y,
+                           const struct tvmk_hard_swish_s8_params *params, void *resource_handle);
+int32_t tvmk_log_softmax_s8(const int8_t *input, int8_t *output,
+                            const struct tvmk_log_softmax_s8_params *params,
+                            void *resource_handle);
+/* TRANSPOSE: a copy, with tvmk_transpose_params (tvmk_portable.h). */
+int32_t tvmk_transpose_s8(const int8_t *data, int8_t *transposed,
+                          const struct tvmk_transpose_params *params, void *resource_handle);
+/* RESIZE_NEAREST_NEIGHBOR: a copy, with tvmk_resize_nearest_params (tvmk_portable.h). */
+int32_t tvmk_resize_nearest_s8(const int8_t *X, int8_t *Y,
+                               const struct tvmk_resize_nearest_params *params,
+                               void *resource_handle);
 
 #ifdef __cplusplus
 }

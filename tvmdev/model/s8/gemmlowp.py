@@ -144,3 +144,47 @@ def reciprocal(x: np.ndarray | int, integer_bits: int) -> tuple[np.ndarray, np.n
     bits_over_unit = integer_bits - headroom
     shifted_minus_one = wrap32(((x & 0xFFFFFFFF) << headroom) - (1 << 31))
     return one_over_one_plus_x(shifted_minus_one), bits_over_unit
+
+
+# log(2), sqrt(sqrt(1/2)), sqrt(1/2) in Q0.31 and the constants of the log's rational
+# approximation (TFLite's log_x_for_x_greater_than_or_equal_to_1_impl).
+_LOG_2, _SQRT_SQRT_HALF, _SQRT_HALF = 1488522236, 1805811301, 1518500250
+_ALPHA_N, _ALPHA_D, _ALPHA_I, _ALPHA_F = 117049297, 127690142, 1057819769, 638450708
+
+
+def _shift_left_saturating(x: np.ndarray | int, exponent: np.ndarray | int) -> np.ndarray:
+    """TFLite's ``SaturatingRoundingMultiplyByPOTParam`` for exponents in [0, 31] (one
+    per element)."""
+    x, e = np.asarray(x, np.int64), np.asarray(exponent, np.int64)
+    threshold = (np.int64(1) << (31 - e)) - 1
+    out = np.where(x > threshold, INT32_MAX, x << e)
+    return np.where(x < -threshold, INT32_MIN, out)
+
+
+def _saturated(x: np.ndarray) -> np.ndarray:
+    return np.asarray(np.clip(x, INT32_MIN, INT32_MAX))
+
+
+def log_x_ge_1(a: np.ndarray | int, integer_bits: int, out_bits: int) -> np.ndarray:
+    """log(a) for a >= 1 in Q``integer_bits``, in Q``out_bits`` (TFLite's
+    ``log_x_for_x_greater_than_or_equal_to_1``): a = 2**z * r with r in [sqrt(1/2), 1]
+    picked from two normalizations, log(r) by a rational function of r, z * log(2)
+    added in Q``out_bits + 1``."""
+    acc_bits = out_bits + 1
+    a = np.asarray(a, np.int64)
+    quarter = rdbpot(1 << 29, acc_bits)
+    head_a = count_leading_zeros32(a)
+    r_a = _shift_left_saturating(srdhm(_shift_left_saturating(a, head_a - 1), _SQRT_HALF), 1)
+    z_a = _saturated(_shift_left_saturating(integer_bits - head_a, 31 - acc_bits) + quarter)
+    head_b = count_leading_zeros32(srdhm(a, _SQRT_HALF)) - 1
+    r_b = _shift_left_saturating(a, head_b)
+    z_b = _saturated(_shift_left_saturating(integer_bits - head_b, 31 - acc_bits) - quarter)
+    r, z = np.minimum(r_a, r_b), np.maximum(z_a, z_b)
+    p = rounding_half_sum(r, _SQRT_SQRT_HALF)
+    q = wrap32(2 * wrap32(r - _SQRT_SQRT_HALF))
+    sq = srdhm(q, q)
+    num = wrap32(srdhm(q, r) + srdhm(srdhm(q, sq), _ALPHA_N))
+    denom = wrap32(srdhm(p, wrap32(wrap32(_ALPHA_I + q) + srdhm(_ALPHA_D, sq)))
+                   + srdhm(_ALPHA_F, q))
+    total = wrap32(srdhm(z, _LOG_2) + srdhm(rdbpot(num, acc_bits), one_over_one_plus_x(denom)))
+    return _shift_left_saturating(total, acc_bits - out_bits)

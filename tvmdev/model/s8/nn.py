@@ -20,6 +20,7 @@ from ..fixedpoint import quantize_multiplier as qm
 from ..quant import Quant
 from ..regions import fc_params
 from ..shapes import ShapeError
+from ..taps import taps
 from ..windowed import conv_params, depthwise_params
 from .call import CArray, S8Call, S8Op, activation_range, per_tensor
 
@@ -132,23 +133,16 @@ def _depthwise_params(c: S8Call) -> dict[str, Any]:
     return _window_params(c, "depthwise_conv2d", dims, ("mult",), dims["C"] * dims["mult"])
 
 
-def _patches(c: S8Call, p: dict[str, Any], x: np.ndarray) -> list[tuple[int, int, np.ndarray]]:
-    """For each filter position (ky, kx): the input values it meets at every output
-    position (N x OH x OW x C, input_offset added; 0 where the window is in the padding,
-    which TFLM skips)."""
+def _patches(p: dict[str, Any], x: np.ndarray
+             ) -> list[tuple[int, int, tuple[slice, slice], np.ndarray]]:
+    """For each filter position (ky, kx) that meets the input: the output positions
+    (rows, columns) where it does and the input values it meets there (N x rows x
+    columns x C, input_offset added). TFLM skips the padding, and so does this: a window
+    far larger than the input costs no padded copy of it."""
     v = np.asarray(x, np.int64).reshape(p["N"], p["H"], p["W"], p["C"]) + p["input_offset"]
-    span_h = (p["OH"] - 1) * p["stride_h"] + (p["KH"] - 1) * p["dil_h"] + 1
-    span_w = (p["OW"] - 1) * p["stride_w"] + (p["KW"] - 1) * p["dil_w"] + 1
-    pad_b = max(0, span_h - p["pad_top"] - p["H"])
-    pad_r = max(0, span_w - p["pad_left"] - p["W"])
-    v = np.pad(v, ((0, 0), (p["pad_top"], pad_b), (p["pad_left"], pad_r), (0, 0)))
-    out = []
-    for ky in range(p["KH"]):
-        for kx in range(p["KW"]):
-            y0, x0 = ky * p["dil_h"], kx * p["dil_w"]
-            out.append((ky, kx, v[:, y0:y0 + (p["OH"] - 1) * p["stride_h"] + 1:p["stride_h"],
-                                  x0:x0 + (p["OW"] - 1) * p["stride_w"] + 1:p["stride_w"], :]))
-    return out
+    rows = taps(p["H"], p["KH"], p["stride_h"], p["dil_h"], p["pad_top"], p["OH"])
+    cols = taps(p["W"], p["KW"], p["stride_w"], p["dil_w"], p["pad_left"], p["OW"])
+    return [(i.tap, j.tap, (i.outs, j.outs), v[:, i.ins, j.ins, :]) for i in rows for j in cols]
 
 
 def _conv_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
@@ -159,10 +153,10 @@ def _conv_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
     mg, cg = m // g, p["C"] // g
     wv = np.asarray(w, np.int64).reshape(m, p["KH"], p["KW"], cg)
     acc = np.zeros((p["N"], p["OH"], p["OW"], m), np.int64)
-    for ky, kx, patch in _patches(c, p, xv):
+    for ky, kx, (oy, ox), patch in _patches(p, xv):
         for k in range(g):
-            acc[..., k * mg:(k + 1) * mg] += (patch[..., k * cg:(k + 1) * cg]
-                                              @ wv[k * mg:(k + 1) * mg, ky, kx, :].T)
+            acc[:, oy, ox, k * mg:(k + 1) * mg] += (patch[..., k * cg:(k + 1) * cg]
+                                                    @ wv[k * mg:(k + 1) * mg, ky, kx, :].T)
     return _finish(c, p, acc, b)
 
 
@@ -172,8 +166,8 @@ def _depthwise_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
     assert xv is not None and w is not None
     wv = np.asarray(w, np.int64)[0]
     acc = np.zeros((p["N"], p["OH"], p["OW"], p["C"] * p["mult"]), np.int64)
-    for ky, kx, patch in _patches(c, p, xv):
-        acc += np.repeat(patch, p["mult"], axis=3) * wv[ky, kx, :]
+    for ky, kx, (oy, ox), patch in _patches(p, xv):
+        acc[:, oy, ox, :] += np.repeat(patch, p["mult"], axis=3) * wv[ky, kx, :]
     return _finish(c, p, acc, b)
 
 

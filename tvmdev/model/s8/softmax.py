@@ -25,7 +25,7 @@ SCALED_DIFF_INTEGER_BITS = 5
 ACCUMULATION_INTEGER_BITS = 12
 
 
-def _multiplier_greater_than_one(real: float) -> tuple[int, int]:
+def multiplier_greater_than_one(real: float) -> tuple[int, int]:
     """TFLite's ``QuantizeMultiplierGreaterThanOne``, shifts up to 31 included (a
     multiplier capped at 2**31 - 1 takes 31; quantize_multiplier stops at 30: the
     multiplier of real / 2 is the same, one shift lower)."""
@@ -55,7 +55,7 @@ def params(shape: Shape, beta: float, qin: Quant, qout: Quant) -> dict[str, Any]
     if real <= 1.0:  # QuantizeMultiplierGreaterThanOne's TFLITE_CHECK
         raise ValueError(f"beta * input scale ({beta} * {si}) is too small for TFLite's "
                          "int8 softmax (TFLM aborts)")
-    mult, shift = _multiplier_greater_than_one(real)
+    mult, shift = multiplier_greater_than_one(real)
     depth = shape[-1] if shape else 1
     return {"outer": numel(shape) // depth if depth else 0, "depth": depth,
             "input_multiplier": mult, "input_left_shift": shift,

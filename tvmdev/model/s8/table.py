@@ -10,12 +10,15 @@ from .activations import OPS as ACTIVATIONS
 from .call import S8Op
 from .concat import OPS as CONCAT
 from .elementwise import OPS as ELEMENTWISE
+from .layout import OPS as LAYOUT
+from .log_softmax import OPS as LOG_SOFTMAX
 from .mean import OPS as MEAN
 from .nn import OPS as NN
 from .pad import OPS as PAD
+from .piecewise import OPS as PIECEWISE
 from .pool import OPS as POOL
 from .quantize import OPS as QUANTIZE
 from .softmax import OPS as SOFTMAX
 
 S8OPS: dict[str, S8Op] = {**QUANTIZE, **NN, **ELEMENTWISE, **POOL, **SOFTMAX, **ACTIVATIONS,
-                          **PAD, **MEAN, **CONCAT}
+                          **PAD, **MEAN, **CONCAT, **LAYOUT, **PIECEWISE, **LOG_SOFTMAX}
