@@ -303,7 +303,9 @@ def gemm_objects(build: Build, tuning: str) -> list[str]:
     return [str(obj) if o.endswith("/gemm.o") else o for o in build.objects]
 
 
-@pytest.mark.parametrize("tuning", list(GEMM_TUNINGS))
+# The host tuning stays in the fast lane; the board tunings run in the slow one.
+@pytest.mark.parametrize("tuning", [t if t == "host" else pytest.param(t, marks=pytest.mark.slow)
+                                    for t in GEMM_TUNINGS])
 def test_gemm(build: Build, tuning: str) -> None:
     """Every shape, transposition and C against numpy, with the scratch tvmdev plans, none,
     one strip of B and all of B: the results must be identical bit for bit."""
@@ -779,7 +781,7 @@ def local_arrays(text: str, macros: dict[str, str]) -> list[tuple[str, int]]:
     return found
 
 
-@pytest.mark.parametrize("target", ["host", "cortex-m"])
+@pytest.mark.parametrize("target", [pytest.param("host", marks=pytest.mark.slow), "cortex-m"])
 def test_no_portable_kernel_has_a_stack_buffer(build: Build, target: str) -> None:
     """Kernels take buffers from their scratch: no local array above 64 bytes, with each
     source's macros as the preprocessor sees them on a host and on a Cortex-M."""

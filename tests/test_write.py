@@ -227,6 +227,7 @@ def _setup(cli: Callable[..., Result], root: Path) -> None:
     _edit(root / "out" / HEADER, "/* edit */\n")
 
 
+@pytest.mark.slow  # strace kills tvmdev at each of its renames: 16 s
 def test_ctrl_c_at_any_rename_is_completed_by_the_next_run(
         cli: Callable[..., Result], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _setup(cli, tmp_path / "ref")
