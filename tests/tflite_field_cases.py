@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import tflite_binary_cases
 from s8_cases import INT32, Case, Tensor, rand_int8, rand_quant, rng
 
 from tvmdev.model.quant import Quant
@@ -153,6 +154,9 @@ CASES: dict[str, Callable[[bool], list[Case]]] = {
     "hard_swish": hard_swish_cases,
     "log_softmax": log_softmax_cases,
     "resize_nearest": resize_nearest_cases,
+    "sub": tflite_binary_cases.sub_cases,
+    "maximum": tflite_binary_cases.maximum_cases,
+    "minimum": tflite_binary_cases.minimum_cases,
 }
 KEYS = [(op, dtype) for op, dtype in itertools.product(CASES, ("int8", "float32"))]
 

@@ -10,6 +10,7 @@ map. A kind missing from the table is reported as unsupported.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from .graph import Unsupported
 from .tflite_context import Context, activation, chain, with_activation
@@ -22,7 +23,8 @@ INT8_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE", "FULLY_CONNECTED", "RESHAPE", 
                         "EXPAND_DIMS", "CONV_2D", "DEPTHWISE_CONV_2D", "ADD", "MUL",
                         "AVERAGE_POOL_2D", "MAX_POOL_2D", "SOFTMAX", "LOGISTIC", "TANH", "PAD",
                         "PADV2", "MEAN", "CONCATENATION", "TRANSPOSE", "LEAKY_RELU",
-                        "HARD_SWISH", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR"})
+                        "HARD_SWISH", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR", "SUB",
+                        "MAXIMUM", "MINIMUM"})
 
 
 def fully_connected(ctx: Context) -> None:
@@ -37,11 +39,14 @@ def fully_connected(ctx: Context) -> None:
     chain(ctx, [("fully_connected", ins, with_activation(attrs, act))])
 
 
-def _binary(op: str, options: str) -> Callable[[Context], None]:
+def _binary(op: str, options: str | None) -> Callable[[Context], None]:
     def convert(ctx: Context) -> None:
-        act = activation(ctx.options(options), ctx.int8())
-        chain(ctx, [(op, [ctx.inp(0), ctx.inp(1)], with_activation({}, act))])
-    convert.__doc__ = f"{op.upper()}: numpy broadcasting, the fused activation its attribute."
+        attrs: dict[str, Any] = {}
+        if options is not None:
+            attrs = with_activation({}, activation(ctx.options(options), ctx.int8()))
+        chain(ctx, [(op, [ctx.inp(0), ctx.inp(1)], attrs)])
+    convert.__doc__ = (f"{op.upper()}: numpy broadcasting"
+                       + (", the fused activation its attribute." if options else "."))
     return convert
 
 
@@ -119,6 +124,9 @@ CONVERTERS: dict[str, Callable[[Context], None]] = {
     "FULLY_CONNECTED": fully_connected,
     "ADD": _binary("add", "AddOptions"),
     "MUL": _binary("mul", "MulOptions"),
+    "SUB": _binary("sub", "SubOptions"),
+    "MAXIMUM": _binary("maximum", None),
+    "MINIMUM": _binary("minimum", None),
     "RELU": _unary("relu"),
     "RELU6": _unary("relu6"),
     "RELU_N1_TO_1": _unary("clip", min=-1.0, max=1.0),

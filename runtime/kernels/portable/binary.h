@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: the shared body of the broadcasting elementwise binary
- * kernels (add.c, mul.c). Private to this folder; every function is static inline and
+ * kernels (add.c, sub.c, mul.c, maximum.c, minimum.c). Private to this folder; every function is static inline and
  * the operator is a compile-time constant at each call site.
  *
  * Output elements are produced in order and each is written once, after its operands
@@ -16,10 +16,24 @@
 
 #define TVMK_BINARY_ADD 0
 #define TVMK_BINARY_MUL 1
+#define TVMK_BINARY_SUB 2
+#define TVMK_BINARY_MAX 3
+#define TVMK_BINARY_MIN 4
 
 static inline float tvmk_binary_op(int op, float a, float b)
 {
-    return op == TVMK_BINARY_ADD ? a + b : a * b;
+    switch (op) {
+    case TVMK_BINARY_ADD:
+        return a + b;
+    case TVMK_BINARY_SUB:
+        return a - b;
+    case TVMK_BINARY_MAX:
+        return a > b ? a : b;
+    case TVMK_BINARY_MIN:
+        return a < b ? a : b;
+    default:
+        return a * b;
+    }
 }
 
 /* 1 when strides address the output's shape contiguously (dims of size 1 ignored). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: the shared body of the int8 broadcasting binary kernels
- * (add_s8.c, mul_s8.c). Private to this folder. The element function is chosen by a
+ * (add_s8.c, sub_s8.c, mul_s8.c, maximum_s8.c, minimum_s8.c). Private to this folder. The element function is chosen by a
  * compile-time constant at each call site; output elements are produced in order, each
  * after its operands are read, so the output may alias an operand of the output's shape.
  */
@@ -15,6 +15,9 @@
 
 #define TVMK_BINARY_S8_ADD 0
 #define TVMK_BINARY_S8_MUL 1
+#define TVMK_BINARY_S8_SUB 2
+#define TVMK_BINARY_S8_MAX 3
+#define TVMK_BINARY_S8_MIN 4
 
 /* The broadcast geometry and the element arithmetic's constants of either op. */
 struct tvmk_binary_s8 {
@@ -33,14 +36,16 @@ static inline int8_t tvmk_binary_s8_clamp(int32_t v, int32_t lo, int32_t hi)
     return (int8_t)(v < lo ? lo : (v > hi ? hi : v));
 }
 
-static inline int8_t tvmk_add_s8_one(int8_t a, int8_t b, const struct tvmk_add_s8_params *p)
+/* ADD, or SUB when sub is 1 (the scaled B subtracted, as TFLM's SubElementwise). */
+static inline int8_t tvmk_add_s8_one(int8_t a, int8_t b, const struct tvmk_add_s8_params *p,
+                                     int sub)
 {
     const int32_t va = (int32_t)((uint32_t)(a + p->a_offset) << p->left_shift);
     const int32_t vb = (int32_t)((uint32_t)(b + p->b_offset) << p->left_shift);
     const int32_t sa = tvmk_multiply_by_quantized_multiplier(va, p->a_multiplier, p->a_shift);
     const int32_t sb = tvmk_multiply_by_quantized_multiplier(vb, p->b_multiplier, p->b_shift);
-    const int32_t out = tvmk_multiply_by_quantized_multiplier(sa + sb, p->out_multiplier,
-                                                              p->out_shift);
+    const int32_t out = tvmk_multiply_by_quantized_multiplier(sub ? sa - sb : sa + sb,
+                                                              p->out_multiplier, p->out_shift);
     return tvmk_binary_s8_clamp(out + p->out_offset, p->act_min, p->act_max);
 }
 
@@ -54,8 +59,18 @@ static inline int8_t tvmk_mul_s8_one(int8_t a, int8_t b, const struct tvmk_mul_s
 
 static inline int8_t tvmk_binary_s8_one(const struct tvmk_binary_s8 *g, int8_t a, int8_t b)
 {
-    return g->op == TVMK_BINARY_S8_ADD ? tvmk_add_s8_one(a, b, g->add)
-                                       : tvmk_mul_s8_one(a, b, g->mul);
+    switch (g->op) {
+    case TVMK_BINARY_S8_ADD:
+        return tvmk_add_s8_one(a, b, g->add, 0);
+    case TVMK_BINARY_S8_SUB:
+        return tvmk_add_s8_one(a, b, g->add, 1);
+    case TVMK_BINARY_S8_MAX: /* raw values: TFLM requires one quantization throughout */
+        return a > b ? a : b;
+    case TVMK_BINARY_S8_MIN:
+        return a < b ? a : b;
+    default:
+        return tvmk_mul_s8_one(a, b, g->mul);
+    }
 }
 
 static inline int32_t tvmk_binary_s8_run(const struct tvmk_binary_s8 *g, const int8_t *A,

@@ -187,6 +187,12 @@ int32_t tvmk_add_s8(const int8_t *A, const int8_t *B, int8_t *C,
                     const struct tvmk_add_s8_params *params, void *resource_handle);
 int32_t tvmk_mul_s8(const int8_t *A, const int8_t *B, int8_t *C,
                     const struct tvmk_mul_s8_params *params, void *resource_handle);
+int32_t tvmk_sub_s8(const int8_t *A, const int8_t *B, int8_t *C,
+                    const struct tvmk_add_s8_params *params, void *resource_handle);
+int32_t tvmk_maximum_s8(const int8_t *A, const int8_t *B, int8_t *C,
+                        const struct tvmk_binary_params *params, void *resource_handle);
+int32_t tvmk_minimum_s8(const int8_t *A, const int8_t *B, int8_t *C,
+                        const struct tvmk_binary_params *params, void *resource_handle);
 int32_t tvmk_avgpool2d_s8(const int8_t *X, int8_t *Y, const struct tvmk_pool2d_s8_params *params,
                           void *resource_handle);
 int32_t tvmk_maxpool2d_s8(const int8_t *X, int8_t *Y, const struct tvmk_pool2d_s8_params *params,

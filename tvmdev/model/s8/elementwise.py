@@ -1,10 +1,15 @@
-"""int8 ADD and MUL (TFLite's quantized arithmetic, as TFLM's add_common / mul_common
-Prepare derive it), with numpy broadcasting and fused activations.
+"""int8 ADD, SUB, MUL, MAXIMUM and MINIMUM (TFLite's quantized arithmetic, as TFLM's
+add_common / sub_common / mul_common Prepare derive it), with numpy broadcasting and fused
+activations.
 
 ADD rescales both inputs to a common scale (twice the larger input scale) with 20 bits
 of headroom, adds, and rescales the sum to the output; MUL multiplies the zero-point
-corrected inputs and rescales the product once. Params are the C struct's fields
-(``tvmk_add_s8_params``, ``tvmk_mul_s8_params`` in ``tvmk_s8_ops.h``).
+corrected inputs and rescales the product once. SUB is ADD's arithmetic with the
+rescaled B subtracted (TFLM's SubElementwise). MAXIMUM and MINIMUM compare the raw
+values, as TFLM does, so tvmdev requires one quantization on both inputs and the output.
+Params are the C structs' fields (``tvmk_add_s8_params`` for ADD and SUB,
+``tvmk_mul_s8_params`` in ``tvmk_s8_ops.h``; ``tvmk_binary_params`` for MAXIMUM and
+MINIMUM).
 """
 
 from __future__ import annotations
@@ -79,14 +84,16 @@ def _clamp(x: np.ndarray, p: dict[str, Any]) -> np.ndarray:
     return out
 
 
-def add_reference(a: np.ndarray, b: np.ndarray, p: dict[str, Any]) -> np.ndarray:
-    """int8 A + B (numpy broadcasting) with ``add_params``' values."""
+def add_reference(a: np.ndarray, b: np.ndarray, p: dict[str, Any], sub: bool = False
+                  ) -> np.ndarray:
+    """int8 A + B (A - B when ``sub``; numpy broadcasting) with ``add_params``' values."""
     a32, b32 = np.broadcast_arrays(a.astype(np.int64) + p["a_offset"],
                                    b.astype(np.int64) + p["b_offset"])
     lift = 1 << p["left_shift"]
     sa = multiply_by_quantized_multiplier(a32 * lift, p["a_multiplier"], p["a_shift"])
     sb = multiply_by_quantized_multiplier(b32 * lift, p["b_multiplier"], p["b_shift"])
-    total = multiply_by_quantized_multiplier(sa + sb, p["out_multiplier"], p["out_shift"])
+    total = multiply_by_quantized_multiplier(sa - sb if sub else sa + sb,
+                                             p["out_multiplier"], p["out_shift"])
     return _clamp(total + p["out_offset"], p)
 
 
@@ -119,6 +126,32 @@ def _add_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
     return add_reference(np.asarray(a), np.asarray(b), _add_params(c)).reshape(c.out_shape)
 
 
+def _sub_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    a, b = x[0], x[1]
+    assert a is not None and b is not None
+    return add_reference(np.asarray(a), np.asarray(b), _add_params(c),
+                         sub=True).reshape(c.out_shape)
+
+
+@refusing
+def _minmax_params(c: S8Call) -> dict[str, Any]:
+    qa, qb, qo = _operands(c)
+    if not scalar(qa, "A") == scalar(qb, "B") == scalar(qo, "the output"):
+        raise ValueError("A, B and the output must share one quantization (int8 maximum "
+                         "and minimum compare raw values, as TFLM does)")
+    return {**_broadcast(c.shapes, c.out_shape), "activation": 0}
+
+
+def _minmax_ref(pick: Any) -> Any:
+    def ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+        _minmax_params(c)
+        a, b = x[0], x[1]
+        assert a is not None and b is not None
+        out: np.ndarray = pick(np.asarray(a), np.asarray(b)).astype(np.int8)
+        return out.reshape(c.out_shape)
+    return ref
+
+
 def _mul_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
     a, b = x[0], x[1]
     assert a is not None and b is not None
@@ -127,5 +160,10 @@ def _mul_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
 
 OPS = {
     "add": S8Op("tvmk_add_s8_params", _add_params, _add_ref, ("int8", "int8", "int8")),
+    "sub": S8Op("tvmk_add_s8_params", _add_params, _sub_ref, ("int8", "int8", "int8")),
     "mul": S8Op("tvmk_mul_s8_params", _mul_params, _mul_ref, ("int8", "int8", "int8")),
+    "maximum": S8Op("tvmk_binary_params", _minmax_params, _minmax_ref(np.maximum),
+                    ("int8", "int8", "int8")),
+    "minimum": S8Op("tvmk_binary_params", _minmax_params, _minmax_ref(np.minimum),
+                    ("int8", "int8", "int8")),
 }
