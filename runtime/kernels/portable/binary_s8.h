@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: the shared body of the int8 broadcasting binary kernels
- * (add_s8.c, sub_s8.c, mul_s8.c, maximum_s8.c, minimum_s8.c). Private to this folder. The element function is chosen by a
- * compile-time constant at each call site; output elements are produced in order, each
- * after its operands are read, so the output may alias an operand of the output's shape.
+ * (add_s8.c, sub_s8.c, mul_s8.c, minmax_s8.c). Private to this folder. The element
+ * function is chosen by a compile-time constant at each call site; output elements are
+ * produced in order, each after its operands are read, so the output may alias an
+ * operand of the output's shape.
  */
 #ifndef TVMK_PORTABLE_BINARY_S8_H_
 #define TVMK_PORTABLE_BINARY_S8_H_
