@@ -30,11 +30,13 @@ The count: ``tvmdev_icount_start()`` right before ``interpreter.Invoke()`` and
 ``tvmdev_icount_ticks()`` right after (AllocateTensors is not counted), QEMU run with
 ``-icount`` as benchmarks/_icount.py says; ticks become instructions there.
 
-The input: seeded int8 values over [-128, 0) (INPUT_RANGE); for a model with a float input (it
-quantizes the input itself) the floats those int8 values stand for in its QUANTIZE, so
-the quantized input is the same values. The reference: TFLM's Python interpreter
-(pip package tflite-micro, reference kernels) on the same input; CMSIS-NN's int8 kernels
-are bit-exact with TFLite's, so the outputs must be byte-equal.
+The inputs: seeded; the first as int8 values over [-128, 0) (INPUT_RANGE), or, for a
+model with a float input that it quantizes itself, the floats those int8 values stand for
+in its QUANTIZE, so the quantized input is the same values; further or other inputs as
+``model_inputs`` says. Their raw bytes are stored in the firmware, which copies them in.
+The reference: TFLM's Python interpreter (pip package tflite-micro, reference kernels) on
+the same inputs; CMSIS-NN's int8 kernels are bit-exact with TFLite's, so the outputs must
+be byte-equal.
 
 Trees (environment variables; ``_tflm_build.TREES`` lists them with what they hold): a
 missing one is a ``PeerUnavailable`` saying which and how to get it.
@@ -114,28 +116,61 @@ def _quantize_input(g: TfGraph) -> tuple[float, int] | None:
 
 
 def model_input(g: TfGraph, seed: int = SEED) -> tuple[np.ndarray, np.ndarray]:
-    """The int8 values the firmware stores and the input tensor they make (the same
-    array, or their float32 values for a model with a float input)."""
+    """The first input's int8 values and the input tensor they make (the same array, or
+    their float32 values for a model with a float input)."""
     t = g.tensors[g.inputs[0]]
     q = np.random.default_rng(seed).integers(*INPUT_RANGE, t.shape).astype(np.int8)
     quant = _quantize_input(g)
     if quant is None:
         return q, q
     scale, zero = quant
-    # as main.cc computes it: (float)(q - zero) * (float)scale, one float32 rounding
+    # one float32 rounding of (q - zero) * scale, as a quantized sensor value would be
     x = (q.astype(np.int32) - zero).astype(np.float32) * np.float32(scale)
     return q, x.astype(np.float32)
 
 
-def reference_outputs(model: Path, x: np.ndarray, n: int) -> list[bytes]:
-    """The raw bytes of TFLM's Python interpreter's ``n`` outputs for input ``x``."""
+def model_inputs(g: TfGraph, seed: int = SEED) -> list[np.ndarray]:
+    """Seeded values for every input: the first as ``model_input`` (int8 over INPUT_RANGE,
+    or the floats such values stand for), int16 over the whole range, other integers over
+    [-100, 100), other floats over [-1, 1)."""
+    t0 = g.tensors[g.inputs[0]]
+    r = np.random.default_rng(seed + 1)
+    arrays = []
+    for n, index in enumerate(g.inputs):
+        t = g.tensors[index]
+        if n == 0 and (t0.dtype == "int8" or t0.dtype == "float32" and _has_quantize(g)):
+            arrays.append(model_input(g, seed)[1])
+        elif t.dtype == "int16":
+            arrays.append(r.integers(-32768, 32768, t.shape).astype(np.int16))
+        elif t.dtype.startswith(("int", "uint")):
+            arrays.append(r.integers(-100, 100, t.shape).astype(t.dtype))
+        else:
+            arrays.append(r.uniform(-1.0, 1.0, t.shape).astype(t.dtype))
+    return arrays
+
+
+def _has_quantize(g: TfGraph) -> bool:
+    return any(op.kind == "QUANTIZE" and op.inputs[0] == g.inputs[0] for op in g.ops)
+
+
+def int8_ops(g: TfGraph) -> frozenset[str]:
+    """The operators whose every use reads an int8 first input (the peer registers their
+    int8 variants, as an int8 application would)."""
+    kinds = {op.kind for op in g.ops}
+    return frozenset(k for k in kinds if all(
+        op.inputs and g.tensors[op.inputs[0]].dtype == "int8" for op in g.ops if op.kind == k))
+
+
+def reference_outputs(model: Path, xs: list[np.ndarray], n: int) -> list[bytes]:
+    """The raw bytes of TFLM's Python interpreter's ``n`` outputs for inputs ``xs``."""
     try:
         from tflite_micro.python.tflite_micro import runtime  # type: ignore[import-untyped, unused-ignore]
     except ImportError as exc:
         raise PeerUnavailable(f"the reference needs tflite-micro ({exc}): "
                               "pip install tflite-micro") from None
     interp = runtime.Interpreter.from_bytes(model.read_bytes())
-    interp.set_input(x, 0)
+    for i, x in enumerate(xs):
+        interp.set_input(x, i)
     interp.invoke()
     return [np.ascontiguousarray(interp.get_output(i)).tobytes() for i in range(n)]
 
@@ -179,14 +214,13 @@ def measure(model: Path, board: str, kernels: str = "cmsis_nn") -> dict[str, Any
     model = Path(model)
     b = board_by_name(board)
     g = read(model, model.read_bytes())
-    stored, x = model_input(g)
-    quant = _quantize_input(g)
+    xs = model_inputs(g)
     counter = _icount()
-    built = tflm_build.firmware(model, b, kernels, sorted({op.kind for op in g.ops}),
-                                stored, quant, icount=counter is not None)
+    built = tflm_build.firmware(model, b, kernels, sorted({op.kind for op in g.ops}), xs,
+                                int8_ops(g), icount=counter is not None)
     out = run(b, built.elf, counter)
     arena, outputs = parse(out)
-    expected = reference_outputs(model, x, len(g.outputs))
+    expected = reference_outputs(model, xs, len(g.outputs))
     got = [outputs.get(i, b"") for i in range(len(g.outputs))]
     result: dict[str, Any] = {
         "model": model.stem, "board": board, "kernels": kernels,

@@ -8,10 +8,10 @@ TFLM's tree, bit-exact with TFLM on the host."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
+import field_models
 import numpy as np
 import pytest
 import tflite_field_cases as fc
@@ -180,30 +180,17 @@ def test_quant_axis_still_checked(cli: Callable[..., Result], tmp_path: Path) ->
 
 # --- the models of the field --------------------------------------------------------------
 
-# Each model, the tree that holds it (the variable naming its checkout) and where.
-FIELD = {
-    "person_detect": ("TFLM_SOURCE_DIR", "tensorflow/lite/micro/models/person_detect.tflite"),
-    "mobilenet_v2": ("TFLM_SOURCE_DIR", "third_party/xtensa/examples/pytorch_to_tflite/"
-                     "mobilenet_v2_quantized_1x3x224x224.tflite"),
-    "vww": ("TINYENGINE_SOURCE_DIR", "assets/vww.tflite"),
-    "mcunetv2_large": ("TINYENGINE_SOURCE_DIR", "assets/mcunetv2_large.tflite"),
-    "detection": ("TINYENGINE_SOURCE_DIR", "assets/detection.tflite"),
-    "lenet": ("TINYENGINE_SOURCE_DIR",
-              "experimental/mnist_demo/assets/ptq_mnist_lenet-300-100.tflite"),
-}
-TREES = {"TFLM_SOURCE_DIR": "TFLM's tree (github.com/tensorflow/tflite-micro)",
-         "TINYENGINE_SOURCE_DIR": "MIT TinyEngine's tree (github.com/mit-han-lab/tinyengine)"}
+# The field's models these tests run (tests/field_models.py says where each is).
+FIELD = ("person_detect", "mobilenet_v2", "vww", "mcunetv2_large", "detection", "lenet")
 
 
 def field_model(name: str) -> Path:
     """A model of the field from its tree: skip, saying why, without the tree."""
-    var, rel = FIELD[name]
-    root = os.environ.get(var)
-    if not root:
-        pytest.skip(f"{var} is not set: {TREES[var]} holds {Path(rel).name}; check it out "
-                    "and set it")
-    path = Path(root) / rel
-    assert path.is_file(), f"{var}={root} has no {rel}"
+    path = field_models.locate(name)
+    if isinstance(path, str):
+        if "is not set" not in path:
+            pytest.fail(path)
+        pytest.skip(path)
     return path
 
 

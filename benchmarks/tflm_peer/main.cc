@@ -2,7 +2,7 @@
  * The TFLM peer's firmware (benchmarks/_tflm_peer.py builds it): one model through TFLM's
  * MicroInterpreter on a bare-metal tvmdev board (runtime/cortex_m's startup, the CMSDK
  * console UART). It registers only the operators the model uses, the int8 variants where
- * TFLM has them (peer_ops.inc, generated), allocates the tensors, copies the input in,
+ * TFLM has them (peer_ops.inc, generated), allocates the tensors, copies the inputs in,
  * runs Invoke once (counted with runtime/cortex_m/icount.c when built with TVMDEV_ICOUNT)
  * and prints, each on its own line:
  *
@@ -30,7 +30,7 @@ extern "C" {
 #endif
 }
 
-#include "peer_config.h" /* PEER_OPS, PEER_ARENA_BYTES, PEER_CONSOLE, PEER_INPUT_* */
+#include "peer_config.h" /* PEER_OPS, PEER_ARENA_BYTES, PEER_CONSOLE, PEER_INPUT_COUNT, PEER_INPUT_BYTES */
 
 extern "C" const unsigned char tflm_peer_model[];
 extern "C" const signed char tflm_peer_input[];
@@ -88,24 +88,22 @@ static int fail(const char* what) {
   return 3;
 }
 
-/* The input: int8 values as the model's input takes them, or, for a float input (a
- * model that quantizes its input itself), the floats those values stand for. */
-static int set_input(TfLiteTensor* input) {
-#if PEER_INPUT_FLOAT
-  if (input->type != kTfLiteFloat32 || input->bytes != tflm_peer_input_len * 4U) {
-    return fail("input tensor: not the float32 tensor expected");
+/* The inputs: their raw bytes, one input after the other in tflm_peer_input (the
+ * Python side computed them, float or integer, as the model's inputs take them). */
+static int set_inputs(tflite::MicroInterpreter& interpreter) {
+  static const size_t sizes[PEER_INPUT_COUNT] = PEER_INPUT_BYTES;
+  size_t offset = 0;
+  if (interpreter.inputs_size() != PEER_INPUT_COUNT) {
+    return fail("inputs: not the count expected");
   }
-  for (unsigned int i = 0; i < tflm_peer_input_len; i++) {
-    float value = static_cast<float>(static_cast<int32_t>(tflm_peer_input[i]) -
-                                     static_cast<int32_t>(PEER_INPUT_ZERO_POINT));
-    input->data.f[i] = value * PEER_INPUT_SCALE;
+  for (size_t i = 0; i < PEER_INPUT_COUNT; i++) {
+    TfLiteTensor* input = interpreter.input(i);
+    if (input->bytes != sizes[i] || offset + sizes[i] > tflm_peer_input_len) {
+      return fail("input tensor: not the size expected");
+    }
+    std::memcpy(input->data.raw, &tflm_peer_input[offset], sizes[i]);
+    offset += sizes[i];
   }
-#else
-  if (input->type != kTfLiteInt8 || input->bytes != tflm_peer_input_len) {
-    return fail("input tensor: not the int8 tensor expected");
-  }
-  std::memcpy(input->data.int8, tflm_peer_input, tflm_peer_input_len);
-#endif
   return 0;
 }
 
@@ -129,7 +127,7 @@ int main(void) {
   put("tflm: arena_used_bytes ");
   put_u64(interpreter.arena_used_bytes());
   put("\n");
-  if (set_input(interpreter.input(0)) != 0) {
+  if (set_inputs(interpreter) != 0) {
     return 3;
   }
 #ifdef TVMDEV_ICOUNT

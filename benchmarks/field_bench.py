@@ -1,0 +1,170 @@
+"""The field's models (issue 21): does each import, is it bit-exact with TFLM on the host,
+on Cortex-M4 and on Cortex-M55, and how many instructions does one inference take on the
+Cortex-M55 with CMSIS-NN, beside TFLM+CMSIS-NN counted the same way.
+
+    source /work/trees/env.sh   # TFLM_SOURCE_DIR, TINYENGINE_SOURCE_DIR, CMSIS_NN_SOURCE_DIR,
+                                # and the TFLM peer's trees (benchmarks/_tflm_build.py)
+    python benchmarks/field_bench.py [--models a,b] [--no-m4] [--no-tflm] [--json F]
+
+Models: tests/field_models.py (the trees that hold them; a model whose tree is absent says
+so). For each:
+
+- ``ops``: its TFLite operators (kinds, and how many);
+- ``import``: ``ok``, or tvmdev's one-line refusal;
+- ``host``, ``M4`` (mps2_an386), ``M55`` (mps3_an547): ``tvmdev run`` on seeded inputs,
+  its saved outputs compared byte for byte with TFLM's Python interpreter's on the same
+  inputs: ``yes``, ``NO``, or why it did not run (a model that does not fit the board says
+  so). The Cortex-M runs use CMSIS-NN where CMSIS_NN_SOURCE_DIR names its tree;
+- ``tvmdev M55`` / ``TFLM M55``: instructions per inference on mps3_an547, tvmdev's
+  ``tvmgen_<model>_run`` and TFLM+CMSIS-NN's ``Invoke`` (benchmarks/_tflm_peer.py), both
+  under QEMU ``-icount`` with SysTick, on the same inputs; ``ratio``: tvmdev / TFLM.
+
+The inputs are _tflm_peer.model_inputs' (the first int8 input over [-128, 0), int16 over
+its range, floats as the model's QUANTIZE reads them), so both run the same data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+for _p in (str(ROOT), str(HERE), str(ROOT / "tests")):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+import _tflm_peer as peer  # noqa: E402
+import field_models  # noqa: E402
+
+from tvmdev.frontends.importer import import_file  # noqa: E402
+from tvmdev.frontends.tflite import read  # noqa: E402
+
+BOARDS = {"host": "host", "M4": "mps2_an386", "M55": "mps3_an547"}
+_INSTR = re.compile(r"^instructions per inference: ([\d,]+) ", re.M)
+
+
+def first_error(text: str) -> str:
+    lines = text.strip().splitlines()
+    line = next((ln for ln in lines if ln.startswith("tvmdev:")), lines[-1] if lines else "?")
+    return line if len(line) < 140 else line[:137] + "..."
+
+
+def run_tvmdev(path: Path, board: str, inputs: dict[str, np.ndarray], outputs: list[str],
+               want: list[bytes], work: Path) -> tuple[str, int | None]:
+    """``tvmdev run`` on ``board``: (``yes``/``NO``/why not, M55 instructions or None)."""
+    (work / "in").mkdir(parents=True, exist_ok=True)
+    for name, x in inputs.items():
+        np.save(work / "in" / f"{name}.npy", x)
+    cmd = [sys.executable, "-m", "tvmdev", "run", str(path), "--inputs", str(work / "in"),
+           "--save-outputs", str(work / "out"), "--build-dir", str(work / "build")]
+    if board != "host":
+        cmd += ["--board", board, "--instructions"]
+        tree = os.environ.get("CMSIS_NN_SOURCE_DIR")
+        if tree:
+            cmd += ["--cmsis-nn", tree]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    text = proc.stdout + proc.stderr
+    if proc.returncode != 0 or "\nPASS" not in text:
+        return first_error(text), None
+    got = [np.load(work / "out" / f"{n}.npy").tobytes() for n in outputs]
+    found = _INSTR.search(text)
+    return ("yes" if got == want else "NO"), (int(found[1].replace(",", "")) if found else None)
+
+
+def inputs_order(path: Path) -> tuple[list[str], list[str]]:
+    """tvmdev's names of the model's inputs and outputs, in the model's order."""
+    m = import_file(path).to_model()
+    return list(m.inputs), list(m.outputs)
+
+
+def measure(name: str, boards: list[str], tflm: bool) -> dict[str, Any]:
+    row: dict[str, Any] = {"model": name}
+    path = field_models.locate(name)
+    if isinstance(path, str):
+        row["reason"] = path
+        return row
+    g = read(path, path.read_bytes())
+    kinds = Counter(op.kind for op in g.ops)
+    row["ops"] = ", ".join(f"{k}×{n}" if n > 1 else k for k, n in sorted(kinds.items()))
+    xs = peer.model_inputs(g)
+    try:
+        ins, outs = inputs_order(path)
+    except Exception as exc:  # a refusal: its one line
+        row["import"] = getattr(exc, "message", str(exc)).splitlines()[0]
+        return row
+    row["import"] = "ok"
+    want = peer.reference_outputs(path, xs, len(outs))
+    with tempfile.TemporaryDirectory() as tmp:
+        for label in boards:
+            got, count = run_tvmdev(path, BOARDS[label], dict(zip(ins, xs, strict=True)),
+                                    outs, want, Path(tmp) / label)
+            row[label] = got
+            if label == "M55":
+                row["tvmdev_m55"] = count
+    if tflm:
+        try:
+            r = peer.measure(path, "mps3_an547")
+            row["tflm_m55"] = r["instructions"]
+            row["tflm_equal"] = r["outputs_equal"]
+        except (peer.PeerUnavailable, RuntimeError) as exc:
+            row["tflm_m55"] = None
+            lines = str(exc).splitlines()
+            why = next((ln for ln in lines if "overflowed" in ln), lines[0])
+            row["tflm_reason"] = why.split("ld: ")[-1][:140]
+    return row
+
+
+def table(rows: list[dict[str, Any]], boards: list[str]) -> str:
+    head = ["model", "ops", "import", *boards, "tvmdev M55", "TFLM+CMSIS-NN M55", "ratio"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    notes = []
+    for r in rows:
+        if "reason" in r:
+            notes.append(f"{r['model']}: {r['reason']}")
+            continue
+        a, b = r.get("tvmdev_m55"), r.get("tflm_m55")
+        ratio = f"{a / b:.3f}" if a and b else ""
+        if r.get("tflm_reason"):
+            notes.append(f"{r['model']}: TFLM peer: {r['tflm_reason']}")
+        if r.get("tflm_equal") is False:
+            notes.append(f"{r['model']}: the TFLM firmware's outputs differ from its "
+                         "Python interpreter's")
+        cells = [r["model"], r.get("ops", ""), r.get("import", ""),
+                 *(r.get(b_, "") for b_ in boards),
+                 f"{a:,}" if a else "", f"{b:,}" if b else "", ratio]
+        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
+    return "\n".join([*lines, "", *notes])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", default=",".join(field_models.MODELS),
+                    help="comma-separated names (tests/field_models.py)")
+    ap.add_argument("--no-m4", action="store_true", help="skip the Cortex-M4 runs")
+    ap.add_argument("--no-tflm", action="store_true", help="skip TFLM+CMSIS-NN's count")
+    ap.add_argument("--json", type=Path, help="also write the rows here")
+    args = ap.parse_args()
+    boards = [b for b in BOARDS if not (args.no_m4 and b == "M4")]
+    rows = []
+    for name in args.models.split(","):
+        rows.append(measure(name, boards, not args.no_tflm))
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    print(table(rows, boards))
+    if args.json is not None:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
