@@ -32,9 +32,18 @@ def test_a_tree_without_its_marker_is_refused(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_registrations_are_int8_where_tflm_has_them() -> None:
-    got = _tflm_build.registrations(["CONV_2D", "RESHAPE", "SOFTMAX"])
+    got = _tflm_build.registrations(["CONV_2D", "RESHAPE", "SOFTMAX"],
+                                    frozenset({"CONV_2D", "RESHAPE", "SOFTMAX"}))
     assert "(r).AddConv2D(tflite::Register_CONV_2D_INT8());" in got
     assert "(r).AddReshape();" in got
     assert "(r).AddSoftmax(tflite::Register_SOFTMAX_INT8());" in got
     with pytest.raises(_tflm_build.PeerUnavailable, match="registers no LSTM"):
         _tflm_build.registrations(["CONV_2D", "LSTM"])
+
+
+def test_registrations_are_the_default_where_a_use_is_not_int8() -> None:
+    """An int16 (16x8) or float convolution needs TFLM's default registration: the int8
+    one would refuse it at Prepare."""
+    got = _tflm_build.registrations(["CONV_2D", "SOFTMAX"], frozenset({"SOFTMAX"}))
+    assert "(r).AddConv2D();" in got
+    assert "(r).AddSoftmax(tflite::Register_SOFTMAX_INT8());" in got
