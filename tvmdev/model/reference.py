@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import TvmdevError
+from .custom import CUSTOM
 from .graph import Model, Operator
 from .ops import QUANT_OPS
 from .reference_math import MATH_REFERENCE
@@ -293,6 +294,12 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarra
             args = [values[t] if t is not None else None for t in op.inputs]
             attrs = op.attr_dict
             shape = model.tensors[op.outputs[0]].shape
+            custom = CUSTOM.get(op.op)
+            if custom is not None:  # the user's reference, on the inputs in their dtypes
+                values[op.outputs[0]] = custom.run_reference(
+                    args, attrs, [model.tensors[t].dtype if t else "float32"
+                                  for t in op.inputs], shape)
+                continue
             if op.op in QUANT_OPS or model.op_dtype(op) == "int8":
                 values[op.outputs[0]] = np.asarray(_s8_checked(model, op, args), F64)
                 continue
