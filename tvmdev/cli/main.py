@@ -9,10 +9,12 @@ import re
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from .. import __version__
 from ..errors import TvmdevError, UsageError, one_line, shown
+from ..frontends.custom_codes import custom_operators
 from .commands import (
     cmd_aot,
     cmd_check,
@@ -274,7 +276,9 @@ def _main(argv: list[str]) -> int:
             # only add noise (shown with --debug, or with python -W).
             if not (args.debug or sys.warnoptions):
                 warnings.simplefilter("ignore")
-            return handler(args)
+            # The custom operators of the --kernels files, known while the command runs.
+            with custom_operators([Path(k) for k in getattr(args, "kernels", None) or []]):
+                return handler(args)
     except TvmdevError as exc:
         if args.debug:
             raise
