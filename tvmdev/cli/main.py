@@ -174,6 +174,8 @@ def _add_import(sub: Any, common: argparse.ArgumentParser) -> None:
     im.add_argument("model", help="the model file (.tflite or .onnx)")
     im.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder")
     add_import_options(im)
+    im.add_argument("--kernels", action="append", metavar="FILE",
+                    help="a kernel library whose custom operators the model uses (repeatable)")
     im.add_argument("--force", action="store_true", help="overwrite files you edited")
     im.add_argument("--dry-run", action="store_true", help="list what would be written")
     im.set_defaults(handler=cmd_import)

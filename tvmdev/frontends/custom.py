@@ -63,7 +63,7 @@ def _attrs(c: CustomOp, given: dict[str, Any], label: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for p in c.params:
         if p.name in given:
-            out[p.name] = param_value(p, given[p.name], f"{label} gives it")
+            out[p.name] = param_value(p, given[p.name], f"{label} gives")
         elif p.default is not None:
             out[p.name] = p.default
         else:

@@ -142,15 +142,15 @@ def _params(entry: dict[str, Any]) -> tuple[Param, ...]:
                               hint="types: " + ", ".join(PARAM_TYPES))
         param = Param(str(name), spec, None, where)
         if default is not None:
-            param = Param(param.name, spec, param_value(param, default, "default"), where)
+            param = Param(param.name, spec, param_value(param, default, "its default is"), where)
         out.append(param)
     return tuple(out)
 
 
 def param_value(p: Param, value: Any, what: str) -> float | int:
     """``value`` as param ``p``'s type: a float takes a number a float32 holds; an integer
-    type an integer in its range; a bool a boolean (or 0, 1). Raises at the declaration,
-    naming ``what`` gave the value."""
+    type an integer in its range; a bool a boolean (or 0, 1). Raises at the declaration;
+    ``what`` says where the value is from ("m.tflite operator 0 (CUSTOM:Op) gives")."""
     ctype, kind, bounds = PARAM_TYPES[p.type]
     ok: float | int | None = None
     if kind == "float" and isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -162,7 +162,8 @@ def param_value(p: Param, value: Any, what: str) -> float | int:
         assert bounds is not None
         ok = value if bounds[0] <= value <= bounds[1] else None
     if ok is None:
-        raise TvmdevError(f"param {p.name}: {what} {_typed(value)} is not a {p.type}",
+        article = "an" if p.type[0] in "aeiou" else "a"
+        raise TvmdevError(f"param {p.name}: {what} {_typed(value)}, not {article} {p.type}",
                           p.where, hint=f"{p.name} is declared {p.type} ({ctype} in C)")
     return ok
 

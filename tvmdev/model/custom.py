@@ -148,15 +148,18 @@ class CustomOp:
             env[arg] = tuple(params[f"{arg}_shape"][:params[f"{arg}_ndim"]])
         return env
 
+    def operands(self, env: Mapping[str, Any]) -> str:
+        """The shapes and params a rule saw, for a message: ``X [2, 10], window 3``."""
+        return ", ".join([f"{a} {list(env[a])}" for a in (*self.inputs, self.output)
+                          if a in env] + [f"{p.name} {env[p.name]}" for p in self.params])
+
     def evaluate(self, rule: Expr, env: Mapping[str, Any], what: str, where: Where) -> Any:
         """``rule`` with ``env``; a failure is one line at the rule, naming the operands."""
         try:
             return rule(env)
         except ExprError as exc:
-            shapes = ", ".join(f"{a} {list(env[a])}" for a in (*self.inputs, self.output)
-                               if a in env)
             raise TvmdevError(f"custom op {self.name}: {what} {rule.text!r} fails for "
-                              f"{shapes}: {exc}", where,
+                              f"{self.operands(env)}: {exc}", where,
                               hint="the rule must hold for every shape the model gives "
                                    "the operator: fix the rule or the model") from None
 
@@ -165,9 +168,8 @@ class CustomOp:
         env = self.env(shapes, attrs)
         for rule in self.require:
             if not self.evaluate(rule, env, "require", self.where_of("require")):
-                given = ", ".join(f"{a} {list(env[a])}" for a in self.inputs if a in env)
                 raise TvmdevError(f"custom op {self.name}: require {rule.text!r} is false "
-                                  f"for {given}", self.where_of("require"),
+                                  f"for {self.operands(env)}", self.where_of("require"),
                                   hint="the operator's inputs break what its entry "
                                        "requires of them")
         where = self.where_of("shape")
