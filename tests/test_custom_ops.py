@@ -288,3 +288,24 @@ def test_tflite_builtin_tvmdev_lacks(cli: Callable[..., Result], tmp_path: Path)
     for k in range(5):  # exclusive and reversed: the sum of the values after k
         want[:, k, :] = x[:, k + 1:, :].astype(np.float64).sum(axis=1)
     np.testing.assert_allclose(np.load(tmp_path / "out/y.npy"), want, rtol=1e-5, atol=1e-6)
+
+
+def test_int8_custom_op_reads_zero_points(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """int8 tensors in, int8 out: the zero points reach the kernel's params, and the int8
+    output is compared exactly."""
+    need_tool("gcc")
+    from tflite_build import Graph, Op, T, build
+    q_in, q_out = ([0.1], [3]), ([0.1], [-5])
+    g = Graph([T("x", [4, 8], type=9, quant=q_in), T("y", [4, 8], type=9, quant=q_out)],
+              [Op(CUSTOM, [0], [1], custom_code="ShiftS8", custom_options=_flex(
+                  {"offset": 20}))], [0], [1])
+    (tmp_path / "m.tflite").write_bytes(build(g))
+    x = np.arange(-128, 128, 8, dtype=np.int8).reshape(4, 8)
+    np.save(tmp_path / "x.npy", x)
+    r = cli("run", str(tmp_path / "m.tflite"), "--kernels",
+            str(REPO / "tests/custom_ops/offset.yaml"), "--inputs", str(tmp_path),
+            "--build-dir", str(tmp_path / "build"), "--save-outputs", str(tmp_path / "out"))
+    assert r.code == 0, r.out + r.err
+    y = np.load(tmp_path / "out/y.npy")
+    assert y.dtype == np.int8
+    np.testing.assert_array_equal(y, np.clip(x.astype(int) + 12, -128, 127))
