@@ -9,16 +9,17 @@ check there. Every refusal is one line at the line of the file that must change.
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO, Result, need_module, need_tool, tree
+from conftest import REPO, Result, need_module, need_tool, run_ok, tree
 
 need_module("tflite", "pip install -e '.[tflite]'")
 
-EXAMPLE = REPO / "examples/custom_op"
+EXAMPLE = REPO / "examples/custom_op/kernels"
 TANH = 28
 CUSTOM = 32
 X = np.random.default_rng(5).uniform(-1, 1, (2, 10)).astype(np.float32)
@@ -113,9 +114,24 @@ def test_onnx_custom_domain_op_runs_on_host(cli: Callable[..., Result], tmp_path
                                rtol=1e-5, atol=1e-6)
 
 
+SMOOTH = """\
+name: smooth
+inputs:
+  x: {shape: [2, 16], dtype: float32}
+outputs:
+  y: {shape: [2, 12], dtype: float32}
+operators:
+  - {name: avg, op: moving_average, inputs: [x], outputs: [a],
+     attrs: {window: 5, scale: 2.0, absolute: 1}}
+  - {name: act, op: tanh, inputs: [a], outputs: [y]}
+"""
+
+
 def test_model_description_and_aot(cli: Callable[..., Result], tmp_path: Path) -> None:
-    """aot writes the header; the same bytes as run's model folder."""
-    r = cli("aot", str(EXAMPLE / "smooth.yaml"), "--kernels", str(EXAMPLE / "ops.yaml"),
+    """A model description calls a custom op too; aot writes its header and plans its
+    scratch (a row of 16 floats)."""
+    (tmp_path / "smooth.yaml").write_text(SMOOTH)
+    r = cli("aot", str(tmp_path / "smooth.yaml"), "--kernels", str(EXAMPLE / "ops.yaml"),
             "-o", str(tmp_path / "aot"))
     assert r.code == 0, r.err
     assert "kernels: moving_average_f32, tvmk_tanh_f32" in r.out
@@ -125,6 +141,15 @@ def test_model_description_and_aot(cli: Callable[..., Result], tmp_path: Path) -
             "moving_average_params *params,") in header
     executor = (tmp_path / "aot/tvmgen_smooth.c").read_text()
     assert "moving_average_params.scratch = ws + 96; /* 64 bytes */" in executor
+
+
+def test_example_model_runs(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """examples/custom_op as its README says: make_model.py, then tvmdev run."""
+    need_tool("gcc")
+    run_ok([sys.executable, str(EXAMPLE.parent / "make_model.py"), str(tmp_path / "s.tflite")])
+    r = cli("run", str(tmp_path / "s.tflite"), "--kernels", str(EXAMPLE / "ops.yaml"),
+            "--build-dir", str(tmp_path / "build"))
+    assert r.code == 0 and "PASS" in r.out, r.out + r.err
 
 
 @pytest.mark.slow
