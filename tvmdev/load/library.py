@@ -139,9 +139,7 @@ class _LibraryReader:
                                    "custom op a name of its own")
         if not custom and not name_in(op, OPS):
             raise TvmdevError(f"unknown op {shown(op)}", yamlio.where_of(entry, "op"),
-                              hint="known ops: " + ", ".join(OPS) + "; a custom op declares "
-                                   "inputs, outputs, shape and reference (README 'Custom "
-                                   "operators')")
+                              hint="known ops: " + ", ".join(OPS))
         if not isinstance(op, str):
             raise TvmdevError(f"op must be a name, not {shown(op)}", yamlio.where_of(
                 entry, "op"))
