@@ -334,3 +334,36 @@ def test_int8_custom_op_reads_zero_points(cli: Callable[..., Result], tmp_path: 
     y = np.load(tmp_path / "out/y.npy")
     assert y.dtype == np.int8
     np.testing.assert_array_equal(y, np.clip(x.astype(int) + 12, -128, 127))
+
+
+def test_host_reference_on_the_host(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """reference: host runs the C kernel built for this machine (under reference/ of the
+    build folder); the outputs are checked here against numpy."""
+    need_tool("gcc")
+    kernels = _kernels(tmp_path, **{"moving_average_ref.py:moving_average": "host"})
+    model = tmp_path / "m.tflite"
+    model.write_bytes(tflite_model({"window": 3, "scale": 0.5, "absolute": True}))
+    r = _run(cli, tmp_path, model, kernels)
+    assert r.code == 0, r.out + r.err
+    assert (tmp_path / "build/reference/moving_average_1/reference.out").is_file()
+    np.testing.assert_allclose(np.load(tmp_path / "out/y.npy"), expected(X, 3, 0.5, True),
+                               rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_host_reference_catches_a_kernel_that_differs_on_the_board(
+        cli: Callable[..., Result], tmp_path: Path) -> None:
+    """On Cortex-M the host's build of the kernel is the reference: a kernel that computes
+    otherwise on Arm fails the run."""
+    need_tool("arm-none-eabi-gcc")
+    need_tool("qemu-system-arm")
+    kernels = _kernels(tmp_path, **{"moving_average_ref.py:moving_average": "host"})
+    c = kernels.parent / "moving_average.c"
+    c.write_text(c.read_text().replace(
+        "            Y[r * out + o] = sum / (float)params->window * params->scale;\n",
+        "            Y[r * out + o] = sum / (float)params->window * params->scale;\n"
+        "#ifdef __arm__\n            Y[r * out + o] += 0.25f;\n#endif\n"))
+    model = tmp_path / "m.tflite"
+    model.write_bytes(tflite_model({"window": 3}))
+    r = _run(cli, tmp_path, model, kernels, "--board", "mps2_an386")
+    assert r.code == 1 and "FAIL: outputs differ from the reference: y" in r.out, r.out

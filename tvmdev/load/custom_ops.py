@@ -214,13 +214,16 @@ def _dtype(entry: dict[str, Any], inputs: tuple[str, ...]) -> str:
     return str(value)
 
 
-def _reference(entry: dict[str, Any], path: Path) -> tuple[Path, str]:
+def _reference(entry: dict[str, Any], path: Path) -> tuple[Path, str] | None:
     value = entry["reference"]
     where = yamlio.where_of(entry, "reference")
+    if value == "host":
+        return None
     file, _, fn = str(value).rpartition(":")
     if not isinstance(value, str) or not file.endswith(".py") or not fn.isidentifier():
-        raise TvmdevError(f"reference must be FILE.py:FUNCTION, not {shown(value)}", where,
-                          hint="a Python function beside this file: ref.py:my_op")
+        raise TvmdevError(f"reference must be FILE.py:FUNCTION or host, not {shown(value)}",
+                          where, hint="a Python function beside this file (ref.py:my_op), "
+                                      "or host: the C kernel compiled for this machine")
     found = (path.parent / file).resolve()
     if not found.is_file():
         raise TvmdevError(f"reference file {shown(file)} does not exist", where,

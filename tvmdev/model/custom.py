@@ -93,7 +93,9 @@ class CustomOp:
     shape: tuple[Expr, ...] | Expr  # each dim, or one rule giving the whole shape
     dtype: str  # the output's dtype, or the input argument whose dtype it takes
     require: tuple[Expr, ...]
-    reference: tuple[Path, str]  # a Python file and the function in it
+    # A Python file and the function in it; None: the C kernel, compiled for the host
+    # (tvmdev.run.custom_reference runs it).
+    reference: tuple[Path, str] | None
     where: Where  # the entry
     places: Mapping[str, Where] = field(default_factory=dict)  # key -> its line
     tflite_custom: str | None = None
@@ -228,7 +230,11 @@ class CustomOp:
     def run_reference(self, args: list[np.ndarray | None], attrs: Mapping[str, Any],
                       dtypes: list[str], shape: Shape) -> np.ndarray:
         """The user's reference on one call's inputs (each in its dtype), as float64."""
-        fn = _reference_function(self)
+        if self.reference is None:
+            raise TvmdevError(f"custom op {self.name}: its reference is its C kernel on the "
+                              "host, which only tvmdev run computes", self.where_of(
+                                  "reference"))
+        fn = _reference_function(self, self.reference)
         kwargs = {p.name: bool(attrs[p.name]) if p.type == "bool" else attrs[p.name]
                   for p in self.params}
         where = self.where_of("reference")
@@ -250,9 +256,9 @@ class CustomOp:
 _LOADED: dict[tuple[Path, str], Callable[..., Any]] = {}
 
 
-def _reference_function(op: CustomOp) -> Callable[..., Any]:
+def _reference_function(op: CustomOp, reference: tuple[Path, str]) -> Callable[..., Any]:
     """The reference function, its file imported once (only ``tvmdev run`` does)."""
-    path, name = op.reference
+    path, name = reference
     if (path, name) in _LOADED:
         return _LOADED[path, name]
     where = op.where_of("reference")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..model.custom import CUSTOM
+from ..model.custom import CUSTOM, CustomOp
 from ..model.ops import OPS, kernel_prototype
 from ..plan.kernels import tensor_dtypes
 from ..plan.pipeline import Compiled
@@ -18,6 +18,18 @@ from .engine import banner, render
 
 def _field(ctype: str, name: str) -> str:
     return f"{ctype}{'' if ctype.endswith('*') else ' '}{name}"
+
+
+def op_header(custom: CustomOp, prototypes: list[str], command: str) -> OutFile:
+    """``tvmgen_op_<op>.h`` declaring ``prototypes`` (``command``: what its banner
+    records)."""
+    guard = custom.header.upper().replace(".", "_") + "_"
+    return OutFile(custom.header, render(
+        "model/tvmgen_op.h.j2", banner=banner("c", command, "owned"), op=custom.name,
+        sources=custom.sources, file=Path(custom.where.file).name, struct=custom.struct,
+        guard=guard, scratch_note=(", then the scratch the planner\n * gives the call in "
+                                   "the workspace" if custom.scratch else ""),
+        fields=[_field(t, n) for t, n in custom.fields()], prototypes=prototypes), "owned")
 
 
 def custom_op_files(compiled: Compiled, command: str) -> list[OutFile]:
@@ -35,13 +47,5 @@ def custom_op_files(compiled: Compiled, command: str) -> list[OutFile]:
                 if k.header == custom.header:
                     prototypes.setdefault(k.name, kernel_prototype(OPS[name], k.name, dtypes,
                                                                    custom.struct))
-        guard = custom.header.upper().replace(".", "_") + "_"
-        files.append(OutFile(custom.header, render(
-            "model/tvmgen_op.h.j2", banner=banner("c", command, "owned"), op=name,
-            sources=custom.sources, file=Path(custom.where.file).name,
-            struct=custom.struct, guard=guard, scratch_note=(
-                ", then the scratch the planner\n * gives the call in the workspace"
-                if custom.scratch else ""),
-            fields=[_field(t, n) for t, n in custom.fields()],
-            prototypes=list(prototypes.values())), "owned"))
+        files.append(op_header(custom, list(prototypes.values()), command))
     return files
