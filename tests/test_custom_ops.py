@@ -96,6 +96,7 @@ def test_a_wrong_kernel_fails_the_run(cli: Callable[..., Result], tmp_path: Path
     assert r.code == 1 and "FAIL: outputs differ from the reference: y" in r.out
 
 
+@pytest.mark.slow
 def test_onnx_custom_domain_op_runs_on_host(cli: Callable[..., Result], tmp_path: Path
                                             ) -> None:
     need_module("onnx", "pip install -e '.[onnx]'")
@@ -143,6 +144,7 @@ def test_model_description_and_aot(cli: Callable[..., Result], tmp_path: Path) -
     assert "moving_average_params.scratch = ws + 96; /* 64 bytes */" in executor
 
 
+@pytest.mark.slow
 def test_example_model_runs(cli: Callable[..., Result], tmp_path: Path) -> None:
     """examples/custom_op as its README says: make_model.py, then tvmdev run."""
     need_tool("gcc")
@@ -188,6 +190,9 @@ ENTRY_ERRORS = [
     ({"moving_average_ref.py:": "missing_ref.py:"},
      "ops.yaml:17: reference file 'missing_ref.py' does not exist"),
     ({"  inputs: [X]\n": ""}, "ops.yaml:6: custom op moving_average needs 'inputs'"),
+    ({"op: moving_average": "op: tvmk_average"},
+     "ops.yaml:6: custom op name tvmk_average starts with tvmk_, which tvmdev keeps for its "
+     "own C names"),
 ]
 
 
@@ -293,6 +298,7 @@ def test_two_entries_claiming_one_code(cli: Callable[..., Result], tmp_path: Pat
         f"moving_average ({kernels}:6) and moving_mean")
 
 
+@pytest.mark.slow
 def test_tflite_builtin_tvmdev_lacks(cli: Callable[..., Result], tmp_path: Path) -> None:
     """CUMSUM as a custom op: its params read from CumsumOptions, its constant axis an
     int32 argument of the kernel."""
@@ -315,6 +321,7 @@ def test_tflite_builtin_tvmdev_lacks(cli: Callable[..., Result], tmp_path: Path)
     np.testing.assert_allclose(np.load(tmp_path / "out/y.npy"), want, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_int8_custom_op_reads_zero_points(cli: Callable[..., Result], tmp_path: Path) -> None:
     """int8 tensors in, int8 out: the zero points reach the kernel's params, and the int8
     output is compared exactly."""
@@ -336,6 +343,7 @@ def test_int8_custom_op_reads_zero_points(cli: Callable[..., Result], tmp_path: 
     np.testing.assert_array_equal(y, np.clip(x.astype(int) + 12, -128, 127))
 
 
+@pytest.mark.slow
 def test_host_reference_on_the_host(cli: Callable[..., Result], tmp_path: Path) -> None:
     """reference: host runs the C kernel built for this machine (under reference/ of the
     build folder); the outputs are checked here against numpy."""

@@ -41,6 +41,7 @@ from .fields import optional
 CUSTOM_KEYS = ("tflite", "onnx", "inputs", "outputs", "params", "shape", "dtype", "require",
                "reference")
 REQUIRED = ("inputs", "outputs", "shape", "reference")
+RESERVED = ("tvmk_", "tvmgen_", "tvm_")  # the prefixes of tvmdev's C names
 HINT = "README 'Custom operators' shows an entry"
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 
@@ -61,6 +62,10 @@ def read_custom(op: str, entry: dict[str, Any], path: Path, w: Where) -> CustomO
         if key not in entry:
             raise TvmdevError(f"custom op {op} needs '{key}'", w, hint=HINT)
     naming.check_identifier(op, "custom op name", yamlio.where_of(entry, "op"))
+    if op.lower().startswith(RESERVED):
+        raise TvmdevError(f"custom op name {op} starts with {op.split('_')[0]}_, which tvmdev "
+                          "keeps for its own C names", yamlio.where_of(entry, "op"),
+                          hint="name it after what it computes: moving_average")
     inputs = _args(entry, "inputs")
     outputs = _args(entry, "outputs")
     if len(outputs) != 1:
