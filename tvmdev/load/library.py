@@ -26,6 +26,10 @@ Scratch: a kernel of an op whose params carry scratch (gemm, matmul) may say wha
 needs of the workspace for a call, ``scratch: 1024`` (bytes) or ``scratch: gemm_pack`` (a
 rule of :mod:`tvmdev.model.scratch`); a kernel that says nothing gets none of its own.
 
+An entry for an op tvmdev does not know declares a custom operator (its source operator,
+arguments, params, shape rule and reference: :mod:`.custom_ops`); tvmdev generates its
+header, and its kernels' ``scratch`` may be a rule over the call's shapes and params.
+
 Libraries merge with precedence user > device kind > portable. For each operator the
 resolver builds a chain of every kernel that matches the op and its tensors' dtypes, in
 precedence order (within a library: specific ``arg_meta`` before ``null``); the executor
