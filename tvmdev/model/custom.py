@@ -18,6 +18,7 @@ in order, then for each argument ``<arg>_ndim``, ``<arg>_shape[6]`` (1 past ndim
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import math
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -228,15 +229,22 @@ class CustomOp:
                      scratch=self.scratch, doc=f"custom: {self.sources}")
 
     def run_reference(self, args: list[np.ndarray | None], attrs: Mapping[str, Any],
-                      dtypes: list[str], shape: Shape) -> np.ndarray:
-        """The user's reference on one call's inputs (each in its dtype), as float64."""
+                      dtypes: list[str], shape: Shape,
+                      quants: Sequence[Quant | None] = ()) -> np.ndarray:
+        """The user's reference on one call's inputs (each in its dtype), as float64. A
+        function with a ``quant`` parameter also gets each quantized argument's (scale,
+        zero point), by argument name (``quants``: of the inputs, then the output)."""
         if self.reference is None:
             raise TvmdevError(f"custom op {self.name}: its reference is its C kernel on the "
                               "host, which only tvmdev run computes", self.where_of(
                                   "reference"))
         fn = _reference_function(self, self.reference)
-        kwargs = {p.name: bool(attrs[p.name]) if p.type == "bool" else attrs[p.name]
-                  for p in self.params}
+        kwargs: dict[str, Any] = {p.name: bool(attrs[p.name]) if p.type == "bool"
+                                  else attrs[p.name] for p in self.params}
+        if "quant" in inspect.signature(fn).parameters:
+            kwargs["quant"] = {a: (q.scale[0], q.zero_point[0] if q.zero_point else 0)
+                               for a, q in zip((*self.inputs, self.output), quants,
+                                               strict=False) if q is not None}
         where = self.where_of("reference")
         label = f"{self.reference[0].name}:{self.reference[1]}"
         arrays = [None if a is None else np.asarray(a).astype(d) for a, d in

@@ -309,9 +309,9 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray],
                 ), F64).reshape(shape)
                 continue
             if custom is not None:  # the user's reference, on the inputs in their dtypes
+                ts = [model.tensors[t] for t in (*op.inputs, op.outputs[0]) if t]
                 values[op.outputs[0]] = custom.run_reference(
-                    args, attrs, [model.tensors[t].dtype if t else "float32"
-                                  for t in op.inputs], shape)
+                    args, attrs, [t.dtype for t in ts[:-1]], shape, [t.quant for t in ts])
                 continue
             if op.op in QUANT_OPS or model.op_dtype(op) == "int8":
                 values[op.outputs[0]] = np.asarray(_s8_checked(model, op, args), F64)
