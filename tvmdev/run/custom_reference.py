@@ -65,7 +65,7 @@ def _program(model: Model, op: Operator, custom: CustomOp, kernel: Kernel,
     header = op_header(custom, [kernel_prototype(opdef, kernel.name, dtypes, custom.struct)],
                        COMMAND)
     main = render("harness/custom/reference.c.j2", banner=banner("c", COMMAND, "owned"),
-                  name=op.name, op=custom.name, kernel=kernel.name, header=custom.header,
+                  name=op.name, op=custom.name, kernel=kernel.name, h=custom.header,
                   struct=custom.struct, arrays=arrays, inputs=arrays[:-1],
                   output=arrays[-1]["name"], argc=len(arrays) + 1, scratch=scratch,
                   fields=[(k, _value(v)) for k, v in params.items()],
