@@ -28,6 +28,9 @@ class Op:
     outputs: list[int]
     # builtin options: the table's name (Conv2DOptions) and its fields (Padding: 1)
     options: tuple[str, dict[str, float]] | None = None
+    # A CUSTOM operator (code 32): its custom code and its options (flexbuffer bytes).
+    custom_code: str | None = None
+    custom_options: bytes | None = None
 
 
 @dataclass
@@ -62,12 +65,15 @@ def build(g: Graph) -> bytes:
         if vec is not None:
             tfl.BufferAddData(b, vec)
         buf_offs.append(tfl.BufferEnd(b))
-    codes = sorted({op.code for op in g.ops})
+    codes = sorted({(op.code, op.custom_code or "") for op in g.ops})
     code_offs = []
-    for c in codes:
+    for c, custom in codes:
+        name = b.CreateString(custom) if custom else None
         tfl.OperatorCodeStart(b)
         tfl.OperatorCodeAddBuiltinCode(b, c)
         tfl.OperatorCodeAddDeprecatedBuiltinCode(b, min(c, 127))
+        if name is not None:
+            tfl.OperatorCodeAddCustomCode(b, name)
         code_offs.append(tfl.OperatorCodeEnd(b))
     subgraphs = [_subgraph(b, tfl, g, codes) for _ in range(1 + g.extra_subgraphs)]
     vecs = []
@@ -113,7 +119,7 @@ def _options(b: object, tfl: object, options: tuple[str, dict[str, float]]) -> i
     return getattr(tfl, f"{cls}End")(b)  # type: ignore[no-any-return]
 
 
-def _subgraph(b: object, tfl: object, g: Graph, codes: list[int]) -> int:
+def _subgraph(b: object, tfl: object, g: Graph, codes: list[tuple[int, str]]) -> int:
     t_offs, nbuf = [], 0
     for t in g.tensors:
         name = b.CreateString(t.name)  # type: ignore[attr-defined]
@@ -138,8 +144,13 @@ def _subgraph(b: object, tfl: object, g: Graph, codes: list[int]) -> int:
         ins = _ivec(b, tfl.OperatorStartInputsVector, op.inputs)  # type: ignore[attr-defined]
         outs = _ivec(b, tfl.OperatorStartOutputsVector, op.outputs)  # type: ignore
         opts = _options(b, tfl, op.options) if op.options else None
+        custom = (b.CreateByteVector(op.custom_options)  # type: ignore[attr-defined]
+                  if op.custom_options else None)
         tfl.OperatorStart(b)  # type: ignore[attr-defined]
-        tfl.OperatorAddOpcodeIndex(b, codes.index(op.code))  # type: ignore[attr-defined]
+        tfl.OperatorAddOpcodeIndex(b, codes.index((op.code, op.custom_code or "")))  # type: ignore
+        if custom is not None:
+            tfl.OperatorAddCustomOptions(b, custom)  # type: ignore[attr-defined]
+            tfl.OperatorAddCustomOptionsFormat(b, 0)  # type: ignore[attr-defined] # flexbuffers
         tfl.OperatorAddInputs(b, ins)  # type: ignore[attr-defined]
         tfl.OperatorAddOutputs(b, outs)  # type: ignore[attr-defined]
         if op.options and opts is not None:

@@ -11,6 +11,7 @@ from ..load.board import all_boards, board_by_name
 from ..load.kernel_tree import board_library
 from ..load.library import Library
 from ..load.platform import all_platforms
+from ..model.custom import CustomScratch
 from ..model.ops import OPS
 from ..plan.kernels import build_registry, device_dir_libraries
 from ..render.device import user_device_specs
@@ -60,6 +61,7 @@ def _list_kernels(args: argparse.Namespace) -> int:
                      f"on {args.board} (int8, with a tree)" if lib.level == "board" else
                      "everywhere")
             scratch = ("-" if k.scratch is None else k.scratch if isinstance(k.scratch, str)
+                       else repr(k.scratch.rule.text) if isinstance(k.scratch, CustomScratch)
                        else f"{k.scratch} bytes")
             if k.buffer:
                 scratch = f"{lib.name}'s own ({k.buffer})"

@@ -9,10 +9,12 @@ import re
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from .. import __version__
 from ..errors import TvmdevError, UsageError, one_line, shown
+from ..frontends.custom_codes import custom_operators
 from .commands import (
     cmd_aot,
     cmd_check,
@@ -172,6 +174,8 @@ def _add_import(sub: Any, common: argparse.ArgumentParser) -> None:
     im.add_argument("model", help="the model file (.tflite or .onnx)")
     im.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder")
     add_import_options(im)
+    im.add_argument("--kernels", action="append", metavar="FILE",
+                    help="a kernel library whose custom operators the model uses (repeatable)")
     im.add_argument("--force", action="store_true", help="overwrite files you edited")
     im.add_argument("--dry-run", action="store_true", help="list what would be written")
     im.set_defaults(handler=cmd_import)
@@ -274,7 +278,9 @@ def _main(argv: list[str]) -> int:
             # only add noise (shown with --debug, or with python -W).
             if not (args.debug or sys.warnoptions):
                 warnings.simplefilter("ignore")
-            return handler(args)
+            # The custom operators of the --kernels files, known while the command runs.
+            with custom_operators([Path(k) for k in getattr(args, "kernels", None) or []]):
+                return handler(args)
     except TvmdevError as exc:
         if args.debug:
             raise

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import TvmdevError
 from ..model.shapes import Shape
+from .custom import onnx_converter
 from .graph import Builder, Imported, Unsupported, c_names
 from .onnx_context import Context, Graph, node_label
 from .onnx_fold import FOLDERS, fold, foldable
@@ -259,13 +260,15 @@ def _convert_node(b: Builder, g: Graph, node: Any, i: int) -> None:
     ctx = Context(b, g, node, i, attrs)
     known = all(not ctx.has(j) or ctx.const(j) is not None or g.cname[ctx.name(j)] in b.shapes
                 for j in range(len(node.input)))
+    custom = onnx_converter(node.domain, node.op_type)
     converter = CONVERTERS.get(node.op_type) if node.domain in DOMAINS else None
     if node.op_type in REMOVED and node.domain in DOMAINS:  # a Dropout not removed
         converter = _dropout
+    converter = custom or converter
     try:
-        folds = node.domain in DOMAINS and node.op_type in FOLDERS
+        folds = node.domain in DOMAINS and node.op_type in FOLDERS and custom is None
         stale = unknown_version(package(g.path), node.op_type, g.opset) \
-            if node.domain in DOMAINS else None
+            if node.domain in DOMAINS and custom is None else None
         if stale:
             raise Unsupported(stale)
         if not known:  # an operand comes from a refused node: only that one is listed

@@ -22,6 +22,7 @@ import numpy as np
 from ..errors import TvmdevError
 from ..model.quant import Quant
 from ..model.shapes import Shape
+from .custom import tflite_converter
 from .graph import Builder, Imported, Unsupported, c_names
 from .tflite_context import Context
 from .tflite_ops import CONVERTERS, INT8_KINDS, SHAPE_KINDS
@@ -250,9 +251,14 @@ def convert(path: Path, raw: bytes, name: str,
         b.summary[op.kind] = b.summary.get(op.kind, 0) + 1
         if op.index not in folded:
             _convert_op(b, g, op, relaxed)
-    return b.finish(name, [g.tensors[j].cname for j in g.outputs],
-                    hint="README 'tvmdev import' lists the TFLite operators that map "
-                         "(float32; int8: all but " + ", ".join(sorted(FLOAT_ONLY)) + ")")
+    customs = sorted({k.split(" ")[0].removeprefix("CUSTOM:") for k in b.unsupported
+                      if k.startswith("CUSTOM:")})
+    hint = ("README 'tvmdev import' lists the TFLite operators that map (float32; int8: "
+            "all but " + ", ".join(sorted(FLOAT_ONLY)) + ")")
+    if customs:
+        hint = (f"custom operators need their kernels: give --kernels FILE with an entry "
+                f"'tflite: {{custom_code: {customs[0]}}}' (README 'Custom operators')")
+    return b.finish(name, [g.tensors[j].cname for j in g.outputs], hint=hint)
 
 
 def _in_reader(exc: BaseException) -> bool:
@@ -276,13 +282,14 @@ def _convert_op(b: Builder, g: TfGraph, op: TfOp, relaxed: bool) -> None:
     outs = [g.tensors[j] for j in op.outputs]
     first = outs[0].name.split(";")[0] if outs else f"operator {op.index}"
     try:
-        converter = CONVERTERS.get(op.kind)
+        custom = tflite_converter(op.kind)
+        converter = custom or CONVERTERS.get(op.kind)
         if converter is None:
             raise Unsupported()
         if len(outs) != 1:
             raise Unsupported(f"{len(outs)} outputs")
         bad = sorted({t.dtype for t in outs if t.dtype != "float32"})
-        if bad and (op.kind not in INT8_KINDS or bad != ["int8"]):
+        if bad and custom is None and (op.kind not in INT8_KINDS or bad != ["int8"]):
             raise Unsupported(", ".join(bad))
         converter(Context(b, g, op))
     except _CORRUPT as exc:  # options are read here, lazily: a corrupt table shows now

@@ -26,6 +26,10 @@ Scratch: a kernel of an op whose params carry scratch (gemm, matmul) may say wha
 needs of the workspace for a call, ``scratch: 1024`` (bytes) or ``scratch: gemm_pack`` (a
 rule of :mod:`tvmdev.model.scratch`); a kernel that says nothing gets none of its own.
 
+An entry for an op tvmdev does not know declares a custom operator (its source operator,
+arguments, params, shape rule and reference: :mod:`.custom_ops`); tvmdev generates its
+header, and its kernels' ``scratch`` may be a rule over the call's shapes and params.
+
 Libraries merge with precedence user > device kind > portable. For each operator the
 resolver builds a chain of every kernel that matches the op and its tensors' dtypes, in
 precedence order (within a library: specific ``arg_meta`` before ``null``); the executor
@@ -40,12 +44,14 @@ from typing import Any
 
 from .. import naming
 from ..errors import TvmdevError, Where, shown
-from ..model.ops import KERNEL_DTYPES, OPS, kernel_params
+from ..model.custom import CustomOp, CustomScratch
+from ..model.ops import KERNEL_DTYPES, OPS, OpDef, kernel_params
 from ..model.scratch import RULES
 from . import yamlio
+from .custom_ops import CUSTOM_KEYS, check_defined, custom_scratch, is_custom, read_custom
 from .fields import name_in, optional
 
-ENTRY_KEYS = ("op", "header", "type_alias", "kernels")
+ENTRY_KEYS = ("op", "header", "type_alias", "kernels", *CUSTOM_KEYS)
 KERNEL_KEYS = ("arg_meta", "kernel_name", "sources", "args", "scratch", "header", "calls",
                "buffer")
 LEVELS = ("user", "device", "board", "portable")
@@ -65,7 +71,8 @@ class Kernel:
     level: str  # "user", "device" or "portable"
     where: Where
     args: tuple[str, ...] = ()  # the calling order; empty: the default order
-    scratch: str | int | None = None  # bytes, or a rule of tvmdev.model.scratch
+    # bytes, or a rule of tvmdev.model.scratch, or a custom op's rule
+    scratch: str | int | CustomScratch | None = None
     # A board library's kernel (cmsis_nn): the functions of its third-party tree it calls
     # (the build compiles what they reach) and the request that sizes its scratch.
     calls: tuple[str, ...] = ()
@@ -86,6 +93,7 @@ class Library:
     kind: str | None  # the device kind a device library serves
     path: Path
     kernels: tuple[Kernel, ...]
+    custom: tuple[CustomOp, ...] = ()  # the custom operators its entries declare
 
 
 def load_library(path: Path, level: str, name: str | None = None,
@@ -106,7 +114,8 @@ def load_library(path: Path, level: str, name: str | None = None,
     for i, entry in enumerate(doc):
         op = reader.entry_op(entry, yamlio.where_of(doc, i), seen_ops)
         reader.entry(op, entry, yamlio.where_of(doc, i))
-    return Library(name or file, level, kind, path, tuple(reader.kernels))
+    return Library(name or file, level, kind, path, tuple(reader.kernels),
+                   tuple(reader.custom))
 
 
 class _LibraryReader:
@@ -117,16 +126,27 @@ class _LibraryReader:
         self.path, self.level, self.name, self.include = path, level, name, include
         self.generated = generated  # sources are written with the library, not there yet
         self.kernels: list[Kernel] = []
+        self.custom: list[CustomOp] = []
 
     def entry_op(self, entry: Any, w: Where, seen_ops: dict[str, int]) -> str:
-        """The op of one entry, checked: a mapping of known keys, one entry per op."""
+        """The op of one entry, checked: a mapping of known keys, one entry per op; an
+        op tvmdev does not know only with a custom op's declaration."""
         if not isinstance(entry, dict):
             raise TvmdevError("each entry must be a mapping with 'op' and 'kernels'", w)
         _known_keys(entry, ENTRY_KEYS, "entry")
         op = entry.get("op")
-        if not name_in(op, OPS):
+        custom = is_custom(entry)
+        if custom and isinstance(op, str) and op in OPS and not self.ours(op, w):
+            given = ", ".join(k for k in CUSTOM_KEYS if k in entry)
+            raise TvmdevError(f"op {op} is already known to tvmdev", yamlio.where_of(
+                entry, "op"), hint=f"list kernels for {op} without {given}, or give the "
+                                   "custom op a name of its own")
+        if not custom and not name_in(op, OPS):
             raise TvmdevError(f"unknown op {shown(op)}", yamlio.where_of(entry, "op"),
                               hint="known ops: " + ", ".join(OPS))
+        if not isinstance(op, str):
+            raise TvmdevError(f"op must be a name, not {shown(op)}", yamlio.where_of(
+                entry, "op"))
         if str(op) in seen_ops:
             raise TvmdevError(f"op '{op}' has two entries (the first at line "
                               f"{seen_ops[str(op)]})",
@@ -135,7 +155,18 @@ class _LibraryReader:
         seen_ops[str(op)] = yamlio.where_of(entry, "op").line
         return str(op)
 
+    def ours(self, op: str, w: Where) -> bool:
+        """Whether ``op`` is in the op table as this very entry's custom op (the file is
+        read again by the pipeline while its ops are registered)."""
+        from ..model.custom import CUSTOM
+
+        return op in CUSTOM and CUSTOM[op].where == w
+
     def entry(self, op: str, entry: dict[str, Any], w: Where) -> None:
+        custom = read_custom(op, entry, self.path, w) if is_custom(entry) else None
+        if custom is not None:
+            self.custom.append(custom)
+            entry = {**entry, "header": custom.header}
         header = entry.get("header")
         if not isinstance(header, str) or not header:
             raise TvmdevError(f"entry '{op}' needs a 'header' that declares its kernels", w)
@@ -143,11 +174,13 @@ class _LibraryReader:
         items = entry.get("kernels")
         if not isinstance(items, list) or not items:
             raise TvmdevError(f"entry '{op}' needs a non-empty 'kernels' list", w)
+        opdef = custom.opdef() if custom is not None else OPS[op]
         for j, item in enumerate(items):
-            self.kernel(op, header, aliases, item, yamlio.where_of(items, j))
+            self.kernel(opdef, header, aliases, item, yamlio.where_of(items, j), custom)
 
-    def kernel(self, op: str, header: str, aliases: dict[str, tuple[str, ...]], item: Any,
-               kw: Where) -> None:
+    def kernel(self, opdef: OpDef, header: str, aliases: dict[str, tuple[str, ...]],
+               item: Any, kw: Where, custom: CustomOp | None = None) -> None:
+        op = opdef.name
         if not isinstance(item, dict):
             raise TvmdevError("each kernel must be a mapping with arg_meta and kernel_name", kw)
         _known_keys(item, KERNEL_KEYS, "kernel")
@@ -158,14 +191,20 @@ class _LibraryReader:
         if not isinstance(kname, str):
             raise TvmdevError(f"kernel_name {shown(kname)} is not a C identifier", nwhere)
         naming.check_identifier(kname, "kernel_name", nwhere)
-        meta = None if item["arg_meta"] is None else _arg_meta(op, item, aliases)
-        own = item.get("header", header)
+        meta = None if item["arg_meta"] is None else _arg_meta(opdef, item, aliases)
+        own = item.get("header", header) if custom is None else header
         if not isinstance(own, str) or not own:
             raise TvmdevError(f"header of {kname} must be a file name, not {shown(own)}",
                               yamlio.where_of(item, "header"))
-        self.kernels.append(Kernel(op, kname, meta, own, self.include,
-                                   self.sources(item, kname), self.name, self.level, kw,
-                                   _arg_order(op, item, kname), _scratch(item, op),
+        sources = self.sources(item, kname)
+        scratch: str | int | CustomScratch | None = None
+        if custom is None:
+            scratch = _scratch(item, opdef)
+        else:
+            check_defined(kname, sources, nwhere)
+            scratch = custom_scratch(custom, item) if "scratch" in item else None
+        self.kernels.append(Kernel(op, kname, meta, own, self.include, sources, self.name,
+                                   self.level, kw, _arg_order(opdef, item, kname), scratch,
                                    _names(item, "calls"), _buffer(item)))
 
     def sources(self, item: dict[str, Any], kname: str) -> tuple[Path, ...]:
@@ -212,13 +251,14 @@ def _type_aliases(entry: dict[str, Any]) -> dict[str, tuple[str, ...]]:
     return aliases
 
 
-def _arg_meta(op: str, item: dict[str, Any], aliases: dict[str, tuple[str, ...]]
+def _arg_meta(opdef: OpDef, item: dict[str, Any], aliases: dict[str, tuple[str, ...]]
               ) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """``arg_meta``: each argument with the dtypes it accepts (aliases expanded)."""
+    op = opdef.name
     mnode = item["arg_meta"]
     if not isinstance(mnode, dict):
         raise TvmdevError("arg_meta must be a mapping or null", yamlio.where_of(item, "arg_meta"))
-    args = set(OPS[op].inputs) | set(OPS[op].outputs)
+    args = set(opdef.inputs) | set(opdef.outputs)
     pairs = []
     for arg, alias_list in mnode.items():
         awhere = yamlio.where_of(mnode, arg)
@@ -240,11 +280,11 @@ def _arg_meta(op: str, item: dict[str, Any], aliases: dict[str, tuple[str, ...]]
     return tuple(pairs)
 
 
-def _arg_order(op: str, item: dict[str, Any], kname: str) -> tuple[str, ...]:
+def _arg_order(opdef: OpDef, item: dict[str, Any], kname: str) -> tuple[str, ...]:
     """A kernel's own argument order (``args``), or empty for the default order."""
     if "args" not in item:
         return ()
-    want = [n for _, n in kernel_params(OPS[op])]
+    want = [n for _, n in kernel_params(opdef)]
     given = item["args"]
     if not isinstance(given, list) or sorted(map(shown, given)) != sorted(map(shown, want)):
         raise TvmdevError(f"args of {kname} must name each of {', '.join(want)} once",
@@ -252,15 +292,16 @@ def _arg_order(op: str, item: dict[str, Any], kname: str) -> tuple[str, ...]:
     return tuple(map(str, given))
 
 
-def _scratch(item: dict[str, object], op: str) -> str | int | None:
+def _scratch(item: dict[str, object], opdef: OpDef) -> str | int | None:
     """A kernel's ``scratch``: bytes, or a rule for ``op``'s params."""
     if "scratch" not in item:
         return None
+    op = opdef.name
     value = item["scratch"]
     where = yamlio.where_of(item, "scratch")
-    if not OPS[op].scratch:
+    if not opdef.scratch:
         with_scratch = ", ".join(o.name for o in OPS.values() if o.scratch)
-        raise TvmdevError(f"{op} kernels get no scratch: struct {OPS[op].params_struct} has "
+        raise TvmdevError(f"{op} kernels get no scratch: struct {opdef.params_struct} has "
                           "no scratch fields", where,
                           hint=f"ops whose kernels may have scratch: {with_scratch}")
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 2**31 - 1:

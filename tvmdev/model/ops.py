@@ -11,6 +11,7 @@ from functools import partial
 from typing import Any
 
 from ..errors import shown
+from .custom import CUSTOM
 from .limits import float32, int32_problem
 from .math_ops import MATH_OPS, MATH_OPTIONAL_NO_DEFAULT
 from .opdef import Attr as Attr  # re-exported: the op table's types
@@ -220,7 +221,10 @@ def op_params(name: str, shapes: list[Shape | None], out: Shape, attrs: dict[str
     """The params struct of an operator's kernels and its values: the float op's, or, for
     an operator on int8 tensors, its int8 form's (:mod:`tvmdev.model.s8`). ``dtypes`` and
     ``quants``: of each input (None when absent), then of the output. Raises ShapeError
-    for a mix of dtypes no kernel takes."""
+    for a mix of dtypes no kernel takes. A custom op's are its own (:mod:`.custom`)."""
+    custom = CUSTOM.get(name)
+    if custom is not None:
+        return custom.struct, custom.values(shapes, out, attrs, dtypes, quants)
     if name in QUANT_OPS or op_dtype(dtypes) == "int8":
         entry = S8OPS.get(name)
         if entry is None:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import TvmdevError
+from .custom import CUSTOM
 from .graph import Model, Operator
 from .ops import QUANT_OPS
 from .reference_math import MATH_REFERENCE
@@ -281,9 +282,16 @@ def _s8_checked(model: Model, op: Operator, args: list[Any]) -> np.ndarray:
                                "model's quantization") from None
 
 
-def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+# An operator's reference computed elsewhere (a custom op's C kernel on the host): its
+# inputs (each in its dtype, None when absent) to its output.
+Override = Callable[[list[np.ndarray | None]], np.ndarray]
+
+
+def evaluate(model: Model, inputs: dict[str, np.ndarray],
+             overrides: dict[int, Override] | None = None) -> dict[str, np.ndarray]:
     """Every tensor's value (inputs, constants, intermediates, outputs) in its dtype:
-    float32, or int8 and int32 (computed by the int8 forms' integer references)."""
+    float32, or int8 and int32 (computed by the int8 forms' integer references).
+    ``overrides``: the references of some operators, by index."""
     values: dict[str, np.ndarray] = {k: np.asarray(v, F64) for k, v in inputs.items()}
     values.update({k: v.astype(F64) for k, v in model.constants.items()})
     out: dict[str, np.ndarray] = {}
@@ -293,6 +301,18 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarra
             args = [values[t] if t is not None else None for t in op.inputs]
             attrs = op.attr_dict
             shape = model.tensors[op.outputs[0]].shape
+            custom = CUSTOM.get(op.op)
+            if overrides and op.index in overrides:
+                dts = [model.tensors[t].dtype if t else "float32" for t in op.inputs]
+                values[op.outputs[0]] = np.asarray(overrides[op.index](
+                    [None if a is None else a.astype(d) for a, d in zip(args, dts, strict=True)]
+                ), F64).reshape(shape)
+                continue
+            if custom is not None:  # the user's reference, on the inputs in their dtypes
+                ts = [model.tensors[t] for t in (*op.inputs, op.outputs[0]) if t]
+                values[op.outputs[0]] = custom.run_reference(
+                    args, attrs, [t.dtype for t in ts[:-1]], shape, [t.quant for t in ts])
+                continue
             if op.op in QUANT_OPS or model.op_dtype(op) == "int8":
                 values[op.outputs[0]] = np.asarray(_s8_checked(model, op, args), F64)
                 continue

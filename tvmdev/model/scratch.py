@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 FLOAT = 4
 
@@ -77,10 +77,21 @@ RULES: dict[str, ScratchRule] = {r.name: r for r in [
 ]}
 
 
-def scratch_need(spec: str | int | None, params: dict[str, Any], tuning: Tuning) -> int:
+class OwnRule(Protocol):
+    """A rule a library brings with it (a custom op's: :class:`.custom.CustomScratch`)."""
+
+    def need(self, params: dict[str, Any]) -> int:
+        """The bytes one call needs, from its params."""
+        ...
+
+
+def scratch_need(spec: str | int | OwnRule | None, params: dict[str, Any],
+                 tuning: Tuning) -> int:
     """The bytes a kernel whose library says ``scratch: spec`` needs for one call."""
     if spec is None:
         return 0
     if isinstance(spec, int):
         return spec
+    if not isinstance(spec, str):
+        return spec.need(params)
     return RULES[spec].need(params, tuning)

@@ -18,6 +18,7 @@ from ..load.kernel_tree import board_library
 from ..plan.pipeline import Compiled
 from ..resources import runtime_dir
 from ..write.files import OutFile
+from .custom_op import custom_op_files
 from .device import status_header
 from .engine import banner, render
 from .executor import executor_files
@@ -88,6 +89,7 @@ def model_files(compiled: Compiled, command: str) -> list[OutFile]:
     lay = layout(compiled)
     files = executor_files(compiled, command)
     files.append(status_header(STATUS_HEADER, FOLDER_COMMAND))
+    files += custom_op_files(compiled, command)
     board_dirs = {f"kernels/{n}" for n in compiled.board_libraries()}
     files += [OutFile(rel, src.read_text(encoding="utf-8"), "owned")
               for src, rel in lay.copies.items() if str(Path(rel).parent) not in board_dirs]

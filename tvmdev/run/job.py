@@ -30,6 +30,7 @@ from ..write.files import OutFile, sync
 from . import icount
 from .backend import Job, RunOptions, backend_for
 from .compare import OpReport, RunResult, exact_outputs, op_errors
+from .custom_reference import host_references
 from .trees import TreeBuild, platform_tree
 
 # A platform's kernel library (kernel_library.generator in its platform.yaml, which the
@@ -139,7 +140,7 @@ def execute(job: Job, inputs: dict[str, np.ndarray] | None = None,
     model = job.model
     inputs = job.inputs if inputs is None else inputs
     raw = job.backend.execute(job, inputs, options or RunOptions())
-    ref = reference.evaluate(model, inputs)
+    ref = reference.evaluate(model, inputs, host_references(job))
     result = RunResult(raw.status, raw.status_name, raw.outputs,
                        {k: ref[k] for k in model.outputs}, raw.devices,
                        stdout=raw.proc.stdout, stderr=raw.proc.stderr,
