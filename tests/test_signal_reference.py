@@ -79,3 +79,28 @@ def test_signal_references_match_tflm() -> None:
         scales.add(int(tensor[22]))
     assert checked == 12 * 11  # nine ops, two of them with two outputs
     assert len(scales) > 3  # the windows' loudness varies the FFT's auto-scale
+
+
+@pytest.mark.parametrize("kind", ["int8", "float"])
+def test_preprocessor_imports_and_evaluates_bit_exact(kind: str) -> None:
+    """The whole preprocessor (int8: int8 features; float: float32 ones), imported and
+    evaluated by tvmdev's numpy reference window after window, its noise estimate carried
+    in ``state`` as TFLM's interpreter carries it: every output equals TFLM's, bit for
+    bit; and the estimate matters (a fresh state gives other features)."""
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.model.reference import evaluate
+    path = signal_model.model_path(kind)
+    m = import_file(path).to_model()
+    assert {m.op_dtype(op) for op in m.operators} == (
+        {"raw"} if kind == "int8" else {"raw", "float32"})
+    interp = tflm_ref.runtime().Interpreter.from_bytes(path.read_bytes())
+    state: dict[str, np.ndarray] = {}
+    fresh_differs = 0
+    for w in signal_model.windows(12, seed=3):
+        got = evaluate(m, {m.inputs[0]: w}, state)[m.outputs[0]]
+        interp.set_input(w, 0)
+        interp.invoke()
+        want = interp.get_output(0)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+        fresh_differs += not np.array_equal(evaluate(m, {m.inputs[0]: w})[m.outputs[0]], got)
+    assert state and fresh_differs > 6

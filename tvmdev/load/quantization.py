@@ -54,11 +54,12 @@ def quant_fields(node: yamlio.LineDict, what: str) -> QuantFields | None:
 
 
 def checked_quant(fields: QuantFields | None, what: str, dtype: str, shape: Shape | None,
-                  where: Where) -> Quant | None:
+                  where: Where, raw: bool = False) -> Quant | None:
     """The quantization of tensor ``what`` (at ``where``; ``shape``: None when inferred
-    later), checked against its dtype and shape; an int8 tensor must have one."""
+    later), checked against its dtype and shape; an int8 tensor must have one, unless
+    ``raw`` (raw integers a front end's CAST writes)."""
     if fields is None:
-        if dtype == "int8":
+        if dtype == "int8" and not raw:
             raise err(f"{what} is int8 but has no quant", where,
                       hint="add quant: {scale: [S], zero_point: [Z]}")
         return None

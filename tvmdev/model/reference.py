@@ -14,6 +14,8 @@ import numpy as np
 from ..errors import TvmdevError
 from .graph import Model, Operator
 from .ops import QUANT_OPS
+from .rawint.form import State
+from .rawint.table import INT_OPS
 from .reference_math import MATH_REFERENCE
 from .resize import resize_reference
 from .s8.call import S8Call
@@ -281,11 +283,34 @@ def _s8_checked(model: Model, op: Operator, args: list[Any]) -> np.ndarray:
                                "model's quantization") from None
 
 
-def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _raw(model: Model, op: Operator, args: list[np.ndarray | None], state: State
+         ) -> np.ndarray:
+    """An operator in its raw-integer form, its inputs in their own dtypes."""
+    ts = [model.tensors[t] if t is not None else None for t in op.inputs]
+    out = model.tensors[op.outputs[0]]
+    call = S8Call([t.shape if t else None for t in ts], out.shape, op.attr_dict,
+                  [t.dtype if t else None for t in ts] + [out.dtype],
+                  [t.quant if t else None for t in ts] + [out.quant])
+    typed = [np.asarray(v).astype(np.dtype(t.dtype)) if v is not None and t else None
+             for v, t in zip(args, ts, strict=True)]
+    try:
+        y = INT_OPS[op.op].reference(call, typed, state, op.name)
+    except ValueError as exc:
+        raise TvmdevError(f"operator '{op.name}' ({op.op}): these inputs take it where "
+                          f"TFLM's kernels trap: {exc}", op.where,
+                          hint="run other inputs (--inputs DIR)") from None
+    return np.asarray(y).astype(np.dtype(out.dtype)).reshape(out.shape)
+
+
+def evaluate(model: Model, inputs: dict[str, np.ndarray], state: State | None = None
+             ) -> dict[str, np.ndarray]:
     """Every tensor's value (inputs, constants, intermediates, outputs) in its dtype:
-    float32, or int8 and int32 (computed by the int8 forms' integer references)."""
-    values: dict[str, np.ndarray] = {k: np.asarray(v, F64) for k, v in inputs.items()}
-    values.update({k: v.astype(F64) for k, v in model.constants.items()})
+    float32, or int8 and int32 (computed by the int8 forms' integer references), or a raw
+    integer dtype. ``state``: what stateful operators (a noise estimate) keep from one
+    run to the next, updated in place (None: a first run)."""
+    state = {} if state is None else state
+    values: dict[str, np.ndarray] = {k: _stored(model, k, v) for k, v in inputs.items()}
+    values.update({k: _stored(model, k, v) for k, v in model.constants.items()})
     out: dict[str, np.ndarray] = {}
     # NaN and infinities in the inputs propagate as IEEE arithmetic says, without warnings.
     with np.errstate(all="ignore"):
@@ -293,7 +318,12 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarra
             args = [values[t] if t is not None else None for t in op.inputs]
             attrs = op.attr_dict
             shape = model.tensors[op.outputs[0]].shape
-            if op.op in QUANT_OPS or model.op_dtype(op) == "int8":
+            dtype = model.op_dtype(op)
+            if dtype == "raw":
+                values[op.outputs[0]] = _raw(model, op, args, state)
+                continue
+            args = [np.asarray(v, F64) if v is not None else None for v in args]
+            if op.op in QUANT_OPS or dtype == "int8":
                 values[op.outputs[0]] = np.asarray(_s8_checked(model, op, args), F64)
                 continue
             if op.op in _WINDOWED:
@@ -304,9 +334,21 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarra
             y = np.asarray(y, F64).reshape(shape)
             values[op.outputs[0]] = y
         for k, v in values.items():
-            out[k] = v.astype(np.dtype(model.tensors[k].dtype)
-                              if model.tensors[k].dtype in ("int8", "int32") else np.float32)
+            dt = model.tensors[k].dtype
+            out[k] = v.astype(np.dtype(dt) if dt in INT_DTYPES else np.float32)
     return out
+
+
+INT_DTYPES = ("int8", "int16", "int32", "uint32", "uint64")
+
+
+def _stored(model: Model, name: str, v: np.ndarray) -> np.ndarray:
+    """A value as evaluate holds it: float64, raw integers beyond int32 in their own
+    dtype (uint64 values do not fit float64's mantissa)."""
+    dt = model.tensors[name].dtype if name in model.tensors else "float32"
+    if dt in ("int16", "uint32", "uint64"):
+        return np.asarray(v).astype(np.dtype(dt))
+    return np.asarray(v, F64)
 
 
 def input_range(model: Model, name: str) -> tuple[float, float]:

@@ -114,6 +114,24 @@ def spectral_subtraction(x: np.ndarray, noise: np.ndarray, p: dict[str, int]
     return np.maximum(sub, floor).astype(np.uint32), est.astype(np.uint32)
 
 
+def noise_estimate(x: np.ndarray, noise: np.ndarray, p: dict[str, int]) -> np.ndarray:
+    """The noise estimate spectral subtraction keeps, updated by one frame (uint32):
+    :func:`spectral_subtraction`'s second output."""
+    return spectral_subtraction(x, noise, {**p, "min_signal_remaining": 0})[1]
+
+
+def subtract_noise(x: np.ndarray, noise: np.ndarray, p: dict[str, int]) -> np.ndarray:
+    """Spectral subtraction's output given the updated estimate ``noise``: the input less
+    the estimate (at most the input), at least ``min_signal_remaining`` of it."""
+    v = np.asarray(x, np.int64)
+    sbits, ssbits = p["smoothing_bits"], p["spectral_subtraction_bits"]
+    up = (v << sbits) & U32
+    capped = np.minimum(np.asarray(noise, np.int64), up)
+    floor = ((v * (p["min_signal_remaining"] & U32)) >> ssbits) & U32
+    out: np.ndarray = np.maximum((up - capped) >> sbits, floor).astype(np.uint32)
+    return out
+
+
 def pcan(x: np.ndarray, noise: np.ndarray, lut: np.ndarray, snr_shift: int) -> np.ndarray:
     """SignalPCAN: per-channel automatic gain (``lut``'s curve of the noise estimate),
     then the SNR's soft compression, uint32."""
