@@ -43,7 +43,7 @@ from .fields import (
     shape,
 )
 from .platform import all_platforms
-from .quantization import INT_RANGE, QuantFields, checked_quant, int_constant
+from .quantization import INT_RANGE, RAW_RANGE, QuantFields, checked_quant, int_constant
 
 # A constant's values: given its checked shape and dtype, the data and where it is from.
 Source = Callable[[Shape, str], tuple[np.ndarray, Where]]
@@ -129,7 +129,7 @@ class Assembly:
         s = shape(dims, what, at.where("shape"), MAX_CONSTANT_ELEMENTS)
         d = dtype(dt, what, at.where("dtype"))
         data, swhere = source(s, d)
-        if d in INT_RANGE:
+        if d in INT_RANGE or d in RAW_RANGE:
             data = int_constant(what, data, d, swhere)
         else:
             data = as_float32(data, what, swhere, finite=True)

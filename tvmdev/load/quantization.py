@@ -116,10 +116,14 @@ def _check_range(what: str, dtype: str, scales: list[float], zeros: list[int],
                            f"{FLOAT32_MAX / abs(q - z):.4g} here")
 
 
+# Raw integer dtypes (no quantization; tvmdev.model.rawint): a constant's range.
+RAW_RANGE = {"int16": (-(2**15), 2**15 - 1), "uint32": (0, 2**32 - 1), "uint64": (0, 2**64 - 1)}
+
+
 def int_constant(what: str, data: np.ndarray, dtype: str, where: Where) -> np.ndarray:
     """An integer constant's data as ``dtype``: integers (or integral floats, from
     ``values``) within its range."""
-    lo, hi = INT_RANGE[dtype]
+    lo, hi = {**INT_RANGE, **RAW_RANGE}[dtype]
     if data.dtype.kind == "f":
         if data.size and (not np.all(np.isfinite(data)) or np.any(data != np.round(data))):
             raise err(f"{what} is {dtype}: its values must be integers", where)
