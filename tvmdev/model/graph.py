@@ -14,7 +14,7 @@ from ..errors import Where
 from .ops import op_params
 from .quant import Q4Weight, Quant
 from .rawint.form import RAW_SIZES, is_raw
-from .rawint.table import INT_OPS
+from .rawint.table import INT_OPS, STATEFUL
 from .shapes import Shape, numel
 
 # q4c32: constants only, sized as their floats
@@ -105,6 +105,11 @@ class Model:
                   [self.tensors[t].quant for t in names]):
             return "raw"
         return "int8" if any(self.tensors[t].dtype == "int8" for t in names) else "float32"
+
+    @property
+    def stateful(self) -> tuple[str, ...]:
+        """The operators that keep state from one run to the next (a noise estimate)."""
+        return tuple(op.name for op in self.operators if op.op in STATEFUL)
 
     @property
     def unread_constants(self) -> frozenset[str]:

@@ -376,14 +376,18 @@ def index_range(model: Model, name: str) -> tuple[int, int]:
 
 def random_inputs(model: Model, seed: int = 0) -> dict[str, np.ndarray]:
     """Seeded inputs, one array per model input: int8 ones over [-128, 127], int32 ones
-    over :func:`index_range` (at most [-128, 128)), float32 ones over
-    :func:`input_range`."""
+    over :func:`index_range` (at most [-128, 128)), raw int16, uint32 and uint64 ones over
+    their whole range, float32 ones over :func:`input_range`."""
     rng = np.random.default_rng(seed)
     out = {}
     for name in model.inputs:
         t = model.tensors[name]
         if t.dtype == "int8":
             out[name] = rng.integers(-128, 128, t.shape).astype(np.int8)
+        elif t.dtype in ("int16", "uint32", "uint64"):  # raw integers: their whole range
+            info = np.iinfo(np.dtype(t.dtype))
+            out[name] = rng.integers(int(info.min), int(info.max), t.shape, dtype=t.dtype,
+                                     endpoint=True)
         elif t.dtype == "int32":
             first, end = index_range(model, name)
             out[name] = rng.integers(max(first, -128), min(end, 128), t.shape).astype(np.int32)

@@ -265,5 +265,8 @@ _FORMS: dict[str, tuple[str, Any, tuple[str, ...]]] = {
     "signal_filter_bank_log": ("tvmk_signal_log_params", _log, ("uint32", "int16")),
 }
 
+# The ops that keep state between runs (in a static array: one model instance at a time).
+STATEFUL = frozenset({"signal_noise_estimate"})
+
 OPS: dict[str, IntOp] = {name: IntOp(struct, params, _ref(_REFS[name]), dtypes, always=True)
                          for name, (struct, params, dtypes) in _FORMS.items()}
