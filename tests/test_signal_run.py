@@ -81,3 +81,26 @@ def test_threads_refused_for_state(cli: Callable[..., Result], tmp_path: Path) -
     assert r.err.splitlines()[0] == (
         "tvmdev: --threads 2: operator 'signal_filter_bank_spectral_subtraction1' keeps "
         "state between runs, in one static array: the model runs on one thread")
+
+
+def test_params_are_the_structs_fields() -> None:
+    """Every operator of both preprocessors compiled for the host: the fields tvmdev
+    computes are exactly those of its params struct in tvmk_rawint.h (pycparser)."""
+    from test_params_structs import struct_fields
+
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.load.board import board_by_name
+    from tvmdev.plan.pipeline import compile_model
+    fields = struct_fields()
+    seen = set()
+    for kind in ("int8", "float"):
+        compiled = compile_model(import_file(signal_model.model_path(kind)).to_model(),
+                                 board_by_name("host"))
+        for prep in compiled.ops:
+            assert tuple(prep.params) == fields[prep.struct], prep.struct
+            seen.add(prep.struct)
+    assert {s for s in seen if s.startswith("tvmk_signal")} == {
+        "tvmk_signal_window_params", "tvmk_signal_rfft_params", "tvmk_signal_energy_params",
+        "tvmk_signal_filter_bank_params", "tvmk_signal_noise_params",
+        "tvmk_signal_subtraction_params", "tvmk_signal_pcan_params",
+        "tvmk_signal_log_params"}

@@ -87,7 +87,7 @@ static int16_t tvmk_pcan_gain(uint32_t x, const int16_t *lut)
     const int16_t *c;
 
     if (x <= 2) {
-        return lut[x];
+        return (int16_t)lut[x]; /* the table holds the gains of 0, 1 and 2 */
     }
     octave = tvmk_bit_length(x);
     c = lut + 4 * octave - 6;
