@@ -115,3 +115,25 @@ def test_run_on_host_matches_tflm(index: int, cli: Callable[..., Result],
     assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
     got = {n: np.load(tmp_path / "out" / f"{n}.npy") for n in m.outputs}
     assert _same(c, _outputs(c, m, got), _tflm(c, data)) == []
+
+
+def test_refusals_are_one_line(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """A float32 SignalRfft and a signal op tvmdev lacks (SignalFramer): one line each,
+    naming the operator and why."""
+    hint = ("  hint: README 'tvmdev import' lists the TFLite operators that map (float32; "
+            "int8: all but BATCH_MATMUL, RELU, RELU6, RELU_N1_TO_1; raw integers: TFLM's "
+            "signal ops and ADD, CAST, CONCATENATION, DIV, MAXIMUM, MINIMUM, MUL, RESHAPE, "
+            "STRIDED_SLICE)")
+    for name, case, why in (
+            ("rf", sc.Case("rfft f32", "SignalRfft", [sc.Tensor([3, 48], 0),
+                           sc.Tensor([3, 66], 0)], [0], [1], {"T": 0, "fft_length": 64}),
+             "CUSTOM:SignalRfft (T 0: tvmdev takes int16, T 7)"),
+            ("fr", sc.Case("framer", "SignalFramer", [sc.Tensor([480], sc.INT16),
+                           sc.Tensor([2, 240], sc.INT16)], [0], [1], {"frame_size": 240}),
+             "CUSTOM:SignalFramer")):
+        path = tmp_path / f"{name}.tflite"
+        path.write_bytes(sc.build(case))
+        r = cli("import", str(path), "-o", str(tmp_path / f"{name}.yaml"))
+        assert r.code == 1
+        assert r.err.splitlines() == [
+            f"tvmdev: {path}: 1 unsupported operator: {why} x1 (first: operator 0 't1')", hint]

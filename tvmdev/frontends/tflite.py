@@ -26,6 +26,7 @@ from ..model.shapes import Shape
 from .graph import Builder, Imported, Unsupported, c_names
 from .tflite_context import Context
 from .tflite_ops import CONVERTERS, INT8_KINDS, SHAPE_KINDS
+from .tflite_rawint import BUILTINS as RAW_BUILTINS
 from .tflite_rawint import RAW
 from .tflite_rawint import converter as raw_converter
 
@@ -257,7 +258,9 @@ def convert(path: Path, raw: bytes, name: str,
             _convert_op(b, g, op, relaxed)
     return b.finish(name, [g.tensors[j].cname for j in g.outputs],
                     hint="README 'tvmdev import' lists the TFLite operators that map "
-                         "(float32; int8: all but " + ", ".join(sorted(FLOAT_ONLY)) + ")")
+                         "(float32; int8: all but " + ", ".join(sorted(FLOAT_ONLY)) + "; "
+                         "raw integers: TFLM's signal ops and " + ", ".join(sorted(
+                             RAW_BUILTINS)) + ")")
 
 
 def _in_reader(exc: BaseException) -> bool:

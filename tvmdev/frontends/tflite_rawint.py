@@ -72,7 +72,7 @@ def rfft(ctx: Context) -> None:
     """SignalRfft on int16 (its "T" option 7); the others are refused."""
     o = _options(ctx, "T", "fft_length")
     if o["T"] != _TFL_INT16:
-        raise Unsupported(f"T {o['T']} (tvmdev takes int16, T 7)")
+        raise Unsupported(f"T {o['T']}: tvmdev takes int16, T 7")
     _emit(ctx, "signal_rfft", [ctx.inp(0)], 0, {"fft_length": o["fft_length"]})
 
 
