@@ -96,11 +96,13 @@ def test_preprocessor_imports_and_evaluates_bit_exact(kind: str) -> None:
     interp = tflm_ref.runtime().Interpreter.from_bytes(path.read_bytes())
     state: dict[str, np.ndarray] = {}
     fresh_differs = 0
-    for w in signal_model.windows(12, seed=3):
+    for i, w in enumerate(signal_model.windows(8, seed=3)):
         got = evaluate(m, {m.inputs[0]: w}, state)[m.outputs[0]]
         interp.set_input(w, 0)
         interp.invoke()
         want = interp.get_output(0)
         assert got.dtype == want.dtype and np.array_equal(got, want)
-        fresh_differs += not np.array_equal(evaluate(m, {m.inputs[0]: w})[m.outputs[0]], got)
-    assert state and fresh_differs > 6
+        if i % 2:  # a fresh state, now and then
+            fresh = evaluate(m, {m.inputs[0]: w})[m.outputs[0]]
+            fresh_differs += not np.array_equal(fresh, got)
+    assert state and fresh_differs >= 3
