@@ -109,7 +109,10 @@ CASES: list[tuple[str, str, Callable[[str], str], str | None, str, str | None]] 
      "relu6, pad, mean, global_average_pool, concat, sqrt, exp, log, neg, abs, erf, gelu, "
      "pow, clip_bounds, reduce_max, reduce_min, reduce_sum, reduce_prod, gather, layer_norm, "
      "inv_std_dev, quantize, dequantize, leaky_relu, hard_swish, log_softmax, "
-     "resize_nearest"),
+     "resize_nearest, cast, div, int_slice, signal_window, signal_fft_shift, "
+     "signal_fft_scale, signal_rfft, signal_energy, signal_filter_bank, "
+     "signal_filter_bank_sqrt, signal_noise_estimate, signal_spectral_subtraction, "
+     "signal_pcan, signal_filter_bank_log"),
     ("a duplicate key", "host", lambda t: t + "cpu: x86\n", "cpu: x86",
      "duplicate key 'cpu' (first defined at line 5)", "each key may appear once in a mapping"),
     ("not YAML", "host", _sub("^cpu: native", "cpu: [native"), "toolchain:",

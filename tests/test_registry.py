@@ -213,5 +213,7 @@ def test_list_kernels_merged_table(cli: Callable[..., Result], tmp_path: Path) -
     # 47 ops, gemm twice (float32, int4 weights), int8 reshape, flatten, fully_connected,
     # conv2d, depthwise_conv2d, quantize of int8; int8 add, sub, mul, maximum, minimum,
     # sigmoid, tanh, softmax, maxpool2d, avgpool2d, pad, mean, concat, transpose,
-    # leaky_relu, hard_swish, log_softmax, resize_nearest
-    assert len(r.out.splitlines()) == 1 + 72
+    # leaky_relu, hard_swish, log_softmax, resize_nearest; raw integers (tvmk_rawint.h):
+    # int32 add, mul, maximum, minimum, concat, reshape of int16, int32 and uint32, seven
+    # casts, div, int_slice and the eleven signal ops
+    assert len(r.out.splitlines()) == 1 + 72 + 4 + 1 + 3 + 7 + 1 + 1 + 11

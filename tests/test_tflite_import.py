@@ -283,7 +283,8 @@ def test_unsupported_operators_all_listed(cli: Callable[..., Result], tmp_path: 
         f"tvmdev: {model}: 3 unsupported operators: FLOOR x1 (first: operator 0 'a'); "
         "L2_POOL_2D x2 (first: operator 1 'b')",
         "  hint: README 'tvmdev import' lists the TFLite operators that map (float32; int8: "
-        "all but BATCH_MATMUL, RELU, RELU6, RELU_N1_TO_1)"]
+        "all but BATCH_MATMUL, RELU, RELU6, RELU_N1_TO_1; raw integers: TFLM's signal ops "
+        "and ADD, CAST, CONCATENATION, DIV, MAXIMUM, MINIMUM, MUL, RESHAPE, STRIDED_SLICE)"]
 
 
 def test_without_the_extra(cli: Callable[..., Result], tmp_path: Path,

@@ -269,10 +269,12 @@ class Imported:
         asm.device_count(len(self.devices), w)
         for dev, kind in self.devices.items():
             asm.device(dev, kind, w, w)
+        cast = {op.output for op in b.operators if op.op == "cast"}  # raw int8 may come out
         for role, names in (("input", b.inputs), ("output", self.outputs)):
             asm.nonempty(role + "s", len(names), w)
             for t in names:
-                asm.tensor(t, role, list(b.shapes[t]), b.dtypes[t], self._quant(t, at), w, at)
+                asm.tensor(t, role, list(b.shapes[t]), b.dtypes[t], self._quant(t, at), w, at,
+                           raw=t in cast)
         for t, data in b.constants.items():
             asm.constant(t, list(data.shape), b.dtypes[t], _values(data, w), self._quant(t, at),
                          w, at, c_name=cnames.get(t))
@@ -280,7 +282,8 @@ class Imported:
         for op in b.operators:
             if op.output not in self.outputs:
                 asm.intermediate(op.output, None, b.dtypes[op.output],
-                                 self._quant(op.output, at), w, at, cnames.get(op.output))
+                                 self._quant(op.output, at), w, at, cnames.get(op.output),
+                                 raw=op.output in cast)
         asm.nonempty("operators", len(b.operators), w)
         for op in b.operators:
             asm.operator(op.output, op.op, list(op.inputs), [op.output], op.attrs, op.device,

@@ -12,6 +12,7 @@ shapes) is folded: the RESHAPE takes its static output shape.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -26,6 +27,9 @@ from .custom import tflite_converter
 from .graph import Builder, Imported, Unsupported, c_names
 from .tflite_context import Context
 from .tflite_ops import CONVERTERS, INT8_KINDS, SHAPE_KINDS
+from .tflite_rawint import BUILTINS as RAW_BUILTINS
+from .tflite_rawint import RAW, SIGNAL
+from .tflite_rawint import converter as raw_converter
 
 IDENTIFIER = b"TFL3"
 FLOAT_ONLY = frozenset(CONVERTERS) - INT8_KINDS  # the kinds that map on float32 only
@@ -238,10 +242,12 @@ def convert(path: Path, raw: bytes, name: str,
     for j in g.inputs:
         t = g.tensors[j]
         shape = _input_shape(t, given, path)
-        if t.dtype not in ("float32", "int8") or (t.dtype == "int8" and t.quant is None):
+        raw_int = t.dtype in RAW and t.quant is None  # raw integers (tflite_rawint)
+        if not raw_int and (t.dtype not in ("float32", "int8") or (t.dtype == "int8"
+                                                               and t.quant is None)):
             raise TvmdevError(f"input '{t.name}' is {t.dtype}" + (
                 " without quantization (scale, zero point)" if t.dtype == "int8" else
-                "; tvmdev imports float32 and int8 inputs"), str(path))
+                "; tvmdev imports float32, int8 and raw integer inputs"), str(path))
         b.add_input(t.cname, shape, t.dtype, t.quant)
     folded = _folded(g)
     # A dynamic dim set to a size other than the stored one: each output's dims are then
@@ -251,10 +257,12 @@ def convert(path: Path, raw: bytes, name: str,
         b.summary[op.kind] = b.summary.get(op.kind, 0) + 1
         if op.index not in folded:
             _convert_op(b, g, op, relaxed)
+    # custom codes tvmdev does not know (a signal op it refused has its reason instead)
     customs = sorted({k.split(" ")[0].removeprefix("CUSTOM:") for k in b.unsupported
-                      if k.startswith("CUSTOM:")})
+                      if k.startswith("CUSTOM:") and k.split(" ")[0] not in SIGNAL})
     hint = ("README 'tvmdev import' lists the TFLite operators that map (float32; int8: "
-            "all but " + ", ".join(sorted(FLOAT_ONLY)) + ")")
+            "all but " + ", ".join(sorted(FLOAT_ONLY)) + "; raw integers: TFLM's signal ops "
+            "and " + ", ".join(sorted(RAW_BUILTINS)) + ")")
     if customs:
         hint = (f"custom operators need their kernels: give --kernels FILE with an entry "
                 f"'tflite: {{custom_code: {customs[0]}}}' (README 'Custom operators')")
@@ -278,20 +286,34 @@ def _declared(shape: Shape, t: TfTensor, relaxed: bool) -> bool:
         y or d == s for y, d, s in zip(_dynamic(t), t.shape, shape, strict=True))
 
 
+def _convert_float_int8(g: TfGraph, op: TfOp, outs: list[TfTensor]
+                        ) -> Callable[[Context], None]:
+    """The converter of an operator on float32 or int8; Unsupported for other dtypes."""
+    converter = CONVERTERS.get(op.kind)
+    if converter is None:
+        raise Unsupported()
+    if len(outs) != 1:
+        raise Unsupported(f"{len(outs)} outputs")
+    bad = sorted({t.dtype for t in outs if t.dtype != "float32"})
+    if bad and (op.kind not in INT8_KINDS or bad != ["int8"]):
+        raise Unsupported(", ".join(bad))
+    return converter
+
+
 def _convert_op(b: Builder, g: TfGraph, op: TfOp, relaxed: bool) -> None:
     outs = [g.tensors[j] for j in op.outputs]
     first = outs[0].name.split(";")[0] if outs else f"operator {op.index}"
     try:
         custom = tflite_converter(op.kind)
-        converter = custom or CONVERTERS.get(op.kind)
-        if converter is None:
-            raise Unsupported()
-        if len(outs) != 1:
-            raise Unsupported(f"{len(outs)} outputs")
-        bad = sorted({t.dtype for t in outs if t.dtype != "float32"})
-        if bad and custom is None and (op.kind not in INT8_KINDS or bad != ["int8"]):
-            raise Unsupported(", ".join(bad))
-        converter(Context(b, g, op))
+        raw = None if custom else raw_converter(g, op)  # raw integers: checks of its own
+        if custom is not None:
+            if len(outs) != 1:
+                raise Unsupported(f"{len(outs)} outputs")
+            custom(Context(b, g, op))
+        elif raw is not None:
+            raw(Context(b, g, op))
+        else:
+            _convert_float_int8(g, op, outs)(Context(b, g, op))
     except _CORRUPT as exc:  # options are read here, lazily: a corrupt table shows now
         if not _in_reader(exc):
             raise

@@ -43,7 +43,7 @@ from .fields import (
     shape,
 )
 from .platform import all_platforms
-from .quantization import INT_RANGE, QuantFields, checked_quant, int_constant
+from .quantization import INT_RANGE, RAW_RANGE, QuantFields, checked_quant, int_constant
 
 # A constant's values: given its checked shape and dtype, the data and where it is from.
 Source = Callable[[Shape, str], tuple[np.ndarray, Where]]
@@ -106,15 +106,16 @@ class Assembly:
         self.devices.append(Device(name, ckind, where))
 
     def tensor(self, name: Any, role: str, dims: Any, dt: Any, quant: QuantFields | None,
-               where: Where, at: Places, c_name: Any = None) -> None:
-        """A model input or output (``role``); ``c_name``: the C spelling asked for it."""
+               where: Where, at: Places, c_name: Any = None, raw: bool = False) -> None:
+        """A model input or output (``role``); ``c_name``: the C spelling asked for it;
+        ``raw``: raw integers, int8 ones unquantized (a front end's CAST writes them)."""
         self.spell("tensor", name, c_name, at)
         cname = self._cname(name, role, where)
         what = f"{role} {shown(name)}"
         s = shape(dims, what, where)
         d = dtype(dt, what, at.where("dtype"))
         self.tensors[name] = Tensor(name, s, d, role, cname, where,
-                                    checked_quant(quant, what, d, s, at.where()))
+                                    checked_quant(quant, what, d, s, at.where(), raw))
         (self.inputs if role == "input" else self.outputs).append(name)
 
     def constant(self, name: Any, dims: Any, dt: Any, source: Source,
@@ -128,7 +129,7 @@ class Assembly:
         s = shape(dims, what, at.where("shape"), MAX_CONSTANT_ELEMENTS)
         d = dtype(dt, what, at.where("dtype"))
         data, swhere = source(s, d)
-        if d in INT_RANGE:
+        if d in INT_RANGE or d in RAW_RANGE:
             data = int_constant(what, data, d, swhere)
         else:
             data = as_float32(data, what, swhere, finite=True)
@@ -140,9 +141,10 @@ class Assembly:
                                     checked_quant(quant, what, d, s, at.where()))
 
     def intermediate(self, name: Any, dims: Any, dt: Any, quant: QuantFields | None,
-                     where: Where, at: Places, c_name: Any = None) -> None:
+                     where: Where, at: Places, c_name: Any = None, raw: bool = False
+                     ) -> None:
         """The dtype and quantization of an intermediate tensor (``dims``: its shape, which
-        is checked against the inferred one, or None)."""
+        is checked against the inferred one, or None; ``raw`` as :meth:`tensor`)."""
         what = f"tensor {shown(name)}"
         if not isinstance(name, str) or not name:
             raise err(f"tensor name must be a non-empty string, not {shown(name)}", where)
@@ -152,7 +154,7 @@ class Assembly:
         s = shape(dims, what, at.where("shape")) if dims is not None else None
         d = dtype(dt, what, at.where("dtype"))
         self.spell("tensor", name, c_name, at)
-        self.declared[name] = (d, checked_quant(quant, what, d, s, at.where()), s, where)
+        self.declared[name] = (d, checked_quant(quant, what, d, s, at.where(), raw), s, where)
 
     def operator(self, name: Any, op: Any, inputs: list[Any], outputs: list[Any],
                  attrs: Mapping[str, Any], device: Any, where: Where, at: Places,

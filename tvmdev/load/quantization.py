@@ -54,11 +54,12 @@ def quant_fields(node: yamlio.LineDict, what: str) -> QuantFields | None:
 
 
 def checked_quant(fields: QuantFields | None, what: str, dtype: str, shape: Shape | None,
-                  where: Where) -> Quant | None:
+                  where: Where, raw: bool = False) -> Quant | None:
     """The quantization of tensor ``what`` (at ``where``; ``shape``: None when inferred
-    later), checked against its dtype and shape; an int8 tensor must have one."""
+    later), checked against its dtype and shape; an int8 tensor must have one, unless
+    ``raw`` (raw integers a front end's CAST writes)."""
     if fields is None:
-        if dtype == "int8":
+        if dtype == "int8" and not raw:
             raise err(f"{what} is int8 but has no quant", where,
                       hint="add quant: {scale: [S], zero_point: [Z]}")
         return None
@@ -115,10 +116,14 @@ def _check_range(what: str, dtype: str, scales: list[float], zeros: list[int],
                            f"{FLOAT32_MAX / abs(q - z):.4g} here")
 
 
+# Raw integer dtypes (no quantization; tvmdev.model.rawint): a constant's range.
+RAW_RANGE = {"int16": (-(2**15), 2**15 - 1), "uint32": (0, 2**32 - 1), "uint64": (0, 2**64 - 1)}
+
+
 def int_constant(what: str, data: np.ndarray, dtype: str, where: Where) -> np.ndarray:
     """An integer constant's data as ``dtype``: integers (or integral floats, from
     ``values``) within its range."""
-    lo, hi = INT_RANGE[dtype]
+    lo, hi = {**INT_RANGE, **RAW_RANGE}[dtype]
     if data.dtype.kind == "f":
         if data.size and (not np.all(np.isfinite(data)) or np.any(data != np.round(data))):
             raise err(f"{what} is {dtype}: its values must be integers", where)

@@ -13,10 +13,12 @@ import numpy as np
 from ..errors import Where
 from .ops import op_params
 from .quant import Q4Weight, Quant
+from .rawint.form import RAW_SIZES, is_raw
+from .rawint.table import INT_OPS, STATEFUL
 from .shapes import Shape, numel
 
 # q4c32: constants only, sized as their floats
-DTYPE_SIZE = {"float32": 4, "q4c32": 4, "int8": 1, "int32": 4}
+DTYPE_SIZE = {"float32": 4, "q4c32": 4, "int8": 1, "int32": 4, **RAW_SIZES}
 
 
 @dataclass(frozen=True)
@@ -96,9 +98,18 @@ class Model:
                          [t.quant if t else None for t in ts] + [out.quant])
 
     def op_dtype(self, op: Operator) -> str:
-        """The dtype ``op`` computes in: int8 when any of its tensors is int8."""
+        """The dtype ``op`` computes in: int8 when any of its tensors is int8, "raw" in
+        its raw-integer form (:mod:`tvmdev.model.rawint`)."""
         names = [t for t in (*op.inputs, *op.outputs) if t is not None]
+        if is_raw(INT_OPS.get(op.op), [self.tensors[t].dtype for t in names],
+                  [self.tensors[t].quant for t in names]):
+            return "raw"
         return "int8" if any(self.tensors[t].dtype == "int8" for t in names) else "float32"
+
+    @property
+    def stateful(self) -> tuple[str, ...]:
+        """The operators that keep state from one run to the next (a noise estimate)."""
+        return tuple(op.name for op in self.operators if op.op in STATEFUL)
 
     @property
     def unread_constants(self) -> frozenset[str]:

@@ -41,8 +41,8 @@ def int32_problem(value: Any) -> str | None:
 def params_problem(params: dict[str, Any]) -> str | None:
     """The first field of a kernel params struct C cannot hold, or None."""
     for key, value in params.items():
-        if hasattr(value, "ctype"):  # an array (s8.call.CArray): its values
-            value = list(value.values)
+        if hasattr(value, "ctype"):  # an array (s8.call.CArray): its values; a state: none
+            value = list(getattr(value, "values", ()))
         if isinstance(value, float):
             if float32(value) is None:
                 return f"param {key} = {shown(value)} is not a finite float"

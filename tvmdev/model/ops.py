@@ -17,6 +17,9 @@ from .math_ops import MATH_OPS, MATH_OPTIONAL_NO_DEFAULT
 from .opdef import Attr as Attr  # re-exported: the op table's types
 from .opdef import OpDef as OpDef
 from .quant import Quant
+from .rawint.form import RAW_CTYPES, RAW_DTYPES, is_raw
+from .rawint.form import check_dtypes as check_int_dtypes
+from .rawint.table import INT_OPDEFS, INT_OPS
 from .regions import (
     FLOAT_MAX,
     clip_infer,
@@ -199,6 +202,7 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
            "half_pixel_centers": Attr("bool", 0)},
           "tvmk_resize_nearest_params", resize_infer, resize_params,
           doc="TFLite's nearest-neighbour resize of NHWC's H and W to size [OH, OW]"),
+    *INT_OPDEFS,
 ]}
 
 # Attributes that may be left unset even without a default (kernel_shape of conv2d and
@@ -206,12 +210,12 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
 OPTIONAL_NO_DEFAULT = {("conv2d", "kernel_shape"), ("transpose", "perm"), ("mean", "axes"),
                        *MATH_OPTIONAL_NO_DEFAULT}
 
-DTYPES = ("float32", "int8", "int32")
+DTYPES = ("float32", "int8", "int32", *sorted(set(RAW_DTYPES) - {"int8", "int32"}))
 # Dtypes a kernel library may name beyond those a model declares: q4c32 is a float32
 # constant quantised to 4 bits in blocks (tvmdev/quant.py).
-KERNEL_DTYPES = ("float32", "q4c32", "int8", "int32")
+KERNEL_DTYPES = ("float32", "q4c32", *DTYPES[1:])
 CTYPES = {"float32": "float", "q4c32": "struct tvmk_q4c32", "int8": "int8_t",
-          "int32": "int32_t"}
+          "int32": "int32_t", **RAW_CTYPES}
 # Ops that only exist between float32 and int8: always in their int8 form.
 QUANT_OPS = ("quantize", "dequantize")
 
@@ -225,6 +229,11 @@ def op_params(name: str, shapes: list[Shape | None], out: Shape, attrs: dict[str
     custom = CUSTOM.get(name)
     if custom is not None:
         return custom.struct, custom.values(shapes, out, attrs, dtypes, quants)
+    raw = INT_OPS.get(name)
+    if raw is not None and is_raw(raw, dtypes, quants):
+        call = S8Call(shapes, out, attrs, dtypes, quants)
+        check_int_dtypes(name, raw, call)
+        return raw.params_struct, raw.params(call)
     if name in QUANT_OPS or op_dtype(dtypes) == "int8":
         entry = S8OPS.get(name)
         if entry is None:

@@ -15,6 +15,8 @@ from ..errors import TvmdevError
 from .custom import CUSTOM
 from .graph import Model, Operator
 from .ops import QUANT_OPS
+from .rawint.evaluate import raw_reference
+from .rawint.form import State
 from .reference_math import MATH_REFERENCE
 from .resize import resize_reference
 from .s8.call import S8Call
@@ -288,12 +290,16 @@ Override = Callable[[list[np.ndarray | None]], np.ndarray]
 
 
 def evaluate(model: Model, inputs: dict[str, np.ndarray],
-             overrides: dict[int, Override] | None = None) -> dict[str, np.ndarray]:
+             overrides: dict[int, Override] | None = None, state: State | None = None
+             ) -> dict[str, np.ndarray]:
     """Every tensor's value (inputs, constants, intermediates, outputs) in its dtype:
-    float32, or int8 and int32 (computed by the int8 forms' integer references).
-    ``overrides``: the references of some operators, by index."""
-    values: dict[str, np.ndarray] = {k: np.asarray(v, F64) for k, v in inputs.items()}
-    values.update({k: v.astype(F64) for k, v in model.constants.items()})
+    float32, or int8 and int32 (computed by the int8 forms' integer references), or a raw
+    integer dtype. ``overrides``: the references of some operators, by index. ``state``:
+    what stateful operators (a noise estimate) keep from one run to the next, updated in
+    place (None: a first run)."""
+    state = {} if state is None else state
+    values: dict[str, np.ndarray] = {k: _stored(model, k, v) for k, v in inputs.items()}
+    values.update({k: _stored(model, k, v) for k, v in model.constants.items()})
     out: dict[str, np.ndarray] = {}
     # NaN and infinities in the inputs propagate as IEEE arithmetic says, without warnings.
     with np.errstate(all="ignore"):
@@ -313,7 +319,12 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray],
                 values[op.outputs[0]] = custom.run_reference(
                     args, attrs, [t.dtype for t in ts[:-1]], shape, [t.quant for t in ts])
                 continue
-            if op.op in QUANT_OPS or model.op_dtype(op) == "int8":
+            dtype = model.op_dtype(op)
+            if dtype == "raw":
+                values[op.outputs[0]] = raw_reference(model, op, args, state)
+                continue
+            args = [np.asarray(v, F64) if v is not None else None for v in args]
+            if op.op in QUANT_OPS or dtype == "int8":
                 values[op.outputs[0]] = np.asarray(_s8_checked(model, op, args), F64)
                 continue
             if op.op in _WINDOWED:
@@ -324,9 +335,21 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray],
             y = np.asarray(y, F64).reshape(shape)
             values[op.outputs[0]] = y
         for k, v in values.items():
-            out[k] = v.astype(np.dtype(model.tensors[k].dtype)
-                              if model.tensors[k].dtype in ("int8", "int32") else np.float32)
+            dt = model.tensors[k].dtype
+            out[k] = v.astype(np.dtype(dt) if dt in INT_DTYPES else np.float32)
     return out
+
+
+INT_DTYPES = ("int8", "int16", "int32", "uint32", "uint64")
+
+
+def _stored(model: Model, name: str, v: np.ndarray) -> np.ndarray:
+    """A value as evaluate holds it: float64, raw integers beyond int32 in their own
+    dtype (uint64 values do not fit float64's mantissa)."""
+    dt = model.tensors[name].dtype if name in model.tensors else "float32"
+    if dt in ("int16", "uint32", "uint64"):
+        return np.asarray(v).astype(np.dtype(dt))
+    return np.asarray(v, F64)
 
 
 def input_range(model: Model, name: str) -> tuple[float, float]:
@@ -354,14 +377,18 @@ def index_range(model: Model, name: str) -> tuple[int, int]:
 
 def random_inputs(model: Model, seed: int = 0) -> dict[str, np.ndarray]:
     """Seeded inputs, one array per model input: int8 ones over [-128, 127], int32 ones
-    over :func:`index_range` (at most [-128, 128)), float32 ones over
-    :func:`input_range`."""
+    over :func:`index_range` (at most [-128, 128)), raw int16, uint32 and uint64 ones over
+    their whole range, float32 ones over :func:`input_range`."""
     rng = np.random.default_rng(seed)
     out = {}
     for name in model.inputs:
         t = model.tensors[name]
         if t.dtype == "int8":
             out[name] = rng.integers(-128, 128, t.shape).astype(np.int8)
+        elif t.dtype in ("int16", "uint32", "uint64"):  # raw integers: their whole range
+            info = np.iinfo(np.dtype(t.dtype))
+            out[name] = rng.integers(int(info.min), int(info.max), t.shape, dtype=t.dtype,
+                                     endpoint=True)
         elif t.dtype == "int32":
             first, end = index_range(model, name)
             out[name] = rng.integers(max(first, -128), min(end, 128), t.shape).astype(np.int32)

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import TvmdevError, Where
 from ..inspect.stack import StackUsage
+from ..load.quantization import RAW_RANGE
 from ..model import reference
 from ..model.graph import Model
 from ..reading import as_float32, load_npy
@@ -54,7 +55,7 @@ class RunResult:
     def tolerance(self, name: str) -> tuple[float, float]:
         """(atol, rtol) for one output: none for an integer one or one a dequantize
         writes (bit-exact)."""
-        if self.reference[name].dtype.kind == "i" or name in self.exact:
+        if self.reference[name].dtype.kind in "iu" or name in self.exact:
             return 0.0, 0.0
         if not self.quantized:
             return ATOL, RTOL
@@ -70,7 +71,10 @@ class RunResult:
         for name, got in self.outputs.items():
             ref = self.reference[name]
             atol, rtol = self.tolerance(name)
-            if got.shape != ref.shape or not np.all(_close(got, ref, atol, rtol)):
+            if ref.dtype.kind in "iu":  # exactly, not through float64 (uint64 exceeds it)
+                if got.shape != ref.shape or not np.array_equal(got, ref):
+                    bad.append(name)
+            elif got.shape != ref.shape or not np.all(_close(got, ref, atol, rtol)):
                 bad.append(name)
         return bad
 
@@ -144,9 +148,23 @@ def load_inputs(model: Model, inputs_dir: Path | None, seed: int = 0) -> dict[st
             out[name] = arr
         elif model.tensors[name].dtype == "int32":
             out[name] = _indices(model, name, arr, path)
+        elif model.tensors[name].dtype in RAW_RANGE:
+            out[name] = _raw_ints(model.tensors[name].dtype, name, arr, path)
         else:
             out[name] = as_float32(arr, f"input '{name}'", Where(str(path)), finite=False)
     return out
+
+
+def _raw_ints(dtype: str, name: str, arr: np.ndarray, path: Path) -> np.ndarray:
+    """A raw integer input (int16, uint32, uint64) from a file of integers in its range."""
+    lo, hi = RAW_RANGE[dtype]
+    if arr.dtype.kind not in "iu":
+        raise TvmdevError(f"input '{name}' is {dtype} in the model, the file holds "
+                          f"{arr.dtype}", str(path), hint=f"save it as numpy.{dtype}")
+    if arr.size and (int(arr.min()) < lo or int(arr.max()) > hi):
+        raise TvmdevError(f"input '{name}' holds {int(arr.min())} to {int(arr.max())}, "
+                          f"outside {dtype}'s range", str(path))
+    return arr.astype(np.dtype(dtype))
 
 
 def _indices(model: Model, name: str, arr: np.ndarray, path: Path) -> np.ndarray:
@@ -175,7 +193,7 @@ def report(result: RunResult) -> list[str]:
              for row in rows]
     lines.append("")
     for name in result.outputs if result.status == 0 else ():
-        if result.reference[name].dtype.kind == "i":
+        if result.reference[name].dtype.kind in "iu":
             lines.append(int_line(name, result.outputs[name], result.reference[name]))
             continue
         err_abs, err_rel = result.errors(name)
@@ -205,7 +223,11 @@ def int_line(name: str, got: np.ndarray, ref: np.ndarray) -> str:
     if got.shape != ref.shape:
         return (f"output {name} {list(ref.shape)} {ref.dtype}: got shape {list(got.shape)}: "
                 "NOT EXACT")
-    diff = np.abs(got.astype(np.int64) - ref.astype(np.int64))
+    if ref.dtype == np.uint64:  # its differences may pass int64: as python integers
+        diff = np.array([abs(int(a) - int(b)) for a, b in zip(got.ravel(), ref.ravel(),
+                                                                strict=True)], object)
+    else:
+        diff = np.abs(got.astype(np.int64) - ref.astype(np.int64))
     bad = int(np.count_nonzero(diff))
     return (f"output {name} {list(ref.shape)} {ref.dtype}: {bad} of {diff.size} elements "
             f"differ, largest difference {int(diff.max(initial=0))} steps: "

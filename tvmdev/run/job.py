@@ -139,8 +139,13 @@ def execute(job: Job, inputs: dict[str, np.ndarray] | None = None,
     """Run the built program and compare with the numpy reference."""
     model = job.model
     inputs = job.inputs if inputs is None else inputs
-    raw = job.backend.execute(job, inputs, options or RunOptions())
-    ref = reference.evaluate(model, inputs, host_references(job))
+    options = options or RunOptions()
+    raw = job.backend.execute(job, inputs, options)
+    # A model with state ran its iterations one after another: the reference too.
+    state: dict[str, np.ndarray] = {}
+    overrides = host_references(job)
+    for _ in range(options.iterations if model.stateful else 1):
+        ref = reference.evaluate(model, inputs, overrides, state)
     result = RunResult(raw.status, raw.status_name, raw.outputs,
                        {k: ref[k] for k in model.outputs}, raw.devices,
                        stdout=raw.proc.stdout, stderr=raw.proc.stderr,
