@@ -86,6 +86,7 @@ class Builder:
         self.quant: dict[str, Quant] = {}
         self.taken: set[str] = set()
         self.inputs: list[str] = []
+        self.states: list[str] = []  # persistent state (TFLite's variable tensors)
         self.constants: dict[str, np.ndarray] = {}
         self.operators: list[BuiltOp] = []
         self.unsupported: dict[str, list[str]] = {}  # kind -> the operators' names
@@ -121,6 +122,14 @@ class Builder:
         """A model input."""
         self.inputs.append(name)
         self.tensor(name, shape, dtype, quant)
+
+    def add_state(self, name: str, shape: Shape, dtype: str = "float32",
+                  quant: Quant | None = None) -> str:
+        """A persistent state tensor (added once, on first use)."""
+        if name not in self.states:
+            self.states.append(name)
+            self.tensor(name, shape, dtype, quant)
+        return name
 
     def constant(self, name: str, array: np.ndarray, dtype: str = "float32",
                  quant: Quant | None = None) -> str:
@@ -269,8 +278,10 @@ class Imported:
         asm.device_count(len(self.devices), w)
         for dev, kind in self.devices.items():
             asm.device(dev, kind, w, w)
-        for role, names in (("input", b.inputs), ("output", self.outputs)):
-            asm.nonempty(role + "s", len(names), w)
+        for role, names in (("input", b.inputs), ("output", self.outputs),
+                            ("state", b.states)):
+            if role != "state":
+                asm.nonempty(role + "s", len(names), w)
             for t in names:
                 asm.tensor(t, role, list(b.shapes[t]), b.dtypes[t], self._quant(t, at), w, at)
         for t, data in b.constants.items():

@@ -16,7 +16,7 @@ from .quant import Q4Weight, Quant
 from .shapes import Shape, numel
 
 # q4c32: constants only, sized as their floats
-DTYPE_SIZE = {"float32": 4, "q4c32": 4, "int8": 1, "int32": 4}
+DTYPE_SIZE = {"float32": 4, "q4c32": 4, "int8": 1, "int16": 2, "int32": 4}
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class Tensor:
     name: str
     shape: Shape
     dtype: str
-    role: str  # "input", "output", "constant" or "intermediate"
+    role: str  # "input", "output", "constant", "intermediate" or "state"
     cname: str  # the C spelling of the name
     where: Where
     quant: Quant | None = None  # int8 (and int32 bias): the affine quantization
@@ -76,6 +76,9 @@ class Model:
     # Constants quantised to 4 bits: the quantised form (constants[] holds the dequantised
     # values, which the reference uses).
     quantized: dict[str, Q4Weight] = field(default_factory=dict)
+    # Persistent state (TFLite's variable tensors): read and updated in place by one
+    # operator each, kept from one run to the next, reset to :meth:`state_fill`.
+    states: tuple[str, ...] = ()
 
     def device(self, name: str) -> Device:
         """The device instance called ``name``."""
@@ -99,6 +102,14 @@ class Model:
         """The dtype ``op`` computes in: int8 when any of its tensors is int8."""
         names = [t for t in (*op.inputs, *op.outputs) if t is not None]
         return "int8" if any(self.tensors[t].dtype == "int8" for t in names) else "float32"
+
+    def state_fill(self, name: str) -> int:
+        """The byte a state tensor is reset to, as TFLM's ResetVariableTensors: an int8
+        one's zero point, else 0."""
+        t = self.tensors[name]
+        if t.dtype == "int8" and t.quant is not None:
+            return t.quant.zero_point[0] & 0xFF
+        return 0
 
     @property
     def unread_constants(self) -> frozenset[str]:

@@ -16,6 +16,7 @@ from .math_ops import MATH_OPS, MATH_OPTIONAL_NO_DEFAULT
 from .opdef import Attr as Attr  # re-exported: the op table's types
 from .opdef import OpDef as OpDef
 from .quant import Quant
+from .recurrent import OPS as RECURRENT_OPS
 from .regions import (
     FLOAT_MAX,
     clip_infer,
@@ -198,6 +199,7 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
            "half_pixel_centers": Attr("bool", 0)},
           "tvmk_resize_nearest_params", resize_infer, resize_params,
           doc="TFLite's nearest-neighbour resize of NHWC's H and W to size [OH, OW]"),
+    *RECURRENT_OPS,
 ]}
 
 # Attributes that may be left unset even without a default (kernel_shape of conv2d and
@@ -205,12 +207,12 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
 OPTIONAL_NO_DEFAULT = {("conv2d", "kernel_shape"), ("transpose", "perm"), ("mean", "axes"),
                        *MATH_OPTIONAL_NO_DEFAULT}
 
-DTYPES = ("float32", "int8", "int32")
+DTYPES = ("float32", "int8", "int16", "int32")
 # Dtypes a kernel library may name beyond those a model declares: q4c32 is a float32
 # constant quantised to 4 bits in blocks (tvmdev/quant.py).
-KERNEL_DTYPES = ("float32", "q4c32", "int8", "int32")
+KERNEL_DTYPES = ("float32", "q4c32", "int8", "int16", "int32")
 CTYPES = {"float32": "float", "q4c32": "struct tvmk_q4c32", "int8": "int8_t",
-          "int32": "int32_t"}
+          "int16": "int16_t", "int32": "int32_t"}
 # Ops that only exist between float32 and int8: always in their int8 form.
 QUANT_OPS = ("quantize", "dequantize")
 
@@ -312,7 +314,8 @@ def kernel_params(op: OpDef, dtypes: dict[str, str] | None = None,
     ``dtypes`` gives each argument's (default float32), ``struct`` the params struct
     (default the float op's; an int8 kernel's is its :data:`S8OPS` entry's)."""
     dtypes = dtypes or {}
-    params = [(f"const {CTYPES[dtypes.get(a, 'float32')]} *", a) for a in op.inputs]
+    params = [(f"{'' if a in op.states else 'const '}{CTYPES[dtypes.get(a, 'float32')]} *", a)
+              for a in op.inputs]
     if op.variadic:
         params[-1] = (f"const {CTYPES[dtypes.get(op.inputs[-1], 'float32')]} *const *",
                       op.inputs[-1])

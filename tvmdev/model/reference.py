@@ -13,11 +13,12 @@ import numpy as np
 
 from ..errors import TvmdevError
 from .graph import Model, Operator
-from .ops import QUANT_OPS
+from .ops import OPS, QUANT_OPS
+from .recurrent import FLOAT_REFERENCE
 from .reference_math import MATH_REFERENCE
 from .resize import resize_reference
 from .s8.call import S8Call
-from .s8.table import S8OPS
+from .s8.table import S8_STATEFUL, S8OPS
 from .taps import Tap, counts, taps
 
 F64 = np.float64
@@ -258,21 +259,24 @@ def _windowed(op: str, args: list[np.ndarray | None], attrs: dict[str, Any],
     return _WINDOWED[op](args, attrs, shape)
 
 
-def _s8(model: Model, op: Operator, args: list[np.ndarray | None]) -> np.ndarray:
-    """An int8 operator (or quantize, dequantize) by its int8 form's integer reference."""
+def _call(model: Model, op: Operator) -> S8Call:
     ts = [model.tensors[t] if t is not None else None for t in op.inputs]
     out = model.tensors[op.outputs[0]]
-    call = S8Call([t.shape if t else None for t in ts], out.shape, op.attr_dict,
+    return S8Call([t.shape if t else None for t in ts], out.shape, op.attr_dict,
                   [t.dtype if t else None for t in ts] + [out.dtype],
                   [t.quant if t else None for t in ts] + [out.quant])
-    return S8OPS[op.op].reference(call, args)
 
 
-def _s8_checked(model: Model, op: Operator, args: list[Any]) -> np.ndarray:
-    """The int8 form's reference, its refusal for these inputs (an accumulator beyond
+def _s8(model: Model, op: Operator, args: list[np.ndarray | None]) -> np.ndarray:
+    """An int8 operator (or quantize, dequantize) by its int8 form's integer reference."""
+    return S8OPS[op.op].reference(_call(model, op), args)
+
+
+def _checked(op: Operator, fn: Callable[[], Any]) -> Any:
+    """An int8 form's reference, its refusal for these inputs (an accumulator beyond
     int32, a softmax row TFLM aborts on) as one line naming the operator."""
     try:
-        return np.asarray(_s8(model, op, args))
+        return fn()
     except (ValueError, ArithmeticError) as exc:
         raise TvmdevError(f"operator '{op.name}' ({op.op}): these inputs take it where "
                           f"TFLM's integer kernels overflow or abort: {exc}", op.where,
@@ -281,11 +285,44 @@ def _s8_checked(model: Model, op: Operator, args: list[Any]) -> np.ndarray:
                                "model's quantization") from None
 
 
-def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _s8_checked(model: Model, op: Operator, args: list[Any]) -> np.ndarray:
+    return np.asarray(_checked(op, lambda: _s8(model, op, args)))
+
+
+def reset_state(model: Model) -> dict[str, np.ndarray]:
+    """Every state tensor as a reset leaves it (TFLM's ResetVariableTensors): filled with
+    :meth:`~tvmdev.model.graph.Model.state_fill`'s byte."""
+    out = {}
+    for name in model.states:
+        t = model.tensors[name]
+        fill = np.full(t.nbytes, model.state_fill(name), np.uint8)
+        out[name] = fill.view(np.dtype(t.dtype)).reshape(t.shape).copy()
+    return out
+
+
+def _stateful(model: Model, op: Operator, args: list[np.ndarray | None]
+              ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """An op with state: its output and its state tensors' new values."""
+    names = [t for a, t in zip(OPS[op.op].inputs, op.inputs, strict=False)
+             if a in OPS[op.op].states and t is not None]
+    if model.op_dtype(op) == "int8":
+        y, new = _checked(op, lambda: S8_STATEFUL[op.op](_call(model, op), args))
+    else:
+        y, new = FLOAT_REFERENCE[op.op](args, op.attr_dict)
+    return np.asarray(y, F64), {n: np.asarray(v, F64) for n, v in zip(names, new, strict=True)}
+
+
+def evaluate(model: Model, inputs: dict[str, np.ndarray],
+             state: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Every tensor's value (inputs, constants, intermediates, outputs) in its dtype:
-    float32, or int8 and int32 (computed by the int8 forms' integer references)."""
+    float32, or int8 and int32 (computed by the int8 forms' integer references). The
+    model's state starts from ``state`` (default: reset) and its new values are written
+    back there, so that calls in a row run the model as consecutive invocations do."""
     values: dict[str, np.ndarray] = {k: np.asarray(v, F64) for k, v in inputs.items()}
     values.update({k: v.astype(F64) for k, v in model.constants.items()})
+    start = reset_state(model)
+    start.update({k: v for k, v in (state or {}).items() if k in start})
+    values.update({k: np.asarray(v, F64) for k, v in start.items()})
     out: dict[str, np.ndarray] = {}
     # NaN and infinities in the inputs propagate as IEEE arithmetic says, without warnings.
     with np.errstate(all="ignore"):
@@ -293,19 +330,24 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarra
             args = [values[t] if t is not None else None for t in op.inputs]
             attrs = op.attr_dict
             shape = model.tensors[op.outputs[0]].shape
-            if op.op in QUANT_OPS or model.op_dtype(op) == "int8":
+            if OPS[op.op].states:
+                y, new = _stateful(model, op, args)
+                values.update(new)
+            elif op.op in QUANT_OPS or model.op_dtype(op) == "int8":
                 values[op.outputs[0]] = np.asarray(_s8_checked(model, op, args), F64)
                 continue
-            if op.op in _WINDOWED:
+            elif op.op in _WINDOWED:
                 y = _windowed(op.op, args, attrs, shape)
             else:
                 y = _SIMPLE[op.op](args, attrs)
-            y = _ACTIVATIONS[attrs.get("activation", "NONE")](np.asarray(y, F64))
-            y = np.asarray(y, F64).reshape(shape)
-            values[op.outputs[0]] = y
+            if model.op_dtype(op) != "int8":
+                y = _ACTIVATIONS[attrs.get("activation", "NONE")](np.asarray(y, F64))
+            values[op.outputs[0]] = np.asarray(y, F64).reshape(shape)
         for k, v in values.items():
-            out[k] = v.astype(np.dtype(model.tensors[k].dtype)
-                              if model.tensors[k].dtype in ("int8", "int32") else np.float32)
+            dt = model.tensors[k].dtype
+            out[k] = v.astype(np.dtype(dt) if dt in ("int8", "int16", "int32") else np.float32)
+    if state is not None:
+        state.update({k: out[k] for k in model.states})
     return out
 
 
