@@ -249,7 +249,8 @@ class Imported:
         the operators (a converter's fused tensor names are long, and a TFLite bias is
         often named after the activation that follows): operators ``conv2d_1``,
         ``conv2d_2``... by op; their outputs ``conv2d_1_out``; a constant after the first
-        operator that reads it and its role there (``conv2d_1_weights``, ``_bias``). The
+        operator that reads it and its role there (``conv2d_1_weights``, ``_bias``), a
+        state after its operator and argument (``lstm_1_cell_state``). The
         model's inputs and outputs keep their names' spellings: they are the API."""
         ops: dict[str, str] = {}
         tensors: dict[str, str] = {}
@@ -262,10 +263,12 @@ class Imported:
                 tensors[op.output] = f"{cname}_out"
             args = OPS[op.op].inputs
             for j, t in enumerate(op.inputs):
+                arg = args[min(j, len(args) - 1)]
                 if t is not None and t in self.built.constants and t not in tensors:
-                    arg = args[min(j, len(args) - 1)]
                     role = ROLES.get((op.op, arg), ROLES.get(arg, arg.lower()))
                     tensors[t] = f"{cname}_{role}"
+                elif t is not None and t in self.built.states and t not in tensors:
+                    tensors[t] = f"{cname}_{arg}"  # lstm_1_cell_state
         return ops, tensors
 
     def to_model(self) -> Model:

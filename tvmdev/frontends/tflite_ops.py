@@ -14,8 +14,8 @@ from typing import Any
 
 from .graph import Unsupported
 from .tflite_context import Context, activation, chain, with_activation
-from .tflite_recurrent import CONVERTERS as RECURRENT_CONVERTERS
 from .tflite_nhwc import CONVERTERS as NHWC_CONVERTERS
+from .tflite_recurrent import CONVERTERS as RECURRENT_CONVERTERS
 
 # Shape arithmetic folded into the RESHAPE it feeds (see tflite._folded).
 SHAPE_KINDS = frozenset({"SHAPE", "STRIDED_SLICE", "PACK"})

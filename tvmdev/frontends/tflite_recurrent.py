@@ -6,7 +6,7 @@ input gate (CIFG), are refused, as TFLM refuses them."""
 from __future__ import annotations
 
 from .graph import Unsupported
-from .tflite_context import Context, FUSED, activation, chain
+from .tflite_context import FUSED, Context, activation, chain
 
 # UNIDIRECTIONAL_SEQUENCE_LSTM's operands TFLM requires absent, by variant.
 _LSTM_VARIANTS = {"peephole": (9, 10, 11), "projection": (16, 17), "layer norm": (20, 21, 22, 23)}
@@ -31,7 +31,8 @@ def svdf(ctx: Context) -> None:
     ins = [ctx.inp(0), ctx.inp(1), ctx.inp(2), ctx.inp(3) if ctx.has(3) else None,
            _state(ctx, 4)]
     attrs = {"rank": int(o.Rank())} | ({"activation": act} if act != "NONE" else {})
-    chain(ctx, [("svdf", ins, attrs)])
+    out = ctx.g.tensors[ctx.op.outputs[0]]
+    ctx.b.emit(ctx.op.kind, "svdf", ins, out.cname, attrs, out.dtype, out.quant)
 
 
 def lstm(ctx: Context) -> None:

@@ -138,8 +138,13 @@ def execute(job: Job, inputs: dict[str, np.ndarray] | None = None,
     """Run the built program and compare with the numpy reference."""
     model = job.model
     inputs = job.inputs if inputs is None else inputs
-    raw = job.backend.execute(job, inputs, options or RunOptions())
-    ref = reference.evaluate(model, inputs)
+    options = options or RunOptions()
+    raw = job.backend.execute(job, inputs, options)
+    # A model with state runs its iterations as consecutive invocations: so does the
+    # reference, from a reset state.
+    state: dict[str, np.ndarray] = {}
+    for _ in range(options.iterations if model.states else 1):
+        ref = reference.evaluate(model, inputs, state)
     result = RunResult(raw.status, raw.status_name, raw.outputs,
                        {k: ref[k] for k in model.outputs}, raw.devices,
                        stdout=raw.proc.stdout, stderr=raw.proc.stderr,

@@ -76,7 +76,8 @@ def lstm_params(c: S8Call) -> dict[str, Any]:
 
 
 def _sat16(v: np.ndarray) -> np.ndarray:
-    return np.clip(v, -32768, 32767)
+    out: np.ndarray = np.clip(v, -32768, 32767)
+    return out
 
 
 def _fc(x: np.ndarray, offset: int, w: np.ndarray, bias: np.ndarray | None, mult: int,
@@ -126,7 +127,9 @@ def tanh_scaling(power: int) -> tuple[int, int]:
 def _mul(a: np.ndarray, b: np.ndarray, mult: int, shift: int, offset: int, lo: int, hi: int
          ) -> np.ndarray:
     prod = a.astype(np.int64) * b.astype(np.int64)
-    return np.clip(multiply_by_quantized_multiplier(prod, mult, shift) + offset, lo, hi)
+    out: np.ndarray = np.clip(multiply_by_quantized_multiplier(prod, mult, shift) + offset,
+                              lo, hi)
+    return out
 
 
 def _step(p: dict[str, Any], w: dict[str, np.ndarray], xt: np.ndarray, h: np.ndarray,

@@ -29,7 +29,7 @@ def _read(path: Path) -> tuple[int, ...] | None:
         return None
     values = tuple(int(v) for v in re.findall(r"\d+", found.group(1)))
     ok = len(values) == 256 and values[0] == 1 << 15 and all(
-        a <= b < 1 << 16 for a, b in zip(values, values[1:]))
+        a <= b < 1 << 16 for a, b in zip(values, values[1:], strict=False))
     return values if ok else None
 
 
