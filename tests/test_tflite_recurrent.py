@@ -1,0 +1,225 @@
+"""SVDF and UNIDIRECTIONAL_SEQUENCE_LSTM, whose variable tensors are the model's state,
+against TFLM's interpreter: seeded one-op models (tests/tflite_recurrent_cases.py) over
+three consecutive invocations, and after a reset, through tvmdev's numpy reference
+(fast) and through ``tvmdev run --iterations 2`` on the host (slow; the harness resets
+each workspace, so an int8 state whose zero point is not 0 checks the reset); TFLM's
+LSTM models and DTLN bit-exact over two invocations, on the host and on mps3_an547; the
+LSTM variants TFLM refuses, refused in one line; and the state's place in the plan."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tflite_recurrent_cases as rc
+import tflm_ref
+from conftest import Result, need_module, need_tool
+
+from tvmdev.model.graph import Model
+from tvmdev.run.compare import ATOL, RTOL
+
+need_module("tflite", "pip install -e '.[tflite]'")
+
+CASES = {c.label: c for c in rc.cases()}
+MODELS = {"trained_lstm": "examples/mnist_lstm/trained_lstm.tflite",
+          "trained_lstm_int8": "examples/mnist_lstm/trained_lstm_int8.tflite",
+          "dtln": "examples/dtln/dtln_noise_suppression.tflite"}
+
+
+def _same(got: np.ndarray, want: np.ndarray, int8: bool) -> bool:
+    if got.shape != want.shape:
+        return False
+    if int8:
+        return got.dtype == want.dtype and np.array_equal(got, want)
+    return bool(np.allclose(got, want, atol=ATOL, rtol=RTOL))
+
+
+def _tflm(data: bytes, invocations: list[list[np.ndarray]], reset_after: int | None = None
+          ) -> list[np.ndarray]:
+    """TFLM's output of each invocation in a row (``reset_after``: reset the variable
+    tensors after that many)."""
+    rt = tflm_ref.runtime()
+    interp = rt.Interpreter.from_bytes(data, arena_size=1 << 20)
+    out = []
+    for k, arrays in enumerate(invocations):
+        if k == reset_after:
+            interp.reset()
+        for i, x in enumerate(arrays):
+            interp.set_input(x, i)
+        interp.invoke()
+        out.append(interp.get_output(0))
+    return out
+
+
+def _import(data: bytes, tmp_path: Path) -> Model:
+    from tvmdev.frontends.importer import import_file
+    path = tmp_path / "m.tflite"
+    path.write_bytes(data)
+    return import_file(path).to_model()
+
+
+@pytest.mark.parametrize("label", sorted(CASES))
+def test_reference_carries_state_as_tflm(label: str, tmp_path: Path) -> None:
+    """Three invocations in a row, each output TFLM's (int8 bit for bit); a reset, then
+    the first invocation's inputs again: TFLM's first output again, and the reference's
+    from a fresh state. The outputs vary from one invocation to the next (the state
+    matters) and over their range."""
+    from tvmdev.model.reference import evaluate
+    case = CASES[label]
+    m = _import(case.data, tmp_path)
+    state: dict[str, np.ndarray] = {}
+    got = [evaluate(m, dict(zip(m.inputs, a, strict=True)), state)[m.outputs[0]]
+           for a in case.invocations]
+    want = _tflm(case.data, case.invocations)
+    assert [k for k in range(3) if not _same(got[k], want[k], case.int8)] == []
+    assert set(state) == set(m.states) and len(m.states) in (1, 2)
+    again = _tflm(case.data, [*case.invocations[:2], case.invocations[0]], reset_after=2)
+    fresh = evaluate(m, dict(zip(m.inputs, case.invocations[0], strict=True)))
+    assert _same(again[2], want[0], case.int8)
+    assert _same(fresh[m.outputs[0]], again[2], case.int8)
+    assert not np.array_equal(want[1], want[0]) or not np.array_equal(want[2], want[1])
+    assert len(np.unique(np.concatenate([w.ravel() for w in want]))) > 8
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", sorted(CASES))
+def test_run_two_invocations_matches_tflm(label: str, cli: Callable[..., Result],
+                                          tmp_path: Path) -> None:
+    """``tvmdev run --iterations 2`` on the host (the C kernels, the state in the
+    workspace, the harness's reset): the output of the second invocation is TFLM's
+    after two invocations on the same inputs."""
+    need_tool("gcc", "apt install gcc")
+    case = CASES[label]
+    got = _run(cli, case.data, case.invocations[0], tmp_path, "--iterations", "2")
+    want = _tflm(case.data, [case.invocations[0]] * 2)
+    assert _same(got, want[1], case.int8)
+    assert not np.array_equal(want[1], want[0])
+
+
+def _run(cli: Callable[..., Result], data: bytes, arrays: list[np.ndarray], tmp_path: Path,
+         *options: str) -> np.ndarray:
+    """``tvmdev run`` of ``data`` on ``arrays`` (which must PASS against the reference):
+    its one output."""
+    m = _import(data, tmp_path)
+    (tmp_path / "in").mkdir()
+    for name, x in zip(m.inputs, arrays, strict=True):
+        np.save(tmp_path / "in" / f"{name}.npy", x)
+    r = cli("run", str(tmp_path / "m.tflite"), "--inputs", str(tmp_path / "in"),
+            "--save-outputs", str(tmp_path / "out"), "--build-dir", str(tmp_path / "build"),
+            *options)
+    assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
+    out: np.ndarray = np.load(tmp_path / "out" / f"{m.outputs[0]}.npy")
+    return out
+
+
+# --- the LSTM variants TFLM refuses ---------------------------------------------------------
+
+@pytest.mark.parametrize("operand,detail", [
+    (9, "peephole: TFLM runs the standard LSTM only"),
+    (16, "projection: TFLM runs the standard LSTM only"),
+    (21, "layer norm: TFLM runs the standard LSTM only"),
+    (-1, "no input gate (CIFG): TFLM runs the standard LSTM only")])
+def test_lstm_variants_are_refused(operand: int, detail: str, cli: Callable[..., Result],
+                                   tmp_path: Path) -> None:
+    model = tmp_path / "m.tflite"
+    model.write_bytes(rc.lstm_variant(11, operand))
+    r = cli("import", str(model), "-o", str(tmp_path / "o"))
+    assert r.code == 1 and r.err.splitlines()[0] == (
+        f"tvmdev: {model}: 1 unsupported operator: UNIDIRECTIONAL_SEQUENCE_LSTM ({detail}) "
+        "x1 (first: operator 0 'y')")
+
+
+# --- the state in the plan and the executor -------------------------------------------------
+
+def test_state_has_its_own_region(tmp_path: Path) -> None:
+    """Each state tensor lies in the state region at the end of the workspace, which no
+    tensor or scratch buffer meets, and is counted in the arena and its lower bound; the
+    executor declares the reset functions and fills an int8 state with its zero point."""
+    from tvmdev.load.board import board_by_name
+    from tvmdev.plan.pipeline import compile_model
+    from tvmdev.render.executor import executor_files
+    case = CASES["svdf s8 batch 2 rank 1"]
+    m = _import(case.data, tmp_path)
+    compiled = compile_model(m, board_by_name("host"))
+    mem = compiled.memory
+    start, size = mem.state_region
+    assert [s.name for s in mem.states] == list(m.states) and size > 0
+    assert start + size == mem.arena_size
+    others = [b for b in mem.buffers if not b.persistent]
+    assert others and all(b.offset + b.size <= start for b in others)
+    state = next(b for b in mem.buffers if b.persistent)
+    assert mem.lower_bound >= state.size + max(b.size for b in others)
+    zero_point = m.tensors[m.states[0]].quant.zero_point[0]
+    assert zero_point != 0 and mem.states[0].fill == zero_point & 0xFF
+    files = {f.path: f.content for f in executor_files(compiled, "test")}
+    header, source = files["tvmgen_m.h"], files["tvmgen_m.c"]
+    assert "int32_t tvmgen_m_reset(void);" in header
+    assert "int32_t tvmgen_m_reset_workspace(void *workspace);" in header
+    assert f"= 0x{zero_point & 0xFF:02x}U;" in source
+
+
+def test_stateless_models_get_no_reset(tmp_path: Path) -> None:
+    """A model without state keeps the executor it had: no state region, no reset."""
+    from tvmdev.load.board import board_by_name
+    from tvmdev.plan.pipeline import compile_model
+    from s8_cases import merged
+    from tflite_field_cases import cases
+
+    from tvmdev.render.executor import executor_files
+    data, _ = merged(cases("hard_swish", "int8")[:1])
+    compiled = compile_model(_import(data, tmp_path), board_by_name("host"))
+    assert compiled.memory.states == () and compiled.memory.state_region[1] == 0
+    assert all("reset" not in f.content for f in executor_files(compiled, "test"))
+
+
+# --- TFLM's LSTM models -------------------------------------------------------------------
+
+def _field(name: str) -> Path:
+    root = os.environ.get("TFLM_SOURCE_DIR")
+    if not root:
+        pytest.skip(f"TFLM_SOURCE_DIR is not set: TFLM's tree (github.com/tensorflow/"
+                    f"tflite-micro) holds {Path(MODELS[name]).name}; check it out and set it")
+    path = Path(root) / "tensorflow/lite/micro" / MODELS[name]
+    assert path.is_file(), f"TFLM_SOURCE_DIR={root} has no {MODELS[name]}"
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_field_lstm_models_on_host(name: str, cli: Callable[..., Result],
+                                   tmp_path: Path) -> None:
+    """Two invocations of different inputs through the reference, and two of the same
+    through ``tvmdev run`` on the host: each output TFLM's (int8 bit for bit)."""
+    from tvmdev.model.reference import evaluate, random_inputs
+    path = _field(name)
+    data = path.read_bytes()
+    m = _import(data, tmp_path)
+    int8 = m.tensors[m.outputs[0]].dtype == "int8"
+    invocations = [list(random_inputs(m, k).values()) for k in (0, 1)]
+    want = _tflm(data, invocations)
+    state: dict[str, np.ndarray] = {}
+    for arrays, w in zip(invocations, want, strict=True):
+        got = evaluate(m, dict(zip(m.inputs, arrays, strict=True)), state)
+        assert _same(got[m.outputs[0]], w, int8)
+    got = _run(cli, data, invocations[0], tmp_path, "--iterations", "2")
+    assert _same(got, _tflm(data, [invocations[0]] * 2)[1], int8)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["trained_lstm_int8", "dtln"])
+def test_field_lstm_models_on_mps3_an547(name: str, cli: Callable[..., Result],
+                                         tmp_path: Path) -> None:
+    """The int8 LSTM models on the Cortex-M55 board, in QEMU: one invocation from the
+    reset state, the output TFLM's bit for bit."""
+    need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
+    need_tool("qemu-system-arm", "apt-get install qemu-system-arm")
+    from tvmdev.model.reference import random_inputs
+    path = _field(name)
+    data = path.read_bytes()
+    m = _import(data, tmp_path)
+    arrays = list(random_inputs(m, 1).values())
+    got = _run(cli, data, arrays, tmp_path, "--board", "mps3_an547")
+    assert np.array_equal(got, _tflm(data, [arrays])[0])
