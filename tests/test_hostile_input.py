@@ -149,7 +149,7 @@ MODEL_CASES = [
     ("device list", ("outputs: [y]}", "outputs: [y], device: [d]}"),
      "m.yaml:7: operator 'a' runs on unknown device ['d']", "declared devices: none"),
     ("dtype list", ("dtype: float32}", "dtype: [float32]}"),
-     "m.yaml:3: unknown dtype ['float32'] for input 'x'", "supported dtypes: float32, int8, int32"),
+     "m.yaml:3: unknown dtype ['float32'] for input 'x'", "supported dtypes: float32, int8, int16, int32"),
     ("kind list", ("name: m", "name: m\ndevices:\n  d: {kind: [w]}"),
      "m.yaml:3: device name must be a string, not ['w']", None),
     ("400-digit dim", ("[1, 4]", f"[1, {big(400)}]"),

@@ -163,16 +163,35 @@ def test_state_has_its_own_region(tmp_path: Path) -> None:
 
 def test_stateless_models_get_no_reset(tmp_path: Path) -> None:
     """A model without state keeps the executor it had: no state region, no reset."""
-    from tvmdev.load.board import board_by_name
-    from tvmdev.plan.pipeline import compile_model
     from s8_cases import merged
     from tflite_field_cases import cases
 
+    from tvmdev.load.board import board_by_name
+    from tvmdev.plan.pipeline import compile_model
     from tvmdev.render.executor import executor_files
     data, _ = merged(cases("hard_swish", "int8")[:1])
     compiled = compile_model(_import(data, tmp_path), board_by_name("host"))
     assert compiled.memory.states == () and compiled.memory.state_region[1] == 0
     assert all("reset" not in f.content for f in executor_files(compiled, "test"))
+
+
+def test_params_are_the_structs_fields(tmp_path: Path) -> None:
+    """The params generation computes for every SVDF and LSTM form are exactly the fields
+    of its C struct in tvmk_recurrent.h (read with pycparser), scratch aside."""
+    from test_params_structs import SCRATCH, struct_fields
+
+    from tvmdev.load.board import board_by_name
+    from tvmdev.plan.pipeline import compile_model
+    fields = struct_fields()
+    seen = set()
+    for case in CASES.values():
+        compiled = compile_model(_import(case.data, tmp_path), board_by_name("host"))
+        for prep in compiled.ops:
+            assert prep.takes_scratch and prep.scratch[1] > 0
+            assert sorted((*prep.params, *SCRATCH)) == sorted(fields[prep.struct])
+            seen.add(prep.struct)
+    assert seen == {"tvmk_svdf_params", "tvmk_svdf_s8_params", "tvmk_lstm_params",
+                    "tvmk_lstm_s8_params"}
 
 
 # --- TFLM's LSTM models -------------------------------------------------------------------
@@ -223,3 +242,21 @@ def test_field_lstm_models_on_mps3_an547(name: str, cli: Callable[..., Result],
     arrays = list(random_inputs(m, 1).values())
     got = _run(cli, data, arrays, tmp_path, "--board", "mps3_an547")
     assert np.array_equal(got, _tflm(data, [arrays])[0])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", ["svdf s16 batch 1 rank 1", "svdf s16 batch 2 rank 2",
+                                   "svdf s8 batch 2 rank 1"])
+def test_svdf_on_mps3_an547(label: str, cli: Callable[..., Result], tmp_path: Path) -> None:
+    """An int8 SVDF on the Cortex-M55 board, in QEMU, from the reset state: with int16
+    state through CMSIS-NN's arm_svdf_state_s16_s8 (where CMSIS_NN_SOURCE_DIR names its
+    tree), with int8 state (zero point not 0) through the portable kernel; TFLM's
+    output bit for bit."""
+    need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
+    need_tool("qemu-system-arm", "apt-get install qemu-system-arm")
+    case = CASES[label]
+    got = _run(cli, case.data, case.invocations[0], tmp_path, "--board", "mps3_an547")
+    assert np.array_equal(got, _tflm(case.data, case.invocations[:1])[0])
+    plan = (tmp_path / "build/model/tvmgen_m_plan.json").read_text()
+    cmsis = "s16" in label and bool(os.environ.get("CMSIS_NN_SOURCE_DIR"))
+    assert ('"tvmk_cmsis_nn_svdf_s8_s16"' in plan) == cmsis
