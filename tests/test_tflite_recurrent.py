@@ -260,3 +260,45 @@ def test_svdf_on_mps3_an547(label: str, cli: Callable[..., Result], tmp_path: Pa
     plan = (tmp_path / "build/model/tvmgen_m_plan.json").read_text()
     cmsis = "s16" in label and bool(os.environ.get("CMSIS_NN_SOURCE_DIR"))
     assert ('"tvmk_cmsis_nn_svdf_s8_s16"' in plan) == cmsis
+
+
+@pytest.mark.parametrize("label", ["svdf s8 batch 2 rank 1", "lstm int8 batch 3 time-major "
+                                   "clip 0.5"])
+def test_states_round_trip_through_the_description(label: str, cli: Callable[..., Result],
+                                                   tmp_path: Path) -> None:
+    """``tvmdev import`` writes the states under ``states:`` (the C names after their
+    operator and argument); the description loads back into a model with the same states
+    that computes the same two invocations."""
+    from tvmdev.load.model import load_model
+    from tvmdev.model.reference import evaluate
+    case = CASES[label]
+    m = _import(case.data, tmp_path)
+    r = cli("import", str(tmp_path / "m.tflite"), "-o", str(tmp_path / "o"))
+    assert r.code == 0, r.err
+    again = load_model(tmp_path / "o" / "m.yaml")
+    assert again.states == m.states and "states:" in (tmp_path / "o" / "m.yaml").read_text()
+    assert [m.tensors[s].cname for s in m.states] in (
+        [f"{m.operators[0].cname}_state"],
+        [f"{m.operators[0].cname}_output_state", f"{m.operators[0].cname}_cell_state"])
+    for model in (m, again):
+        state: dict[str, np.ndarray] = {}
+        outs = [evaluate(model, dict(zip(model.inputs, a, strict=True)), state)[
+            model.outputs[0]] for a in case.invocations[:2]]
+        assert all(np.array_equal(o, w) for o, w in
+                   zip(outs, _tflm(case.data, case.invocations[:2]), strict=True))
+
+
+def test_a_state_read_as_an_input_is_refused(tmp_path: Path) -> None:
+    """A state is only its operator's state argument: described as another operator's
+    input, the model is refused in one line."""
+    from tvmdev.errors import TvmdevError
+    from tvmdev.load.model import load_model
+    (tmp_path / "m.yaml").write_text(
+        "name: m\ninputs:\n  x: {shape: [1, 4], dtype: float32}\n"
+        "outputs:\n  y: {shape: [1, 4], dtype: float32}\n"
+        "states:\n  s: {shape: [1, 4], dtype: float32}\n"
+        "operators:\n  - {name: a, op: add, inputs: [x, s], outputs: [y]}\n")
+    with pytest.raises(TvmdevError) as e:
+        load_model(tmp_path / "m.yaml")
+    assert str(e.value) == (f"{tmp_path / 'm.yaml'}:9: operator 'a' reads state 's' as B; a "
+                            "state is only an operator's state argument")

@@ -286,7 +286,8 @@ class Imported:
             if role != "state":
                 asm.nonempty(role + "s", len(names), w)
             for t in names:
-                asm.tensor(t, role, list(b.shapes[t]), b.dtypes[t], self._quant(t, at), w, at)
+                asm.tensor(t, role, list(b.shapes[t]), b.dtypes[t], self._quant(t, at), w, at,
+                           cnames.get(t) if role == "state" else None)
         for t, data in b.constants.items():
             asm.constant(t, list(data.shape), b.dtypes[t], _values(data, w), self._quant(t, at),
                          w, at, c_name=cnames.get(t))
