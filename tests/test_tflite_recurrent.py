@@ -18,6 +18,7 @@ import tflite_recurrent_cases as rc
 import tflm_ref
 from conftest import Result, need_module, need_tool
 
+from tvmdev.frontends.tflite import TfGraph, TfOp
 from tvmdev.model.graph import Model
 from tvmdev.run.compare import ATOL, RTOL
 
@@ -302,3 +303,106 @@ def test_a_state_read_as_an_input_is_refused(tmp_path: Path) -> None:
         load_model(tmp_path / "m.yaml")
     assert str(e.value) == (f"{tmp_path / 'm.yaml'}:9: operator 'a' reads state 's' as B; a "
                             "state is only an operator's state argument")
+
+
+# --- the SVDFs of TFLM's keyword model ------------------------------------------------------
+
+KEYWORD = {"keyword_scrambled": "models/keyword_scrambled.tflite",
+           "keyword_scrambled_8bit": "models/keyword_scrambled_8bit.tflite"}
+
+
+def _svdf_alone(g: TfGraph, op: TfOp) -> bytes:
+    """One SVDF of a TFLite graph (``tvmdev.frontends.tflite.read``) as a one-op model:
+    its constants and quantizations as they are, its input a model input."""
+    import tflite
+    from tflite_build import Graph, Op, T, build
+
+    code = {"float32": 0, "int32": 2, "int16": 7, "int8": 9}
+    ts = []
+    for j in (*op.inputs, op.outputs[0]):
+        t = g.tensors[j]
+        quant = (list(t.quant.scale), list(t.quant.zero_point)) if t.quant else None
+        ts.append(T(t.cname, list(t.shape), t.data, type=code[t.dtype], quant=quant,
+                    variable=t.variable))
+    opts = tflite.SVDFOptions()
+    table = op.raw.BuiltinOptions()
+    opts.Init(table.Bytes, table.Pos)
+    options = ("SVDFOptions", {"Rank": opts.Rank(),
+                               "FusedActivationFunction": opts.FusedActivationFunction()})
+    return build(Graph(ts, [Op(rc.SVDF, [0, 1, 2, 3, 4], [5], options)], [0], [5]))
+
+
+def _keyword(name: str) -> tuple[bytes, TfGraph, list[TfOp], list[dict[int, np.ndarray]]]:
+    """The keyword model's bytes, graph and SVDFs, and every SVDF's input, state and
+    output tensors in TFLM over two invocations of the whole model."""
+    from tvmdev.frontends.tflite import read
+    root = os.environ.get("TFLM_SOURCE_DIR")
+    if not root:
+        pytest.skip("TFLM_SOURCE_DIR is not set: TFLM's tree holds the keyword model")
+    path = Path(root) / "tensorflow/lite/micro" / KEYWORD[name]
+    data = path.read_bytes()
+    g = read(path, data)
+    svdfs = [op for op in g.ops if op.kind == "SVDF"]
+    rt = tflm_ref.runtime()
+    interp = rt.Interpreter.from_bytes(data, intrepreter_config=rt.InterpreterConfig
+                                       .kPreserveAllTensors)
+    r = np.random.default_rng(3)
+    seen: list[dict[int, np.ndarray]] = []
+    for _ in range(2):
+        interp.set_input(r.integers(-32768, 32768, (1, 96)).astype(np.int16), 0)
+        interp.invoke()
+        seen.append({j: np.asarray(interp.GetTensor(j, 0)["tensor_data"]).copy()
+                     for op in svdfs for j in (op.inputs[0], op.inputs[4], op.outputs[0])})
+    return data, g, svdfs, seen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["host", "mps3_an547"])
+def test_keyword_model_svdfs_run(board: str, cli: Callable[..., Result],
+                                 tmp_path: Path) -> None:
+    """The keyword model's first and last SVDFs alone through ``tvmdev run`` (their
+    int32 sums wrap, as TFLM's do), given TFLM's input: on the host, two invocations
+    (--iterations 2) of the first invocation's input; on mps3_an547 (CMSIS-NN's
+    arm_svdf_state_s16_s8 with the tree), one. The output is the reference's, which is
+    TFLM's (test_keyword_model_svdfs_match_tflm)."""
+    from tvmdev.model.reference import evaluate
+    need_tool("gcc", "apt install gcc")
+    _, g, svdfs, seen = _keyword("keyword_scrambled")
+    for k in (0, len(svdfs) - 1):
+        op = svdfs[k]
+        data = _svdf_alone(g, op)
+        (tmp_path / str(k)).mkdir()
+        m = _import(data, tmp_path / str(k))
+        x = seen[0][op.inputs[0]].reshape(m.tensors[m.inputs[0]].shape)
+        runs = 2 if board == "host" else 1
+        options = ("--iterations", "2") if board == "host" else ("--board", board)
+        got = _run(cli, data, [x], tmp_path / str(k), *options)
+        state: dict[str, np.ndarray] = {}
+        for _ in range(runs):
+            want = evaluate(m, {m.inputs[0]: x}, state)[m.outputs[0]]
+        assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", sorted(KEYWORD))
+def test_keyword_model_svdfs_match_tflm(name: str, tmp_path: Path) -> None:
+    """Each SVDF of TFLM's keyword model (int16 input and QUANTIZE are another matter),
+    over two invocations of the whole model in TFLM, every tensor kept: the SVDF alone,
+    imported by tvmdev and given TFLM's input of it, computes TFLM's output (bit for bit)
+    at each invocation, and leaves TFLM's state, carried from the first to the second."""
+    from tvmdev.model.reference import evaluate
+    _, g, svdfs, seen = _keyword(name)
+    assert len(svdfs) == 7
+    for k, op in enumerate(svdfs):
+        (tmp_path / str(k)).mkdir()
+        m = _import(_svdf_alone(g, op), tmp_path / str(k))
+        state: dict[str, np.ndarray] = {}
+        for tensors in seen:
+            x = tensors[op.inputs[0]].reshape(m.tensors[m.inputs[0]].shape)
+            got = evaluate(m, {m.inputs[0]: x}, state)[m.outputs[0]]
+            want = tensors[op.outputs[0]].reshape(got.shape)
+            assert np.array_equal(got, want), (k, np.count_nonzero(got != want))
+            kept = tensors[op.inputs[4]].reshape(state[m.states[0]].shape)
+            assert np.array_equal(state[m.states[0]], kept), k
+    # the 8-bit model's scrambled weights saturate its outputs; its states vary
+    states = np.concatenate([t[op.inputs[4]].ravel() for t in seen for op in svdfs])
+    assert len(np.unique(states)) > 100

@@ -36,6 +36,12 @@ static void tvmk_svdf_set(const struct tvmk_svdf_mem *m, int32_t i, int32_t v)
     }
 }
 
+/* A uint32 as the int32 of the same bits (two's complement), without overflow. */
+static int32_t tvmk_svdf_i32(uint32_t v)
+{
+    return v < 0x80000000U ? (int32_t)v : -(int32_t)(~v) - 1;
+}
+
 static int32_t tvmk_svdf_sat(int32_t v, int32_t lo, int32_t hi)
 {
     return v < lo ? lo : (v > hi ? hi : v);
@@ -85,19 +91,21 @@ static int32_t tvmk_svdf_int(const int8_t *input, const int8_t *weights_feature,
         tvmk_svdf_feature(p, input, weights_feature, m, b);
         for (f = 0; f < p->num_filters; f++) {
             const int32_t base = (b * p->num_filters + f) * p->memory_size;
-            int32_t dot = 0;
+            uint32_t dot = 0; /* int32 as TFLM accumulates it: wrapping, here defined */
             for (i = 0; i < p->memory_size; i++) {
-                dot += tvmk_svdf_wt(m, f * p->memory_size + i)
-                       * (tvmk_svdf_get(m, base + i) - p->state_zero_point);
+                dot += (uint32_t)(tvmk_svdf_wt(m, f * p->memory_size + i)
+                                  * (tvmk_svdf_get(m, base + i) - p->state_zero_point));
             }
-            per_filter[b * p->num_filters + f] = dot;
+            per_filter[b * p->num_filters + f] = tvmk_svdf_i32(dot);
         }
         for (u = 0; u < p->num_units; u++) {
-            int32_t sum = bias[u];
+            uint32_t acc = (uint32_t)bias[u];
+            int32_t sum;
             for (r = 0; r < p->rank; r++) {
-                sum += per_filter[b * p->num_filters + u * p->rank + r];
+                acc += (uint32_t)per_filter[b * p->num_filters + u * p->rank + r];
             }
-            sum = tvmk_multiply_by_quantized_multiplier(sum, p->scale_2_multiplier,
+            sum = tvmk_multiply_by_quantized_multiplier(tvmk_svdf_i32(acc),
+                                                        p->scale_2_multiplier,
                                                         p->scale_2_shift);
             output[b * p->num_units + u] =
                 (int8_t)tvmk_svdf_sat(sum + p->output_zero_point, -128, 127);

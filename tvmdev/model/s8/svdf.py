@@ -51,6 +51,12 @@ def svdf_params(c: S8Call) -> dict[str, Any]:
             "state_min": -(1 << (bits - 1)), "state_max": (1 << (bits - 1)) - 1}
 
 
+def _wrap(v: np.ndarray) -> np.ndarray:
+    """int64 values as int32 wraps them."""
+    out: np.ndarray = (v + (1 << 31)) % (1 << 32) - (1 << 31)
+    return out
+
+
 def svdf_reference(c: S8Call, x: list[np.ndarray | None]
                    ) -> tuple[np.ndarray, list[np.ndarray]]:
     """The int8 output and the new state."""
@@ -64,10 +70,13 @@ def svdf_reference(c: S8Call, x: list[np.ndarray | None]
     new = multiply_by_quantized_multiplier(dot, p["scale_1_multiplier"], p["scale_1_shift"])
     new = np.clip(new, p["state_min"], p["state_max"]) + p["state_zero_point"]
     mem = np.concatenate([mem[:, :, 1:], new[:, :, None]], axis=2)
-    per_filter = np.einsum("bfm,fm->bf", mem - p["state_zero_point"], wt.astype(np.int64))
-    acc = per_filter.reshape(b, p["num_units"], p["rank"]).sum(axis=2) + bias.astype(np.int64)
-    if np.any(np.abs(per_filter) >= 1 << 31) or np.any(np.abs(acc) >= 1 << 31):
-        raise ValueError("an svdf accumulator overflows int32")
+    # TFLM accumulates the time products and each unit's sum in int32, which wraps on
+    # every target it runs on (scrambled weights, as in its keyword model, do wrap): so
+    # does this reference, and the C kernels, in unsigned arithmetic.
+    per_filter = _wrap(np.einsum("bfm,fm->bf", mem - p["state_zero_point"],
+                                 wt.astype(np.int64)))
+    acc = _wrap(per_filter.reshape(b, p["num_units"], p["rank"]).sum(axis=2)
+                + bias.astype(np.int64))
     y = multiply_by_quantized_multiplier(acc, p["scale_2_multiplier"], p["scale_2_shift"])
     out = np.clip(y + p["output_zero_point"], -128, 127).astype(np.int8)
     # the state keeps its dtype's wrap (the zero point added after the clamp, as TFLM)
