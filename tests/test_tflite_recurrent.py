@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -406,3 +407,25 @@ def test_keyword_model_svdfs_match_tflm(name: str, tmp_path: Path) -> None:
     # the 8-bit model's scrambled weights saturate its outputs; its states vary
     states = np.concatenate([t[op.inputs[4]].ravel() for t in seen for op in svdfs])
     assert len(np.unique(states)) > 100
+
+
+def test_the_fit_counts_the_state(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """A board too small for a model with state says how much of the RAM is the state,
+    beside the arena; aot prints it and plan.json records its region."""
+    from tvmdev.errors import TvmdevError
+    from tvmdev.load.board import board_by_name
+    from tvmdev.plan.fit import check_fit
+    from tvmdev.plan.pipeline import compile_model
+    m = _import(CASES["lstm int8 batch 3 time-major clip 0.5"].data, tmp_path)
+    compiled = compile_model(m, board_by_name("host"))
+    board = board_by_name("mps2_an386")
+    assert board.memory is not None
+    small = replace(board.memory, ram=replace(board.memory.ram, length=64))
+    with pytest.raises(TvmdevError) as e:
+        check_fit(m, compiled.memory, replace(board, memory=small))
+    start, size = compiled.memory.state_region
+    assert f"arena {start:,} + state {size:,} + outputs" in str(e.value)
+    r = cli("aot", str(tmp_path / "m.tflite"), "-o", str(tmp_path / "o"))
+    assert r.code == 0 and f"; state {size} of it;" in r.out, r.out + r.err
+    plan = (tmp_path / "o" / "tvmgen_m_plan.json").read_text()
+    assert f'"state": {{"offset": {start}, "size": {size}}}' in plan

@@ -67,9 +67,10 @@ class MemoryPlan:
 
     @property
     def tensor_arena_size(self) -> int:
-        """The arena the tensors alone need: what scratch that fits no gap adds to."""
-        return max((b.offset + b.size for b in self.buffers if b.scratch_of is None),
-                   default=0)
+        """The arena the tensors alone need: what scratch that fits no gap (and the
+        state region) adds to."""
+        return max((b.offset + b.size for b in self.buffers
+                    if b.scratch_of is None and not b.persistent), default=0)
 
     @property
     def ratio(self) -> float:
