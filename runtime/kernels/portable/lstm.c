@@ -16,12 +16,22 @@ struct tvmk_lstm_gate {
     int tanh_act;
 };
 
+/* The four gates, named (not an array: no stack buffer). */
+struct tvmk_lstm_gates {
+    struct tvmk_lstm_gate input, forget, cell, output;
+};
+
 /* One step's rows: the input, hidden and cell rows, and the sizes. */
 struct tvmk_lstm_rows {
     const float *x;
     float *h, *c;
     int32_t rows, in, state;
 };
+
+static int tvmk_lstm_gate_ok(const struct tvmk_lstm_gate *g)
+{
+    return g->w != NULL && g->r != NULL && g->bias != NULL;
+}
 
 static float tvmk_lstm_sigmoid(float v)
 {
@@ -54,17 +64,17 @@ static void tvmk_lstm_gate_f32(const struct tvmk_lstm_rows *s, const struct tvmk
 }
 
 static void tvmk_lstm_step_f32(const struct tvmk_lstm_rows *s,
-                               const struct tvmk_lstm_gate gates[4], float clip, float *buf,
+                               const struct tvmk_lstm_gates *gates, float clip, float *buf,
                                float *out)
 {
     const int32_t n = s->rows * s->state;
     float *f = buf, *i = buf + n, *g = buf + 2 * n, *o = buf + 3 * n;
     int32_t k;
 
-    tvmk_lstm_gate_f32(s, &gates[1], f);
-    tvmk_lstm_gate_f32(s, &gates[0], i);
-    tvmk_lstm_gate_f32(s, &gates[2], g);
-    tvmk_lstm_gate_f32(s, &gates[3], o);  /* reads h before it changes */
+    tvmk_lstm_gate_f32(s, &gates->forget, f);
+    tvmk_lstm_gate_f32(s, &gates->input, i);
+    tvmk_lstm_gate_f32(s, &gates->cell, g);
+    tvmk_lstm_gate_f32(s, &gates->output, o);  /* reads h before it changes */
     for (k = 0; k < n; k++) {
         float c = f[k] * s->c[k] + i[k] * g[k];
         if (clip > 0.0f) {
@@ -89,24 +99,21 @@ int32_t tvmk_lstm_f32(const float *input, const float *input_to_input_weights,
                       void *resource_handle)
 {
     const struct tvmk_lstm_params *p = params;
-    const struct tvmk_lstm_gate gates[4] = {
+    const struct tvmk_lstm_gates gates = {
         {input_to_input_weights, recurrent_to_input_weights, input_gate_bias, 0},
         {input_to_forget_weights, recurrent_to_forget_weights, forget_gate_bias, 0},
         {input_to_cell_weights, recurrent_to_cell_weights, cell_gate_bias, 1},
         {input_to_output_weights, recurrent_to_output_weights, output_gate_bias, 0},
     };
     struct tvmk_lstm_rows s;
-    int32_t b, t, k, sequences;
+    int32_t b, t, sequences;
 
     (void)resource_handle;
     if (input == NULL || output_state == NULL || cell_state == NULL || output == NULL
-        || p == NULL || p->scratch == NULL) {
+        || p == NULL || p->scratch == NULL || !tvmk_lstm_gate_ok(&gates.input)
+        || !tvmk_lstm_gate_ok(&gates.forget) || !tvmk_lstm_gate_ok(&gates.cell)
+        || !tvmk_lstm_gate_ok(&gates.output)) {
         return TVM_DEVICE_ERR_INVALID;
-    }
-    for (k = 0; k < 4; k++) {
-        if (gates[k].w == NULL || gates[k].r == NULL || gates[k].bias == NULL) {
-            return TVM_DEVICE_ERR_INVALID;
-        }
     }
     s.rows = p->time_major ? p->batch : 1;
     if (p->scratch_bytes < (int32_t)sizeof(float) * 4 * s.rows * p->state_size) {
@@ -121,7 +128,7 @@ int32_t tvmk_lstm_f32(const float *input, const float *input_to_input_weights,
         for (t = 0; t < p->time_steps; t++) {
             const int32_t step = b * p->time_steps + t;
             s.x = input + step * s.rows * p->input_size;
-            tvmk_lstm_step_f32(&s, gates, p->cell_clip, (float *)p->scratch,
+            tvmk_lstm_step_f32(&s, &gates, p->cell_clip, (float *)p->scratch,
                                output + step * s.rows * p->state_size);
         }
     }

@@ -17,12 +17,33 @@ struct tvmk_lstm_s8_gate {
     int tanh_act;
 };
 
+/* The four gates, named (not an array: no stack buffer). */
+struct tvmk_lstm_s8_gates {
+    struct tvmk_lstm_s8_gate input, forget, cell, output;
+};
+
 struct tvmk_lstm_s8_rows {
     const int8_t *x;
     int8_t *h;
     int16_t *c;
     int32_t rows, in, state;
 };
+
+/* Fill one gate; 0 when an operand is missing. */
+static int tvmk_lstm_s8_gate_set(struct tvmk_lstm_s8_gate *g, const int8_t *w, const int8_t *r,
+                                 const int32_t *bias, int32_t in_multiplier, int32_t in_shift,
+                                 int32_t rec_multiplier, int32_t rec_shift, int tanh_act)
+{
+    g->w = w;
+    g->r = r;
+    g->bias = bias;
+    g->in_multiplier = in_multiplier;
+    g->in_shift = in_shift;
+    g->rec_multiplier = rec_multiplier;
+    g->rec_shift = rec_shift;
+    g->tanh_act = tanh_act;
+    return w != NULL && r != NULL && bias != NULL;
+}
 
 static int32_t tvmk_lstm_clamp(int32_t v, int32_t lo, int32_t hi)
 {
@@ -115,7 +136,7 @@ static int32_t tvmk_lstm_mul(int32_t a, int32_t b, int32_t multiplier, int32_t s
 
 static void tvmk_lstm_step_s8(const struct tvmk_lstm_s8_params *p,
                               const struct tvmk_lstm_s8_rows *s,
-                              const struct tvmk_lstm_s8_gate gates[4], int16_t *buf,
+                              const struct tvmk_lstm_s8_gates *gates, int16_t *buf,
                               int8_t *out)
 {
     const int32_t n = s->rows * s->state;
@@ -124,10 +145,10 @@ static void tvmk_lstm_step_s8(const struct tvmk_lstm_s8_params *p,
     int16_t *f = buf, *i = buf + n, *g = buf + 2 * n, *o = buf + 3 * n;
     int32_t k;
 
-    tvmk_lstm_gate_s8(p, s, &gates[1], f);
-    tvmk_lstm_gate_s8(p, s, &gates[0], i);
-    tvmk_lstm_gate_s8(p, s, &gates[2], g);
-    tvmk_lstm_gate_s8(p, s, &gates[3], o);  /* reads h before it changes */
+    tvmk_lstm_gate_s8(p, s, &gates->forget, f);
+    tvmk_lstm_gate_s8(p, s, &gates->input, i);
+    tvmk_lstm_gate_s8(p, s, &gates->cell, g);
+    tvmk_lstm_gate_s8(p, s, &gates->output, o);  /* reads h before it changes */
     for (k = 0; k < n; k++) {
         int32_t c = tvmk_lstm_mul(f[k], s->c[k], p->forget_mul_multiplier,
                                   p->forget_mul_shift, 0, -32768, 32767);
@@ -158,41 +179,33 @@ int32_t tvmk_lstm_s8(const int8_t *input, const int8_t *input_to_input_weights,
                      void *resource_handle)
 {
     const struct tvmk_lstm_s8_params *p = params;
-    struct tvmk_lstm_s8_gate gates[4] = {
-        {input_to_input_weights, recurrent_to_input_weights, input_gate_bias, 0, 0, 0, 0, 0},
-        {input_to_forget_weights, recurrent_to_forget_weights, forget_gate_bias, 0, 0, 0, 0, 0},
-        {input_to_cell_weights, recurrent_to_cell_weights, cell_gate_bias, 0, 0, 0, 0, 1},
-        {input_to_output_weights, recurrent_to_output_weights, output_gate_bias, 0, 0, 0, 0, 0},
-    };
+    struct tvmk_lstm_s8_gates gates;
     struct tvmk_lstm_s8_rows s;
-    int32_t b, t, k, sequences;
+    int32_t b, t, sequences;
 
     (void)resource_handle;
     if (input == NULL || output_state == NULL || cell_state == NULL || output == NULL
         || p == NULL || p->scratch == NULL || p->sigmoid_table == NULL) {
         return TVM_DEVICE_ERR_INVALID;
     }
-    for (k = 0; k < 4; k++) {
-        if (gates[k].w == NULL || gates[k].r == NULL || gates[k].bias == NULL) {
-            return TVM_DEVICE_ERR_INVALID;
-        }
+    if (!tvmk_lstm_s8_gate_set(&gates.input, input_to_input_weights,
+                               recurrent_to_input_weights, input_gate_bias,
+                               p->input_inp_multiplier, p->input_inp_shift,
+                               p->input_rec_multiplier, p->input_rec_shift, 0)
+        || !tvmk_lstm_s8_gate_set(&gates.forget, input_to_forget_weights,
+                                  recurrent_to_forget_weights, forget_gate_bias,
+                                  p->forget_inp_multiplier, p->forget_inp_shift,
+                                  p->forget_rec_multiplier, p->forget_rec_shift, 0)
+        || !tvmk_lstm_s8_gate_set(&gates.cell, input_to_cell_weights,
+                                  recurrent_to_cell_weights, cell_gate_bias,
+                                  p->cell_inp_multiplier, p->cell_inp_shift,
+                                  p->cell_rec_multiplier, p->cell_rec_shift, 1)
+        || !tvmk_lstm_s8_gate_set(&gates.output, input_to_output_weights,
+                                  recurrent_to_output_weights, output_gate_bias,
+                                  p->output_inp_multiplier, p->output_inp_shift,
+                                  p->output_rec_multiplier, p->output_rec_shift, 0)) {
+        return TVM_DEVICE_ERR_INVALID;
     }
-    gates[0].in_multiplier = p->input_inp_multiplier;
-    gates[0].in_shift = p->input_inp_shift;
-    gates[0].rec_multiplier = p->input_rec_multiplier;
-    gates[0].rec_shift = p->input_rec_shift;
-    gates[1].in_multiplier = p->forget_inp_multiplier;
-    gates[1].in_shift = p->forget_inp_shift;
-    gates[1].rec_multiplier = p->forget_rec_multiplier;
-    gates[1].rec_shift = p->forget_rec_shift;
-    gates[2].in_multiplier = p->cell_inp_multiplier;
-    gates[2].in_shift = p->cell_inp_shift;
-    gates[2].rec_multiplier = p->cell_rec_multiplier;
-    gates[2].rec_shift = p->cell_rec_shift;
-    gates[3].in_multiplier = p->output_inp_multiplier;
-    gates[3].in_shift = p->output_inp_shift;
-    gates[3].rec_multiplier = p->output_rec_multiplier;
-    gates[3].rec_shift = p->output_rec_shift;
     s.rows = p->time_major ? p->batch : 1;
     if (p->scratch_bytes < (int32_t)sizeof(int16_t) * 4 * s.rows * p->state_size) {
         return TVM_DEVICE_ERR_INVALID;
@@ -206,7 +219,7 @@ int32_t tvmk_lstm_s8(const int8_t *input, const int8_t *input_to_input_weights,
         for (t = 0; t < p->time_steps; t++) {
             const int32_t step = b * p->time_steps + t;
             s.x = input + step * s.rows * p->input_size;
-            tvmk_lstm_step_s8(p, &s, gates, (int16_t *)p->scratch,
+            tvmk_lstm_step_s8(p, &s, &gates, (int16_t *)p->scratch,
                               output + step * s.rows * p->state_size);
         }
     }
