@@ -177,6 +177,7 @@ def test_stateless_models_get_no_reset(tmp_path: Path) -> None:
     assert all("reset" not in f.content for f in executor_files(compiled, "test"))
 
 
+@pytest.mark.slow
 def test_params_are_the_structs_fields(tmp_path: Path) -> None:
     """The params generation computes for every SVDF and LSTM form are exactly the fields
     of its C struct in tvmk_recurrent.h (read with pycparser), scratch aside."""
