@@ -19,6 +19,7 @@ class T:
     type: int = 0  # TensorType: FLOAT32 0, INT32 2, INT8 9
     quant: tuple[list[float], list[int]] | None = None  # scales, zero points
     quant_axis: int = 0  # the quantized dimension of per-channel scales
+    variable: bool = False  # a variable tensor (an LSTM's or SVDF's state)
 
 
 @dataclass
@@ -137,6 +138,8 @@ def _subgraph(b: object, tfl: object, g: Graph, codes: list[tuple[int, str]]) ->
         if quant is not None:
             tfl.TensorAddQuantization(b, quant)  # type: ignore[attr-defined]
         tfl.TensorAddType(b, t.type)  # type: ignore[attr-defined]
+        if t.variable:
+            tfl.TensorAddIsVariable(b, True)  # type: ignore[attr-defined]
         tfl.TensorAddBuffer(b, nbuf if t.data is not None else 0)  # type: ignore
         t_offs.append(tfl.TensorEnd(b))  # type: ignore[attr-defined]
     o_offs = []

@@ -187,8 +187,9 @@ def cmd_aot(args: argparse.Namespace) -> int:
                    dry_run=args.dry_run)
     _print_report(report.lines(), args.dry_run)
     mem = compiled.memory
-    print(f"arena: {mem.arena_size} bytes ({mem.tensor_arena_size} without kernel scratch; "
-          f"lower bound {mem.lower_bound}, ratio {mem.ratio:.3f}); kernels: "
+    state = f"; state {mem.state_region[1]} of it" if mem.states else ""
+    print(f"arena: {mem.arena_size} bytes ({mem.tensor_arena_size} without kernel scratch"
+          f"{state}; lower bound {mem.lower_bound}, ratio {mem.ratio:.3f}); kernels: "
           f"{', '.join(k.name for k in compiled.kernels)}")
     for line in _library_lines(compiled):
         print(line)

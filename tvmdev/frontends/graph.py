@@ -86,6 +86,7 @@ class Builder:
         self.quant: dict[str, Quant] = {}
         self.taken: set[str] = set()
         self.inputs: list[str] = []
+        self.states: list[str] = []  # persistent state (TFLite's variable tensors)
         self.constants: dict[str, np.ndarray] = {}
         self.operators: list[BuiltOp] = []
         self.unsupported: dict[str, list[str]] = {}  # kind -> the operators' names
@@ -121,6 +122,14 @@ class Builder:
         """A model input."""
         self.inputs.append(name)
         self.tensor(name, shape, dtype, quant)
+
+    def add_state(self, name: str, shape: Shape, dtype: str = "float32",
+                  quant: Quant | None = None) -> str:
+        """A persistent state tensor (added once, on first use)."""
+        if name not in self.states:
+            self.states.append(name)
+            self.tensor(name, shape, dtype, quant)
+        return name
 
     def constant(self, name: str, array: np.ndarray, dtype: str = "float32",
                  quant: Quant | None = None) -> str:
@@ -240,7 +249,8 @@ class Imported:
         the operators (a converter's fused tensor names are long, and a TFLite bias is
         often named after the activation that follows): operators ``conv2d_1``,
         ``conv2d_2``... by op; their outputs ``conv2d_1_out``; a constant after the first
-        operator that reads it and its role there (``conv2d_1_weights``, ``_bias``). The
+        operator that reads it and its role there (``conv2d_1_weights``, ``_bias``), a
+        state after its operator and argument (``lstm_1_cell_state``). The
         model's inputs and outputs keep their names' spellings: they are the API."""
         ops: dict[str, str] = {}
         tensors: dict[str, str] = {}
@@ -253,10 +263,12 @@ class Imported:
                 tensors[op.output] = f"{cname}_out"
             args = OPS[op.op].inputs
             for j, t in enumerate(op.inputs):
+                arg = args[min(j, len(args) - 1)]
                 if t is not None and t in self.built.constants and t not in tensors:
-                    arg = args[min(j, len(args) - 1)]
                     role = ROLES.get((op.op, arg), ROLES.get(arg, arg.lower()))
                     tensors[t] = f"{cname}_{role}"
+                elif t is not None and t in self.built.states and t not in tensors:
+                    tensors[t] = f"{cname}_{arg}"  # lstm_1_cell_state
         return ops, tensors
 
     def to_model(self) -> Model:
@@ -270,11 +282,13 @@ class Imported:
         for dev, kind in self.devices.items():
             asm.device(dev, kind, w, w)
         cast = {op.output for op in b.operators if op.op == "cast"}  # raw int8 may come out
-        for role, names in (("input", b.inputs), ("output", self.outputs)):
-            asm.nonempty(role + "s", len(names), w)
+        for role, names in (("input", b.inputs), ("output", self.outputs),
+                            ("state", b.states)):
+            if role != "state":
+                asm.nonempty(role + "s", len(names), w)
             for t in names:
                 asm.tensor(t, role, list(b.shapes[t]), b.dtypes[t], self._quant(t, at), w, at,
-                           raw=t in cast)
+                           cnames.get(t) if role == "state" else None, raw=t in cast)
         for t, data in b.constants.items():
             asm.constant(t, list(data.shape), b.dtypes[t], _values(data, w), self._quant(t, at),
                          w, at, c_name=cnames.get(t))

@@ -49,6 +49,7 @@ class TfTensor:
     dtype: str  # numpy's name ("float32", "int8"), or "type N"
     data: np.ndarray | None  # a constant's values
     quant: Quant | None
+    variable: bool = False  # a variable tensor (persistent state)
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,8 @@ def _tensor(tfl: ModuleType, model: Any, raw: bytes, t: Any, i: int, cname: str)
                                  f"{list(shape)} {dtype}")
             data = np.frombuffer(payload, dtype=dtype).reshape(shape)
     name = t.Name().decode("utf-8") if t.Name() else f"tensor{i}"
-    return TfTensor(i, name, cname, shape, sig, dtype, data, _quant(t, shape, dtype))
+    return TfTensor(i, name, cname, shape, sig, dtype, data, _quant(t, shape, dtype),
+                    bool(t.IsVariable()))
 
 
 def read(path: Path, raw: bytes) -> TfGraph:

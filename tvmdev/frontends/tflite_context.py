@@ -53,7 +53,7 @@ class Context:
         """The tvmdev tensor of operand ``i``; a constant is added on first use."""
         t = self.tensor(i)
         if t.data is not None:
-            if t.dtype not in ("float32", "int8", "int32", "int16"):
+            if t.dtype not in ("float32", "int8", "int16", "int32"):
                 raise Unsupported(f"{t.dtype} operand")
             return self.b.constant(t.cname, t.data, t.dtype, t.quant)
         if t.cname not in self.b.shapes:

@@ -348,7 +348,7 @@ _KERNEL_FILES = {"gemm", "matmul", "add", "sub", "mul", "maximum", "minimum", "r
                  "sigmoid", "tanh", "softmax", "reshape", "flatten", "transpose", "conv2d",
                  "maxpool2d", "avgpool2d", "depthwise_conv2d", "fully_connected", "clip", "pad",
                  "mean", "concat", "rawint_cast", "rawint_binary", "rawint_copy",
-                 "signal_fft", "signal_bank", "signal_agc"}
+                 "signal_fft", "signal_bank", "signal_agc", "svdf", "lstm"}
 
 
 def _looks_like_kernel(name: str, kinds: list[str]) -> bool:

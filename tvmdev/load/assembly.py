@@ -73,11 +73,13 @@ class Assembly:
         self.devices: list[Device] = []
         self.inputs: list[str] = []
         self.outputs: list[str] = []
+        self.states: list[str] = []
         self.tensors: dict[str, Tensor] = {}
         self.consts: dict[str, np.ndarray] = {}
         self.to_quantize: dict[str, tuple[int, Where]] = {}
         self.ops: list[Operator] = []
         self.written: dict[str, str] = {}  # tensor -> the operator that writes it
+        self.state_users: dict[str, str] = {}  # state -> the operator that keeps it
         self.op_names: set[str] = set()
         # C spellings given for names (c_name:, or an importer's): tensor or operator name
         # -> the spelling its C names start from (still made unique)
@@ -107,8 +109,8 @@ class Assembly:
 
     def tensor(self, name: Any, role: str, dims: Any, dt: Any, quant: QuantFields | None,
                where: Where, at: Places, c_name: Any = None, raw: bool = False) -> None:
-        """A model input or output (``role``); ``c_name``: the C spelling asked for it;
-        ``raw``: raw integers, int8 ones unquantized (a front end's CAST writes them)."""
+        """A model input, output or state (``role``); ``c_name``: the C spelling asked for
+        it; ``raw``: raw integers, int8 ones unquantized (a front end's CAST writes them)."""
         self.spell("tensor", name, c_name, at)
         cname = self._cname(name, role, where)
         what = f"{role} {shown(name)}"
@@ -116,7 +118,7 @@ class Assembly:
         d = dtype(dt, what, at.where("dtype"))
         self.tensors[name] = Tensor(name, s, d, role, cname, where,
                                     checked_quant(quant, what, d, s, at.where(), raw))
-        (self.inputs if role == "input" else self.outputs).append(name)
+        {"input": self.inputs, "output": self.outputs, "state": self.states}[role].append(name)
 
     def constant(self, name: Any, dims: Any, dt: Any, source: Source,
                  quant: QuantFields | None, where: Where, at: Places,
@@ -180,6 +182,8 @@ class Assembly:
                       f"got {len(outputs)}", at.where("outputs"))
         in_names, shapes = self._inputs(oname, opdef.arg_names(len(inputs)), opdef.optional,
                                         inputs, where, at.where("inputs"))
+        self._check_states(oname, opdef.arg_names(len(inputs)), opdef.states, in_names,
+                           at.where("inputs"))
         attr_numbers(attrs, [k for k, a in opdef.attrs.items() if a.kind == "float"],
                      f"operator {shown(oname)}", attrs_at)
         try:
@@ -215,7 +219,7 @@ class Assembly:
         return Model(name=self.name, path=str(self.path), devices=tuple(self.devices),
                      inputs=tuple(self.inputs), outputs=tuple(self.outputs),
                      constants=self.consts, operators=tuple(self.ops), tensors=self.tensors,
-                     quantized=quantized)
+                     quantized=quantized, states=tuple(self.states))
 
     def _params(self, opname: str, ins: list[str | None], outs: list[Any],
                 shapes: list[Shape | None], out_shape: Shape, attrs: dict[str, Any]
@@ -253,7 +257,8 @@ class Assembly:
             if not isinstance(t, str):
                 raise err(f"operator {shown(oname)}: input {j} must be a tensor name", w)
             known = self.tensors.get(t)
-            if known is not None and (known.role in ("input", "constant") or t in self.written):
+            if known is not None and (known.role in ("input", "constant", "state")
+                                      or t in self.written):
                 shapes.append(known.shape)
             elif known is not None and known.role == "output":
                 raise err(f"operator {shown(oname)} reads output {shown(t)} before any "
@@ -265,6 +270,24 @@ class Assembly:
             in_names.append(t)
         return in_names, shapes
 
+    def _check_states(self, oname: str, args: tuple[str, ...], states: frozenset[str],
+                      ins: list[str | None], where: Where) -> None:
+        """A state tensor is the state argument of one operator, and a state argument
+        is given a state tensor (its values are kept from one run to the next)."""
+        for arg, t in zip(args, ins, strict=True):
+            is_state = t is not None and self.tensors[t].role == "state"
+            if arg in states and t is not None and not is_state:
+                raise err(f"operator {shown(oname)}: {arg} must be a model state (states:), "
+                          f"not {shown(t)}", where, hint="list it under states:")
+            if is_state and arg not in states:
+                raise err(f"operator {shown(oname)} reads state {shown(t)} as {arg}; a "
+                          "state is only an operator's state argument", where)
+            if is_state and t in self.state_users:
+                raise err(f"state {shown(t)} is the state of '{self.state_users[t]}' "
+                          f"and {shown(oname)}: each state has one operator", where)
+            if is_state and t is not None:
+                self.state_users[t] = oname
+
     def _outputs(self, oname: str, opname: str, outs: list[Any], out_shape: Shape,
                  w: Where, at_outputs: Where) -> list[str]:
         out_names: list[str] = []
@@ -275,7 +298,7 @@ class Assembly:
                 raise err(f"tensor {shown(t)} has two writers: '{self.written[t]}' and "
                           f"{shown(oname)}", at_outputs, hint="each tensor is written once")
             declared = self.tensors.get(t)
-            if declared is not None and declared.role in ("input", "constant"):
+            if declared is not None and declared.role in ("input", "constant", "state"):
                 raise err(f"operator {shown(oname)} writes {shown(t)}, which is a model "
                           f"{declared.role}", at_outputs)
             if declared is not None:  # a model output: the declared shape must match

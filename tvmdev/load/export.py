@@ -25,6 +25,7 @@ def description(model: Model) -> dict[str, Any]:
         "devices": {d.name: {"kind": d.kind} for d in model.devices},
         "inputs": {t: _io(ts[t]) for t in model.inputs},
         "outputs": {t: _io(ts[t]) for t in model.outputs},
+        **({"states": {t: _io(ts[t]) for t in model.states}} if model.states else {}),
         "constants": {n: _constant(ts[n], model) for n in model.constants},
     }
     # Intermediates that are not float32 (their dtype and quant; the shape is inferred),

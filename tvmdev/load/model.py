@@ -20,7 +20,8 @@ from .constants import TENSOR_KEYS, constant_source, quantize_spec
 from .fields import err, keys, mapping, optional
 from .quantization import quant_fields
 
-MODEL_KEYS = ("name", "devices", "inputs", "outputs", "constants", "tensors", "operators")
+MODEL_KEYS = ("name", "devices", "inputs", "outputs", "states", "constants", "tensors",
+              "operators")
 # An intermediate tensor's declaration (``tensors:``): its dtype and quantization; its
 # shape is inferred (and checked when given).
 INTERMEDIATE_KEYS = ("shape", "dtype", "quant", "c_name")
@@ -49,6 +50,8 @@ def model_from_doc(doc: Any, path: Path) -> Model:
     _devices(asm, top)
     _io_tensors(asm, top, "inputs", "input")
     _io_tensors(asm, top, "outputs", "output")
+    if "states" in top:  # persistent state: an LSTM's or SVDF's, kept across runs
+        _io_tensors(asm, top, "states", "state")
     _constants(asm, mapping(optional(top, "constants", {}), "constants",
                             top.where("constants")), path.parent)
     _intermediates(asm, mapping(optional(top, "tensors", {}), "tensors", top.where("tensors")))

@@ -24,7 +24,7 @@ from . import yamlio
 from .fields import FLOAT32_MAX, Places, err, is_int, is_number, keys, mapping
 
 QUANT_KEYS = ("scale", "zero_point", "axis")
-INT_RANGE = {"int8": (-128, 127), "int32": (-(2**31), 2**31 - 1)}
+INT_RANGE = {"int8": (-128, 127), "int16": (-32768, 32767), "int32": (-(2**31), 2**31 - 1)}
 
 
 @dataclass(frozen=True)

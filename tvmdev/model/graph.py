@@ -33,7 +33,7 @@ class Tensor:
     name: str
     shape: Shape
     dtype: str
-    role: str  # "input", "output", "constant" or "intermediate"
+    role: str  # "input", "output", "constant", "intermediate" or "state"
     cname: str  # the C spelling of the name
     where: Where
     quant: Quant | None = None  # int8 (and int32 bias): the affine quantization
@@ -78,6 +78,9 @@ class Model:
     # Constants quantised to 4 bits: the quantised form (constants[] holds the dequantised
     # values, which the reference uses).
     quantized: dict[str, Q4Weight] = field(default_factory=dict)
+    # Persistent state (TFLite's variable tensors): read and updated in place by one
+    # operator each, kept from one run to the next, reset to :meth:`state_fill`.
+    states: tuple[str, ...] = ()
 
     def device(self, name: str) -> Device:
         """The device instance called ``name``."""
@@ -105,6 +108,14 @@ class Model:
                   [self.tensors[t].quant for t in names]):
             return "raw"
         return "int8" if any(self.tensors[t].dtype == "int8" for t in names) else "float32"
+
+    def state_fill(self, name: str) -> int:
+        """The byte a state tensor is reset to, as TFLM's ResetVariableTensors: an int8
+        one's zero point, else 0."""
+        t = self.tensors[name]
+        if t.dtype == "int8" and t.quant is not None:
+            return t.quant.zero_point[0] & 0xFF
+        return 0
 
     @property
     def stateful(self) -> tuple[str, ...]:

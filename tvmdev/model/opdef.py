@@ -49,6 +49,10 @@ class OpDef:
     resolve: Callable[[list[Shape | None], dict[str, Any]], dict[str, Any]] | None = None
     # Inputs that take int32 indices (gather's), not float32 values.
     index_inputs: frozenset[str] = frozenset()
+    # Inputs that are the op's persistent state (TFLite's variable tensors: an LSTM's
+    # hidden and cell state, an SVDF's memory): the kernel reads and updates them in place
+    # (a non-const pointer), and they keep their values from one run to the next.
+    states: frozenset[str] = frozenset()
 
     @property
     def required_inputs(self) -> int:

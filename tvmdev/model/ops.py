@@ -20,6 +20,7 @@ from .quant import Quant
 from .rawint.form import RAW_CTYPES, RAW_DTYPES, is_raw
 from .rawint.form import check_dtypes as check_int_dtypes
 from .rawint.table import INT_OPDEFS, INT_OPS
+from .recurrent import OPS as RECURRENT_OPS
 from .regions import (
     FLOAT_MAX,
     clip_infer,
@@ -203,6 +204,7 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
           "tvmk_resize_nearest_params", resize_infer, resize_params,
           doc="TFLite's nearest-neighbour resize of NHWC's H and W to size [OH, OW]"),
     *INT_OPDEFS,
+    *RECURRENT_OPS,
 ]}
 
 # Attributes that may be left unset even without a default (kernel_shape of conv2d and
@@ -325,7 +327,8 @@ def kernel_params(op: OpDef, dtypes: dict[str, str] | None = None,
     ``dtypes`` gives each argument's (default float32), ``struct`` the params struct
     (default the float op's; an int8 kernel's is its :data:`S8OPS` entry's)."""
     dtypes = dtypes or {}
-    params = [(f"const {CTYPES[dtypes.get(a, 'float32')]} *", a) for a in op.inputs]
+    params = [(f"{'' if a in op.states else 'const '}{CTYPES[dtypes.get(a, 'float32')]} *", a)
+              for a in op.inputs]
     if op.variadic:
         params[-1] = (f"const {CTYPES[dtypes.get(op.inputs[-1], 'float32')]} *const *",
                       op.inputs[-1])

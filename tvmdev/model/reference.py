@@ -14,13 +14,17 @@ import numpy as np
 from ..errors import TvmdevError
 from .custom import CUSTOM
 from .graph import Model, Operator
-from .ops import QUANT_OPS
+from .inputs import index_range as index_range  # re-exported: callers import it here
+from .inputs import input_range as input_range
+from .inputs import random_inputs as random_inputs
+from .ops import OPS, QUANT_OPS
 from .rawint.evaluate import raw_reference
 from .rawint.form import State
+from .recurrent import FLOAT_REFERENCE
 from .reference_math import MATH_REFERENCE
 from .resize import resize_reference
 from .s8.call import S8Call
-from .s8.table import S8OPS
+from .s8.table import S8_STATEFUL, S8OPS
 from .taps import Tap, counts, taps
 
 F64 = np.float64
@@ -261,21 +265,24 @@ def _windowed(op: str, args: list[np.ndarray | None], attrs: dict[str, Any],
     return _WINDOWED[op](args, attrs, shape)
 
 
-def _s8(model: Model, op: Operator, args: list[np.ndarray | None]) -> np.ndarray:
-    """An int8 operator (or quantize, dequantize) by its int8 form's integer reference."""
+def _call(model: Model, op: Operator) -> S8Call:
     ts = [model.tensors[t] if t is not None else None for t in op.inputs]
     out = model.tensors[op.outputs[0]]
-    call = S8Call([t.shape if t else None for t in ts], out.shape, op.attr_dict,
+    return S8Call([t.shape if t else None for t in ts], out.shape, op.attr_dict,
                   [t.dtype if t else None for t in ts] + [out.dtype],
                   [t.quant if t else None for t in ts] + [out.quant])
-    return S8OPS[op.op].reference(call, args)
 
 
-def _s8_checked(model: Model, op: Operator, args: list[Any]) -> np.ndarray:
-    """The int8 form's reference, its refusal for these inputs (an accumulator beyond
+def _s8(model: Model, op: Operator, args: list[np.ndarray | None]) -> np.ndarray:
+    """An int8 operator (or quantize, dequantize) by its int8 form's integer reference."""
+    return S8OPS[op.op].reference(_call(model, op), args)
+
+
+def _checked(op: Operator, fn: Callable[[], Any]) -> Any:
+    """An int8 form's reference, its refusal for these inputs (an accumulator beyond
     int32, a softmax row TFLM aborts on) as one line naming the operator."""
     try:
-        return np.asarray(_s8(model, op, args))
+        return fn()
     except (ValueError, ArithmeticError) as exc:
         raise TvmdevError(f"operator '{op.name}' ({op.op}): these inputs take it where "
                           f"TFLM's integer kernels overflow or abort: {exc}", op.where,
@@ -284,22 +291,53 @@ def _s8_checked(model: Model, op: Operator, args: list[Any]) -> np.ndarray:
                                "model's quantization") from None
 
 
+def _s8_checked(model: Model, op: Operator, args: list[Any]) -> np.ndarray:
+    return np.asarray(_checked(op, lambda: _s8(model, op, args)))
+
+
+def reset_state(model: Model) -> dict[str, np.ndarray]:
+    """Every state tensor as a reset leaves it (TFLM's ResetVariableTensors): filled with
+    :meth:`~tvmdev.model.graph.Model.state_fill`'s byte."""
+    out = {}
+    for name in model.states:
+        t = model.tensors[name]
+        fill = np.full(t.nbytes, model.state_fill(name), np.uint8)
+        out[name] = fill.view(np.dtype(t.dtype)).reshape(t.shape).copy()
+    return out
+
+
+def _stateful(model: Model, op: Operator, args: list[np.ndarray | None]
+              ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """An op with state: its output and its state tensors' new values."""
+    names = [t for a, t in zip(OPS[op.op].inputs, op.inputs, strict=False)
+             if a in OPS[op.op].states and t is not None]
+    if model.op_dtype(op) == "int8":
+        y, new = _checked(op, lambda: S8_STATEFUL[op.op](_call(model, op), args))
+    else:
+        y, new = FLOAT_REFERENCE[op.op](args, op.attr_dict)
+    return np.asarray(y, F64), {n: np.asarray(v, F64) for n, v in zip(names, new, strict=True)}
+
+
 # An operator's reference computed elsewhere (a custom op's C kernel on the host): its
 # inputs (each in its dtype, None when absent) to its output.
 Override = Callable[[list[np.ndarray | None]], np.ndarray]
 
 
-def evaluate(model: Model, inputs: dict[str, np.ndarray],
+def evaluate(model: Model, inputs: dict[str, np.ndarray], *,
              overrides: dict[int, Override] | None = None, state: State | None = None
              ) -> dict[str, np.ndarray]:
     """Every tensor's value (inputs, constants, intermediates, outputs) in its dtype:
     float32, or int8 and int32 (computed by the int8 forms' integer references), or a raw
-    integer dtype. ``overrides``: the references of some operators, by index. ``state``:
-    what stateful operators (a noise estimate) keep from one run to the next, updated in
-    place (None: a first run)."""
+    integer dtype. ``overrides``: the references of some operators, by index. The model's
+    state (its state tensors, and what raw operators such as a noise estimate keep) starts
+    from ``state`` (default: reset) and its new values are written back there, so that
+    calls in a row run the model as consecutive invocations do."""
     state = {} if state is None else state
     values: dict[str, np.ndarray] = {k: _stored(model, k, v) for k, v in inputs.items()}
     values.update({k: _stored(model, k, v) for k, v in model.constants.items()})
+    start = reset_state(model)
+    start.update({k: v for k, v in state.items() if k in start})
+    values.update({k: np.asarray(v, F64) for k, v in start.items()})
     out: dict[str, np.ndarray] = {}
     # NaN and infinities in the inputs propagate as IEEE arithmetic says, without warnings.
     with np.errstate(all="ignore"):
@@ -324,19 +362,23 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray],
                 values[op.outputs[0]] = raw_reference(model, op, args, state)
                 continue
             args = [np.asarray(v, F64) if v is not None else None for v in args]
-            if op.op in QUANT_OPS or dtype == "int8":
+            if OPS[op.op].states:
+                y, new = _stateful(model, op, args)
+                values.update(new)
+            elif op.op in QUANT_OPS or dtype == "int8":
                 values[op.outputs[0]] = np.asarray(_s8_checked(model, op, args), F64)
                 continue
-            if op.op in _WINDOWED:
+            elif op.op in _WINDOWED:
                 y = _windowed(op.op, args, attrs, shape)
             else:
                 y = _SIMPLE[op.op](args, attrs)
-            y = _ACTIVATIONS[attrs.get("activation", "NONE")](np.asarray(y, F64))
-            y = np.asarray(y, F64).reshape(shape)
-            values[op.outputs[0]] = y
+            if model.op_dtype(op) != "int8":
+                y = _ACTIVATIONS[attrs.get("activation", "NONE")](np.asarray(y, F64))
+            values[op.outputs[0]] = np.asarray(y, F64).reshape(shape)
         for k, v in values.items():
             dt = model.tensors[k].dtype
             out[k] = v.astype(np.dtype(dt) if dt in INT_DTYPES else np.float32)
+    state.update({k: out[k] for k in model.states})
     return out
 
 
@@ -351,48 +393,3 @@ def _stored(model: Model, name: str, v: np.ndarray) -> np.ndarray:
         return np.asarray(v).astype(np.dtype(dt))
     return np.asarray(v, F64)
 
-
-def input_range(model: Model, name: str) -> tuple[float, float]:
-    """The range seeded inputs are drawn from: [-1, 1), or for a float input that is
-    quantized, the range its quantization spans."""
-    for op in model.operators:
-        if op.op == "quantize" and op.inputs[0] == name:
-            q = model.tensors[op.outputs[0]].quant
-            if q is not None:
-                return q.scale[0] * (-128 - q.zero_point[0]), q.scale[0] * (127 - q.zero_point[0])
-    return -1.0, 1.0
-
-
-def index_range(model: Model, name: str) -> tuple[int, int]:
-    """The values an int32 input may hold, [lo, hi): the indices every gather reading it
-    takes ([-n, n) along a dim of n), else int32's."""
-    lo, hi = -(1 << 31), 1 << 31
-    for op in model.operators:
-        if op.op == "gather" and op.inputs[1] == name:
-            data = model.tensors[str(op.inputs[0])].shape
-            n = data[op.attr_dict["axis"] % len(data)]
-            lo, hi = max(lo, -n), min(hi, n)
-    return lo, hi
-
-
-def random_inputs(model: Model, seed: int = 0) -> dict[str, np.ndarray]:
-    """Seeded inputs, one array per model input: int8 ones over [-128, 127], int32 ones
-    over :func:`index_range` (at most [-128, 128)), raw int16, uint32 and uint64 ones over
-    their whole range, float32 ones over :func:`input_range`."""
-    rng = np.random.default_rng(seed)
-    out = {}
-    for name in model.inputs:
-        t = model.tensors[name]
-        if t.dtype == "int8":
-            out[name] = rng.integers(-128, 128, t.shape).astype(np.int8)
-        elif t.dtype in ("int16", "uint32", "uint64"):  # raw integers: their whole range
-            info = np.iinfo(np.dtype(t.dtype))
-            out[name] = rng.integers(int(info.min), int(info.max), t.shape, dtype=t.dtype,
-                                     endpoint=True)
-        elif t.dtype == "int32":
-            first, end = index_range(model, name)
-            out[name] = rng.integers(max(first, -128), min(end, 128), t.shape).astype(np.int32)
-        else:
-            lo, hi = input_range(model, name)
-            out[name] = rng.uniform(lo, hi, t.shape).astype(np.float32)
-    return out

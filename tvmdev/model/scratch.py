@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .recurrent import lstm_scratch, svdf_scratch
+
 FLOAT = 4
 
 
@@ -74,6 +76,8 @@ class ScratchRule:
 
 RULES: dict[str, ScratchRule] = {r.name: r for r in [
     ScratchRule("gemm_pack", ("gemm", "matmul"), gemm_pack),
+    ScratchRule("svdf", ("svdf",), svdf_scratch),
+    ScratchRule("lstm", ("lstm",), lstm_scratch),
 ]}
 
 

@@ -3,8 +3,9 @@
 Checked when a run generates firmware for such a board, before anything is written, from
 what the firmware reserves for certain:
 
-* RAM: the workspace arena (tensors and kernel scratch), the output buffers the harness
-  keeps, and the stack the linker script reserves (``memory.stack``);
+* RAM: the workspace arena (tensors and kernel scratch), the model's state (its own
+  region of the workspace, kept across runs), the output buffers the harness keeps, and
+  the stack the linker script reserves (``memory.stack``);
 * flash: the constants as the executor emits them (float32, or 4-bit data and bfloat16
   scales), the inputs the firmware compiles in, and a floor for the code: 2,048 bytes,
   less than the code and strings of the smallest firmware (a model of one relu: 2,328
@@ -69,7 +70,9 @@ def _estimate(model: Model, memory: MemoryPlan, mem: Memory
     """What the firmware reserves for certain: RAM and flash, item by item."""
     outputs = sum(model.tensors[n].nbytes for n in model.outputs)
     inputs = sum(model.tensors[n].nbytes for n in model.inputs)
-    ram = [("arena", memory.arena_size), ("outputs", outputs), ("stack", mem.stack)]
+    state = memory.state_region[1]
+    ram = [("arena", memory.arena_size - state), *([("state", state)] if state else []),
+           ("outputs", outputs), ("stack", mem.stack)]
     flash = [("constants", constant_bytes(model)), ("inputs", inputs),
              ("code at least", CODE_FLOOR)]
     return ram, flash

@@ -30,6 +30,18 @@ class Buffer:
     end: int  # index of the operator that last reads it
     offset: int
     scratch_of: int | None = None  # the operator whose scratch this is
+    persistent: bool = False  # a state tensor: live across runs, in the state region
+
+
+@dataclass(frozen=True)
+class StateSlot:
+    """A state tensor's place in the workspace's state region and the byte a reset fills
+    it with (:meth:`tvmdev.model.graph.Model.state_fill`)."""
+
+    name: str
+    offset: int
+    size: int  # bytes
+    fill: int
 
 
 @dataclass(frozen=True)
@@ -41,12 +53,24 @@ class MemoryPlan:
     alignment: int
     inplace: tuple[tuple[str, str], ...]  # (output, input) pairs computed in place
     scratch: dict[int, tuple[int, int]] = field(default_factory=dict)  # op -> offset, bytes
+    # The state tensors, in a region of their own at the end of the arena that no other
+    # buffer meets: kept from one run to the next, set by the generated reset.
+    states: tuple[StateSlot, ...] = ()
+
+    @property
+    def state_region(self) -> tuple[int, int]:
+        """(offset, bytes) of the state region; (arena_size, 0) without state."""
+        if not self.states:
+            return self.arena_size, 0
+        start = self.states[0].offset
+        return start, self.arena_size - start
 
     @property
     def tensor_arena_size(self) -> int:
-        """The arena the tensors alone need: what scratch that fits no gap adds to."""
-        return max((b.offset + b.size for b in self.buffers if b.scratch_of is None),
-                   default=0)
+        """The arena the tensors alone need: what scratch that fits no gap (and the
+        state region) adds to."""
+        return max((b.offset + b.size for b in self.buffers
+                    if b.scratch_of is None and not b.persistent), default=0)
 
     @property
     def ratio(self) -> float:
@@ -69,7 +93,8 @@ def plan_memory(model: Model, inplace: bool = True, scratch: Mapping[int, int] |
     size: the largest buffer first, each at the lowest offset free for its whole lifetime.
     Scratch is placed afterwards, so it never moves a tensor: each operator's at the lowest
     offset free of the buffers live during that operator; the arena grows only by the
-    scratch that fits in no gap.
+    scratch that fits in no gap. The model's state tensors come last, each aligned, in a
+    region no other buffer meets (they live across runs).
     """
     tensors = model.tensors
     owner, members, start, end, pairs = _buffer_lifetimes(model, inplace)
@@ -91,8 +116,25 @@ def plan_memory(model: Model, inplace: bool = True, scratch: Mapping[int, int] |
     arena = max((b.offset + b.size for b in buffers), default=0)
     placed = {b.scratch_of: (b.offset, (scratch or {})[b.scratch_of]) for b in scratch_buffers
               if b.scratch_of is not None}
+    states = _state_slots(model, _aligned(arena))
+    if states:
+        last = max(len(model.operators) - 1, 0)
+        buffers += tuple(Buffer((s.name,), _aligned(s.size), 0, last, s.offset, persistent=True)
+                         for s in states)
+        offsets.update({s.name: s.offset for s in states})
+        arena = states[-1].offset + _aligned(states[-1].size)
     return MemoryPlan(offsets, buffers, arena, lower_bound(buffers), ALIGN, tuple(pairs),
-                      dict(sorted(placed.items())))
+                      dict(sorted(placed.items())), states)
+
+
+def _state_slots(model: Model, base: int) -> tuple[StateSlot, ...]:
+    """The state tensors one after another from ``base``, each aligned."""
+    out = []
+    for name in model.states:
+        size = model.tensors[name].nbytes
+        out.append(StateSlot(name, base, size, model.state_fill(name)))
+        base += _aligned(size)
+    return tuple(out)
 
 
 def _place_scratch(tensors: Sequence[Buffer], scratch: Mapping[int, int]

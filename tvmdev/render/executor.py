@@ -194,6 +194,9 @@ def _signatures(prefix: str) -> dict[str, str]:
         "run": c_declarator(f"int32_t {prefix}_run", io),
         "run_with_workspace": c_declarator(f"int32_t {prefix}_run_with_workspace",
                                            [*io, "void *workspace"]),
+        "reset": c_declarator(f"int32_t {prefix}_reset", ["void"]),
+        "reset_workspace": c_declarator(f"int32_t {prefix}_reset_workspace",
+                                        ["void *workspace"]),
         "unwind": c_declarator(f"static int32_t {prefix}_unwind",
                                [f"const struct {prefix}_devices *devices",
                                 "uint32_t open_mask", "uint32_t active_mask",
@@ -292,5 +295,8 @@ def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
              "shape": list(model.tensors[t].shape), "ctype": CTYPE[model.tensors[t].dtype]}
             for t, off in memory.offsets.items()],
         "scratch_params": list({p["name"]: p for p in scratch_params}.values()),
+        "states": [{"name": st.name, "offset": st.offset, "bytes": st.size,
+                    "fill": f"0x{st.fill:02x}U"} for st in memory.states],
+        "state_offset": memory.state_region[0], "state_size": memory.state_region[1],
         "kernel_headers": list(dict.fromkeys(k.header for p in prepared for k in p.chain)),
     }

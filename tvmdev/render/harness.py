@@ -52,6 +52,7 @@ class Harness:
         return {
             "model": m.name, "prefix": names.prefix, "macro": names.macro,
             "max_threads": MAX_THREADS,
+            "states": bool(m.states),
             "board": self.board.name,
             "icount": self.icount,
             "kinds": [{"kind": k.kind, "platform": k.platform} for k in self.devices.kinds],

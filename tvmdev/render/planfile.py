@@ -52,7 +52,10 @@ def plan_json(gen: Compiled) -> str:
                   "alignment": mem.alignment,
                   "ratio": round(mem.ratio, 4),
                   "in_place": [list(p) for p in mem.inplace],
-                  "size_without_scratch": mem.tensor_arena_size},
+                  "size_without_scratch": mem.tensor_arena_size,
+                  # the model's state: its own region, kept across runs
+                  **({"state": {"offset": mem.state_region[0], "size": mem.state_region[1]}}
+                     if mem.states else {})},
         "tuning": asdict(gen.tuning),
         "kernels": [{"name": k.name, "op": k.op, "library": k.library,
                      "header": k.header} for k in gen.kernels],

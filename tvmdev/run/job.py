@@ -141,11 +141,12 @@ def execute(job: Job, inputs: dict[str, np.ndarray] | None = None,
     inputs = job.inputs if inputs is None else inputs
     options = options or RunOptions()
     raw = job.backend.execute(job, inputs, options)
-    # A model with state ran its iterations one after another: the reference too.
+    # A model with state runs its iterations as consecutive invocations: so does the
+    # reference, from a reset state.
     state: dict[str, np.ndarray] = {}
     overrides = host_references(job)
-    for _ in range(options.iterations if model.stateful else 1):
-        ref = reference.evaluate(model, inputs, overrides, state)
+    for _ in range(options.iterations if model.states or model.stateful else 1):
+        ref = reference.evaluate(model, inputs, overrides=overrides, state=state)
     result = RunResult(raw.status, raw.status_name, raw.outputs,
                        {k: ref[k] for k in model.outputs}, raw.devices,
                        stdout=raw.proc.stdout, stderr=raw.proc.stderr,

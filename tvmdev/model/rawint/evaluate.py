@@ -23,7 +23,8 @@ def raw_reference(model: Model, op: Operator, args: list[np.ndarray | None], sta
     typed = [np.asarray(v).astype(np.dtype(t.dtype)) if v is not None and t else None
              for v, t in zip(args, ts, strict=True)]
     try:
-        y = INT_OPS[op.op].reference(call, typed, state, op.name)
+        # its state under a key no tensor has (a tensor's name is a C identifier)
+        y = INT_OPS[op.op].reference(call, typed, state, "operator " + op.name)
     except ValueError as exc:
         raise TvmdevError(f"operator '{op.name}' ({op.op}): these inputs take it where "
                           f"TFLM's kernels trap: {exc}", op.where,

@@ -12,6 +12,8 @@ from .concat import OPS as CONCAT
 from .elementwise import OPS as ELEMENTWISE
 from .layout import OPS as LAYOUT
 from .log_softmax import OPS as LOG_SOFTMAX
+from .lstm import OPS as LSTM
+from .lstm import STATEFUL as LSTM_STATEFUL
 from .mean import OPS as MEAN
 from .nn import OPS as NN
 from .pad import OPS as PAD
@@ -19,6 +21,12 @@ from .piecewise import OPS as PIECEWISE
 from .pool import OPS as POOL
 from .quantize import OPS as QUANTIZE
 from .softmax import OPS as SOFTMAX
+from .svdf import OPS as SVDF
+from .svdf import STATEFUL as SVDF_STATEFUL
 
 S8OPS: dict[str, S8Op] = {**QUANTIZE, **NN, **ELEMENTWISE, **POOL, **SOFTMAX, **ACTIVATIONS,
-                          **PAD, **MEAN, **CONCAT, **LAYOUT, **PIECEWISE, **LOG_SOFTMAX}
+                          **PAD, **MEAN, **CONCAT, **LAYOUT, **PIECEWISE, **LOG_SOFTMAX,
+                          **SVDF, **LSTM}
+# The int8 forms of the ops with state (tvmdev.model.recurrent): their references return
+# the output and the updated states, in the order of the op's state arguments.
+S8_STATEFUL = {**SVDF_STATEFUL, **LSTM_STATEFUL}

@@ -10,6 +10,8 @@ here: the wrapper serves them, as in TFLM. Declined:
 
 - what TFLM's cmsis_nn kernels send to its reference kernels: ADD and MUL with a
   broadcast;
+- an int16 SVDF state whose zero point is not 0, which CMSIS-NN ignores (TFLM's reference
+  kernel subtracts it);
 - padding the fast paths a wrapper picks do not handle, which TFLite's SAME and VALID
   rarely or never produce but ONNX pads and tvmdev's YAML can: on Helium, the 1xN
   convolution (``arm_convolve_1_x_n_s8``) only takes TFLite's SAME split of the padding
@@ -69,7 +71,16 @@ def _depthwise_padding(model: Model, op: Operator, p: dict[str, Any], arch: str
             f"(here {right})")
 
 
+def _svdf_state(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str | None:
+    """arm_svdf_state_s16_s8 reads no state zero point (TFLM's reference kernel does)."""
+    if p.get("state_zero_point", 0) == 0:
+        return None
+    return (f"a state zero point of {p['state_zero_point']} (CMSIS-NN's SVDF takes 0 "
+            "only)")
+
+
 DECLINES: dict[str, Callable[[Model, Operator, dict[str, Any], str], str | None]] = {
+    "svdf": _svdf_state,
     "add": _broadcast,
     "mul": _broadcast,
     "conv2d": _conv_padding,
