@@ -18,7 +18,7 @@ from ..errors import TvmdevError, shown
 from ..model.regions import CONCAT_MAX_INPUTS, FLOAT_MAX
 from ..model.shapes import numel
 from .graph import Unsupported
-from .onnx_context import Context, chain, node_label
+from .onnx_context import Context, chain, node_label, op_kind
 from .onnx_fold import fold_batch_norm, squeezed
 from .onnx_math import MATH_CONVERTERS, clip_bounds
 
@@ -288,7 +288,7 @@ def _check_lengths(ctx: Context, stats: list[np.ndarray]) -> None:
 
 def _hint(ctx: Context) -> str | None:
     """The builder's hint for the node's kind (the ONNX operator's page)."""
-    return ctx.b.kind_hint and ctx.b.kind_hint.format(kind=ctx.node.op_type)
+    return ctx.b.hint_for(op_kind(ctx.node))
 
 
 def _check_stats(ctx: Context, stats: list[np.ndarray], denom: np.ndarray) -> None:

@@ -32,7 +32,7 @@ from ..errors import TvmdevError
 from ..model.quant import Quant
 from ..model.shapes import Shape
 from .graph import Builder, Unsupported
-from .onnx_context import node_label
+from .onnx_context import node_label, op_kind
 
 QDQ_KINDS = ("QuantizeLinear", "DequantizeLinear")
 QLINEAR_KINDS = ("QLinearConv", "QLinearMatMul", "QGemm")
@@ -100,7 +100,7 @@ class QState:
 
     def fail(self, msg: str, node: Any, i: int, hint: str | None = None) -> TvmdevError:
         """An error naming node ``i``."""
-        return TvmdevError(f"{node.op_type} {node_label(node, i)}: {msg}", str(self.path),
+        return TvmdevError(f"{op_kind(node)} {node_label(node, i)}: {msg}", str(self.path),
                            hint=hint)
 
     def quant(self, node: Any, i: int, scale: str, zp: str, axis: int = 1,
@@ -127,7 +127,7 @@ class QState:
              attrs: dict[str, Any] | None = None, dtype: str = "int8",
              quant: Quant | None = None) -> str:
         """One tvmdev operator (int8 by default) writing ``out``."""
-        self.b.emit(node.op_type, op, inputs, out, attrs, dtype, quant)
+        self.b.emit(op_kind(node), op, inputs, out, attrs, dtype, quant)
         self.written[out] = len(self.b.operators) - 1
         return out
 
