@@ -82,6 +82,16 @@ def _divide_by_0() -> bytes:
                     B.init("z", np.array([4, 0], np.int64))])
 
 
+def _divide_overflow() -> bytes:
+    """x reshaped to [-1] / [INT64_MIN, -1] // -1: a quotient int64 cannot hold (numpy
+    wraps it; ONNX Runtime traps)."""
+    low = np.iinfo(np.int64).min
+    return B.model([n("Div", ["a", "z"], ["q"], name="div"), n("Reshape", ["x", "q"], ["y"])],
+                   [B.tensor("x", [1, 4])], [B.tensor("y", [1, 4])],
+                   [B.init("a", np.array([low, 4], np.int64)),
+                    B.init("z", np.array([-1, 1], np.int64))])
+
+
 ONNX = None  # ONNX's checks refuse the model first (their message is theirs: one line)
 MODELS: dict[str, tuple[Callable[[], bytes], str, str, str | None]] = {
     # name: (model, tvmdev's own message, its hint, the message seen with ONNX's checks on
@@ -118,6 +128,10 @@ MODELS: dict[str, tuple[Callable[[], bytes], str, str, str | None]] = {
     "integer_division_by_0": (_divide_by_0, "node 0 'div' Div: divides integers by 0 (B is "
                                             "[4, 0]); ONNX does not define an integer "
                                             "division by 0", _page("Div"), "own"),
+    "integer_division_overflow": (_divide_overflow, "node 0 'div' Div: divides int64's "
+                                  "minimum -9223372036854775808 by -1; the quotient "
+                                  "9223372036854775808 does not fit (ONNX Runtime traps on "
+                                  "it)", _page("Div"), "own"),
 }
 
 

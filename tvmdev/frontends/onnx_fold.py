@@ -126,6 +126,11 @@ def _div(ctx: Context) -> np.ndarray:
     if a.dtype.kind in "iu" and b.dtype.kind in "iu" and not np.all(b):
         raise _invalid(ctx, f"divides integers by 0 (B is {shown(b.tolist())}); ONNX does "
                             "not define an integer division by 0")
+    if a.dtype.kind == "i" and b.dtype.kind == "i":
+        low = np.iinfo(np.result_type(a, b)).min
+        if np.any((a == low) & (b == -1)):
+            raise _invalid(ctx, f"divides {np.result_type(a, b)}'s minimum {low} by -1; the "
+                                f"quotient {-low} does not fit (ONNX Runtime traps on it)")
     return _binary(_divide)(ctx)
 
 
