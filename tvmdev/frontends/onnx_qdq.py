@@ -295,10 +295,20 @@ def write_fixed(st: QState, node: Any, op: str, ins: list[str | None], out: Out,
                 ) -> None:
     """Emit softmax, sigmoid or tanh at TFLM's fixed output quantization, then (when the
     model quantizes the output otherwise, as onnxruntime's calibration does: 1/255 for a
-    softmax) an int8 requantization to the output's."""
+    softmax) an int8 requantization to the output's. An output quantized more finely
+    than TFLM's fixed one (onnxruntime calibrates a Tanh or Sigmoid to the range it saw)
+    is computed as the model says, in float32 between a dequantize and a quantize: going
+    through the coarser fixed step would lose up to half of it, several of the model's
+    steps."""
     fixed = FIXED_OUTPUT[op]
     if out.quant == fixed:
         st.emit(node, op, ins, out.name, attrs, quant=fixed)
+    elif len(out.quant.scale) == 1 and out.quant.scale[0] < fixed.scale[0]:
+        x = ins[0]
+        assert x is not None
+        f = st.emit(node, "dequantize", [x], st.b.fresh(f"{x}_float"), {}, dtype="float32")
+        g = st.emit(node, op, [f], st.b.fresh(f"{out.name}_{op}"), attrs, dtype="float32")
+        st.emit(node, "quantize", [g], out.name, {}, quant=out.quant)
     else:
         tmp = st.emit(node, op, ins, st.b.fresh(f"{out.name}_{op}"), attrs, quant=fixed)
         st.emit(node, "quantize", [tmp], out.name, {}, quant=out.quant)
