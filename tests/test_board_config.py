@@ -103,7 +103,7 @@ CASES: list[tuple[str, str, Callable[[str], str], str | None, str, str | None]] 
      "kind:", 'offload.kind "Metal" must be lower snake_case, for example metal', None),
     ("offload of an unknown op", "host", lambda t: t + OFFLOAD.replace("gemm", "gemmm"),
      "ops:", "offload.ops: unknown op 'gemmm'",
-     "ops: gemm, matmul, add, mul, sub, maximum, minimum, relu, sigmoid, tanh, softmax, "
+     "ops: gemm, matmul, add, mul, sub, div, maximum, minimum, relu, sigmoid, tanh, softmax, "
      "reshape, flatten, "
      "transpose, conv2d, depthwise_conv2d, maxpool2d, avgpool2d, fully_connected, clip, "
      "relu6, pad, mean, global_average_pool, concat, sqrt, exp, log, neg, abs, erf, gelu, "

@@ -47,18 +47,25 @@ AS_SHIPPED_REFUSALS = (
     r"input '[^']+' is (int|uint)(8|16|32|64) and is operand [01] of Pow \(",
     r"input '[^']+' is (int8|uint8|bool|float16|bfloat16|float64|int16|uint16|int32|uint32|"
     r"uint64|int64); tvmdev imports float32 models",
-    r"input '[^']+' is (int8|uint8|int16|int32|int64) and is operand 0 of (Clip|Abs|Neg|Pow)",
+    r"input '[^']+' is (int8|uint8|int16|int32|int64) and is operand [01] of "
+    r"(Clip|Abs|Neg|Pow|Sub|Div) \(",
     r"input '[^']+' is empty",
     r"output '[^']+' is (int|uint|bool)",
+    r"1 unsupported operator: BatchNormalization \(training mode\)",
 )
+
+
+# The operators whose node cases run as shipped here.
+SHIPPED = (*onnx_cases.MATH, "Clip", "Sub", "Div", "BatchNormalization")
 
 
 @pytest.fixture(scope="module")
 def shipped() -> list[tuple[str, Any, dict[str, np.ndarray]]]:
-    """The node cases of the operators of onnx_math.py and of Clip, as onnx ships them."""
+    """The node cases of the operators of onnx_math.py, Clip, Sub, Div and
+    BatchNormalization, as onnx ships them."""
     out = []
     for case in onnx_cases.node_cases():
-        if case.inputs is None or not set(case.kinds()) <= {*onnx_cases.MATH, "Clip"}:
+        if case.inputs is None or not set(case.kinds()) <= set(SHIPPED):
             continue
         model = case.proto()
         names = [vi.name for vi in model.graph.input]
@@ -88,7 +95,10 @@ def test_node_cases_as_shipped(shipped: list[tuple[str, Any, dict[str, np.ndarra
         passed[kind] = passed.get(kind, 0) + 1
     assert not wrong and not unexplained, wrong + unexplained
     # every ReduceSum case feeds its axes as a graph input (tests/onnx_cases.py freezes them)
-    assert set(passed) == {*onnx_cases.MATH, "Clip"} - {"ReduceSum"}, passed
+    assert set(passed) == set(SHIPPED) - {"ReduceSum"}, passed
+    bn = [r for r in shipped if r[0] == "test_batchnorm_epsilon"]
+    m = frontend.convert(Path("b.onnx"), bn[0][1], "m").to_model()  # statistics computed
+    assert len(m.inputs) == 5 and "div" in [op.op for op in m.operators]
     clip = [r for r in shipped if r[0] == "test_clip_splitbounds"]
     m = frontend.convert(Path("c.onnx"), clip[0][1], "m").to_model()
     assert [op.op for op in m.operators] == ["clip_bounds"] and len(m.inputs) == 3

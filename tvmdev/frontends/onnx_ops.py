@@ -273,13 +273,13 @@ def reduce_mean(ctx: Context) -> None:
     chain(ctx, [("mean", [ctx.inp(0)], attrs)])
 
 
-def _check_lengths(ctx: Context, stats: list[np.ndarray]) -> None:
+def _check_lengths(ctx: Context, stats: list[tuple[int, ...]]) -> None:
     """Refuse statistics that are not one value per channel of the input, each."""
     x = ctx.shape(0)
     if len(x) < 2:
         raise Unsupported(f"a {len(x)}-D input")
-    if any(v.shape != (x[1],) for v in stats):
-        got = ", ".join(shown(list(v.shape)) for v in stats)
+    if any(v != (x[1],) for v in stats):
+        got = ", ".join(shown(list(v)) for v in stats)
         raise TvmdevError(f"BatchNormalization {node_label(ctx.node, ctx.index)}: scale, B, "
                           f"mean and var must each be 1-D with one value per channel "
                           f"({x[1]}: input {shown(list(x))}); their shapes are {got}",
@@ -308,16 +308,35 @@ def _check_stats(ctx: Context, stats: list[np.ndarray], denom: np.ndarray) -> No
                                "exported")
 
 
+def _batch_norm_computed(ctx: Context, eps: float) -> None:
+    """BatchNormalization with statistics computed at run time: (X - mean) /
+    sqrt(var + epsilon) * scale + B, each statistic viewed as [C, 1, ...]."""
+    x = ctx.shape(0)
+    per = [x[1]] + [1] * (len(x) - 2)
+    out = ctx.out()
+    scale, bias, mean, var = (
+        chain(ctx, [("reshape", [ctx.inp(i)], {"shape": per})], out=ctx.b.fresh(f"{out}_{k}"))
+        for i, k in zip(range(1, 5), ("scale", "B", "mean", "var"), strict=True))
+    e = ctx.b.constant(ctx.b.fresh(f"{out}_epsilon"), np.full(per, eps, np.float32))
+    root = chain(ctx, [("add", [var, e], {}), ("sqrt", [], {})], out=ctx.b.fresh(f"{out}_std"))
+    chain(ctx, [("sub", [ctx.inp(0), mean], {}), ("div", [root], {}), ("mul", [scale], {}),
+                ("add", [bias], {})])
+
+
 def batch_norm(ctx: Context) -> None:
-    """BatchNormalization (inference): folded into the conv or gemm before it when that
-    writes its input for it alone, else a mul and an add by per-channel constants."""
+    """BatchNormalization (inference): with constant statistics, folded into the conv or
+    gemm before it when that writes its input for it alone, else a mul and an add by
+    per-channel constants; with computed ones, normalized at run time."""
     if ctx.attr("training_mode", 0) or any(o for o in ctx.node.output[1:]):
         raise Unsupported("training mode")
     if ctx.opset < 9 and not ctx.attr("spatial", 1):
         raise Unsupported("spatial 0")
-    stats = [ctx.static(i, "scale, B, mean and var") for i in range(1, 5)]
-    _check_lengths(ctx, stats)
+    _check_lengths(ctx, [tuple(ctx.shape(i)) for i in range(1, 5)])
     eps = float(ctx.attr("epsilon", 1e-5))
+    if any(ctx.const(i) is None for i in range(1, 5)):
+        _batch_norm_computed(ctx, eps)
+        return
+    stats = [ctx.static(i, "scale, B, mean and var") for i in range(1, 5)]
     with np.errstate(all="ignore"):
         scale, bias, mean, var = (v.astype(np.float64) for v in stats)
         _check_stats(ctx, [scale, bias, mean, var], var + eps)
@@ -339,6 +358,8 @@ CONVERTERS: dict[str, Callable[[Context], None]] = {
     "MatMul": _same("matmul", 2),
     "Add": _same("add", 2),
     "Mul": _same("mul", 2),
+    "Sub": _same("sub", 2),
+    "Div": _same("div", 2),
     "Relu": _same("relu", 1),
     "Sigmoid": _same("sigmoid", 1),
     "Tanh": _same("tanh", 1),

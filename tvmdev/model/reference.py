@@ -223,6 +223,7 @@ _SIMPLE: dict[str, Callable[[list[np.ndarray | None], dict[str, Any]], np.ndarra
     "add": lambda x, a: np.add(_arg(x, 0), _arg(x, 1)),
     "mul": lambda x, a: np.multiply(_arg(x, 0), _arg(x, 1)),
     "sub": lambda x, a: np.subtract(_arg(x, 0), _arg(x, 1)),
+    "div": lambda x, a: np.divide(_arg(x, 0), _arg(x, 1)),
     "maximum": lambda x, a: np.maximum(_arg(x, 0), _arg(x, 1)),
     "minimum": lambda x, a: np.minimum(_arg(x, 0), _arg(x, 1)),
     "relu": lambda x, a: np.maximum(_arg(x, 0), 0.0),
