@@ -12,7 +12,6 @@ import numpy as np
 from ..model.shapes import Shape
 from .graph import Builder, Unsupported
 
-
 # Where each operator domain's operators are defined: ONNX's, and ONNX Runtime's contrib
 # operators (QGemm, QLinearAdd... of quantize_static's QOperator models).
 ONNX_PAGE = "https://onnx.ai/onnx/operators/onnx__{op}.html"
