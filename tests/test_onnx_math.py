@@ -340,3 +340,25 @@ def test_block_on_a_board(board: str, cli: Callable[..., Result], tmp_path: Path
     r = cli("run", str(src), "--board", board, "--build-dir", str(tmp_path / "b"))
     assert r.code == 0, r.out[-3000:] + r.err
     assert r.out.rstrip().endswith("PASS")
+
+
+def test_cast_of_float_to_float_is_a_view() -> None:
+    """A Cast of a computed float32 tensor to float32, as GroupNormalization's function
+    body casts to its input's type, is a reshape (a view): the expanded GroupNormalization
+    cases, as onnx ships them, import and match ONNX Runtime."""
+    import importlib
+
+    import onnx.backend.test.case.node as node_cases
+    importlib.import_module("onnx.backend.test.case.node.groupnormalization")
+    cases = {c.name: c for c in node_cases._NodeTestCases
+             if c.name.startswith("test_group_normalization") and c.name.endswith("_expanded")}
+    assert len(cases) == 2, sorted(cases)
+    for name, case in cases.items():
+        raw = case.model.SerializeToString()
+        feeds = {vi.name: np.asarray(v) for vi, v in zip(case.model.graph.input,
+                                                         case.data_sets[0][0], strict=True)}
+        assert "Cast" in {node.op_type for node in case.model.graph.node}
+        m = frontend.convert(Path(f"{name}.onnx"), raw, "m").to_model()
+        got = reference.evaluate(m, dict(zip(m.inputs, feeds.values(), strict=True)))
+        want = onnx_cases.ort_run(raw, feeds)
+        assert all(_close(got[o], w) for o, w in zip(m.outputs, want, strict=True)), name

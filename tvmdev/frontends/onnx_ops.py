@@ -186,6 +186,16 @@ def transpose(ctx: Context) -> None:
                  else {})])
 
 
+def cast(ctx: Context) -> None:
+    """Cast of a computed float32 tensor to float32 (as functions' bodies cast to the
+    input's type): a reshape to its own shape, a view. Other casts at run time are
+    refused by their output's dtype, or here by their input's."""
+    x = ctx.inp(0)
+    if ctx.b.dtypes.get(x) != "float32":
+        raise Unsupported(f"of {ctx.b.dtypes.get(x)}")
+    chain(ctx, [("reshape", [x], {"shape": list(ctx.shape(0))})])
+
+
 def squeeze(ctx: Context) -> None:
     """Squeeze and Unsqueeze of a computed tensor: a reshape to the static result."""
     shape = squeezed(ctx, np.broadcast_to(np.zeros((), np.uint8), ctx.shape(0))).shape
@@ -367,6 +377,7 @@ CONVERTERS: dict[str, Callable[[Context], None]] = {
     "Reshape": reshape,
     "Flatten": flatten,
     "Transpose": transpose,
+    "Cast": cast,
     "Squeeze": squeeze,
     "Unsqueeze": squeeze,
     "MaxPool": _pool("maxpool2d"),
