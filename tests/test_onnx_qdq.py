@@ -313,18 +313,20 @@ def test_run_host_is_the_reference(qmodels: dict[Case, Any], case: Case,
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_seeded_models_within_the_bound(name: str, tmp_path: Path) -> None:
-    """Each model quantized from four weight seeds, per tensor and per channel, on three
-    inputs each: every layer within one step of ONNX Runtime, the output within the
-    bound (these show at most 2 steps)."""
+    """Each model quantized from four weight seeds, per tensor and per channel (QDQ) and
+    per channel (QOperator), on three inputs each: every layer within one step of ONNX
+    Runtime, the output within the bound (these show at most 2 steps)."""
     worst = 0.0
     for weights in range(4):
-        for per_channel in (False, True):
-            path, shape = quantize(tmp_path, MODELS[name], per_channel, seed=weights)
+        for per_channel, fmt in ((False, "QDQ"), (True, "QDQ"), (True, "QOperator")):
+            path, shape = quantize(tmp_path, MODELS[name], per_channel, seed=weights,
+                                   quant_format=getattr(oq.QuantFormat, fmt))
+            limit = bound(quantize(tmp_path, MODELS[name], per_channel, seed=weights)[0])
             model = import_file(path).to_model()
             for seed in range(3):
                 x = inputs(shape, 20 + seed)
                 assert max(layer_steps(path, model, x).values()) <= 1
                 got = reference.evaluate(model, {"x": x})["y"]
                 worst = max(worst, steps(path, got, x))
-                assert steps(path, got, x) <= bound(path)
+                assert steps(path, got, x) <= limit
     print(f"\n{name}: at most {worst:.0f} steps from ONNX Runtime")
