@@ -1,7 +1,7 @@
 """ONNX's own node tests (every case of ``onnx.backend.test.loader.load_model_tests(kind=
 "node")``, 1,884 with onnx 1.23) through tvmdev's ONNX importer, counted.
 
-    python benchmarks/onnx_node_suite.py [--run] [--json] [--list]
+    python benchmarks/onnx_node_suite.py [--run] [--json] [--list] [--ops]
 
 Each case's model is imported as onnx ships it (its operands fed as graph inputs stay
 graph inputs). A case *passes* when it imports and tvmdev's numpy reference
@@ -13,7 +13,9 @@ counts elided). A traceback is counted as a crash.
 
 ``--run`` also builds every imported case into one model and runs it with ``tvmdev run``
 on the host (the C kernels), and counts the cases whose C outputs match the same
-reference. ``--list`` prints the names of the wrong and crashed cases.
+reference. ``--list`` prints the names of the wrong and crashed cases. ``--ops`` gives,
+for each operator the importer maps, its float32 cases (graph inputs and outputs float32,
+every node that operator), how many pass and why the others do not.
 
 The "float32 cases of mapped operators" line counts the cases whose graph inputs and
 outputs are all float32 and whose nodes are all operators the importer maps or folds.
@@ -53,6 +55,9 @@ class Tally:
     float_mapped: int = 0
     float_mapped_passed: int = 0
     against_onnx: int = 0  # passing cases compared with onnx's outputs (ORT refused them)
+    # the cases of one operator (every node that operator): operator -> case -> (whether
+    # a float32 case, its outcome: "pass", "wrong", "crashed" or the refusal's line)
+    by_op: dict[str, dict[str, tuple[bool, str]]] = field(default_factory=dict)
 
 
 def _close(got: np.ndarray, want: np.ndarray) -> bool:
@@ -84,11 +89,35 @@ def _float_mapped(model: Any) -> bool:
         n.domain in DOMAINS and n.op_type in {*CONVERTERS, *FOLDERS, *REMOVED} for n in g.node)
 
 
+def _operator(model: Any) -> tuple[str, bool] | None:
+    """The operator a case tests, its nodes' one op type (an expanded case, made of the
+    ops of a function body, tests those, and is left out), and whether it is a float32
+    case (its graph inputs and outputs all float32)."""
+    g = model.graph
+    kinds = {(n.domain, n.op_type) for n in g.node}
+    if len(kinds) != 1:
+        return None
+    float_io = all(vi.type.WhichOneof("value") == "tensor_type"
+                   and vi.type.tensor_type.elem_type == 1 for vi in [*g.input, *g.output])
+    domain, op = next(iter(kinds))
+    return (op if domain in ("", "ai.onnx") else f"{domain}.{op}"), float_io
+
+
 def _key(message: str) -> str:
     """A refusal's line with names, counts and node numbers elided."""
     text = re.sub(r"'[^']*'", "'...'", message.split(";")[0])
     text = re.sub(r"\(first: node \d+", "(first: node N", text)
     return re.sub(r"^\d+ unsupported operators?", "N unsupported operators", text)
+
+
+class _Outcomes:
+    """Where a case's outcome is recorded (nowhere for an expanded case)."""
+
+    def __init__(self, into: dict[str, tuple[bool, str]], float_case: bool) -> None:
+        self.into, self.float_case = into, float_case
+
+    def __setitem__(self, name: str, outcome: str) -> None:
+        self.into[name] = (self.float_case, outcome)
 
 
 def count() -> tuple[Tally, list[tuple[str, Any, list[np.ndarray], list[np.ndarray]]]]:
@@ -104,14 +133,19 @@ def count() -> tuple[Tally, list[tuple[str, Any, list[np.ndarray], list[np.ndarr
     for case in cases:
         fm = _float_mapped(case.model)
         t.float_mapped += fm
+        found = _operator(case.model)
+        outcome = _Outcomes(t.by_op.setdefault(found[0], {}) if found else {},
+                            bool(found and found[1]))
         try:
             model = frontend.convert(Path(f"{case.name}.onnx"), case.model.SerializeToString(),
                                      "m").to_model()
         except TvmdevError as exc:
             t.refused[_key(exc.message)] += 1
+            outcome[case.name] = _key(exc.message)
             continue
         except Exception as exc:  # noqa: BLE001 (counted: a traceback is a defect)
             t.crashed.append(f"{case.name}: {type(exc).__name__}: {exc}")
+            outcome[case.name] = "crashed"
             continue
         feeds = [np.asarray(v) for v in case.data_sets[0][0]]
         want, by_ort = _expected(case, feeds)
@@ -120,8 +154,11 @@ def count() -> tuple[Tally, list[tuple[str, Any, list[np.ndarray], list[np.ndarr
             got = reference.evaluate(model, inputs)
         except TvmdevError as exc:
             t.crashed.append(f"{case.name}: reference: {exc.message}")
+            outcome[case.name] = "crashed"
             continue
-        if all(_close(got[o], w) for o, w in zip(model.outputs, want, strict=True)):
+        ok = all(_close(got[o], w) for o, w in zip(model.outputs, want, strict=True))
+        outcome[case.name] = "pass" if ok else "wrong"
+        if ok:
             t.passed.append(case.name)
             t.float_mapped_passed += fm
             t.against_onnx += not by_ort
@@ -166,6 +203,40 @@ def run_built(imported: list[tuple[str, Any, list[np.ndarray], list[np.ndarray]]
                            for o, w in zip(m.outputs, want, strict=True))]
 
 
+def mapped_operators() -> list[str]:
+    """The ONNX operators the importer maps, folds or removes (what the README lists)."""
+    from tvmdev.frontends.onnx import REMOVED
+    from tvmdev.frontends.onnx_fold import FOLDERS
+    from tvmdev.frontends.onnx_ops import CONVERTERS
+    return sorted({*CONVERTERS, *FOLDERS, *REMOVED})
+
+
+def operator_table(t: Tally) -> dict[str, dict[str, Any]]:
+    """Per mapped operator: its float32 cases, how many pass, and why the others do not
+    (outcome or refusal line -> count)."""
+    table = {}
+    for op in mapped_operators():
+        cases = t.by_op.get(op, {}).values()
+        floats = [v for f, v in cases if f]
+        why = Counter(v for v in floats if v != "pass")
+        table[op] = {"cases": len(floats), "passed": len(floats) - sum(why.values()),
+                     "failing": dict(why.most_common()), "all_cases": len(cases),
+                     "all_passed": sum(v == "pass" for _, v in cases)}
+    return table
+
+
+def _print_table(table: dict[str, dict[str, Any]]) -> None:
+    print("cases by operator (its own cases; expanded ones left out): float32 ones, "
+          "then all")
+    print(f"  {'operator':20s} {'pass':>5s} {'float':>5s}    % {'pass':>5s} {'all':>5s}  "
+          "first reason of the float32 ones failing")
+    for op, row in table.items():
+        pct = f"{100 * row['passed'] / row['cases']:4.0f}" if row["cases"] else "   -"
+        first = next(iter(row["failing"]), "")
+        print(f"  {op:20s} {row['passed']:5d} {row['cases']:5d} {pct} {row['all_passed']:5d} "
+              f"{row['all_cases']:5d}  {first[:80]}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -173,6 +244,8 @@ def main() -> int:
                     "cases with tvmdev run on the host")
     ap.add_argument("--json", action="store_true", help="print the counts as JSON")
     ap.add_argument("--list", action="store_true", help="name the wrong and crashed cases")
+    ap.add_argument("--ops", action="store_true", help="a table of the float32 cases of "
+                    "each operator the importer maps")
     args = ap.parse_args()
     import onnx
     t, imported = count()
@@ -184,7 +257,9 @@ def main() -> int:
                "float32_mapped_passed": t.float_mapped_passed,
                **({} if c_wrong is None else {"run_c_wrong": len(c_wrong)})}
     if args.json:
-        print(json.dumps({**summary, "refusals": dict(t.refused.most_common())}, indent=1))
+        print(json.dumps({**summary, "refusals": dict(t.refused.most_common()),
+                          **({"operators": operator_table(t)} if args.ops else {})},
+                         indent=1))
         return 0
     print(f"ONNX node tests (onnx {onnx.__version__}): {len(t.passed)} of {t.cases} pass, "
           f"{len(t.wrong)} wrong, {len(t.crashed)} crashed, {sum(t.refused.values())} "
@@ -195,6 +270,8 @@ def main() -> int:
     if c_wrong is not None:
         print(f"tvmdev run on the host: {len(imported) - len(c_wrong)} of {len(imported)} "
               "passing cases match in C")
+    if args.ops:
+        _print_table(operator_table(t))
     print("refusals (most common first):")
     for key, n in t.refused.most_common():
         print(f"  {n:4d} x {key}")

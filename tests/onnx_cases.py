@@ -35,14 +35,16 @@ MATH_MODULES = ("abs", "erf", "exp", "gather", "gelu", "layernormalization", "lo
                 "reduce_log_sum", "reducel1", "reducesumsquare")
 MATH_FROZEN = {"ReduceMax": (1,), "ReduceMin": (1,), "ReduceProd": (1,), "ReduceSum": (1,)}
 
-SUPPORTED = ("Add", "AveragePool", "BatchNormalization", "Clip", "Concat", "Conv",
+SUPPORTED = ("Add", "AveragePool", "BatchNormalization", "Clip", "Concat", "Conv", "Div",
              "Dropout", "Flatten", "Gemm", "GlobalAveragePool", "Identity", "MatMul",
              "MaxPool", "Mul", "Pad", "ReduceMean", "Relu", "Reshape", "Sigmoid", "Softmax",
-             "Tanh", "Transpose", *MATH)
+             "Sub", "Tanh", "Transpose", *MATH)
 # onnx.backend.test.case.node modules that hold these operators' cases.
-MODULES = ("add", "averagepool", "batch_normalization", "clip", "concat", "conv", "dropout",
+MODULES = ("add", "averagepool", "batch_normalization", "clip", "concat", "conv", "div",
+           "dropout",
            "flatten", "gemm", "globalaveragepool", "identity", "matmul", "maxpool", "mul",
-           "pad", "reducemean", "relu", "reshape", "sigmoid", "softmax", "tanh", "transpose",
+           "pad", "reducemean", "relu", "reshape", "sigmoid", "softmax", "sub", "tanh",
+           "transpose",
            *MATH_MODULES)
 # Operand positions known at import in a deployed model.
 FROZEN = {"Reshape": (1,), "Pad": (1, 2, 3), "ReduceMean": (1,), "Clip": (1, 2),

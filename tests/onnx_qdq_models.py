@@ -99,6 +99,19 @@ def zoo(rng: np.random.Generator) -> tuple[bytes, tuple[int, ...]]:
             (1, 3, 8, 8))
 
 
+def smooth(rng: np.random.Generator) -> tuple[bytes, tuple[int, ...]]:
+    """Conv, Sigmoid, Conv, Tanh, Flatten, Gemm, with small weights: the calibrated
+    Sigmoid and Tanh outputs span less than their full range, at steps finer than TFLM's
+    fixed 1/256 and 1/128."""
+    inits = [_w(rng, "w1", (4, 3, 3, 3), 0.05), _w(rng, "w2", (4, 4, 3, 3), 0.1),
+             _w(rng, "w3", (5, 4 * 4 * 4), 0.3)]
+    nodes = [n("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]), n("Sigmoid", ["c1"], ["s"]),
+             n("Conv", ["s", "w2"], ["c2"], pads=[1, 1, 1, 1]), n("Tanh", ["c2"], ["t"]),
+             n("Flatten", ["t"], ["f"]), n("Gemm", ["f", "w3"], ["y"], transB=1)]
+    return (B.model(nodes, [B.tensor("x", [1, 3, 4, 4])], [B.tensor("y", [1, 5])], inits),
+            (1, 3, 4, 4))
+
+
 class _Reader(oq.CalibrationDataReader):  # type: ignore[misc]
     """Seeded calibration batches."""
 
@@ -159,4 +172,124 @@ def inputs(shape: tuple[int, ...], seed: int) -> np.ndarray:
     return (np.random.default_rng(seed).standard_normal(shape) * 1.2).astype(np.float32)
 
 
-MODELS = {"mlp": mlp, "convnet": convnet, "dwnet": dwnet, "cnn": cnn, "zoo": zoo}
+MODELS = {"mlp": mlp, "convnet": convnet, "dwnet": dwnet, "cnn": cnn, "zoo": zoo,
+          "smooth": smooth}
+
+
+def ort_layers(path: Path, x: np.ndarray) -> dict[str, np.ndarray]:
+    """ONNX Runtime's int8 tensors (every node's output, the int8 ones kept), one thread,
+    at the basic optimization level (the model as written)."""
+    m = onnx.load(str(path))
+    known = {o.name for o in m.graph.output}
+    for node in m.graph.node:
+        for t in node.output:
+            if t not in known:
+                m.graph.output.add().name = t  # untyped: ONNX Runtime types it
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = so.inter_op_num_threads = 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    s = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    names = [o.name for o in m.graph.output]
+    return {k: v for k, v in zip(names, (np.asarray(v) for v in s.run(None, {"x": x})),
+                                 strict=True) if v.dtype == np.int8}
+
+
+def layer_steps(path: Path, model: Any, x: np.ndarray) -> dict[str, int]:
+    """Each int8 operator of tvmdev's ``model`` (imported from ``path``) fed ONNX
+    Runtime's int8 values of its operands where ONNX Runtime has them (NCHW made NHWC):
+    its output's largest difference from ONNX Runtime's, in steps, by tensor. Operators
+    that only move values (reshape, transpose) are not compared: a flatten's order is
+    NHWC inside tvmdev."""
+    import dataclasses
+
+    from tvmdev.model import reference
+    want = ort_layers(path, x)
+    values: dict[str, np.ndarray] = {"x": x}
+    out: dict[str, int] = {}
+    for op in model.operators:
+        one = dataclasses.replace(model, operators=(op,))
+        args = {t: values[t] for t in op.inputs if t is not None and t in values}
+        y = reference.evaluate(one, args)[op.outputs[0]]
+        w = want.get(op.outputs[0])
+        if w is not None and w.dtype == np.int8 and op.op not in ("reshape", "transpose"):
+            ort_y = w.transpose(0, 2, 3, 1) if w.ndim == 4 else w
+            assert ort_y.shape == y.shape, (op.name, ort_y.shape, y.shape)
+            out[op.outputs[0]] = int(np.max(np.abs(y.astype(np.int64) - ort_y)))
+            y = ort_y
+        values[op.outputs[0]] = y
+    return out
+
+
+# Lipschitz constants of the smooth activations (|f'| <= L; softmax in the max norm), and
+# the output step tvmdev's int8 kernel computes them at before requantizing to the model's
+# (TFLM's fixed output quantization: one more rounding).
+SMOOTH = {"Sigmoid": (0.25, 1 / 256), "Tanh": (1.0, 1 / 128), "Softmax": (0.5, 1 / 256)}
+# Operators that move no value by more than their inputs moved.
+NONEXPANSIVE = ("Relu", "Clip", "MaxPool", "AveragePool", "GlobalAveragePool", "ReduceMean",
+                "Flatten", "Reshape", "Pad", "Concat", "Transpose")
+
+
+def _real(inits: dict[str, np.ndarray], node: Any) -> np.ndarray:
+    """A constant DequantizeLinear's real values."""
+    q, s = inits[node.input[0]].astype(np.float64), inits[node.input[1]].astype(np.float64)
+    z = inits[node.input[2]].astype(np.float64) if len(node.input) > 2 else np.zeros_like(s)
+    if s.ndim == 1 and q.ndim > 1:
+        axis = next((a.i for a in node.attribute if a.name == "axis"), 1) % q.ndim
+        shape = [1] * q.ndim
+        shape[axis] = -1
+        s, z = s.reshape(shape), z.reshape(shape)
+    return np.asarray((q - z) * s)
+
+
+def _gain(node: Any, w: np.ndarray) -> float:
+    """The largest sum of |weights| that makes one output of a Conv, Gemm or MatMul."""
+    trans_b = any(a.name == "transB" and a.i for a in node.attribute)
+    rows = (w.reshape(w.shape[0], -1) if node.op_type == "Conv" or trans_b else w.T)
+    return float(np.abs(rows).sum(axis=1).max())
+
+
+def bound(path: Path) -> float:
+    """How many output steps tvmdev's int8 result of the QDQ model at ``path`` can differ
+    from ONNX Runtime's (as written: DequantizeLinear, the float op, QuantizeLinear).
+
+    Each QuantizeLinear rounds a real value: ONNX Runtime its float32 value once, ties to
+    even; tvmdev's kernels (TFLM's arithmetic) the exact integer sum through a fixed-point
+    multiplier, rounding twice, ties away from zero. Each is within half a step (and a
+    rounding of the multiplier or of float32), so values that differ by D before the
+    QuantizeLinear differ by at most D + one step after it. Every operator after moves the
+    difference by its gain: a Conv, Gemm or MatMul by its largest sum of |weights| per
+    output, an Add by the sum of both differences, a Mul by each side's difference times
+    the other's range, Sigmoid, Tanh and Softmax by their Lipschitz constants (plus one
+    step of the fixed output quantization tvmdev computes them at), and the rest (Relu,
+    pools, Concat, Pad, reshapes) not at all. The bound is the output's difference over
+    its step, a real difference D tracked per tensor through the graph."""
+    m = onnx.load(str(path))
+    inits = {t.name: onnx.numpy_helper.to_array(t) for t in m.graph.initializer}
+    consts: dict[str, np.ndarray] = {}
+    diff: dict[str, float] = {}
+    reach: dict[str, float] = {}  # the largest |value| of a dequantized tensor
+    quantized = {node.input[0] for node in m.graph.node if node.op_type == "QuantizeLinear"}
+    for node in m.graph.node:
+        op, out = node.op_type, node.output[0]
+        d = [diff.get(t, 0.0) for t in node.input if t]
+        if op == "DequantizeLinear" and node.input[0] in inits:
+            consts[out] = _real(inits, node)
+        elif op == "QuantizeLinear":
+            diff[out] = d[0] + float(inits[node.input[1]])
+        elif op == "DequantizeLinear":
+            s, z = float(inits[node.input[1]]), int(inits[node.input[2]])
+            diff[out], reach[out] = d[0], max(z + 128, 127 - z) * s
+        elif op in ("Conv", "Gemm", "MatMul"):
+            diff[out] = _gain(node, consts[node.input[1]]) * d[0]
+        elif op == "Add":
+            diff[out] = d[0] + d[1]
+        elif op == "Mul":
+            a, b = node.input[0], node.input[1]
+            diff[out] = reach[a] * d[1] + reach[b] * d[0] + d[0] * d[1]
+        elif op in SMOOTH:
+            lip, step = SMOOTH[op]
+            diff[out] = lip * d[0] + (step if out in quantized else 0.0)
+        else:
+            assert op in NONEXPANSIVE, op
+            diff[out] = max(d)
+    return diff[m.graph.output[0].name] / output_scale(path)

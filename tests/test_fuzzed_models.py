@@ -82,6 +82,16 @@ def _divide_by_0() -> bytes:
                     B.init("z", np.array([4, 0], np.int64))])
 
 
+def _divide_overflow() -> bytes:
+    """x reshaped to [-1] / [INT64_MIN, -1] // -1: a quotient int64 cannot hold (numpy
+    wraps it; ONNX Runtime traps)."""
+    low = np.iinfo(np.int64).min
+    return B.model([n("Div", ["a", "z"], ["q"], name="div"), n("Reshape", ["x", "q"], ["y"])],
+                   [B.tensor("x", [1, 4])], [B.tensor("y", [1, 4])],
+                   [B.init("a", np.array([low, 4], np.int64)),
+                    B.init("z", np.array([-1, 1], np.int64))])
+
+
 ONNX = None  # ONNX's checks refuse the model first (their message is theirs: one line)
 MODELS: dict[str, tuple[Callable[[], bytes], str, str, str | None]] = {
     # name: (model, tvmdev's own message, its hint, the message seen with ONNX's checks on
@@ -118,6 +128,10 @@ MODELS: dict[str, tuple[Callable[[], bytes], str, str, str | None]] = {
     "integer_division_by_0": (_divide_by_0, "node 0 'div' Div: divides integers by 0 (B is "
                                             "[4, 0]); ONNX does not define an integer "
                                             "division by 0", _page("Div"), "own"),
+    "integer_division_overflow": (_divide_overflow, "node 0 'div' Div: divides int64's "
+                                  "minimum -9223372036854775808 by -1; the quotient "
+                                  "9223372036854775808 does not fit (ONNX Runtime traps on "
+                                  "it)", _page("Div"), "own"),
 }
 
 
@@ -212,8 +226,10 @@ def test_int8_cnn_with_a_window_attribute_removed(fmt: str, op: str, key: str,
     for lines in _lines(cli, model, tmp_path):
         if fmt == "QDQ":
             assert lines[0].startswith(f"tvmdev: {model}: invalid ONNX model: "), lines
-        else:
-            assert MISFIT in lines[0] and len(lines) == 2, lines
+        else:  # QGemm is ONNX Runtime's operator: the hint is its page
+            assert MISFIT in lines[0] and "com.microsoft.QGemm" in lines[0], lines
+            assert lines[1] == "  hint: QGemm's operands and attributes: https://github.com/" \
+                "microsoft/onnxruntime/blob/main/docs/ContribOperators.md#com.microsoft.QGemm"
 
 
 @pytest.mark.parametrize(("fmt", "op", "key"), [e for e in EDITS if e[0] == "QDQ"])
@@ -223,3 +239,16 @@ def test_int8_cnn_refused_by_tvmdev_alone(fmt: str, op: str, key: str,
     model = _edited(tmp_path, fmt, op, key)
     [lines] = _lines(cli, model, tmp_path, ("import",))
     assert MISFIT in lines[0] and len(lines) == 2 and "Gemm" in lines[1], lines
+
+
+@pytest.mark.parametrize("case", ["value_info_float16", "softmax_0d"])
+def test_the_full_checker_infers_shapes_strictly(case: str) -> None:
+    """The importer runs onnx's checker in full and no second strict shape inference:
+    these models pass the checker's structural checks and only strict, type-checked
+    inference refuses them, which the full check runs."""
+    model = onnx.load_model_from_string(MODELS[case][0]())
+    onnx.checker.check_model(model)
+    with pytest.raises(onnx.shape_inference.InferenceError):
+        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    with pytest.raises(onnx.shape_inference.InferenceError):
+        onnx.checker.check_model(model, full_check=True)

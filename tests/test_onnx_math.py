@@ -47,18 +47,25 @@ AS_SHIPPED_REFUSALS = (
     r"input '[^']+' is (int|uint)(8|16|32|64) and is operand [01] of Pow \(",
     r"input '[^']+' is (int8|uint8|bool|float16|bfloat16|float64|int16|uint16|int32|uint32|"
     r"uint64|int64); tvmdev imports float32 models",
-    r"input '[^']+' is (int8|uint8|int16|int32|int64) and is operand 0 of (Clip|Abs|Neg|Pow)",
+    r"input '[^']+' is (int8|uint8|int16|int32|int64) and is operand [01] of "
+    r"(Clip|Abs|Neg|Pow|Sub|Div) \(",
     r"input '[^']+' is empty",
     r"output '[^']+' is (int|uint|bool)",
+    r"1 unsupported operator: BatchNormalization \(training mode\)",
 )
+
+
+# The operators whose node cases run as shipped here.
+SHIPPED = (*onnx_cases.MATH, "Clip", "Sub", "Div", "BatchNormalization")
 
 
 @pytest.fixture(scope="module")
 def shipped() -> list[tuple[str, Any, dict[str, np.ndarray]]]:
-    """The node cases of the operators of onnx_math.py and of Clip, as onnx ships them."""
+    """The node cases of the operators of onnx_math.py, Clip, Sub, Div and
+    BatchNormalization, as onnx ships them."""
     out = []
     for case in onnx_cases.node_cases():
-        if case.inputs is None or not set(case.kinds()) <= {*onnx_cases.MATH, "Clip"}:
+        if case.inputs is None or not set(case.kinds()) <= set(SHIPPED):
             continue
         model = case.proto()
         names = [vi.name for vi in model.graph.input]
@@ -88,7 +95,10 @@ def test_node_cases_as_shipped(shipped: list[tuple[str, Any, dict[str, np.ndarra
         passed[kind] = passed.get(kind, 0) + 1
     assert not wrong and not unexplained, wrong + unexplained
     # every ReduceSum case feeds its axes as a graph input (tests/onnx_cases.py freezes them)
-    assert set(passed) == {*onnx_cases.MATH, "Clip"} - {"ReduceSum"}, passed
+    assert set(passed) == set(SHIPPED) - {"ReduceSum"}, passed
+    bn = [r for r in shipped if r[0] == "test_batchnorm_epsilon"]
+    m = frontend.convert(Path("b.onnx"), bn[0][1], "m").to_model()  # statistics computed
+    assert len(m.inputs) == 5 and "div" in [op.op for op in m.operators]
     clip = [r for r in shipped if r[0] == "test_clip_splitbounds"]
     m = frontend.convert(Path("c.onnx"), clip[0][1], "m").to_model()
     assert [op.op for op in m.operators] == ["clip_bounds"] and len(m.inputs) == 3
@@ -330,3 +340,25 @@ def test_block_on_a_board(board: str, cli: Callable[..., Result], tmp_path: Path
     r = cli("run", str(src), "--board", board, "--build-dir", str(tmp_path / "b"))
     assert r.code == 0, r.out[-3000:] + r.err
     assert r.out.rstrip().endswith("PASS")
+
+
+def test_cast_of_float_to_float_is_a_view() -> None:
+    """A Cast of a computed float32 tensor to float32, as GroupNormalization's function
+    body casts to its input's type, is a reshape (a view): the expanded GroupNormalization
+    cases, as onnx ships them, import and match ONNX Runtime."""
+    import importlib
+
+    import onnx.backend.test.case.node as node_cases
+    importlib.import_module("onnx.backend.test.case.node.groupnormalization")
+    cases = {c.name: c for c in node_cases._NodeTestCases
+             if c.name.startswith("test_group_normalization") and c.name.endswith("_expanded")}
+    assert len(cases) == 2, sorted(cases)
+    for name, case in cases.items():
+        raw = case.model.SerializeToString()
+        feeds = {vi.name: np.asarray(v) for vi, v in zip(case.model.graph.input,
+                                                         case.data_sets[0][0], strict=True)}
+        assert "Cast" in {node.op_type for node in case.model.graph.node}
+        m = frontend.convert(Path(f"{name}.onnx"), raw, "m").to_model()
+        got = reference.evaluate(m, dict(zip(m.inputs, feeds.values(), strict=True)))
+        want = onnx_cases.ort_run(raw, feeds)
+        assert all(_close(got[o], w) for o, w in zip(m.outputs, want, strict=True)), name

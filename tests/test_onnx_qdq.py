@@ -1,23 +1,32 @@
 """ONNX models quantized by onnxruntime's ``quantize_static`` (int8 activations and
 weights, per tensor and per channel; QDQ, and QOperator: QLinearConv, QLinearMatMul,
 QGemm, com.microsoft's QLinear ops) lowered to tvmdev's int8 operators and compared with
-ONNX Runtime (one thread): every output element within one quantization step (ORT
-requantizes in float, TFLM's kernels in fixed point, so they round differently).
+ONNX Runtime (one thread, the model as written).
+
+Each requantizing operator, fed ONNX Runtime's own int8 operands, lands within one step
+of ONNX Runtime's output (ORT requantizes the float32 value once, ties to even; TFLM's
+kernels the exact integer sum through a fixed-point multiplier, rounding twice, ties away
+from zero: about 0.5% of a conv's outputs round the other way). End to end, those steps
+carry through the layers after them: the bound is ``onnx_qdq_models.bound`` (each layer's
+step times the gains of the layers after it), and what these models show is 2 steps.
 
 Fast: what the import makes (int8 ops, NHWC inside, bias int32 at input_scale *
 weight_scale, depthwise, fused Relu/Clip), refusals, and tvmdev's numpy reference of the
-int8 model against ORT. Slow: ``tvmdev run`` on the host against ORT.
+int8 model against ORT, layer by layer and end to end. Slow: ``tvmdev run`` on the host:
+its C outputs are the numpy reference's, bit for bit.
 
 The models (tests/onnx_qdq_models.py): ``mlp`` (Gemm, Relu, Gemm, MatMul), ``convnet``
 (Conv, Relu, Conv, Relu, Flatten, Gemm) and ``dwnet`` (Conv, depthwise Conv, Clip,
 Flatten, MatMul) need only the int8 ops on main; ``cnn`` (Conv, Relu, MaxPool, Add,
 AveragePool, Gemm...) and ``zoo`` (Sigmoid, Mul, Concat, Pad, Tanh in float,
 GlobalAveragePool, Softmax...) need the int8 add, pools, softmax, sigmoid, pad, mean and
-concat too.
+concat too; ``smooth`` (Sigmoid and Tanh calibrated to steps finer than TFLM's fixed
+output quantization) runs them in float32.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,8 +43,11 @@ from onnx_qdq_models import (  # noqa: E402
     MODELS,
     ONE_STEP,
     _Reader,
+    bound,
     inputs,
+    layer_steps,
     mlp,
+    ort_layers,
     quantize,
     steps,
 )
@@ -74,15 +86,41 @@ def _ops(path: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=_id)
-def test_reference_within_one_step(qmodels: dict[Case, Any], case: Case) -> None:
+def test_reference_each_layer_within_one_step(qmodels: dict[Case, Any], case: Case) -> None:
     """tvmdev's numpy reference of the int8 model (the integer arithmetic the kernels do)
-    against ONNX Runtime on the quantized model: every element within one step."""
+    against ONNX Runtime on the quantized model: each int8 operator fed ONNX Runtime's
+    operands within one step of its output; the model's output within the bound the
+    layers' gains give (read from the QDQ form of the same quantization)."""
     path, shape = qmodels[case]
     model = import_file(path).to_model()
     for seed in (3, 4):
         x = inputs(shape, seed)
+        layers = layer_steps(path, model, x)
+        assert len(layers) >= 3 and max(layers.values()) <= 1, layers
         got = reference.evaluate(model, {"x": x})[next(iter(model.outputs))]
-        assert steps(path, got, x) <= ONE_STEP
+        assert steps(path, got, x) <= bound(qmodels[(case[0], case[1], "QDQ")][0])
+
+
+def test_smooth_activations_finer_than_tflm_in_float(qmodels: dict[Case, Any]) -> None:
+    """A Sigmoid calibrated to a step finer than TFLM's fixed 1/256 runs in float32
+    between a dequantize and a quantize, as the model says: TFLM's int8 sigmoid and a
+    requantization from 1/256 rounded 38% of its outputs otherwise than ONNX Runtime."""
+    path, shape = qmodels[("smooth", False, "QDQ")]
+    doc, model = _described(path)
+    ops = [o["op"] for o in doc["operators"]]
+    assert ops[2:6] == ["conv2d", "dequantize", "sigmoid", "quantize"], ops
+    sig = doc["operators"][4]["outputs"][0]
+    assert "dtype" not in doc.get("tensors", {}).get(sig, {})  # float32
+    differ = total = 0
+    for seed in range(4):
+        x = inputs(shape, seed)
+        want = ort_layers(path, x)["s_QuantizeLinear_Output"].transpose(0, 2, 3, 1)
+        forced = {"c1_QuantizeLinear_Output": ort_layers(path, x)["c1_QuantizeLinear_Output"]
+                  .transpose(0, 2, 3, 1)}
+        one = dataclasses.replace(model, operators=tuple(model.operators[3:6]))
+        got = reference.evaluate(one, forced)["s_QuantizeLinear_Output"]
+        differ, total = differ + int(np.sum(got != want)), total + got.size
+    assert differ <= total // 100, (differ, total)
 
 
 def test_cnn_and_zoo_mapped(qmodels: dict[Case, Any]) -> None:
@@ -253,10 +291,11 @@ def test_refusals_one_line(tmp_path: Path, cli: Callable[..., Result]) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("case", [c for c in CASES if c[2] == "QDQ"] + [
     ("zoo", True, "QOperator"), ("convnet", True, "QOperator")], ids=_id)
-def test_run_host_within_one_step(qmodels: dict[Case, Any], case: Case,
-                                  cli: Callable[..., Result], tmp_path: Path) -> None:
-    """``tvmdev run`` on the host (the C kernels) against ONNX Runtime: every element
-    within one step."""
+def test_run_host_is_the_reference(qmodels: dict[Case, Any], case: Case,
+                                   cli: Callable[..., Result], tmp_path: Path) -> None:
+    """``tvmdev run`` on the host (the C kernels): its outputs are the numpy reference's
+    bit for bit (the reference is checked against ONNX Runtime above), and within the
+    bound of ONNX Runtime's."""
     path, shape = qmodels[case]
     x = inputs(shape, 11)
     (tmp_path / "in").mkdir()
@@ -266,4 +305,28 @@ def test_run_host_within_one_step(qmodels: dict[Case, Any], case: Case,
     assert r.code == 0, r.out + r.err
     assert r.out.rstrip().endswith("PASS"), r.out
     got = np.load(tmp_path / "out" / "y.npy")
-    assert steps(path, got, x) <= ONE_STEP
+    model = import_file(path).to_model()
+    assert np.array_equal(got, reference.evaluate(model, {"x": x})["y"])
+    assert steps(path, got, x) <= bound(qmodels[(case[0], case[1], "QDQ")][0])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_seeded_models_within_the_bound(name: str, tmp_path: Path) -> None:
+    """Each model quantized from four weight seeds, per tensor and per channel (QDQ) and
+    per channel (QOperator), on three inputs each: every layer within one step of ONNX
+    Runtime, the output within the bound (these show at most 2 steps)."""
+    worst = 0.0
+    for weights in range(4):
+        for per_channel, fmt in ((False, "QDQ"), (True, "QDQ"), (True, "QOperator")):
+            path, shape = quantize(tmp_path, MODELS[name], per_channel, seed=weights,
+                                   quant_format=getattr(oq.QuantFormat, fmt))
+            limit = bound(quantize(tmp_path, MODELS[name], per_channel, seed=weights)[0])
+            model = import_file(path).to_model()
+            for seed in range(3):
+                x = inputs(shape, 20 + seed)
+                assert max(layer_steps(path, model, x).values()) <= 1
+                got = reference.evaluate(model, {"x": x})["y"]
+                worst = max(worst, steps(path, got, x))
+                assert steps(path, got, x) <= limit
+    print(f"\n{name}: at most {worst:.0f} steps from ONNX Runtime")

@@ -5,12 +5,13 @@ one of the stated reasons, or ONNX Runtime itself rejects it. None is wrong."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from conftest import need_module
+from conftest import Result, need_module
 
 from tvmdev.errors import TvmdevError
 from tvmdev.model import reference
@@ -121,3 +122,46 @@ def test_conv_same_padded_negatively(mode: str) -> None:
         got = reference.evaluate(model, {model.inputs[0]: x})[model.outputs[0]]
         want = ort_run(raw, {"x": x})[0]
         assert got.shape == want.shape and np.allclose(got, want, atol=ATOL, rtol=RTOL)
+
+
+def _two_maxpools() -> bytes:
+    """x [1, 1, 2, 5] -> a MaxPool whose every window lies in the padding (rows -1 and 2:
+    dilation 3, pads 1) -> y1; a 2x2 MaxPool -> y2."""
+    from onnx import helper
+    nodes = [helper.make_node("MaxPool", ["x"], ["y1"], kernel_shape=[2, 2],
+                              dilations=[3, 1], pads=[1, 0, 1, 0]),
+             helper.make_node("MaxPool", ["x"], ["y2"], kernel_shape=[2, 2])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", 1, [1, 1, 2, 5])],
+                              [helper.make_tensor_value_info("y1", 1, [1, 1, 1, 4]),
+                               helper.make_tensor_value_info("y2", 1, [1, 1, 1, 4])])
+    return bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+                 .SerializeToString())
+
+
+@pytest.mark.slow
+def test_maxpool_window_without_an_input_value(cli: Callable[..., Result],
+                                               tmp_path: Path) -> None:
+    """A float MaxPool window wholly in the padding is float32's lowest value, -FLT_MAX,
+    in the numpy reference and in C, as ONNX Runtime (and TFLite's kernels, which start
+    their maximum there) give it; once the reference said NaN and the C kernel -inf. NaN
+    taps are skipped: a window of NaNs alone gives -FLT_MAX too (ONNX Runtime's MLAS
+    kernel gives NaN there, TFLite's reference kernel -FLT_MAX)."""
+    raw = _two_maxpools()
+    x = np.arange(10, dtype=np.float32).reshape(1, 1, 2, 5)
+    x[0, 0, :, :2] = np.nan  # y2's first window: NaNs alone
+    lowest = np.finfo(np.float32).min
+    y1, y2 = ort_run(raw, {"x": x})
+    assert np.array_equal(y1, np.full((1, 1, 1, 4), lowest, np.float32))
+    want2 = np.array([[[[lowest, 7, 8, 9]]]], np.float32)
+    assert np.isnan(y2[0, 0, 0, 0]) and np.array_equal(y2[..., 1:], want2[..., 1:])
+    model = frontend.convert(Path("m.onnx"), raw, "m").to_model()
+    got = reference.evaluate(model, {"x": x})
+    assert np.array_equal(got["y1"], y1) and np.array_equal(got["y2"], want2)
+    (tmp_path / "m.onnx").write_bytes(raw)
+    (tmp_path / "in").mkdir()
+    np.save(tmp_path / "in" / "x.npy", x)
+    r = cli("run", str(tmp_path / "m.onnx"), "--inputs", str(tmp_path / "in"),
+            "--save-outputs", str(tmp_path / "out"), "--build-dir", str(tmp_path / "b"))
+    assert r.code == 0, r.out + r.err
+    assert np.array_equal(np.load(tmp_path / "out" / "y1.npy"), y1)
+    assert np.array_equal(np.load(tmp_path / "out" / "y2.npy"), want2)

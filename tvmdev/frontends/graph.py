@@ -12,7 +12,7 @@ description in between; ``tvmdev import`` writes that model's description
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -92,8 +92,8 @@ class Builder:
         self.unsupported: dict[str, list[str]] = {}  # kind -> the operators' names
         self.notes: list[str] = []
         self.summary: dict[str, int] = {}
-        # The hint of an operator whose operands and attributes do not fit ({kind}).
-        self.kind_hint: str | None = None
+        # The hint of an operator kind whose operands and attributes do not fit.
+        self.kind_hint: Callable[[str], str] | None = None
 
     def reserve(self, name: str) -> str:
         """Claim a C name (already unique among source names)."""
@@ -172,8 +172,13 @@ class Builder:
             return infer(OPS[op], shapes, attrs)
         except ShapeError as exc:
             raise TvmdevError(f"{kind} writing '{output}': {exc}", str(self.source),
-                              hint=self.kind_hint and self.kind_hint.format(kind=kind)
+                              hint=self.hint_for(kind)
                               ) from None
+
+    def hint_for(self, kind: str) -> str | None:
+        """The hint for an operator of ``kind`` whose operands or attributes do not fit
+        (where its definition is), if the format gives one."""
+        return self.kind_hint(kind) if self.kind_hint else None
 
     def check_steps(self, kind: str, output: str, attrs: dict[str, Any]) -> None:
         """Refuse a window that steps by less than one element (a stride or dilation

@@ -21,7 +21,7 @@ from ..errors import TvmdevError
 from ..model.shapes import Shape
 from .custom import onnx_converter
 from .graph import Builder, Imported, Unsupported, c_names
-from .onnx_context import Context, Graph, node_label
+from .onnx_context import Context, Graph, node_label, op_kind, operator_page
 from .onnx_fold import FOLDERS, fold, foldable
 from .onnx_indices import INDEX_DTYPES, check_index_input
 from .onnx_ops import CONVERTERS
@@ -250,12 +250,8 @@ def _dropout(ctx: Context) -> None:
     raise Unsupported("training mode or mask output")
 
 
-def _kind(node: Any) -> str:
-    return node.op_type if node.domain in DOMAINS else f"{node.domain}.{node.op_type}"
-
-
 def _convert_node(b: Builder, g: Graph, node: Any, i: int) -> None:
-    kind = _kind(node)
+    kind = op_kind(node)
     attrs = {a.name: _attr(a) for a in node.attribute}
     ctx = Context(b, g, node, i, attrs)
     known = all(not ctx.has(j) or ctx.const(j) is not None or g.cname[ctx.name(j)] in b.shapes
@@ -312,8 +308,7 @@ def convert(path: Path, raw: bytes, name: str,
     check_structure(model, path)
     cname = _names(model)
     b = Builder(path)
-    b.kind_hint = ("{kind}'s operands and attributes: "
-                   "https://onnx.ai/onnx/operators/onnx__{kind}.html")
+    b.kind_hint = operator_page
     for c in cname.values():
         b.reserve(c)
     _inputs(model, path, dict(input_shapes or {}), cname, b)
@@ -327,12 +322,12 @@ def convert(path: Path, raw: bytes, name: str,
             stale = unknown_version(package(path), node.op_type, _opset(model)) \
                 if node.domain in DOMAINS else None
             if stale:
-                b.refuse(_kind(node), stale, node_label(node, i))
+                b.refuse(op_kind(node), stale, node_label(node, i))
         return convert_quantized(model, path, name, b, cname, typed[1],
                                  _initializers(model, path))
     g, removed, copies = _graph(model, path, cname, _initializers(model, path), typed)
     for i, node in enumerate(model.graph.node):
-        b.summary[_kind(node)] = b.summary.get(_kind(node), 0) + 1
+        b.summary[op_kind(node)] = b.summary.get(op_kind(node), 0) + 1
         if i not in removed:
             _convert_node(b, g, node, i)
     outs = _outputs(model, b, g, copies)

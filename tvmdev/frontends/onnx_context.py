@@ -12,6 +12,26 @@ import numpy as np
 from ..model.shapes import Shape
 from .graph import Builder, Unsupported
 
+# Where each operator domain's operators are defined: ONNX's, and ONNX Runtime's contrib
+# operators (QGemm, QLinearAdd... of quantize_static's QOperator models).
+ONNX_PAGE = "https://onnx.ai/onnx/operators/onnx__{op}.html"
+CONTRIB_PAGE = ("https://github.com/microsoft/onnxruntime/blob/main/docs/ContribOperators.md"
+                "#com.microsoft.{op}")
+
+
+def op_kind(node: Any) -> str:
+    """A node's operator as messages name it: ``Conv``, or ``com.microsoft.QGemm`` outside
+    the default domain."""
+    return node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
+
+
+def operator_page(kind: str) -> str:
+    """The hint for an operator whose operands or attributes do not fit: its definition's
+    page (ONNX's, or ONNX Runtime's for com.microsoft operators)."""
+    domain, _, op = kind.rpartition(".")
+    page = (CONTRIB_PAGE if domain == "com.microsoft" else ONNX_PAGE).format(op=op)
+    return f"{op}'s operands and attributes: {page}"
+
 
 def node_label(node: Any, i: int) -> str:
     """How messages name node ``i``: its name, else its first output's."""

@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import TvmdevError, shown, shown_count
 from ..load.fields import MAX_CONSTANT_ELEMENTS
 from .graph import Builder, Unsupported
-from .onnx_context import Context, node_label
+from .onnx_context import Context, node_label, op_kind
 
 
 def _check_size(ctx: Context, shape: Sequence[int]) -> None:
@@ -78,9 +78,9 @@ def squeezed(ctx: Context, data: np.ndarray) -> np.ndarray:
 
 def _invalid(ctx: Context, message: str) -> TvmdevError:
     """A node whose operands ONNX does not define a value for, named."""
-    kind = ctx.node.op_type
+    kind = op_kind(ctx.node)
     return TvmdevError(f"{node_label(ctx.node, ctx.index)} {kind}: {message}", str(ctx.g.path),
-                       hint=ctx.b.kind_hint and ctx.b.kind_hint.format(kind=kind))
+                       hint=ctx.b.hint_for(kind))
 
 
 def _slice(ctx: Context) -> np.ndarray:
@@ -126,6 +126,11 @@ def _div(ctx: Context) -> np.ndarray:
     if a.dtype.kind in "iu" and b.dtype.kind in "iu" and not np.all(b):
         raise _invalid(ctx, f"divides integers by 0 (B is {shown(b.tolist())}); ONNX does "
                             "not define an integer division by 0")
+    if a.dtype.kind == "i" and b.dtype.kind == "i":
+        low = np.iinfo(np.result_type(a, b)).min
+        if np.any((a == low) & (b == -1)):
+            raise _invalid(ctx, f"divides {np.result_type(a, b)}'s minimum {low} by -1; the "
+                                f"quotient {-low} does not fit (ONNX Runtime traps on it)")
     return _binary(_divide)(ctx)
 
 

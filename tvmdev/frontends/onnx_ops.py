@@ -18,7 +18,7 @@ from ..errors import TvmdevError, shown
 from ..model.regions import CONCAT_MAX_INPUTS, FLOAT_MAX
 from ..model.shapes import numel
 from .graph import Unsupported
-from .onnx_context import Context, chain, node_label
+from .onnx_context import Context, chain, node_label, op_kind
 from .onnx_fold import fold_batch_norm, squeezed
 from .onnx_math import MATH_CONVERTERS, clip_bounds
 
@@ -186,6 +186,16 @@ def transpose(ctx: Context) -> None:
                  else {})])
 
 
+def cast(ctx: Context) -> None:
+    """Cast of a computed float32 tensor to float32 (as functions' bodies cast to the
+    input's type): a reshape to its own shape, a view. Other casts at run time are
+    refused by their output's dtype, or here by their input's."""
+    x = ctx.inp(0)
+    if ctx.b.dtypes.get(x) != "float32":
+        raise Unsupported(f"of {ctx.b.dtypes.get(x)}")
+    chain(ctx, [("reshape", [x], {"shape": list(ctx.shape(0))})])
+
+
 def squeeze(ctx: Context) -> None:
     """Squeeze and Unsqueeze of a computed tensor: a reshape to the static result."""
     shape = squeezed(ctx, np.broadcast_to(np.zeros((), np.uint8), ctx.shape(0))).shape
@@ -273,13 +283,13 @@ def reduce_mean(ctx: Context) -> None:
     chain(ctx, [("mean", [ctx.inp(0)], attrs)])
 
 
-def _check_lengths(ctx: Context, stats: list[np.ndarray]) -> None:
+def _check_lengths(ctx: Context, stats: list[tuple[int, ...]]) -> None:
     """Refuse statistics that are not one value per channel of the input, each."""
     x = ctx.shape(0)
     if len(x) < 2:
         raise Unsupported(f"a {len(x)}-D input")
-    if any(v.shape != (x[1],) for v in stats):
-        got = ", ".join(shown(list(v.shape)) for v in stats)
+    if any(v != (x[1],) for v in stats):
+        got = ", ".join(shown(list(v)) for v in stats)
         raise TvmdevError(f"BatchNormalization {node_label(ctx.node, ctx.index)}: scale, B, "
                           f"mean and var must each be 1-D with one value per channel "
                           f"({x[1]}: input {shown(list(x))}); their shapes are {got}",
@@ -288,7 +298,7 @@ def _check_lengths(ctx: Context, stats: list[np.ndarray]) -> None:
 
 def _hint(ctx: Context) -> str | None:
     """The builder's hint for the node's kind (the ONNX operator's page)."""
-    return ctx.b.kind_hint and ctx.b.kind_hint.format(kind=ctx.node.op_type)
+    return ctx.b.hint_for(op_kind(ctx.node))
 
 
 def _check_stats(ctx: Context, stats: list[np.ndarray], denom: np.ndarray) -> None:
@@ -308,16 +318,35 @@ def _check_stats(ctx: Context, stats: list[np.ndarray], denom: np.ndarray) -> No
                                "exported")
 
 
+def _batch_norm_computed(ctx: Context, eps: float) -> None:
+    """BatchNormalization with statistics computed at run time: (X - mean) /
+    sqrt(var + epsilon) * scale + B, each statistic viewed as [C, 1, ...]."""
+    x = ctx.shape(0)
+    per = [x[1]] + [1] * (len(x) - 2)
+    out = ctx.out()
+    scale, bias, mean, var = (
+        chain(ctx, [("reshape", [ctx.inp(i)], {"shape": per})], out=ctx.b.fresh(f"{out}_{k}"))
+        for i, k in zip(range(1, 5), ("scale", "B", "mean", "var"), strict=True))
+    e = ctx.b.constant(ctx.b.fresh(f"{out}_epsilon"), np.full(per, eps, np.float32))
+    root = chain(ctx, [("add", [var, e], {}), ("sqrt", [], {})], out=ctx.b.fresh(f"{out}_std"))
+    chain(ctx, [("sub", [ctx.inp(0), mean], {}), ("div", [root], {}), ("mul", [scale], {}),
+                ("add", [bias], {})])
+
+
 def batch_norm(ctx: Context) -> None:
-    """BatchNormalization (inference): folded into the conv or gemm before it when that
-    writes its input for it alone, else a mul and an add by per-channel constants."""
+    """BatchNormalization (inference): with constant statistics, folded into the conv or
+    gemm before it when that writes its input for it alone, else a mul and an add by
+    per-channel constants; with computed ones, normalized at run time."""
     if ctx.attr("training_mode", 0) or any(o for o in ctx.node.output[1:]):
         raise Unsupported("training mode")
     if ctx.opset < 9 and not ctx.attr("spatial", 1):
         raise Unsupported("spatial 0")
-    stats = [ctx.static(i, "scale, B, mean and var") for i in range(1, 5)]
-    _check_lengths(ctx, stats)
+    _check_lengths(ctx, [tuple(ctx.shape(i)) for i in range(1, 5)])
     eps = float(ctx.attr("epsilon", 1e-5))
+    if any(ctx.const(i) is None for i in range(1, 5)):
+        _batch_norm_computed(ctx, eps)
+        return
+    stats = [ctx.static(i, "scale, B, mean and var") for i in range(1, 5)]
     with np.errstate(all="ignore"):
         scale, bias, mean, var = (v.astype(np.float64) for v in stats)
         _check_stats(ctx, [scale, bias, mean, var], var + eps)
@@ -339,6 +368,8 @@ CONVERTERS: dict[str, Callable[[Context], None]] = {
     "MatMul": _same("matmul", 2),
     "Add": _same("add", 2),
     "Mul": _same("mul", 2),
+    "Sub": _same("sub", 2),
+    "Div": _same("div", 2),
     "Relu": _same("relu", 1),
     "Sigmoid": _same("sigmoid", 1),
     "Tanh": _same("tanh", 1),
@@ -346,6 +377,7 @@ CONVERTERS: dict[str, Callable[[Context], None]] = {
     "Reshape": reshape,
     "Flatten": flatten,
     "Transpose": transpose,
+    "Cast": cast,
     "Squeeze": squeeze,
     "Unsqueeze": squeeze,
     "MaxPool": _pool("maxpool2d"),

@@ -32,7 +32,7 @@ from ..errors import TvmdevError
 from ..model.quant import Quant
 from ..model.shapes import Shape
 from .graph import Builder, Unsupported
-from .onnx_context import node_label
+from .onnx_context import node_label, op_kind
 
 QDQ_KINDS = ("QuantizeLinear", "DequantizeLinear")
 QLINEAR_KINDS = ("QLinearConv", "QLinearMatMul", "QGemm")
@@ -100,7 +100,7 @@ class QState:
 
     def fail(self, msg: str, node: Any, i: int, hint: str | None = None) -> TvmdevError:
         """An error naming node ``i``."""
-        return TvmdevError(f"{node.op_type} {node_label(node, i)}: {msg}", str(self.path),
+        return TvmdevError(f"{op_kind(node)} {node_label(node, i)}: {msg}", str(self.path),
                            hint=hint)
 
     def quant(self, node: Any, i: int, scale: str, zp: str, axis: int = 1,
@@ -127,7 +127,7 @@ class QState:
              attrs: dict[str, Any] | None = None, dtype: str = "int8",
              quant: Quant | None = None) -> str:
         """One tvmdev operator (int8 by default) writing ``out``."""
-        self.b.emit(node.op_type, op, inputs, out, attrs, dtype, quant)
+        self.b.emit(op_kind(node), op, inputs, out, attrs, dtype, quant)
         self.written[out] = len(self.b.operators) - 1
         return out
 
@@ -295,10 +295,20 @@ def write_fixed(st: QState, node: Any, op: str, ins: list[str | None], out: Out,
                 ) -> None:
     """Emit softmax, sigmoid or tanh at TFLM's fixed output quantization, then (when the
     model quantizes the output otherwise, as onnxruntime's calibration does: 1/255 for a
-    softmax) an int8 requantization to the output's."""
+    softmax) an int8 requantization to the output's. An output quantized more finely
+    than TFLM's fixed one (onnxruntime calibrates a Tanh or Sigmoid to the range it saw)
+    is computed as the model says, in float32 between a dequantize and a quantize: going
+    through the coarser fixed step would lose up to half of it, several of the model's
+    steps."""
     fixed = FIXED_OUTPUT[op]
     if out.quant == fixed:
         st.emit(node, op, ins, out.name, attrs, quant=fixed)
+    elif len(out.quant.scale) == 1 and out.quant.scale[0] < fixed.scale[0]:
+        x = ins[0]
+        assert x is not None
+        f = st.emit(node, "dequantize", [x], st.b.fresh(f"{x}_float"), {}, dtype="float32")
+        g = st.emit(node, op, [f], st.b.fresh(f"{out.name}_{op}"), attrs, dtype="float32")
+        st.emit(node, "quantize", [g], out.name, {}, quant=out.quant)
     else:
         tmp = st.emit(node, op, ins, st.b.fresh(f"{out.name}_{op}"), attrs, quant=fixed)
         st.emit(node, "quantize", [tmp], out.name, {}, quant=out.quant)

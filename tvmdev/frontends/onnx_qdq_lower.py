@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import TvmdevError
 from ..model.shapes import Shape
 from .graph import Builder, Imported, Unsupported
-from .onnx_context import Context, Graph, node_label
+from .onnx_context import Context, Graph, node_label, op_kind
 from .onnx_ops import CONVERTERS as FLOAT_CONVERTERS
 from .onnx_qdq import (
     Operand,
@@ -150,8 +150,7 @@ def convert(model: Any, path: Path, name: str, b: Builder, cname: dict[str, str]
     st.readers = readers(nodes)
     refused: set[str] = set()
     for i, node in enumerate(nodes):
-        kind = node.op_type if node.domain in ("", "ai.onnx") else \
-            f"{node.domain}.{node.op_type}"
+        kind = op_kind(node)
         b.summary[kind] = b.summary.get(kind, 0) + 1
         if i in st.done:
             continue

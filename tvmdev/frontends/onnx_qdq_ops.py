@@ -18,6 +18,7 @@ import numpy as np
 
 from ..model.quant import Quant
 from .graph import Unsupported
+from .onnx_context import op_kind
 from .onnx_qdq import (
     FUSING,
     NHWC,
@@ -143,7 +144,7 @@ def _fc(st: QState, node: Any, i: int, x: QAct, w: QConst, wt: np.ndarray, b: Op
             raise st.fail(f"input {list(st.shape(x.name))} (a flattened [{c}, {h}, {ww}]) "
                           f"does not flatten to rows of {wt.shape[1]} values (weights "
                           f"{list(wt.shape)})", node, i,
-                          hint=st.b.kind_hint and st.b.kind_hint.format(kind=node.op_type))
+                          hint=st.b.hint_for(op_kind(node)))
         wt = wt.reshape(n, c, h, ww).transpose(0, 2, 3, 1).reshape(n, -1)
     q = Quant(w.quant.scale, w.quant.zero_point, 0)
     bias = _bias(st, b, s_in, q, n, False)

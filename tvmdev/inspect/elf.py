@@ -344,7 +344,7 @@ def inspect(path: Path, model_dir: Path | None = None, kinds: list[str] | None =
         elf.close()
 
 
-_KERNEL_FILES = {"gemm", "matmul", "add", "sub", "mul", "maximum", "minimum", "relu",
+_KERNEL_FILES = {"gemm", "matmul", "add", "sub", "mul", "div", "maximum", "minimum", "relu",
                  "sigmoid", "tanh", "softmax", "reshape", "flatten", "transpose", "conv2d",
                  "maxpool2d", "avgpool2d", "depthwise_conv2d", "fully_connected", "clip", "pad",
                  "mean", "concat", "rawint_cast", "rawint_binary", "rawint_copy",

@@ -115,6 +115,8 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
           binary_infer, binary_params, inplace=(0, 1), doc="C = act(A * B), broadcasting"),
     OpDef("sub", ("A", "B"), frozenset(), ("C",), {"activation": _ACT}, "tvmk_binary_params",
           binary_infer, binary_params, inplace=(0, 1), doc="C = act(A - B), broadcasting"),
+    OpDef("div", ("A", "B"), frozenset(), ("C",), {"activation": _ACT}, "tvmk_binary_params",
+          binary_infer, binary_params, inplace=(0, 1), doc="C = act(A / B), broadcasting"),
     OpDef("maximum", ("A", "B"), frozenset(), ("C",), {}, "tvmk_binary_params",
           binary_infer, binary_params, inplace=(0, 1), doc="C = max(A, B), broadcasting"),
     OpDef("minimum", ("A", "B"), frozenset(), ("C",), {}, "tvmk_binary_params",

@@ -172,8 +172,10 @@ def _pool(x: list[np.ndarray | None], a: dict[str, Any], out_shape: tuple[int, .
 
 def _maxpool2d(x: list[np.ndarray | None], a: dict[str, Any], out_shape: tuple[int, ...]
                ) -> np.ndarray:
-    """The largest of the taps inside the input (NaN is skipped; none: NaN)."""
-    y, _ = _pool(x, a, out_shape, np.nan, np.fmax)
+    """The largest of the taps inside the input, NaN skipped; where there is none (a
+    window wholly in the padding, or all NaN), float32's lowest value, as TFLite's and
+    ONNX Runtime's kernels start their maximum there (the C kernel does too)."""
+    y, _ = _pool(x, a, out_shape, float(np.finfo(np.float32).min), np.fmax)
     return _in_layout(y, a["layout"])
 
 
@@ -228,6 +230,7 @@ _SIMPLE: dict[str, Callable[[list[np.ndarray | None], dict[str, Any]], np.ndarra
     "add": lambda x, a: np.add(_arg(x, 0), _arg(x, 1)),
     "mul": lambda x, a: np.multiply(_arg(x, 0), _arg(x, 1)),
     "sub": lambda x, a: np.subtract(_arg(x, 0), _arg(x, 1)),
+    "div": lambda x, a: np.divide(_arg(x, 0), _arg(x, 1)),
     "maximum": lambda x, a: np.maximum(_arg(x, 0), _arg(x, 1)),
     "minimum": lambda x, a: np.minimum(_arg(x, 0), _arg(x, 1)),
     "relu": lambda x, a: np.maximum(_arg(x, 0), 0.0),

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: the shared body of the broadcasting elementwise binary
- * kernels (add.c, sub.c, mul.c, maximum.c, minimum.c). Private to this folder; every function is static inline and
+ * kernels (add.c, sub.c, mul.c, div.c, maximum.c, minimum.c). Private to this folder; every function is static inline and
  * the operator is a compile-time constant at each call site.
  *
  * Output elements are produced in order and each is written once, after its operands
@@ -19,6 +19,7 @@
 #define TVMK_BINARY_SUB 2
 #define TVMK_BINARY_MAX 3
 #define TVMK_BINARY_MIN 4
+#define TVMK_BINARY_DIV 5
 
 static inline float tvmk_binary_op(int op, float a, float b)
 {
@@ -31,6 +32,8 @@ static inline float tvmk_binary_op(int op, float a, float b)
         return a > b ? a : b;
     case TVMK_BINARY_MIN:
         return a < b ? a : b;
+    case TVMK_BINARY_DIV:
+        return a / b;
     default:
         return a * b;
     }

@@ -2,9 +2,10 @@
 /*
  * tvmdev portable kernels: MaxPool (ONNX), 2-D, NCHW or NHWC, with stride, padding and dilation.
  * Padded positions are ignored: each output is the maximum over the window's taps that
- * fall inside the input (-HUGE_VALF if none does). Y must not overlap X.
+ * fall inside the input, NaNs skipped; -FLT_MAX (the lowest float) if none does or all are
+ * NaN, as TFLite's and ONNX Runtime's kernels start their maximum there. Y must not overlap X.
  */
-#include <math.h>
+#include <float.h>
 #include <stddef.h>
 
 #include "tvmk_portable.h"
@@ -66,7 +67,7 @@ int32_t tvmk_maxpool2d_f32(const float *X, float *Y, const struct tvmk_pool2d_pa
             tvmk_maxpool_taps(h0, p->dil_h, p->KH, 0, p->H, &kh0, &kh1);
             for (ow = 0; ow < p->OW; ++ow) {
                 const int32_t w0 = ow * p->stride_w - p->pad_left;
-                float best = -HUGE_VALF;
+                float best = -FLT_MAX;
                 int32_t kw0, kw1;
                 tvmk_maxpool_taps(w0, p->dil_w, p->KW, 0, p->W, &kw0, &kw1);
                 for (kh = kh0; kh <= kh1; ++kh) {

@@ -284,6 +284,8 @@ int32_t tvmk_maximum_f32(const float *A, const float *B, float *C,
                      const struct tvmk_binary_params *params, void *resource_handle);
 int32_t tvmk_minimum_f32(const float *A, const float *B, float *C,
                      const struct tvmk_binary_params *params, void *resource_handle);
+int32_t tvmk_div_f32(const float *A, const float *B, float *C,
+                     const struct tvmk_binary_params *params, void *resource_handle);
 int32_t tvmk_relu_f32(const float *X, float *Y, const struct tvmk_unary_params *params,
                       void *resource_handle);
 int32_t tvmk_sigmoid_f32(const float *X, float *Y, const struct tvmk_unary_params *params,

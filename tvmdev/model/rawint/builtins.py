@@ -135,18 +135,10 @@ OPDEFS = [
     OpDef("cast", ("input",), frozenset(), ("output",), {}, "tvmk_unary_params",
           lambda s, a: s[0] or (), lambda s, o, a: {"count": numel(o)},
           doc="each element converted to the output's dtype, as C converts"),
-    OpDef("div", ("A", "B"), frozenset(), ("C",), {"activation": Attr("str", "NONE")},
-          "tvmk_int_binary_params", lambda s, a: _broadcast(s),
-          lambda s, o, a: binary_params(s, o, a), doc="C = act(A / B), broadcasting"),
     OpDef("int_slice", ("input",), frozenset(), ("output",), dict(_SLICE_ATTRS),
           "tvmk_int_slice_params", slice_infer, lambda s, o, a: {},
           doc="input[begin:end:strides] per dim (TFLite's STRIDED_SLICE, constant)"),
 ]
-
-
-def _broadcast(shapes: list[Shape | None]) -> Shape:
-    from ..shapes import binary_infer
-    return binary_infer(shapes, {})
 
 
 def _entry(op: str) -> IntOp:
