@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import tflite_binary_cases
+import tflite_slice_cases
 from s8_cases import INT32, Case, Tensor, rand_int8, rand_quant, rng
 
 from tvmdev.model.quant import Quant
@@ -157,6 +158,9 @@ CASES: dict[str, Callable[[bool], list[Case]]] = {
     "sub": tflite_binary_cases.sub_cases,
     "maximum": tflite_binary_cases.maximum_cases,
     "minimum": tflite_binary_cases.minimum_cases,
+    "strided_slice": tflite_slice_cases.strided_slice_cases,
+    "split": tflite_slice_cases.split_cases,
+    "split_v": tflite_slice_cases.split_v_cases,
 }
 KEYS = [(op, dtype) for op, dtype in itertools.product(CASES, ("int8", "float32"))]
 

@@ -25,6 +25,7 @@ from ..model.shapes import Shape
 from .graph import Builder, Imported, Unsupported, c_names
 from .tflite_context import Context
 from .tflite_ops import CONVERTERS, INT8_KINDS, SHAPE_KINDS
+from .tflite_slice import MULTI_OUTPUT
 
 IDENTIFIER = b"TFL3"
 FLOAT_ONLY = frozenset(CONVERTERS) - INT8_KINDS  # the kinds that map on float32 only
@@ -279,7 +280,7 @@ def _convert_op(b: Builder, g: TfGraph, op: TfOp, relaxed: bool) -> None:
         converter = CONVERTERS.get(op.kind)
         if converter is None:
             raise Unsupported()
-        if len(outs) != 1:
+        if len(outs) != 1 and op.kind not in MULTI_OUTPUT:
             raise Unsupported(f"{len(outs)} outputs")
         bad = sorted({t.dtype for t in outs if t.dtype != "float32"})
         if bad and (op.kind not in INT8_KINDS or bad != ["int8"]):

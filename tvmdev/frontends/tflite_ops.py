@@ -15,6 +15,7 @@ from typing import Any
 from .graph import Unsupported
 from .tflite_context import Context, activation, chain, with_activation
 from .tflite_nhwc import CONVERTERS as NHWC_CONVERTERS
+from .tflite_slice import CONVERTERS as SLICE_CONVERTERS
 
 # Shape arithmetic folded into the RESHAPE it feeds (see tflite._folded).
 SHAPE_KINDS = frozenset({"SHAPE", "STRIDED_SLICE", "PACK"})
@@ -24,7 +25,7 @@ INT8_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE", "FULLY_CONNECTED", "RESHAPE", 
                         "AVERAGE_POOL_2D", "MAX_POOL_2D", "SOFTMAX", "LOGISTIC", "TANH", "PAD",
                         "PADV2", "MEAN", "CONCATENATION", "TRANSPOSE", "LEAKY_RELU",
                         "HARD_SWISH", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR", "SUB",
-                        "MAXIMUM", "MINIMUM"})
+                        "MAXIMUM", "MINIMUM", "STRIDED_SLICE", "SPLIT", "SPLIT_V"})
 
 
 def fully_connected(ctx: Context) -> None:
@@ -144,4 +145,5 @@ CONVERTERS: dict[str, Callable[[Context], None]] = {
     "QUANTIZE": quantize,
     "DEQUANTIZE": dequantize,
     **NHWC_CONVERTERS,
+    **SLICE_CONVERTERS,
 }

@@ -54,6 +54,7 @@ from .shapes import (
     transpose_infer,
     transpose_params,
 )
+from .slicing import SLICE_OPS
 from .windowed import (
     AUTO_PADS,
     LAYOUTS,
@@ -198,6 +199,7 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
            "half_pixel_centers": Attr("bool", 0)},
           "tvmk_resize_nearest_params", resize_infer, resize_params,
           doc="TFLite's nearest-neighbour resize of NHWC's H and W to size [OH, OW]"),
+    *SLICE_OPS,
 ]}
 
 # Attributes that may be left unset even without a default (kernel_shape of conv2d and

@@ -18,6 +18,7 @@ from .reference_math import MATH_REFERENCE
 from .resize import resize_reference
 from .s8.call import S8Call
 from .s8.table import S8OPS
+from .slicing import strided_slice_reference
 from .taps import Tap, counts, taps
 
 F64 = np.float64
@@ -241,6 +242,7 @@ _SIMPLE: dict[str, Callable[[list[np.ndarray | None], dict[str, Any]], np.ndarra
     "hard_swish": lambda x, a: _arg(x, 0) * np.clip(_arg(x, 0) + 3.0, 0.0, 6.0) / 6.0,
     "log_softmax": _log_softmax,
     "resize_nearest": lambda x, a: resize_reference(_arg(x, 0), a),
+    "strided_slice": lambda x, a: strided_slice_reference(_arg(x, 0), a),
     **MATH_REFERENCE,
 }
 _WINDOWED = {"conv2d": _conv2d, "depthwise_conv2d": _depthwise_conv2d,

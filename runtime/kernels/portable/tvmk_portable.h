@@ -126,6 +126,16 @@ struct tvmk_transpose_params {
     int32_t in_strides[TVMK_MAX_DIMS];
 };
 
+/* A strided slice (TFLite's STRIDED_SLICE and SPLIT, ONNX's Slice): Y[i0..] =
+ * X[offset + sum(i_d * in_strides[d])], Y of ndim dims and the given shape (count
+ * elements; in_strides in elements, negative for a backward step). The kernels copy
+ * elements of any type alike (int8 keeps its values, as TFLM). Not in place. */
+struct tvmk_strided_slice_params {
+    int32_t ndim, count, offset;
+    int32_t shape[TVMK_MAX_DIMS];
+    int32_t in_strides[TVMK_MAX_DIMS];
+};
+
 /* TFLite's RESIZE_NEAREST_NEIGHBOR: X is N x H x W x C, Y is N x OH x OW x C; output pixel
  * (y, x) copies input pixel (nearest(y, H, scale_h), nearest(x, W, scale_w)), nearest
  * computed in float as TFLM computes it: (v + 0.5 if half_pixel_centers) * scale, floored
@@ -304,6 +314,9 @@ int32_t tvmk_flatten_f32(const float *input, float *output,
                          const struct tvmk_unary_params *params, void *resource_handle);
 int32_t tvmk_transpose_f32(const float *data, float *transposed,
                            const struct tvmk_transpose_params *params, void *resource_handle);
+int32_t tvmk_strided_slice_f32(const float *input, float *output,
+                               const struct tvmk_strided_slice_params *params,
+                               void *resource_handle);
 int32_t tvmk_resize_nearest_f32(const float *X, float *Y,
                                 const struct tvmk_resize_nearest_params *params,
                                 void *resource_handle);

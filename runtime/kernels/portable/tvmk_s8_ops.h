@@ -219,6 +219,10 @@ int32_t tvmk_log_softmax_s8(const int8_t *input, int8_t *output,
 /* TRANSPOSE: a copy, with tvmk_transpose_params (tvmk_portable.h). */
 int32_t tvmk_transpose_s8(const int8_t *data, int8_t *transposed,
                           const struct tvmk_transpose_params *params, void *resource_handle);
+/* STRIDED_SLICE, SPLIT, SPLIT_V: a copy, with tvmk_strided_slice_params (tvmk_portable.h). */
+int32_t tvmk_strided_slice_s8(const int8_t *input, int8_t *output,
+                              const struct tvmk_strided_slice_params *params,
+                              void *resource_handle);
 /* RESIZE_NEAREST_NEIGHBOR: a copy, with tvmk_resize_nearest_params (tvmk_portable.h). */
 int32_t tvmk_resize_nearest_s8(const int8_t *X, int8_t *Y,
                                const struct tvmk_resize_nearest_params *params,
