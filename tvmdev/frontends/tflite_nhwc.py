@@ -1,6 +1,6 @@
 """TFLite's NHWC operators mapped natively (no transposes): CONV_2D and DEPTHWISE_CONV_2D
 (weights as TFLite stores them), the pools, and the ops that move or reduce regions:
-PAD / PADV2, MEAN, CONCATENATION, RESIZE_NEAREST_NEIGHBOR.
+PAD / PADV2, MEAN, CONCATENATION, RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR.
 
 TFLite's SAME padding puts the odd pad at the end, as ONNX's ``SAME_UPPER`` does (TFLite
 ``ComputePaddingWithOffset``), so it maps onto ``auto_pad``, resolved against the input's
@@ -148,20 +148,24 @@ def concatenation(ctx: Context) -> None:
     chain(ctx, [("concat", ins, {"axis": int(o.Axis())}), activation_after(act)])
 
 
-def resize_nearest(ctx: Context) -> None:
-    """RESIZE_NEAREST_NEIGHBOR: resize_nearest to the constant size [OH, OW] (a 4-D input,
-    as TFLM requires), align_corners and half_pixel_centers from the options."""
-    o = ctx.options("ResizeNearestNeighborOptions")
-    size = ctx.ints(1, "size")
-    x = ctx.inp(0)
-    if len(size) != 2 or len(ctx.b.shapes[x]) != 4:
-        raise Unsupported(f"size {size} of a {len(ctx.b.shapes[x])}-D input")
-    attrs: dict[str, Any] = {"size": size}
-    if o is not None and o.AlignCorners():
-        attrs["align_corners"] = 1
-    if o is not None and o.HalfPixelCenters():
-        attrs["half_pixel_centers"] = 1
-    chain(ctx, [("resize_nearest", [x], attrs)])
+def _resize(op: str, options: str) -> Any:
+    def convert(ctx: Context) -> None:
+        o = ctx.options(options)
+        size = ctx.ints(1, "size")
+        x = ctx.inp(0)
+        if len(size) != 2 or len(ctx.b.shapes[x]) != 4:
+            raise Unsupported(f"size {size} of a {len(ctx.b.shapes[x])}-D input")
+        attrs: dict[str, Any] = {"size": size}
+        if o is not None and o.AlignCorners():
+            attrs["align_corners"] = 1
+        if o is not None and o.HalfPixelCenters():
+            attrs["half_pixel_centers"] = 1
+        if op == "resize_bilinear" and len(attrs) == 3:
+            raise Unsupported("align_corners with half_pixel_centers (TFLM refuses the pair)")
+        chain(ctx, [(op, [x], attrs)])
+    convert.__doc__ = (f"{op} to the constant size [OH, OW] (a 4-D input, as TFLM "
+                       "requires), align_corners and half_pixel_centers from the options.")
+    return convert
 
 
 CONVERTERS = {
@@ -173,5 +177,6 @@ CONVERTERS = {
     "PADV2": pad,
     "MEAN": mean,
     "CONCATENATION": concatenation,
-    "RESIZE_NEAREST_NEIGHBOR": resize_nearest,
+    "RESIZE_NEAREST_NEIGHBOR": _resize("resize_nearest", "ResizeNearestNeighborOptions"),
+    "RESIZE_BILINEAR": _resize("resize_bilinear", "ResizeBilinearOptions"),
 }

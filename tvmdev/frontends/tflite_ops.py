@@ -25,7 +25,8 @@ INT8_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE", "FULLY_CONNECTED", "RESHAPE", 
                         "AVERAGE_POOL_2D", "MAX_POOL_2D", "SOFTMAX", "LOGISTIC", "TANH", "PAD",
                         "PADV2", "MEAN", "CONCATENATION", "TRANSPOSE", "LEAKY_RELU",
                         "HARD_SWISH", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR", "SUB",
-                        "MAXIMUM", "MINIMUM", "STRIDED_SLICE", "SPLIT", "SPLIT_V"})
+                        "MAXIMUM", "MINIMUM", "STRIDED_SLICE", "SPLIT", "SPLIT_V",
+                        "RESIZE_BILINEAR"})
 
 
 def fully_connected(ctx: Context) -> None:

@@ -33,6 +33,7 @@ from .regions import (
     pad_params,
 )
 from .resize import resize_infer, resize_params
+from .resize_bilinear import bilinear_params
 from .s8.call import S8Call, check_dtypes, op_dtype
 from .s8.table import S8OPS
 from .shapes import (
@@ -199,6 +200,11 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
            "half_pixel_centers": Attr("bool", 0)},
           "tvmk_resize_nearest_params", resize_infer, resize_params,
           doc="TFLite's nearest-neighbour resize of NHWC's H and W to size [OH, OW]"),
+    OpDef("resize_bilinear", ("X",), frozenset(), ("Y",),
+          {"size": Attr("ints", None, length=2), "align_corners": Attr("bool", 0),
+           "half_pixel_centers": Attr("bool", 0)},
+          "tvmk_resize_bilinear_params", resize_infer, bilinear_params,
+          doc="TFLite's bilinear resize of NHWC's H and W to size [OH, OW]"),
     *SLICE_OPS,
 ]}
 

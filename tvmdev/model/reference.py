@@ -16,6 +16,7 @@ from .graph import Model, Operator
 from .ops import QUANT_OPS
 from .reference_math import MATH_REFERENCE
 from .resize import resize_reference
+from .resize_bilinear import bilinear_reference
 from .s8.call import S8Call
 from .s8.table import S8OPS
 from .slicing import strided_slice_reference
@@ -242,6 +243,7 @@ _SIMPLE: dict[str, Callable[[list[np.ndarray | None], dict[str, Any]], np.ndarra
     "hard_swish": lambda x, a: _arg(x, 0) * np.clip(_arg(x, 0) + 3.0, 0.0, 6.0) / 6.0,
     "log_softmax": _log_softmax,
     "resize_nearest": lambda x, a: resize_reference(_arg(x, 0), a),
+    "resize_bilinear": lambda x, a: bilinear_reference(_arg(x, 0), a),
     "strided_slice": lambda x, a: strided_slice_reference(_arg(x, 0), a),
     **MATH_REFERENCE,
 }

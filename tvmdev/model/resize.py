@@ -18,18 +18,18 @@ F32 = np.float32
 
 
 def resize_infer(shapes: list[Shape | None], attrs: dict[str, Any]) -> Shape:
-    """The output shape of resize_nearest: [N, size[0], size[1], C]."""
+    """The output shape of resize_nearest and resize_bilinear: [N, size[0], size[1], C]."""
     x = shapes[0]
     assert x is not None
     if len(x) != 4:
-        raise ShapeError(f"resize_nearest takes a 4-D NHWC input, got {list(x)}")
+        raise ShapeError(f"a resize takes a 4-D NHWC input, got {list(x)}")
     oh, ow = attrs["size"]
     if oh < 1 or ow < 1:
-        raise ShapeError(f"resize_nearest: size {list(attrs['size'])} must be positive")
+        raise ShapeError(f"a resize's size {list(attrs['size'])} must be positive")
     return (x[0], oh, ow, x[3])
 
 
-def _scale(in_size: int, out_size: int, align_corners: int) -> float:
+def scale_of(in_size: int, out_size: int, align_corners: int) -> float:
     """TFLM's float32 ratio of input to output positions."""
     if align_corners and out_size > 1:
         return float(F32(in_size - 1) / F32(out_size - 1))
@@ -43,7 +43,7 @@ def resize_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]
     assert x is not None
     align = int(attrs["align_corners"])
     return {"N": x[0], "H": x[1], "W": x[2], "C": x[3], "OH": out[1], "OW": out[2],
-            "scale_h": _scale(x[1], out[1], align), "scale_w": _scale(x[2], out[2], align),
+            "scale_h": scale_of(x[1], out[1], align), "scale_w": scale_of(x[2], out[2], align),
             "align_corners": align, "half_pixel_centers": int(attrs["half_pixel_centers"])}
 
 
@@ -51,7 +51,7 @@ def nearest(in_size: int, out_size: int, attrs: dict[str, Any]) -> np.ndarray:
     """The input index each of ``out_size`` output positions copies, as TFLM computes it."""
     align, half = int(attrs["align_corners"]), int(attrs["half_pixel_centers"])
     f = (np.arange(out_size).astype(F32) + F32(0.5 if half else 0.0)) * F32(
-        _scale(in_size, out_size, align))
+        scale_of(in_size, out_size, align))
     v = f.astype(np.float64)
     index = np.sign(v) * np.floor(np.abs(v) + 0.5) if align else np.floor(v)
     index = np.minimum(index.astype(np.int64), in_size - 1)

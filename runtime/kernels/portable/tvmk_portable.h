@@ -148,6 +148,20 @@ struct tvmk_resize_nearest_params {
     int32_t align_corners, half_pixel_centers;
 };
 
+/* TFLite's RESIZE_BILINEAR: X is N x H x W x C, Y is N x OH x OW x C; each output value
+ * interpolates the input's rows floor(p), ceil(p) (clamped to [0, H - 1]) at
+ * p = y * scale_h, or (y + 0.5) * scale_h - 0.5 if half_pixel_centers, and likewise its
+ * columns, as TFLM's reference kernel computes it: in float (scale_h, scale_w: in / out,
+ * or (in - 1) / (out - 1) with align_corners), or for int8 in fixed point with 10
+ * fractional bits (scale_h_10, scale_w_10: the same ratios x 1024, rounded). Not in
+ * place. */
+struct tvmk_resize_bilinear_params {
+    int32_t N, H, W, C, OH, OW;
+    float scale_h, scale_w;
+    int32_t scale_h_10, scale_w_10;
+    int32_t half_pixel_centers;
+};
+
 /* Convolution, Y = act(conv(X, W) + B). With layout TVMK_LAYOUT_NCHW (ONNX): X is
  * N x C x H x W, W is M x (C / group) x KH x KW (OIHW), Y is N x M x OH x OW. With
  * TVMK_LAYOUT_NHWC (TFLite): X is N x H x W x C, W is M x KH x KW x (C / group) (OHWI),
@@ -320,6 +334,9 @@ int32_t tvmk_strided_slice_f32(const float *input, float *output,
 int32_t tvmk_resize_nearest_f32(const float *X, float *Y,
                                 const struct tvmk_resize_nearest_params *params,
                                 void *resource_handle);
+int32_t tvmk_resize_bilinear_f32(const float *X, float *Y,
+                                 const struct tvmk_resize_bilinear_params *params,
+                                 void *resource_handle);
 int32_t tvmk_conv2d_f32(const float *X, const float *W, const float *B, float *Y,
                         const struct tvmk_conv2d_params *params, void *resource_handle);
 int32_t tvmk_depthwise_conv2d_f32(const float *input, const float *filter, const float *bias,

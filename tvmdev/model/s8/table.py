@@ -18,7 +18,9 @@ from .pad import OPS as PAD
 from .piecewise import OPS as PIECEWISE
 from .pool import OPS as POOL
 from .quantize import OPS as QUANTIZE
+from .resize import OPS as RESIZE
 from .softmax import OPS as SOFTMAX
 
 S8OPS: dict[str, S8Op] = {**QUANTIZE, **NN, **ELEMENTWISE, **POOL, **SOFTMAX, **ACTIVATIONS,
-                          **PAD, **MEAN, **CONCAT, **LAYOUT, **PIECEWISE, **LOG_SOFTMAX}
+                          **PAD, **MEAN, **CONCAT, **LAYOUT, **PIECEWISE, **LOG_SOFTMAX,
+                          **RESIZE}
