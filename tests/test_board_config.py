@@ -109,7 +109,7 @@ CASES: list[tuple[str, str, Callable[[str], str], str | None, str, str | None]] 
      "relu6, pad, mean, global_average_pool, concat, sqrt, exp, log, neg, abs, erf, gelu, "
      "pow, clip_bounds, reduce_max, reduce_min, reduce_sum, reduce_prod, gather, layer_norm, "
      "inv_std_dev, quantize, dequantize, leaky_relu, hard_swish, log_softmax, "
-     "resize_nearest, resize_bilinear, strided_slice"),
+     "resize_nearest, resize_bilinear, strided_slice, transpose_conv2d"),
     ("a duplicate key", "host", lambda t: t + "cpu: x86\n", "cpu: x86",
      "duplicate key 'cpu' (first defined at line 5)", "each key may appear once in a mapping"),
     ("not YAML", "host", _sub("^cpu: native", "cpu: [native"), "toolchain:",

@@ -210,8 +210,9 @@ def test_list_kernels_merged_table(cli: Callable[..., Result], tmp_path: Path) -
                                              "header", "scratch"]
     scratch = [(x["kernel"], x["scratch"]) for x in rows if x["scratch"] != "-"]
     assert scratch == [("tvmk_gemm_f32", "gemm_pack"), ("tvmk_matmul_f32", "gemm_pack")]
-    # 49 ops, gemm twice (float32, int4 weights), int8 reshape, flatten, fully_connected,
+    # 50 ops, gemm twice (float32, int4 weights), int8 reshape, flatten, fully_connected,
     # conv2d, depthwise_conv2d, quantize of int8; int8 add, sub, mul, maximum, minimum,
     # sigmoid, tanh, softmax, maxpool2d, avgpool2d, pad, mean, concat, transpose,
-    # leaky_relu, hard_swish, log_softmax, resize_nearest, resize_bilinear, strided_slice
-    assert len(r.out.splitlines()) == 1 + 76
+    # leaky_relu, hard_swish, log_softmax, resize_nearest, resize_bilinear, strided_slice,
+    # transpose_conv2d
+    assert len(r.out.splitlines()) == 1 + 78

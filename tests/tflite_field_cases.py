@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import tflite_binary_cases
 import tflite_slice_cases
+import tflite_tconv_cases
 from s8_cases import INT32, Case, Tensor, rand_int8, rand_quant, rng
 
 from tvmdev.model.quant import Quant
@@ -182,6 +183,7 @@ CASES: dict[str, Callable[[bool], list[Case]]] = {
     "strided_slice": tflite_slice_cases.strided_slice_cases,
     "split": tflite_slice_cases.split_cases,
     "split_v": tflite_slice_cases.split_v_cases,
+    "transpose_conv": tflite_tconv_cases.transpose_conv_cases,
 }
 KEYS = [(op, dtype) for op, dtype in itertools.product(CASES, ("int8", "float32"))]
 

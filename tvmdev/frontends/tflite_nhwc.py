@@ -73,6 +73,35 @@ def depthwise_conv2d(ctx: Context) -> None:
     chain(ctx, [("depthwise_conv2d", ins, with_activation(attrs, activation(o, ctx.int8())))])
 
 
+def _tflm_pad(padding: int, size: int, k: int, stride: int) -> int:
+    """TFLM's padding before the input of TRANSPOSE_CONV (ComputePaddingHeightWidth over
+    the output: the conv that would map the output back onto the input)."""
+    out = (size + stride - 1) // stride if padding == 0 else (size + stride - k) // stride
+    return max(0, (out - 1) * stride + k - size) // 2 if out >= 0 else 0
+
+
+def transpose_conv(ctx: Context) -> None:
+    """TRANSPOSE_CONV (operands: output shape, weights [M, KH, KW, C], input, optional
+    bias): transpose_conv2d in NHWC, the padding before the input as TFLM computes it from
+    the output's size (the output tensor's, which TFLM reads), the pads after what makes
+    that size; the fused activation its `activation`."""
+    o = ctx.options("TransposeConvOptions")
+    if o is None or int(o.Padding()) not in _PADDING:
+        raise Unsupported("no options" if o is None else f"padding {o.Padding()}")
+    x, w = ctx.inp(2), ctx.inp(1)
+    xs, ws = ctx.b.shapes[x], ctx.b.shapes[w]
+    out = ctx.g.tensors[ctx.op.outputs[0]].shape
+    strides = [int(o.StrideH()), int(o.StrideW())]
+    ctx.b.check_steps(ctx.op.kind, ctx.out(), {"strides": strides})
+    if len(xs) != 4 or len(ws) != 4 or len(out) != 4:
+        raise Unsupported(f"input {list(xs)}, weights {list(ws)}, output {list(out)}")
+    pads = [_tflm_pad(int(o.Padding()), out[d], ws[d], strides[d - 1]) for d in (1, 2)]
+    pads += [(xs[d] - 1) * strides[d - 1] + ws[d] - pads[d - 1] - out[d] for d in (1, 2)]
+    attrs = {"layout": "NHWC", "strides": strides, "pads": pads}
+    ins = [x, w] + ([ctx.inp(3)] if ctx.has(3) else [])
+    chain(ctx, [("transpose_conv2d", ins, with_activation(attrs, activation(o, ctx.int8())))])
+
+
 def _pool(op: str) -> Any:
     def convert(ctx: Context) -> None:
         o = ctx.options("Pool2DOptions")
@@ -179,4 +208,5 @@ CONVERTERS = {
     "CONCATENATION": concatenation,
     "RESIZE_NEAREST_NEIGHBOR": _resize("resize_nearest", "ResizeNearestNeighborOptions"),
     "RESIZE_BILINEAR": _resize("resize_bilinear", "ResizeBilinearOptions"),
+    "TRANSPOSE_CONV": transpose_conv,
 }

@@ -26,7 +26,7 @@ INT8_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE", "FULLY_CONNECTED", "RESHAPE", 
                         "PADV2", "MEAN", "CONCATENATION", "TRANSPOSE", "LEAKY_RELU",
                         "HARD_SWISH", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR", "SUB",
                         "MAXIMUM", "MINIMUM", "STRIDED_SLICE", "SPLIT", "SPLIT_V",
-                        "RESIZE_BILINEAR"})
+                        "RESIZE_BILINEAR", "TRANSPOSE_CONV"})
 
 
 def fully_connected(ctx: Context) -> None:

@@ -347,7 +347,7 @@ def inspect(path: Path, model_dir: Path | None = None, kinds: list[str] | None =
 _KERNEL_FILES = {"gemm", "matmul", "add", "sub", "mul", "maximum", "minimum", "relu",
                  "sigmoid", "tanh", "softmax", "reshape", "flatten", "transpose", "conv2d",
                  "maxpool2d", "avgpool2d", "depthwise_conv2d", "fully_connected", "clip", "pad",
-                 "mean", "concat", "strided_slice"}
+                 "mean", "concat", "strided_slice", "transpose_conv2d", "resize_bilinear"}
 
 
 def _looks_like_kernel(name: str, kinds: list[str]) -> bool:

@@ -56,6 +56,7 @@ from .shapes import (
     transpose_params,
 )
 from .slicing import SLICE_OPS
+from .transpose_conv import TRANSPOSE_CONV_OPS
 from .windowed import (
     AUTO_PADS,
     LAYOUTS,
@@ -206,6 +207,7 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
           "tvmk_resize_bilinear_params", resize_infer, bilinear_params,
           doc="TFLite's bilinear resize of NHWC's H and W to size [OH, OW]"),
     *SLICE_OPS,
+    *TRANSPOSE_CONV_OPS,
 ]}
 
 # Attributes that may be left unset even without a default (kernel_shape of conv2d and

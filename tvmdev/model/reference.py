@@ -21,6 +21,7 @@ from .s8.call import S8Call
 from .s8.table import S8OPS
 from .slicing import strided_slice_reference
 from .taps import Tap, counts, taps
+from .transpose_conv import transpose_conv_reference
 
 F64 = np.float64
 
@@ -244,6 +245,8 @@ _SIMPLE: dict[str, Callable[[list[np.ndarray | None], dict[str, Any]], np.ndarra
     "log_softmax": _log_softmax,
     "resize_nearest": lambda x, a: resize_reference(_arg(x, 0), a),
     "resize_bilinear": lambda x, a: bilinear_reference(_arg(x, 0), a),
+    "transpose_conv2d": lambda x, a: transpose_conv_reference(
+        x, a, [v.shape if v is not None else None for v in x]),
     "strided_slice": lambda x, a: strided_slice_reference(_arg(x, 0), a),
     **MATH_REFERENCE,
 }

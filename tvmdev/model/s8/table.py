@@ -20,7 +20,8 @@ from .pool import OPS as POOL
 from .quantize import OPS as QUANTIZE
 from .resize import OPS as RESIZE
 from .softmax import OPS as SOFTMAX
+from .transpose_conv import OPS as TRANSPOSE_CONV
 
 S8OPS: dict[str, S8Op] = {**QUANTIZE, **NN, **ELEMENTWISE, **POOL, **SOFTMAX, **ACTIVATIONS,
                           **PAD, **MEAN, **CONCAT, **LAYOUT, **PIECEWISE, **LOG_SOFTMAX,
-                          **RESIZE}
+                          **RESIZE, **TRANSPOSE_CONV}
