@@ -98,6 +98,10 @@ _WINDOW_ATTRS = {"strides": Attr("ints", ()), "pads": Attr("ints", ()),
 _POOL_ATTRS = {**_WINDOW_ATTRS, "kernel_shape": Attr("ints", None),
                "ceil_mode": Attr("bool", 0), "layout": _LAYOUT, "activation": _ACT}
 _CONV_ATTRS = {**_WINDOW_ATTRS, "activation": _ACT}
+# scale_h, scale_w: the ratios of input to output positions instead of TFLM's (0: TFLM's)
+_RESIZE_ATTRS = {"size": Attr("ints", None, length=2), "align_corners": Attr("bool", 0),
+                 "half_pixel_centers": Attr("bool", 0), "scale_h": Attr("float", 0.0),
+                 "scale_w": Attr("float", 0.0)}
 
 OPS: dict[str, OpDef] = {o.name: o for o in [
     OpDef("gemm", ("A", "B", "C"), frozenset({"C"}), ("Y",),
@@ -197,13 +201,11 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
           "tvmk_softmax_params", softmax_infer, softmax_params, inplace=(0,),
           doc="log of softmax along axis (int8: the last)"),
     OpDef("resize_nearest", ("X",), frozenset(), ("Y",),
-          {"size": Attr("ints", None, length=2), "align_corners": Attr("bool", 0),
-           "half_pixel_centers": Attr("bool", 0)},
+          _RESIZE_ATTRS,
           "tvmk_resize_nearest_params", resize_infer, resize_params,
           doc="TFLite's nearest-neighbour resize of NHWC's H and W to size [OH, OW]"),
     OpDef("resize_bilinear", ("X",), frozenset(), ("Y",),
-          {"size": Attr("ints", None, length=2), "align_corners": Attr("bool", 0),
-           "half_pixel_centers": Attr("bool", 0)},
+          _RESIZE_ATTRS,
           "tvmk_resize_bilinear_params", resize_infer, bilinear_params,
           doc="TFLite's bilinear resize of NHWC's H and W to size [OH, OW]"),
     *SLICE_OPS,

@@ -4,7 +4,8 @@ columns as TFLM's reference kernels compute it.
 
 float32: the source position is v * scale, or (v + 0.5) * scale - 0.5 with
 half_pixel_centers (scale in / out, or (in - 1) / (out - 1) with align_corners, in
-float32); the rows (columns) read are its floor, at least 0, and its ceiling, at most
+float32; ``scale_h`` and ``scale_w`` instead when set: ONNX's 1 / scale, float32 only);
+the rows (columns) read are its floor, at least 0, and its ceiling, at most
 in - 1; the weights are the position's distances to them.
 
 int8: the same in fixed point with 10 fractional bits (``scale_10`` rounded to nearest,
@@ -34,7 +35,8 @@ def bilinear_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any
         raise ShapeError("resize_bilinear: align_corners and half_pixel_centers both set "
                          "(TFLM refuses the pair)")
     return {"N": x[0], "H": x[1], "W": x[2], "C": x[3], "OH": out[1], "OW": out[2],
-            "scale_h": scale_of(x[1], out[1], align), "scale_w": scale_of(x[2], out[2], align),
+            "scale_h": scale_of(x[1], out[1], align, attrs.get("scale_h", 0.0)),
+            "scale_w": scale_of(x[2], out[2], align, attrs.get("scale_w", 0.0)),
             "scale_h_10": _scale_10(x[1], out[1], align),
             "scale_w_10": _scale_10(x[2], out[2], align), "half_pixel_centers": half}
 
@@ -46,10 +48,10 @@ def _scale_10(in_size: int, out_size: int, align: int) -> int:
     return ((1 << 10) * in_size + out_size // 2) // out_size
 
 
-def _float_taps(in_size: int, out_size: int, attrs: dict[str, Any]
+def _float_taps(in_size: int, out_size: int, attrs: dict[str, Any], given: float
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each output position's lower and upper input index and its position (float32)."""
-    scale = F32(scale_of(in_size, out_size, int(attrs["align_corners"])))
+    scale = F32(scale_of(in_size, out_size, int(attrs["align_corners"]), given))
     v = np.arange(out_size).astype(F32)
     pos = (v + F32(0.5)) * scale - F32(0.5) if attrs["half_pixel_centers"] else v * scale
     lo = np.maximum(np.floor(pos).astype(np.int64), 0)
@@ -60,8 +62,8 @@ def _float_taps(in_size: int, out_size: int, attrs: dict[str, Any]
 def bilinear_reference(x: np.ndarray, attrs: dict[str, Any]) -> np.ndarray:
     """float32 resize_bilinear of the NHWC array ``x``."""
     oh, ow = attrs["size"]
-    y0, y1, py = _float_taps(x.shape[1], oh, attrs)
-    x0, x1, px = _float_taps(x.shape[2], ow, attrs)
+    y0, y1, py = _float_taps(x.shape[1], oh, attrs, attrs.get("scale_h", 0.0))
+    x0, x1, px = _float_taps(x.shape[2], ow, attrs, attrs.get("scale_w", 0.0))
     dy = (py - y0)[None, :, None, None]
     dx = (px - x0)[None, None, :, None]
     rows0, rows1 = x[:, y0], x[:, y1]

@@ -60,8 +60,12 @@ def strided_slice_infer(shapes: list[Shape | None], attrs: dict[str, Any]) -> Sh
     assert x is not None
     if len(x) > MAX_DIMS:
         raise ShapeError(f"strided_slice: at most {MAX_DIMS} dims are supported")
-    return tuple(len(range(*s)) for d, s in enumerate(axis_slices(x, attrs))
-                 if not attrs["shrink_axis_mask"] >> d & 1)
+    out = tuple(len(range(*s)) for d, s in enumerate(axis_slices(x, attrs))
+                if not attrs["shrink_axis_mask"] >> d & 1)
+    if 0 in out:
+        raise ShapeError(f"strided_slice: the slice is empty ({list(out)}); tvmdev needs "
+                         "tensors with at least one element")
+    return out
 
 
 def strided_slice_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]

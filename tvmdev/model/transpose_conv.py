@@ -6,8 +6,8 @@ right]; bottom and right may be negative: output rows past the last the input re
 (ONNX's output_padding, a TFLite output taller than the input needs), which get the bias
 alone. The output is (H - 1) * stride_h + (KH - 1) * dil_h + 1 - top - bottom rows high.
 
-Weights are conv2d's: [M, C / group, KH, KW] with layout NCHW, [M, KH, KW, C / group]
-with NHWC (TFLite's [out, KH, KW, in]). The kernels compute each output value once, as a
+Weights are ONNX's [C, M / group, KH, KW] with layout NCHW, TFLite's
+[M, KH, KW, C / group] with NHWC. The kernels compute each output value once, as a
 sum over the input pixels that reach it (no accumulator scratch), so the params are
 conv2d's structs (``tvmk_conv2d_params``, ``tvmk_conv2d_s8_params``) read with these
 meanings. int8 (NHWC only) is TFLM's reference_integer_ops::TransposeConv: int32 sums of
@@ -33,9 +33,9 @@ def transpose_conv_dims(shapes: list[Shape | None], attrs: dict[str, Any]) -> di
     if len(x) != 4 or len(w) != 4:
         raise ShapeError(f"transpose_conv2d takes a 4-D X and W, got {list(x)} and {list(w)}")
     n, h, wd, c = x if layout == "NHWC" else (x[0], x[2], x[3], x[1])
-    m, kh, kw, cg = w if layout == "NHWC" else (w[0], w[2], w[3], w[1])
     g = attrs["group"]
-    if g < 1 or c % g or m % g or cg * g != c:
+    m, kh, kw, cg = w if layout == "NHWC" else (w[1] * g, w[2], w[3], w[0] // max(g, 1))
+    if g < 1 or c % g or m % g or cg * g != c or (layout == "NCHW" and w[0] != c):
         raise ShapeError(f"transpose_conv2d: W {list(w)} does not fit {c} input channels in "
                          f"{g} groups")
     if len(shapes) > 2 and shapes[2] is not None and shapes[2] != (m,):
@@ -103,8 +103,10 @@ def transpose_conv_reference(args: list[np.ndarray | None], attrs: dict[str, Any
     b = args[2] if len(args) > 2 else None
     assert x is not None and w is not None
     d = transpose_conv_dims(shapes, attrs)
-    if attrs["layout"] == "NCHW":
-        x, w = x.transpose(0, 2, 3, 1), w.transpose(0, 2, 3, 1)
+    if attrs["layout"] == "NCHW":  # [C, M / g, KH, KW] -> [M, KH, KW, C / g]
+        g = d["group"]
+        w = w.reshape(g, d["C"] // g, d["M"] // g, d["KH"], d["KW"]).transpose(0, 2, 3, 4, 1)
+        x, w = x.transpose(0, 2, 3, 1), w.reshape(d["M"], d["KH"], d["KW"], d["C"] // g)
     y = transpose_conv_sums(x, w, d, np.float64)
     if b is not None:
         y = y + b
@@ -117,6 +119,6 @@ TRANSPOSE_CONV_OPS = [
            "group": Attr("int", 1), "layout": Attr("str", "NCHW", choices=LAYOUTS),
            "activation": Attr("str", "NONE", choices=ACTIVATIONS)},
           "tvmk_conv2d_params", transpose_conv_infer, transpose_conv_params,
-          doc="transposed convolution, NCHW (W [M, C/group, KH, KW]) or NHWC (W OHWI); pads "
+          doc="transposed convolution, NCHW (W [C, M/group, KH, KW]) or NHWC (W OHWI); pads "
               "[top, left, bottom, right], bottom and right may be negative"),
 ]

@@ -2,9 +2,9 @@
 /*
  * tvmdev portable kernels: transposed convolution, float32 (tvmk_conv2d_params read as
  * transpose_conv2d's: pad_top / pad_left are where input pixel 0 lands before the
- * output), NCHW with W [M, C / group, KH, KW] or NHWC with W [M, KH, KW, C / group];
- * an optional bias B and a fused activation. Each output value is one sum over the input
- * pixels that reach it. Y must not overlap X.
+ * output), NCHW with ONNX's W [C, M / group, KH, KW] or NHWC with TFLite's
+ * W [M, KH, KW, C / group]; an optional bias B and a fused activation. Each output value
+ * is one sum over the input pixels that reach it. Y must not overlap X.
  */
 #include <stddef.h>
 
@@ -23,17 +23,18 @@ static size_t x_at(const struct tvmk_conv2d_params *p, int32_t n, int32_t y, int
                (size_t)p->W + (size_t)x;
 }
 
+/* The weight of output channel m and input channel c0 + c (c of m's group). */
 static size_t w_at(const struct tvmk_conv2d_params *p, int32_t m, int32_t ky, int32_t kx,
-                   int32_t c)
+                   int32_t c0, int32_t c)
 {
-    const size_t cg = (size_t)(p->C / p->group);
+    const size_t mg = (size_t)(p->M / p->group);
 
     if (p->layout == TVMK_LAYOUT_NHWC) {
-        return (((size_t)m * (size_t)p->KH + (size_t)ky) * (size_t)p->KW + (size_t)kx) * cg +
-               (size_t)c;
+        return (((size_t)m * (size_t)p->KH + (size_t)ky) * (size_t)p->KW + (size_t)kx) *
+                   (size_t)(p->C / p->group) + (size_t)c;
     }
-    return (((size_t)m * cg + (size_t)c) * (size_t)p->KH + (size_t)ky) * (size_t)p->KW +
-           (size_t)kx;
+    return ((((size_t)c0 + (size_t)c) * mg + (size_t)m % mg) * (size_t)p->KH + (size_t)ky) *
+               (size_t)p->KW + (size_t)kx;
 }
 
 static size_t y_at(const struct tvmk_conv2d_params *p, int32_t n, int32_t y, int32_t x,
@@ -67,7 +68,7 @@ static float tvmk_tconv_sum(const float *X, const float *W, const struct tvmk_co
                 continue;
             }
             for (c = 0; c < cg; ++c) {
-                acc += X[x_at(p, n, iy, ix, c0 + c)] * W[w_at(p, m, ky, kx, c)];
+                acc += X[x_at(p, n, iy, ix, c0 + c)] * W[w_at(p, m, ky, kx, c0, c)];
             }
         }
     }

@@ -341,7 +341,8 @@ int32_t tvmk_conv2d_f32(const float *X, const float *W, const float *B, float *Y
                         const struct tvmk_conv2d_params *params, void *resource_handle);
 /* Transposed convolution: tvmk_conv2d_params read as the transposed one's (pad_top /
  * pad_left: where input pixel 0 lands before the output; input row iy and filter row ky
- * reach output row iy * stride_h - pad_top + ky * dil_h); W as conv2d's. */
+ * reach output row iy * stride_h - pad_top + ky * dil_h); W is ONNX's [C, M / group, KH, KW]
+ * (NCHW) or TFLite's [M, KH, KW, C / group] (NHWC). */
 int32_t tvmk_transpose_conv2d_f32(const float *X, const float *W, const float *B, float *Y,
                                   const struct tvmk_conv2d_params *params,
                                   void *resource_handle);

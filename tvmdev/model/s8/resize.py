@@ -11,10 +11,13 @@ from typing import Any
 import numpy as np
 
 from ..resize_bilinear import bilinear_params, bilinear_s8_reference
+from ..shapes import ShapeError
 from .call import S8Call, S8Op
 
 
 def _params(c: S8Call) -> dict[str, Any]:
+    if c.attrs.get("scale_h") or c.attrs.get("scale_w"):
+        raise ShapeError("int8 resize_bilinear takes TFLM's ratios, not scale_h / scale_w")
     return bilinear_params(c.shapes, c.out_shape, c.attrs)
 
 

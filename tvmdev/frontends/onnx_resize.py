@@ -1,0 +1,118 @@
+"""ONNX's Resize of a 4-D NCHW tensor's H and W, modes nearest and linear, mapped onto
+tvmdev's resize_nearest and resize_bilinear (NHWC: a transpose on each side, a reshape
+when C is 1) where the arithmetic is the same; scales or sizes known at import.
+
+linear: coordinate_transformation_mode half_pixel (pytorch_half_pixel where no output dim
+is 1), align_corners and asymmetric. nearest: asymmetric with nearest_mode floor or
+round_prefer_ceil, tf_half_pixel_for_nn with either, half_pixel (pytorch_half_pixel
+where no output dim is 1) with round_prefer_ceil, align_corners with either. With
+scales, the ratio of input to output positions is 1 / scale (the kernels' scale_h,
+scale_w), as ONNX computes it; with sizes, in / out. The rest is refused in one line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .graph import Unsupported
+from .onnx_context import Context, chain
+
+_NEAREST = {  # (coordinate mode, nearest_mode) -> (align_corners: rounds, half_pixel_centers)
+    ("asymmetric", "floor"): (0, 0), ("asymmetric", "round_prefer_ceil"): (1, 0),
+    ("tf_half_pixel_for_nn", "floor"): (0, 1),
+    ("tf_half_pixel_for_nn", "round_prefer_ceil"): (1, 1),
+    ("half_pixel", "round_prefer_ceil"): (0, 1),
+    ("pytorch_half_pixel", "round_prefer_ceil"): (0, 1),
+    ("align_corners", "round_prefer_ceil"): (1, 0), ("align_corners", "floor"): (0, 0)}
+_LINEAR = {"half_pixel": (0, 1), "pytorch_half_pixel": (0, 1), "align_corners": (1, 0),
+           "asymmetric": (0, 0)}
+
+
+def _full(values: list[Any], axes: list[int] | None, keep: list[Any]) -> list[Any]:
+    """Values for all 4 dims: ``values`` of ``axes`` (opset 18), ``keep`` elsewhere."""
+    if axes is None:
+        return values
+    if len(values) != len(axes):
+        return []
+    out = list(keep)
+    for a, v in zip(axes, values, strict=True):
+        out[a] = v
+    return out
+
+
+def _sizes(ctx: Context, x: tuple[int, ...]) -> tuple[list[int], list[float] | None]:
+    """The output's H and W, and ONNX's scales of H and W when given."""
+    scales = ctx.const(2) if ctx.has(2) else None
+    if ctx.has(2) and scales is None:
+        raise Unsupported("scales computed at run time")
+    axes = ctx.attr("axes")
+    axes = None if axes is None else [int(a) % 4 for a in axes]
+    if scales is not None and scales.size:
+        s = _full([float(v) for v in np.ravel(scales)], axes, [1.0] * 4)
+        if len(s) != 4 or s[:2] != [1.0, 1.0] or min(s[2:]) <= 0:
+            raise Unsupported(f"scales {s} (N and C must stay)")
+        return [int(np.floor(n * v)) for n, v in zip(x[2:], s[2:], strict=True)], s[2:]
+    if not ctx.has(3) or ctx.const(3) is None:
+        raise Unsupported("sizes computed at run time" if ctx.has(3) else
+                          "neither scales nor sizes")
+    sizes = _full(ctx.ints(3, "sizes"), axes, list(x))
+    if len(sizes) != 4 or sizes[:2] != list(x[:2]) or min(sizes) < 1:
+        raise Unsupported(f"sizes {sizes} (N and C must stay)")
+    return sizes[2:], None
+
+
+def _check_attrs(ctx: Context) -> None:
+    if ctx.opset < 11:
+        raise Unsupported(f"opset {ctx.opset} (its coordinates are not ONNX 11's)")
+    if ctx.attr("antialias", 0):
+        raise Unsupported("antialias")
+    axes = ctx.attr("axes")
+    if axes is not None and len({int(a) % 4 for a in axes}) != len(axes):
+        raise Unsupported(f"axes {list(axes)}")
+    if ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
+        raise Unsupported(f"keep_aspect_ratio_policy {ctx.attr('keep_aspect_ratio_policy')}")
+
+
+def _ratio(n: int, o: int, scale: float | None, align: int, coord: str) -> float:
+    """The kernel's ratio of input to output positions (0: the kernel's own)."""
+    if coord == "align_corners":  # TFLM's own with align_corners; floor needs it given
+        return 0.0 if align else (n - 1) / (o - 1) if o > 1 else n / o
+    if scale is not None:
+        return 1.0 / scale
+    return n / o if align else 0.0
+
+
+def resize(ctx: Context) -> None:
+    """Resize, 4-D NCHW, of H and W: resize_nearest or resize_bilinear in NHWC."""
+    _check_attrs(ctx)
+    x = ctx.shape(0)
+    if len(x) != 4:
+        raise Unsupported(f"a {len(x)}-D input")
+    mode = ctx.attr("mode", "nearest")
+    coord = ctx.attr("coordinate_transformation_mode", "half_pixel")
+    rounding = ctx.attr("nearest_mode", "round_prefer_floor")
+    table: dict[Any, tuple[int, int]] = _NEAREST if mode == "nearest" else _LINEAR
+    key = (coord, rounding) if mode == "nearest" else coord
+    if mode not in ("nearest", "linear") or key not in table:
+        raise Unsupported(f"mode {mode}, coordinate_transformation_mode {coord}" + (
+            f", nearest_mode {rounding}" if mode == "nearest" else ""))
+    (oh, ow), scales = _sizes(ctx, x)
+    if coord == "pytorch_half_pixel" and min(oh, ow) == 1:
+        raise Unsupported("pytorch_half_pixel to an output dim of 1")
+    align, half = table[key]
+    attrs: dict[str, Any] = {"size": [oh, ow], "align_corners": align,
+                             "half_pixel_centers": half}
+    for k, (n, o) in enumerate(zip(x[2:], (oh, ow), strict=True)):
+        ratio = _ratio(n, o, scales[k] if scales else None, align, coord)
+        if ratio:
+            attrs["scale_h" if k == 0 else "scale_w"] = ratio
+    n, c = x[:2]
+    if c == 1:  # NCHW and NHWC hold the values in one order: views
+        to = ("reshape", {"shape": [n, x[2], x[3], 1]})
+        back = ("reshape", {"shape": [n, 1, oh, ow]})
+    else:
+        to, back = ("transpose", {"perm": [0, 2, 3, 1]}), ("transpose", {"perm": [0, 3, 1, 2]})
+    op = "resize_nearest" if mode == "nearest" else "resize_bilinear"
+    chain(ctx, [(to[0], [ctx.inp(0)], to[1]), (op, [], attrs), (back[0], [], back[1])])
