@@ -6,7 +6,7 @@ Resize maps onto TFLite's resizes (tvmdev/frontends/onnx_resize.py): linear with
 half_pixel, pytorch_half_pixel (no output dim of 1), align_corners and asymmetric
 coordinates; nearest with asymmetric and tf_half_pixel_for_nn (floor or
 round_prefer_ceil), half_pixel and pytorch_half_pixel (round_prefer_ceil), align_corners
-(either). ConvTranspose is 2-D.
+(either). ConvTranspose is 1-D or 2-D.
 """
 
 from __future__ import annotations
@@ -62,6 +62,6 @@ def shape_refusal(model: Any) -> str | None:
             reason = _resize(model, n)
             if reason:
                 return r"1 unsupported operator: " + reason
-        if n.op_type == "ConvTranspose" and _rank(model, n.input[0]) != 4:
-            return r"1 unsupported operator: ConvTranspose \([13]-D\)"
+        if n.op_type == "ConvTranspose" and _rank(model, n.input[0]) not in (3, 4):
+            return r"1 unsupported operator: ConvTranspose \(3-D\)"
     return None

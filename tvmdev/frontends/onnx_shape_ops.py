@@ -92,54 +92,89 @@ def split(ctx: Context) -> None:
         start += size
 
 
-def _tconv_pads(ctx: Context, x: tuple[int, ...], k: list[int]) -> list[int]:
+def _window(ctx: Context, sd: int) -> dict[str, list[int] | None]:
+    """ConvTranspose's window attributes as 2-D lists (a 1-D one's as H = 1)."""
+    def two(key: str, fill: int) -> list[int] | None:
+        v = ctx.attr(key)
+        if v is None:
+            return None
+        v = [int(x) for x in v]
+        if key == "pads":
+            return v if sd == 2 else [0, v[0], 0, v[1]] if len(v) == 2 else v
+        if key == "output_shape":
+            return v[-2:] if sd == 2 else [1, v[-1]]
+        return v if sd == 2 else [fill, *v]
+    return {"strides": two("strides", 1) or [1, 1], "dilations": two("dilations", 1) or [1, 1],
+            "output_padding": two("output_padding", 0) or [0, 0], "pads": two("pads", 0),
+            "output_shape": two("output_shape", 1)}
+
+
+def _tconv_pads(ctx: Context, spatial: list[int], k: list[int],
+                win: dict[str, list[int] | None]) -> list[int]:
     """transpose_conv2d's pads [top, left, bottom, right] of ConvTranspose's pads,
     auto_pad, output_padding and output_shape (as ONNX's reference resolves them)."""
-    spatial = x[2:]
-    strides = list(ctx.attr("strides", [1, 1]))
-    dil = list(ctx.attr("dilations", [1, 1]))
-    extra = list(ctx.attr("output_padding", [0, 0]))
+    strides, dil, extra = win["strides"], win["dilations"], win["output_padding"]
+    assert strides is not None and dil is not None and extra is not None
     mode = ctx.attr("auto_pad", "NOTSET")
-    out = ctx.attr("output_shape")
+    out = win["output_shape"]
     if any(len(v) != 2 for v in (strides, dil, extra)) or min(strides + dil) < 1:
-        raise Unsupported("strides, dilations or output_padding not 2 values >= 1")
+        raise Unsupported("strides, dilations or output_padding not one value >= 1 per dim")
     reach = [s * (n - 1) + e + (kk - 1) * d + 1
              for s, n, e, kk, d in zip(strides, spatial, extra, k, dil, strict=True)]
-    if mode in ("SAME_UPPER", "SAME_LOWER") and ctx.attr("pads") is None:
-        size = list(out)[-2:] if out is not None else [n * s for n, s in zip(
-            spatial, strides, strict=True)]
+    if mode in ("SAME_UPPER", "SAME_LOWER") and win["pads"] is None:
+        size = out or [n * s for n, s in zip(spatial, strides, strict=True)]
         total = [r - o for r, o in zip(reach, size, strict=True)]
         top = [t // 2 if mode == "SAME_UPPER" else t - t // 2 for t in total]
     else:
-        pads = list(ctx.attr("pads", [0] * 4)) if mode != "VALID" else [0] * 4
+        pads = (win["pads"] or [0] * 4) if mode != "VALID" else [0] * 4
         if len(pads) != 4:
             raise Unsupported(f"pads {pads}")
         top = pads[:2]
-        size = list(out)[-2:] if out is not None else [
-            r - p - q for r, p, q in zip(reach, pads[:2], pads[2:], strict=True)]
-    if min(top) < 0:
-        raise Unsupported(f"a negative begin pad {top}")
+        size = out or [r - p - q for r, p, q in zip(reach, pads[:2], pads[2:], strict=True)]
+    if min(top) < 0 or len(size) != 2:
+        raise Unsupported(f"a negative begin pad {top}" if min(top) < 0 else
+                          f"output_shape {ctx.attr('output_shape')}")
     # the output's rows past those the input reaches are negative end pads (bias alone)
     return top + [r - e - t - o for r, e, t, o in zip(reach, extra, top, size, strict=True)]
 
 
+def _as_2d(ctx: Context, i: int, shape: list[int]) -> str:
+    """Operand ``i`` viewed with ``shape`` (a constant reshaped, else a reshape op)."""
+    value = ctx.const(i)
+    name = ctx.inp(i)
+    if value is not None:
+        return ctx.b.constant(ctx.b.fresh(f"{name}_2d"), value.reshape(shape))
+    out = ctx.b.fresh(f"{name}_2d")
+    ctx.b.emit(ctx.node.op_type, "reshape", [name], out, {"shape": shape})
+    return out
+
+
 def conv_transpose(ctx: Context) -> None:
-    """ConvTranspose, 2-D, NCHW, weights [C, M / group, KH, KW] as ONNX stores them:
-    transpose_conv2d with strides, dilations and group as written and the padding
-    (pads, auto_pad, output_padding, output_shape) resolved into begin and end pads."""
-    x, w = ctx.shape(0), ctx.shape(1)
-    if len(x) != 4 or len(w) != 4:
-        raise Unsupported(f"{len(x) - 2}-D")
+    """ConvTranspose, 1-D (as 2-D with H = 1) or 2-D, NCHW, weights [C, M / group, KH, KW]
+    as ONNX stores them: transpose_conv2d with strides, dilations and group as written
+    and the padding (pads, auto_pad, output_padding, output_shape) resolved into begin
+    and end pads."""
+    x, w = list(ctx.shape(0)), list(ctx.shape(1))
+    sd = len(x) - 2
+    if sd not in (1, 2) or len(w) != len(x):
+        raise Unsupported(f"{sd}-D")
     k = list(ctx.attr("kernel_shape", w[2:]))
-    if k != list(w[2:]):
-        raise Unsupported(f"kernel_shape {k} of weights {list(w)}")
-    attrs = {"strides": list(ctx.attr("strides", [1, 1])),
-             "dilations": list(ctx.attr("dilations", [1, 1])),
-             "pads": _tconv_pads(ctx, x, k), "group": int(ctx.attr("group", 1))}
-    inputs: list[str | None] = [ctx.inp(0), ctx.inp(1)]
+    if k != w[2:]:
+        raise Unsupported(f"kernel_shape {k} of weights {w}")
+    win = _window(ctx, sd)
+    xs, ws = (x, w) if sd == 2 else (x[:2] + [1] + x[2:], w[:2] + [1] + w[2:])
+    attrs = {"strides": win["strides"], "dilations": win["dilations"],
+             "pads": _tconv_pads(ctx, xs[2:], ws[2:], win), "group": int(ctx.attr("group", 1))}
+    inputs: list[str | None] = [ctx.inp(0), ctx.inp(1)] if sd == 2 else [
+        _as_2d(ctx, 0, xs), _as_2d(ctx, 1, ws)]
     if ctx.has(2):
         inputs.append(ctx.inp(2))
-    chain(ctx, [("transpose_conv2d", inputs, attrs)])
+    if sd == 2:
+        chain(ctx, [("transpose_conv2d", inputs, attrs)])
+        return
+    out = ctx.b.fresh(f"{ctx.out()}_2d")
+    shape = ctx.b.emit(ctx.node.op_type, "transpose_conv2d", inputs, out, attrs)
+    chain(ctx, [("reshape", [out], {"shape": [shape[0], shape[1], shape[3]]})])
 
 
 SHAPE_CONVERTERS = {"Slice": slice_computed, "Split": split, "ConvTranspose": conv_transpose,
