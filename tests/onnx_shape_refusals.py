@@ -2,21 +2,19 @@
 model alone (tests/test_onnx_import.py's ``_refusal``): the pattern the one line must
 match, or None when the case must import.
 
-Resize maps onto TFLite's resizes (tvmdev/frontends/onnx_resize.py): linear with the
+Resize maps onto tvmdev's resizes (tvmdev/frontends/onnx_resize.py): linear with the
 half_pixel, pytorch_half_pixel (no output dim of 1), align_corners and asymmetric
-coordinates; nearest with asymmetric and tf_half_pixel_for_nn (floor or
-round_prefer_ceil), half_pixel and pytorch_half_pixel (round_prefer_ceil), align_corners
-(either). ConvTranspose is 1-D or 2-D.
+coordinates; nearest with those and tf_half_pixel_for_nn, every nearest_mode.
+ConvTranspose is 1-D or 2-D.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-NEAREST = {("asymmetric", "floor"), ("asymmetric", "round_prefer_ceil"),
-           ("tf_half_pixel_for_nn", "floor"), ("tf_half_pixel_for_nn", "round_prefer_ceil"),
-           ("half_pixel", "round_prefer_ceil"), ("pytorch_half_pixel", "round_prefer_ceil"),
-           ("align_corners", "round_prefer_ceil"), ("align_corners", "floor")}
+COORDS = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+          "tf_half_pixel_for_nn"}
+ROUNDINGS = {"floor", "ceil", "round_prefer_floor", "round_prefer_ceil"}
 LINEAR = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"}
 
 
@@ -45,7 +43,7 @@ def _resize(model: Any, n: Any) -> str | None:
     mode = a.get("mode", "nearest")
     coord = a.get("coordinate_transformation_mode", "half_pixel")
     rounding = a.get("nearest_mode", "round_prefer_floor")
-    if (mode == "nearest" and (coord, rounding) not in NEAREST) or (
+    if (mode == "nearest" and (coord not in COORDS or rounding not in ROUNDINGS)) or (
             mode != "nearest" and (mode != "linear" or coord not in LINEAR)):
         return rf"Resize \(mode {mode}, coordinate_transformation_mode {coord}"
     out = [vi for vi in model.graph.output if vi.name == n.output[0]][0]

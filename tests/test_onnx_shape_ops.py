@@ -99,6 +99,16 @@ CASES: dict[str, Callable[[], tuple[bytes, list[int]]]] = {
         coordinate_transformation_mode="tf_half_pixel_for_nn", nearest_mode="floor"),
     "resize_nearest_half_ceil": lambda: _resize([1, 1, 3, 5], [1, 1, 2, 0.5], None,
                                                 nearest_mode="round_prefer_ceil"),
+    "resize_nearest_default": lambda: _resize([1, 3, 5, 7], [1, 1, 1.6, 0.7], None),
+    "resize_nearest_ceil_sizes": lambda: _resize([1, 2, 7, 4], None, [1, 2, 3, 11],
+                                                 coordinate_transformation_mode="asymmetric",
+                                                 nearest_mode="ceil"),
+    "resize_nearest_align_floor_pf": lambda: _resize(
+        [1, 1, 5, 6], None, [1, 1, 9, 4], coordinate_transformation_mode="align_corners",
+        nearest_mode="round_prefer_floor"),
+    "resize_nearest_pytorch": lambda: _resize(
+        [1, 3, 4, 4], [1, 1, 2.5, 0.75], None,
+        coordinate_transformation_mode="pytorch_half_pixel", nearest_mode="floor"),
     "slice_backward": lambda: _slice([4, 6, 5], [-1, 5, 0], [-10, 0, 5], [0, 1, 2],
                                      [-2, -1, 2]),
     "split_attr": lambda: _split([3, 7, 2], 1, [2, 4, 1]),

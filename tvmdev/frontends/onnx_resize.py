@@ -3,11 +3,14 @@ tvmdev's resize_nearest and resize_bilinear (NHWC: a transpose on each side, a r
 when C is 1) where the arithmetic is the same; scales or sizes known at import.
 
 linear: coordinate_transformation_mode half_pixel (pytorch_half_pixel where no output dim
-is 1), align_corners and asymmetric. nearest: asymmetric with nearest_mode floor or
-round_prefer_ceil, tf_half_pixel_for_nn with either, half_pixel (pytorch_half_pixel
-where no output dim is 1) with round_prefer_ceil, align_corners with either. With
-scales, the ratio of input to output positions is 1 / scale (the kernels' scale_h,
-scale_w), as ONNX computes it; with sizes, in / out. The rest is refused in one line.
+is 1), align_corners and asymmetric, as TFLM's bilinear computes them. nearest: those and
+tf_half_pixel_for_nn, with every nearest_mode: the position (v + 0.5 with the half-pixel
+modes) * ratio, less 0.5 for half_pixel, rounded as the mode says (round_prefer_floor:
+the ceiling of the position less 0.5; round_prefer_ceil: the floor of it plus 0.5),
+clamped to the input. With scales, the ratio of input to output positions is 1 / scale
+(the kernels' scale_h, scale_w), as ONNX computes it; with sizes, in / out. The rest
+(cubic, antialias, tf_crop_and_resize, half_pixel_symmetric, keep_aspect_ratio_policy
+other than stretch) is refused in one line.
 """
 
 from __future__ import annotations
@@ -19,13 +22,11 @@ import numpy as np
 from .graph import Unsupported
 from .onnx_context import Context, chain
 
-_NEAREST = {  # (coordinate mode, nearest_mode) -> (align_corners: rounds, half_pixel_centers)
-    ("asymmetric", "floor"): (0, 0), ("asymmetric", "round_prefer_ceil"): (1, 0),
-    ("tf_half_pixel_for_nn", "floor"): (0, 1),
-    ("tf_half_pixel_for_nn", "round_prefer_ceil"): (1, 1),
-    ("half_pixel", "round_prefer_ceil"): (0, 1),
-    ("pytorch_half_pixel", "round_prefer_ceil"): (0, 1),
-    ("align_corners", "round_prefer_ceil"): (1, 0), ("align_corners", "floor"): (0, 0)}
+_COORDS = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+           "tf_half_pixel_for_nn")
+# nearest_mode -> resize_nearest's rounding and what it adds to the position
+_ROUNDING = {"floor": ("floor", 0.0), "ceil": ("ceil", 0.0),
+             "round_prefer_floor": ("ceil", -0.5), "round_prefer_ceil": ("floor", 0.5)}
 _LINEAR = {"half_pixel": (0, 1), "pytorch_half_pixel": (0, 1), "align_corners": (1, 0),
            "asymmetric": (0, 0)}
 
@@ -77,11 +78,18 @@ def _check_attrs(ctx: Context) -> None:
 
 def _ratio(n: int, o: int, scale: float | None, align: int, coord: str) -> float:
     """The kernel's ratio of input to output positions (0: the kernel's own)."""
-    if coord == "align_corners":  # TFLM's own with align_corners; floor needs it given
+    if coord == "align_corners":  # TFLM's own with align_corners, else given
         return 0.0 if align else (n - 1) / (o - 1) if o > 1 else n / o
-    if scale is not None:
-        return 1.0 / scale
-    return n / o if align else 0.0
+    return 1.0 / scale if scale is not None else n / o
+
+
+def _nearest(coord: str, rounding: str) -> dict[str, Any]:
+    """resize_nearest's attributes for ONNX's coordinate and nearest modes."""
+    how, add = _ROUNDING[rounding]
+    half = coord in ("half_pixel", "pytorch_half_pixel", "tf_half_pixel_for_nn")
+    offset = add - (0.5 if coord in ("half_pixel", "pytorch_half_pixel") else 0.0)
+    return {"half_pixel_centers": int(half), "rounding": how,
+            **({"offset": offset} if offset else {})}
 
 
 def resize(ctx: Context) -> None:
@@ -93,17 +101,19 @@ def resize(ctx: Context) -> None:
     mode = ctx.attr("mode", "nearest")
     coord = ctx.attr("coordinate_transformation_mode", "half_pixel")
     rounding = ctx.attr("nearest_mode", "round_prefer_floor")
-    table: dict[Any, tuple[int, int]] = _NEAREST if mode == "nearest" else _LINEAR
-    key = (coord, rounding) if mode == "nearest" else coord
-    if mode not in ("nearest", "linear") or key not in table:
+    known = (coord in _COORDS and rounding in _ROUNDING) if mode == "nearest" else (
+        mode == "linear" and coord in _LINEAR)
+    if not known:
         raise Unsupported(f"mode {mode}, coordinate_transformation_mode {coord}" + (
             f", nearest_mode {rounding}" if mode == "nearest" else ""))
     (oh, ow), scales = _sizes(ctx, x)
     if coord == "pytorch_half_pixel" and min(oh, ow) == 1:
         raise Unsupported("pytorch_half_pixel to an output dim of 1")
-    align, half = table[key]
+    align, half = _LINEAR[coord] if mode == "linear" else (0, 0)
     attrs: dict[str, Any] = {"size": [oh, ow], "align_corners": align,
                              "half_pixel_centers": half}
+    if mode == "nearest":
+        attrs.update(_nearest(coord, rounding))
     for k, (n, o) in enumerate(zip(x[2:], (oh, ow), strict=True)):
         ratio = _ratio(n, o, scales[k] if scales else None, align, coord)
         if ratio:

@@ -32,7 +32,7 @@ from .regions import (
     pad_infer,
     pad_params,
 )
-from .resize import resize_infer, resize_params
+from .resize import ROUNDINGS, resize_infer, resize_params
 from .resize_bilinear import bilinear_params
 from .s8.call import S8Call, check_dtypes, op_dtype
 from .s8.table import S8OPS
@@ -201,7 +201,8 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
           "tvmk_softmax_params", softmax_infer, softmax_params, inplace=(0,),
           doc="log of softmax along axis (int8: the last)"),
     OpDef("resize_nearest", ("X",), frozenset(), ("Y",),
-          _RESIZE_ATTRS,
+          {**_RESIZE_ATTRS, "rounding": Attr("str", "tflm", choices=ROUNDINGS),
+           "offset": Attr("float", 0.0)},
           "tvmk_resize_nearest_params", resize_infer, resize_params,
           doc="TFLite's nearest-neighbour resize of NHWC's H and W to size [OH, OW]"),
     OpDef("resize_bilinear", ("X",), frozenset(), ("Y",),

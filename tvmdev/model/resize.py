@@ -4,7 +4,9 @@ and column copied from the input's nearest one as TFLM picks it, in float32: the
 index (plus 0.5 with half_pixel_centers) times in / out (or (in - 1) / (out - 1) with
 align_corners), floored (rounded, halves away from zero, with align_corners), at most
 in - 1 (and at least 0 with half_pixel_centers). ``scale_h`` and ``scale_w``, when set,
-are the ratios instead (ONNX's Resize: 1 / its scale).
+are the ratios instead (ONNX's Resize: 1 / its scale); ``rounding`` floor or ceil (ONNX's
+nearest modes) takes the floor or ceiling of the position plus ``offset`` instead, at
+least 0 and at most in - 1.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ import numpy as np
 from .shapes import Shape, ShapeError
 
 F32 = np.float32
+# How resize_nearest rounds a position: TFLM's (floor, or halves away from zero with
+# align_corners), or (ONNX's modes) the floor or ceiling of the position plus `offset`.
+ROUNDINGS = ("tflm", "floor", "ceil")
 
 
 def resize_infer(shapes: list[Shape | None], attrs: dict[str, Any]) -> Shape:
@@ -49,7 +54,9 @@ def resize_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]
     return {"N": x[0], "H": x[1], "W": x[2], "C": x[3], "OH": out[1], "OW": out[2],
             "scale_h": scale_of(x[1], out[1], align, attrs.get("scale_h", 0.0)),
             "scale_w": scale_of(x[2], out[2], align, attrs.get("scale_w", 0.0)),
-            "align_corners": align, "half_pixel_centers": int(attrs["half_pixel_centers"])}
+            "align_corners": align, "half_pixel_centers": int(attrs["half_pixel_centers"]),
+            "rounding": ROUNDINGS.index(attrs.get("rounding", "tflm")),
+            "offset": float(attrs.get("offset", 0.0))}
 
 
 def nearest(in_size: int, out_size: int, attrs: dict[str, Any], given: float = 0.0
@@ -59,6 +66,11 @@ def nearest(in_size: int, out_size: int, attrs: dict[str, Any], given: float = 0
     align, half = int(attrs["align_corners"]), int(attrs["half_pixel_centers"])
     f = (np.arange(out_size).astype(F32) + F32(0.5 if half else 0.0)) * F32(
         scale_of(in_size, out_size, align, given))
+    rounding = attrs.get("rounding", "tflm")
+    if rounding != "tflm":  # ONNX's: the floor or ceiling of f + offset, in float32
+        g = (f + F32(attrs.get("offset", 0.0))).astype(np.float64)
+        index = np.floor(g) if rounding == "floor" else np.ceil(g)
+        return np.asarray(np.clip(index.astype(np.int64), 0, in_size - 1))
     v = f.astype(np.float64)
     index = np.sign(v) * np.floor(np.abs(v) + 0.5) if align else np.floor(v)
     index = np.minimum(index.astype(np.int64), in_size - 1)

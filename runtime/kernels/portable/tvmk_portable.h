@@ -141,11 +141,18 @@ struct tvmk_strided_slice_params {
  * computed in float as TFLM computes it: (v + 0.5 if half_pixel_centers) * scale, floored
  * (rounded, halves away from zero, if align_corners), at most size - 1 (and at least 0 if
  * half_pixel_centers). scale: in / out, or (in - 1) / (out - 1) if align_corners and
- * out > 1, as a float. */
+ * out > 1, as a float. rounding TVMK_ROUND_FLOOR / TVMK_ROUND_CEIL (ONNX's nearest modes)
+ * takes the floor or ceiling of (v + 0.5 if half_pixel_centers) * scale + offset
+ * instead, clamped to [0, size - 1]. */
+#define TVMK_ROUND_TFLM 0
+#define TVMK_ROUND_FLOOR 1
+#define TVMK_ROUND_CEIL 2
 struct tvmk_resize_nearest_params {
     int32_t N, H, W, C, OH, OW;
     float scale_h, scale_w;
     int32_t align_corners, half_pixel_centers;
+    int32_t rounding;
+    float offset;
 };
 
 /* TFLite's RESIZE_BILINEAR: X is N x H x W x C, Y is N x OH x OW x C; each output value
