@@ -38,8 +38,6 @@ def _resize(model: Any, n: Any) -> str | None:
     a = _attrs(n)
     if a.get("antialias", 0):
         return r"Resize \(antialias\)"
-    if a.get("keep_aspect_ratio_policy", "stretch") != "stretch":
-        return r"Resize \(keep_aspect_ratio_policy [a-z_]+\)"
     mode = a.get("mode", "nearest")
     coord = a.get("coordinate_transformation_mode", "half_pixel")
     rounding = a.get("nearest_mode", "round_prefer_floor")

@@ -9,8 +9,9 @@ modes) * ratio, less 0.5 for half_pixel, rounded as the mode says (round_prefer_
 the ceiling of the position less 0.5; round_prefer_ceil: the floor of it plus 0.5),
 clamped to the input. With scales, the ratio of input to output positions is 1 / scale
 (the kernels' scale_h, scale_w), as ONNX computes it; with sizes, in / out. The rest
-(cubic, antialias, tf_crop_and_resize, half_pixel_symmetric, keep_aspect_ratio_policy
-other than stretch) is refused in one line.
+(cubic, antialias, tf_crop_and_resize, half_pixel_symmetric) is refused in one line.
+keep_aspect_ratio_policy not_larger and not_smaller take one scale, the least or the
+greatest of sizes / in over the axes, and the sizes it gives (rounded, halves up).
 """
 
 from __future__ import annotations
@@ -59,9 +60,17 @@ def _sizes(ctx: Context, x: tuple[int, ...]) -> tuple[list[int], list[float] | N
         raise Unsupported("sizes computed at run time" if ctx.has(3) else
                           "neither scales nor sizes")
     sizes = _full(ctx.ints(3, "sizes"), axes, list(x))
+    policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
+    kept: list[float] | None = None
+    if policy != "stretch" and len(sizes) == 4:  # one scale, as ONNX's reference takes it
+        dims = axes if axes is not None else list(range(4))
+        ratios = [sizes[d] / x[d] for d in dims]
+        scale = min(ratios) if policy == "not_larger" else max(ratios)
+        sizes = [int(scale * x[d] + 0.5) if d in dims else x[d] for d in range(4)]
+        kept = [scale, scale]
     if len(sizes) != 4 or sizes[:2] != list(x[:2]) or min(sizes) < 1:
         raise Unsupported(f"sizes {sizes} (N and C must stay)")
-    return sizes[2:], None
+    return sizes[2:], kept
 
 
 def _check_attrs(ctx: Context) -> None:
@@ -72,8 +81,9 @@ def _check_attrs(ctx: Context) -> None:
     axes = ctx.attr("axes")
     if axes is not None and len({int(a) % 4 for a in axes}) != len(axes):
         raise Unsupported(f"axes {list(axes)}")
-    if ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
-        raise Unsupported(f"keep_aspect_ratio_policy {ctx.attr('keep_aspect_ratio_policy')}")
+    policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
+    if policy not in ("stretch", "not_larger", "not_smaller"):
+        raise Unsupported(f"keep_aspect_ratio_policy {policy}")
 
 
 def _ratio(n: int, o: int, scale: float | None, align: int, coord: str) -> float:
