@@ -34,21 +34,24 @@ MATH_MODULES = ("abs", "erf", "exp", "gather", "gelu", "layernormalization", "lo
                 # their expanded cases (functions of the operators above)
                 "reduce_log_sum", "reducel1", "reducesumsquare")
 MATH_FROZEN = {"ReduceMax": (1,), "ReduceMin": (1,), "ReduceProd": (1,), "ReduceSum": (1,)}
+# Slicing, resizing and transposed convolution (tvmdev/frontends/onnx_shape_ops.py).
+SHAPE = ("ConvTranspose", "Resize", "Slice", "Split")
+SHAPE_MODULES = ("convtranspose", "resize", "slice", "split")
+SHAPE_FROZEN = {"Resize": (1, 2, 3), "Slice": (1, 2, 3, 4), "Split": (1,)}
 
 SUPPORTED = ("Add", "AveragePool", "BatchNormalization", "Clip", "Concat", "Conv", "Div",
              "Dropout", "Flatten", "Gemm", "GlobalAveragePool", "Identity", "MatMul",
              "MaxPool", "Mul", "Pad", "ReduceMean", "Relu", "Reshape", "Sigmoid", "Softmax",
-             "Sub", "Tanh", "Transpose", *MATH)
+             "Sub", "Tanh", "Transpose", *MATH, *SHAPE)
 # onnx.backend.test.case.node modules that hold these operators' cases.
 MODULES = ("add", "averagepool", "batch_normalization", "clip", "concat", "conv", "div",
            "dropout",
            "flatten", "gemm", "globalaveragepool", "identity", "matmul", "maxpool", "mul",
            "pad", "reducemean", "relu", "reshape", "sigmoid", "softmax", "sub", "tanh",
-           "transpose",
-           *MATH_MODULES)
+           "transpose", *MATH_MODULES, *SHAPE_MODULES)
 # Operand positions known at import in a deployed model.
 FROZEN = {"Reshape": (1,), "Pad": (1, 2, 3), "ReduceMean": (1,), "Clip": (1, 2),
-          "BatchNormalization": (1, 2, 3, 4), **MATH_FROZEN}
+          "BatchNormalization": (1, 2, 3, 4), **MATH_FROZEN, **SHAPE_FROZEN}
 
 
 @dataclass

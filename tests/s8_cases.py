@@ -46,18 +46,24 @@ class Case:
     arrays: list[np.ndarray]  # the model's non-constant inputs, in order
     params: dict[str, Any] = field(default_factory=dict)
     ref: np.ndarray | None = None
+    more: list[Tensor] = field(default_factory=list)  # outputs after the first (SPLIT's)
+
+    @property
+    def outputs(self) -> list[Tensor]:
+        """Every output of the operator."""
+        return [self.output, *self.more]
 
     def model(self) -> bytes:
         """The .tflite bytes of this case."""
         tensors = []
-        for i, t in enumerate([*self.inputs, self.output]):
+        for i, t in enumerate([*self.inputs, *self.outputs]):
             quant = None
             if t.quant is not None:
                 quant = (list(t.quant.scale), list(t.quant.zero_point))
             tensors.append(T(f"t{i}", t.shape, t.data, type=t.type, quant=quant))
-        n = len(self.inputs)
-        graph = Graph(tensors, [Op(self.code, list(range(n)), [n], self.options)],
-                      [i for i, t in enumerate(self.inputs) if t.data is None], [n])
+        n, outs = len(self.inputs), list(range(len(self.inputs), len(tensors)))
+        graph = Graph(tensors, [Op(self.code, list(range(n)), outs, self.options)],
+                      [i for i, t in enumerate(self.inputs) if t.data is None], outs)
         return build(graph)
 
     def tflm(self) -> np.ndarray:
@@ -73,16 +79,22 @@ def merged(cases: list[Case]) -> tuple[bytes, list[np.ndarray]]:
     arrays: list[np.ndarray] = []
     for k, case in enumerate(cases):
         base = len(tensors)
-        for i, t in enumerate([*case.inputs, case.output]):
+        for i, t in enumerate([*case.inputs, *case.outputs]):
             quant = (list(t.quant.scale), list(t.quant.zero_point)) if t.quant else None
             tensors.append(T(f"c{k}_t{i}", t.shape, t.data, type=t.type, quant=quant))
             if i < len(case.inputs) and t.data is None:
                 inputs.append(base + i)
         n = len(case.inputs)
-        ops.append(Op(case.code, [base + i for i in range(n)], [base + n], case.options))
-        outputs.append(base + n)
+        outs = [base + n + j for j in range(len(case.outputs))]
+        ops.append(Op(case.code, [base + i for i in range(n)], outs, case.options))
+        outputs += outs
         arrays += case.arrays
     return build(Graph(tensors, ops, inputs, outputs)), arrays
+
+
+def output_labels(cases: list[Case]) -> list[str]:
+    """The label of each output of the merged model (a case's once per output)."""
+    return [c.label for c in cases for _ in c.outputs]
 
 
 def rng(seed: int) -> np.random.Generator:

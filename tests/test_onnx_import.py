@@ -30,6 +30,7 @@ import onnx  # noqa: E402
 import onnx_build  # noqa: E402
 import onnx_cases  # noqa: E402
 import onnx_variants  # noqa: E402
+from onnx_shape_refusals import shape_refusal  # noqa: E402
 
 from tvmdev.frontends import onnx as frontend  # noqa: E402
 
@@ -56,11 +57,11 @@ def _refusal(model: Any) -> str | None:
             return rf"(input|output) '{vi.name}' is (?!float32)[a-z0-9 ]+; tvmdev imports " \
                    "float32 models for now"
         if any(d.dim_value == 0 and d.HasField("dim_value") for d in t.tensor_type.shape.dim):
-            return rf"input '{vi.name}' is empty"
+            return rf"input '{vi.name}' is empty" if vi in g.input else r".* is empty \("
     for n in g.node:
         if any(a.name == "training_mode" and a.i for a in n.attribute):
             return rf"1 unsupported operator: {n.op_type} \(training mode\)"
-    return None
+    return shape_refusal(model)
 
 
 class NodeRun:

@@ -16,12 +16,15 @@ from typing import Any
 
 import numpy as np
 import tflite_binary_cases
+import tflite_slice_cases
+import tflite_tconv_cases
 from s8_cases import INT32, Case, Tensor, rand_int8, rand_quant, rng
 
 from tvmdev.model.quant import Quant
 
 FLOAT32 = 0
 TRANSPOSE, LOG_SOFTMAX, RESIZE_NEAREST_NEIGHBOR, LEAKY_RELU, HARD_SWISH = 39, 50, 97, 98, 117
+RESIZE_BILINEAR = 23
 
 
 def _input(r: np.random.Generator, shape: list[int], int8: bool) -> tuple[Tensor, np.ndarray]:
@@ -148,15 +151,39 @@ def resize_nearest_cases(int8: bool, seed: int = 35) -> list[Case]:
     return cases
 
 
+def resize_bilinear_cases(int8: bool, seed: int = 36) -> list[Case]:
+    """RESIZE_BILINEAR by a constant int32 size, plain, with align_corners and with
+    half_pixel_centers (TFLM refuses the two together); int8 outputs quantized as the
+    input or not (TFLM interpolates the raw values either way)."""
+    r = rng(seed)
+    cases = []
+    for (shape, size), (align, half) in itertools.product(
+            RESIZE_SHAPES + [([1, 8, 8, 4], [3, 5]), ([2, 2, 2, 8], [9, 9])],
+            ((False, False), (True, False), (False, True))):
+        x, values = _input(r, shape, int8)
+        out = [shape[0], *size, shape[3]]
+        y = Tensor(out, x.quant) if int8 and r.integers(3) else _output(r, out, int8)
+        opts = ("ResizeBilinearOptions", {"AlignCorners": align, "HalfPixelCenters": half})
+        sz = Tensor([2], None, np.array(size, np.int32), INT32)
+        cases.append(Case(f"resize_bilinear {shape} to {size} align {align} half {half}",
+                          RESIZE_BILINEAR, [x, sz], y, opts, [values]))
+    return cases
+
+
 CASES: dict[str, Callable[[bool], list[Case]]] = {
     "transpose": transpose_cases,
     "leaky_relu": leaky_relu_cases,
     "hard_swish": hard_swish_cases,
     "log_softmax": log_softmax_cases,
     "resize_nearest": resize_nearest_cases,
+    "resize_bilinear": resize_bilinear_cases,
     "sub": tflite_binary_cases.sub_cases,
     "maximum": tflite_binary_cases.maximum_cases,
     "minimum": tflite_binary_cases.minimum_cases,
+    "strided_slice": tflite_slice_cases.strided_slice_cases,
+    "split": tflite_slice_cases.split_cases,
+    "split_v": tflite_slice_cases.split_v_cases,
+    "transpose_conv": tflite_tconv_cases.transpose_conv_cases,
 }
 KEYS = [(op, dtype) for op, dtype in itertools.product(CASES, ("int8", "float32"))]
 

@@ -21,6 +21,7 @@ from .graph import Unsupported
 from .onnx_context import Context, chain, node_label, op_kind
 from .onnx_fold import fold_batch_norm, squeezed
 from .onnx_math import MATH_CONVERTERS, clip_bounds
+from .onnx_shape_ops import SHAPE_CONVERTERS
 
 # Operands of these converters that must be known at import (folded constants).
 WINDOW_KEYS = ("strides", "pads", "dilations", "auto_pad", "kernel_shape")
@@ -389,4 +390,5 @@ CONVERTERS: dict[str, Callable[[Context], None]] = {
     "ReduceMean": reduce_mean,
     "BatchNormalization": batch_norm,
     **MATH_CONVERTERS,
+    **SHAPE_CONVERTERS,
 }

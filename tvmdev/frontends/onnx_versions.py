@@ -28,6 +28,7 @@ VERSIONS: dict[str, tuple[int, ...]] = {
     "Constant": (1, 9, 11, 12, 13, 19, 21, 23, 24, 25),  # 12: value_float(s), value_int(s)
     "ConstantOfShape": (9, 20, 21, 23, 24, 25),
     "Conv": (1, 11, 22),
+    "ConvTranspose": (1, 11, 22),
     "DequantizeLinear": (10, 13, 19, 21, 23, 24, 25, 28),  # 13: axis, 21: block_size
     "Div": (1, 6, 7, 13, 14),
     "Dropout": (1, 6, 7, 10, 12, 13, 22),  # 12: ratio and training_mode operands
@@ -57,10 +58,12 @@ VERSIONS: dict[str, tuple[int, ...]] = {
     "ReduceSum": (1, 11, 13),  # 13: axes an operand, noop_with_empty_axes
     "Relu": (1, 6, 13, 14),
     "Reshape": (1, 5, 13, 14, 19, 21, 23, 24, 25),  # 5: shape an operand, 14: allowzero
+    "Resize": (11, 13, 18, 19),  # 18: antialias, axes, keep_aspect_ratio_policy; 19: a mode
     "Shape": (1, 13, 15, 19, 21, 23, 24, 25),  # 15: start and end
     "Sigmoid": (1, 6, 13),
     "Slice": (1, 10, 11, 13),  # 10: operands
     "Softmax": (1, 11, 13),  # 13: along axis (before: the input flattened at axis)
+    "Split": (2, 11, 13, 18),  # 13: split an operand, 18: num_outputs
     "Sqrt": (1, 6, 13),
     "Squeeze": (1, 11, 13, 21, 23, 24, 25),  # 13: axes an operand
     "Sub": (1, 6, 7, 13, 14),

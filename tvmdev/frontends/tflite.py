@@ -30,6 +30,7 @@ from .tflite_ops import CONVERTERS, INT8_KINDS, SHAPE_KINDS
 from .tflite_rawint import BUILTINS as RAW_BUILTINS
 from .tflite_rawint import RAW, SIGNAL
 from .tflite_rawint import converter as raw_converter
+from .tflite_slice import MULTI_OUTPUT
 
 IDENTIFIER = b"TFL3"
 FLOAT_ONLY = frozenset(CONVERTERS) - INT8_KINDS  # the kinds that map on float32 only
@@ -294,7 +295,7 @@ def _convert_float_int8(g: TfGraph, op: TfOp, outs: list[TfTensor]
     converter = CONVERTERS.get(op.kind)
     if converter is None:
         raise Unsupported()
-    if len(outs) != 1:
+    if len(outs) != 1 and op.kind not in MULTI_OUTPUT:
         raise Unsupported(f"{len(outs)} outputs")
     bad = sorted({t.dtype for t in outs if t.dtype != "float32"})
     if bad and (op.kind not in INT8_KINDS or bad != ["int8"]):

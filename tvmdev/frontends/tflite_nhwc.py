@@ -1,6 +1,6 @@
 """TFLite's NHWC operators mapped natively (no transposes): CONV_2D and DEPTHWISE_CONV_2D
 (weights as TFLite stores them), the pools, and the ops that move or reduce regions:
-PAD / PADV2, MEAN, CONCATENATION, RESIZE_NEAREST_NEIGHBOR.
+PAD / PADV2, MEAN, CONCATENATION, RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR.
 
 TFLite's SAME padding puts the odd pad at the end, as ONNX's ``SAME_UPPER`` does (TFLite
 ``ComputePaddingWithOffset``), so it maps onto ``auto_pad``, resolved against the input's
@@ -71,6 +71,35 @@ def depthwise_conv2d(ctx: Context) -> None:
         if ws[3] != xs[3]:
             attrs["depth_multiplier"] = ws[3] // xs[3]
     chain(ctx, [("depthwise_conv2d", ins, with_activation(attrs, activation(o, ctx.int8())))])
+
+
+def _tflm_pad(padding: int, size: int, k: int, stride: int) -> int:
+    """TFLM's padding before the input of TRANSPOSE_CONV (ComputePaddingHeightWidth over
+    the output: the conv that would map the output back onto the input)."""
+    out = (size + stride - 1) // stride if padding == 0 else (size + stride - k) // stride
+    return max(0, (out - 1) * stride + k - size) // 2 if out >= 0 else 0
+
+
+def transpose_conv(ctx: Context) -> None:
+    """TRANSPOSE_CONV (operands: output shape, weights [M, KH, KW, C], input, optional
+    bias): transpose_conv2d in NHWC, the padding before the input as TFLM computes it from
+    the output's size (the output tensor's, which TFLM reads), the pads after what makes
+    that size; the fused activation its `activation`."""
+    o = ctx.options("TransposeConvOptions")
+    if o is None or int(o.Padding()) not in _PADDING:
+        raise Unsupported("no options" if o is None else f"padding {o.Padding()}")
+    x, w = ctx.inp(2), ctx.inp(1)
+    xs, ws = ctx.b.shapes[x], ctx.b.shapes[w]
+    out = ctx.g.tensors[ctx.op.outputs[0]].shape
+    strides = [int(o.StrideH()), int(o.StrideW())]
+    ctx.b.check_steps(ctx.op.kind, ctx.out(), {"strides": strides})
+    if len(xs) != 4 or len(ws) != 4 or len(out) != 4:
+        raise Unsupported(f"input {list(xs)}, weights {list(ws)}, output {list(out)}")
+    pads = [_tflm_pad(int(o.Padding()), out[d], ws[d], strides[d - 1]) for d in (1, 2)]
+    pads += [(xs[d] - 1) * strides[d - 1] + ws[d] - pads[d - 1] - out[d] for d in (1, 2)]
+    attrs = {"layout": "NHWC", "strides": strides, "pads": pads}
+    ins = [x, w] + ([ctx.inp(3)] if ctx.has(3) else [])
+    chain(ctx, [("transpose_conv2d", ins, with_activation(attrs, activation(o, ctx.int8())))])
 
 
 def _pool(op: str) -> Any:
@@ -148,20 +177,24 @@ def concatenation(ctx: Context) -> None:
     chain(ctx, [("concat", ins, {"axis": int(o.Axis())}), activation_after(act)])
 
 
-def resize_nearest(ctx: Context) -> None:
-    """RESIZE_NEAREST_NEIGHBOR: resize_nearest to the constant size [OH, OW] (a 4-D input,
-    as TFLM requires), align_corners and half_pixel_centers from the options."""
-    o = ctx.options("ResizeNearestNeighborOptions")
-    size = ctx.ints(1, "size")
-    x = ctx.inp(0)
-    if len(size) != 2 or len(ctx.b.shapes[x]) != 4:
-        raise Unsupported(f"size {size} of a {len(ctx.b.shapes[x])}-D input")
-    attrs: dict[str, Any] = {"size": size}
-    if o is not None and o.AlignCorners():
-        attrs["align_corners"] = 1
-    if o is not None and o.HalfPixelCenters():
-        attrs["half_pixel_centers"] = 1
-    chain(ctx, [("resize_nearest", [x], attrs)])
+def _resize(op: str, options: str) -> Any:
+    def convert(ctx: Context) -> None:
+        o = ctx.options(options)
+        size = ctx.ints(1, "size")
+        x = ctx.inp(0)
+        if len(size) != 2 or len(ctx.b.shapes[x]) != 4:
+            raise Unsupported(f"size {size} of a {len(ctx.b.shapes[x])}-D input")
+        attrs: dict[str, Any] = {"size": size}
+        if o is not None and o.AlignCorners():
+            attrs["align_corners"] = 1
+        if o is not None and o.HalfPixelCenters():
+            attrs["half_pixel_centers"] = 1
+        if op == "resize_bilinear" and len(attrs) == 3:
+            raise Unsupported("align_corners with half_pixel_centers (TFLM refuses the pair)")
+        chain(ctx, [(op, [x], attrs)])
+    convert.__doc__ = (f"{op} to the constant size [OH, OW] (a 4-D input, as TFLM "
+                       "requires), align_corners and half_pixel_centers from the options.")
+    return convert
 
 
 CONVERTERS = {
@@ -173,5 +206,7 @@ CONVERTERS = {
     "PADV2": pad,
     "MEAN": mean,
     "CONCATENATION": concatenation,
-    "RESIZE_NEAREST_NEIGHBOR": resize_nearest,
+    "RESIZE_NEAREST_NEIGHBOR": _resize("resize_nearest", "ResizeNearestNeighborOptions"),
+    "RESIZE_BILINEAR": _resize("resize_bilinear", "ResizeBilinearOptions"),
+    "TRANSPOSE_CONV": transpose_conv,
 }

@@ -16,6 +16,7 @@ from .graph import Unsupported
 from .tflite_context import Context, activation, chain, with_activation
 from .tflite_nhwc import CONVERTERS as NHWC_CONVERTERS
 from .tflite_recurrent import CONVERTERS as RECURRENT_CONVERTERS
+from .tflite_slice import CONVERTERS as SLICE_CONVERTERS
 
 # Shape arithmetic folded into the RESHAPE it feeds (see tflite._folded).
 SHAPE_KINDS = frozenset({"SHAPE", "STRIDED_SLICE", "PACK"})
@@ -25,7 +26,9 @@ INT8_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE", "FULLY_CONNECTED", "RESHAPE", 
                         "AVERAGE_POOL_2D", "MAX_POOL_2D", "SOFTMAX", "LOGISTIC", "TANH", "PAD",
                         "PADV2", "MEAN", "CONCATENATION", "TRANSPOSE", "LEAKY_RELU",
                         "HARD_SWISH", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR", "SUB",
-                        "MAXIMUM", "MINIMUM", "SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM"})
+                        "MAXIMUM", "MINIMUM", "SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM",
+                        "STRIDED_SLICE", "SPLIT", "SPLIT_V", "RESIZE_BILINEAR",
+                        "TRANSPOSE_CONV"})
 
 
 def fully_connected(ctx: Context) -> None:
@@ -146,4 +149,5 @@ CONVERTERS: dict[str, Callable[[Context], None]] = {
     "DEQUANTIZE": dequantize,
     **NHWC_CONVERTERS,
     **RECURRENT_CONVERTERS,
+    **SLICE_CONVERTERS,
 }

@@ -348,7 +348,8 @@ _KERNEL_FILES = {"gemm", "matmul", "add", "sub", "mul", "div", "maximum", "minim
                  "sigmoid", "tanh", "softmax", "reshape", "flatten", "transpose", "conv2d",
                  "maxpool2d", "avgpool2d", "depthwise_conv2d", "fully_connected", "clip", "pad",
                  "mean", "concat", "rawint_cast", "rawint_binary", "rawint_copy",
-                 "signal_fft", "signal_bank", "signal_agc", "svdf", "lstm"}
+                 "signal_fft", "signal_bank", "signal_agc", "svdf", "lstm",
+                 "strided_slice", "transpose_conv2d", "resize_bilinear"}
 
 
 def _looks_like_kernel(name: str, kinds: list[str]) -> bool:

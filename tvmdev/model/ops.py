@@ -37,7 +37,8 @@ from .regions import (
     pad_infer,
     pad_params,
 )
-from .resize import resize_infer, resize_params
+from .resize import ROUNDINGS, resize_infer, resize_params
+from .resize_bilinear import bilinear_params
 from .s8.call import S8Call, check_dtypes, op_dtype
 from .s8.table import S8OPS
 from .shapes import (
@@ -59,6 +60,8 @@ from .shapes import (
     transpose_infer,
     transpose_params,
 )
+from .slicing import SLICE_OPS
+from .transpose_conv import TRANSPOSE_CONV_OPS
 from .windowed import (
     AUTO_PADS,
     LAYOUTS,
@@ -100,6 +103,10 @@ _WINDOW_ATTRS = {"strides": Attr("ints", ()), "pads": Attr("ints", ()),
 _POOL_ATTRS = {**_WINDOW_ATTRS, "kernel_shape": Attr("ints", None),
                "ceil_mode": Attr("bool", 0), "layout": _LAYOUT, "activation": _ACT}
 _CONV_ATTRS = {**_WINDOW_ATTRS, "activation": _ACT}
+# scale_h, scale_w: the ratios of input to output positions instead of TFLM's (0: TFLM's)
+_RESIZE_ATTRS = {"size": Attr("ints", None, length=2), "align_corners": Attr("bool", 0),
+                 "half_pixel_centers": Attr("bool", 0), "scale_h": Attr("float", 0.0),
+                 "scale_w": Attr("float", 0.0)}
 
 OPS: dict[str, OpDef] = {o.name: o for o in [
     OpDef("gemm", ("A", "B", "C"), frozenset({"C"}), ("Y",),
@@ -201,12 +208,18 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
           "tvmk_softmax_params", softmax_infer, softmax_params, inplace=(0,),
           doc="log of softmax along axis (int8: the last)"),
     OpDef("resize_nearest", ("X",), frozenset(), ("Y",),
-          {"size": Attr("ints", None, length=2), "align_corners": Attr("bool", 0),
-           "half_pixel_centers": Attr("bool", 0)},
+          {**_RESIZE_ATTRS, "rounding": Attr("str", "tflm", choices=ROUNDINGS),
+           "offset": Attr("float", 0.0)},
           "tvmk_resize_nearest_params", resize_infer, resize_params,
           doc="TFLite's nearest-neighbour resize of NHWC's H and W to size [OH, OW]"),
     *INT_OPDEFS,
     *RECURRENT_OPS,
+    OpDef("resize_bilinear", ("X",), frozenset(), ("Y",),
+          _RESIZE_ATTRS,
+          "tvmk_resize_bilinear_params", resize_infer, bilinear_params,
+          doc="TFLite's bilinear resize of NHWC's H and W to size [OH, OW]"),
+    *SLICE_OPS,
+    *TRANSPOSE_CONV_OPS,
 ]}
 
 # Attributes that may be left unset even without a default (kernel_shape of conv2d and

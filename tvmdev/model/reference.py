@@ -23,9 +23,13 @@ from .rawint.form import State
 from .recurrent import FLOAT_REFERENCE
 from .reference_math import MATH_REFERENCE
 from .resize import resize_reference
+from .resize_bilinear import bilinear_reference
 from .s8.call import S8Call
 from .s8.table import S8_STATEFUL, S8OPS
+from .slicing import strided_slice_reference
 from .taps import Tap, counts, taps
+from .transpose_conv import transpose_conv_reference
+from .values import INT_DTYPES, reset_state, stored
 
 F64 = np.float64
 
@@ -251,6 +255,10 @@ _SIMPLE: dict[str, Callable[[list[np.ndarray | None], dict[str, Any]], np.ndarra
     "hard_swish": lambda x, a: _arg(x, 0) * np.clip(_arg(x, 0) + 3.0, 0.0, 6.0) / 6.0,
     "log_softmax": _log_softmax,
     "resize_nearest": lambda x, a: resize_reference(_arg(x, 0), a),
+    "resize_bilinear": lambda x, a: bilinear_reference(_arg(x, 0), a),
+    "transpose_conv2d": lambda x, a: transpose_conv_reference(
+        x, a, [v.shape if v is not None else None for v in x]),
+    "strided_slice": lambda x, a: strided_slice_reference(_arg(x, 0), a),
     **MATH_REFERENCE,
 }
 _WINDOWED = {"conv2d": _conv2d, "depthwise_conv2d": _depthwise_conv2d,
@@ -298,17 +306,6 @@ def _s8_checked(model: Model, op: Operator, args: list[Any]) -> np.ndarray:
     return np.asarray(_checked(op, lambda: _s8(model, op, args)))
 
 
-def reset_state(model: Model) -> dict[str, np.ndarray]:
-    """Every state tensor as a reset leaves it (TFLM's ResetVariableTensors): filled with
-    :meth:`~tvmdev.model.graph.Model.state_fill`'s byte."""
-    out = {}
-    for name in model.states:
-        t = model.tensors[name]
-        fill = np.full(t.nbytes, model.state_fill(name), np.uint8)
-        out[name] = fill.view(np.dtype(t.dtype)).reshape(t.shape).copy()
-    return out
-
-
 def _stateful(model: Model, op: Operator, args: list[np.ndarray | None]
               ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """An op with state: its output and its state tensors' new values."""
@@ -336,8 +333,8 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray], *,
     from ``state`` (default: reset) and its new values are written back there, so that
     calls in a row run the model as consecutive invocations do."""
     state = {} if state is None else state
-    values: dict[str, np.ndarray] = {k: _stored(model, k, v) for k, v in inputs.items()}
-    values.update({k: _stored(model, k, v) for k, v in model.constants.items()})
+    values: dict[str, np.ndarray] = {k: stored(model, k, v) for k, v in inputs.items()}
+    values.update({k: stored(model, k, v) for k, v in model.constants.items()})
     start = reset_state(model)
     start.update({k: v for k, v in state.items() if k in start})
     values.update({k: np.asarray(v, F64) for k, v in start.items()})
@@ -383,16 +380,4 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray], *,
             out[k] = v.astype(np.dtype(dt) if dt in INT_DTYPES else np.float32)
     state.update({k: out[k] for k in model.states})
     return out
-
-
-INT_DTYPES = ("int8", "int16", "int32", "uint32", "uint64")
-
-
-def _stored(model: Model, name: str, v: np.ndarray) -> np.ndarray:
-    """A value as evaluate holds it: float64, raw integers beyond int32 in their own
-    dtype (uint64 values do not fit float64's mantissa)."""
-    dt = model.tensors[name].dtype if name in model.tensors else "float32"
-    if dt in ("int16", "uint32", "uint64"):
-        return np.asarray(v).astype(np.dtype(dt))
-    return np.asarray(v, F64)
 

@@ -15,22 +15,31 @@
 
 /* The input row (or column) output position v copies: (v + 0.5 with half-pixel centers)
  * * scale, floored (rounded, halves away from zero, with aligned corners), at most
- * size - 1 (and at least 0 with half-pixel centers). */
-static int32_t tvmk_nearest(int32_t v, int32_t size, float scale, int32_t align,
-                            int32_t half)
+ * size - 1 (and at least 0 with half-pixel centers); or with ONNX's rounding, the floor
+ * or ceiling of that plus the offset, in [0, size - 1]. */
+static int32_t tvmk_nearest(int32_t v, int32_t size, float scale,
+                            const struct tvmk_resize_nearest_params *p)
 {
-    const float f = ((float)v + (half ? 0.5f : 0.0f)) * scale;
-    int32_t i = align ? (int32_t)roundf(f) : (int32_t)floorf(f);
+    const float f = ((float)v + (p->half_pixel_centers ? 0.5f : 0.0f)) * scale;
+    int32_t i;
 
+    if (p->rounding != TVMK_ROUND_TFLM) { /* ONNX's modes: clamped at both ends */
+        const float g = f + p->offset;
+        i = p->rounding == TVMK_ROUND_CEIL ? (int32_t)ceilf(g) : (int32_t)floorf(g);
+        i = i > size - 1 ? size - 1 : i;
+        return i < 0 ? 0 : i;
+    }
+    i = p->align_corners ? (int32_t)roundf(f) : (int32_t)floorf(f);
     i = i > size - 1 ? size - 1 : i;
-    return half && i < 0 ? 0 : i;
+    return p->half_pixel_centers && i < 0 ? 0 : i;
 }
 
 static int32_t tvmk_resize_check(const void *X, const void *Y,
                                  const struct tvmk_resize_nearest_params *p)
 {
     return X != NULL && Y != NULL && p != NULL && p->N >= 0 && p->H > 0 && p->W > 0 &&
-           p->C >= 0 && p->OH >= 0 && p->OW >= 0;
+           p->C >= 0 && p->OH >= 0 && p->OW >= 0 && p->rounding >= TVMK_ROUND_TFLM &&
+           p->rounding <= TVMK_ROUND_CEIL;
 }
 
 /* The copy, for elements of elem bytes. */
@@ -43,12 +52,10 @@ static void tvmk_resize_copy(const unsigned char *X, unsigned char *Y,
     for (b = 0; b < p->N; ++b) {
         const unsigned char *xb = X + (size_t)b * (size_t)p->H * (size_t)p->W * pixel;
         for (y = 0; y < p->OH; ++y) {
-            const int32_t iy = tvmk_nearest(y, p->H, p->scale_h, p->align_corners,
-                                            p->half_pixel_centers);
+            const int32_t iy = tvmk_nearest(y, p->H, p->scale_h, p);
             const unsigned char *row = xb + (size_t)iy * (size_t)p->W * pixel;
             for (x = 0; x < p->OW; ++x) {
-                const int32_t ix = tvmk_nearest(x, p->W, p->scale_w, p->align_corners,
-                                                p->half_pixel_centers);
+                const int32_t ix = tvmk_nearest(x, p->W, p->scale_w, p);
                 memcpy(Y, row + (size_t)ix * pixel, pixel);
                 Y += pixel;
             }

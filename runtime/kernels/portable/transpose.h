@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tvmdev portable kernels: the shared walk of the transpose kernels (transpose.c,
- * transpose_s8.c). Private to this folder. The output is written in order while an
+ * tvmdev portable kernels: the shared walk of the transpose and strided-slice kernels
+ * (transpose.c, transpose_s8.c, strided_slice.c). Private to this folder. The output is written in order while an
  * odometer over its dims walks the input with in_strides; the innermost output dim is
  * one copy when its input stride is 1, else a strided loop. Not in place.
  */
@@ -13,24 +13,23 @@
 
 #include "tvmk_portable.h"
 
-/* Copy params->count elements of elem bytes each; the caller checked params, with
- * 1 <= ndim <= TVMK_MAX_DIMS and a positive count and innermost dim, and gives the
- * odometer's TVMK_MAX_DIMS indices (idx). */
-static inline void tvmk_transpose_walk(const unsigned char *data, unsigned char *transposed,
-                                       size_t elem,
-                                       const struct tvmk_transpose_params *params,
-                                       int32_t *idx)
+/* Copy count elements of elem bytes each from data, output dim d of ndim having shape[d]
+ * entries that step in_strides[d] elements through data (negative: backwards); the
+ * caller checked 1 <= ndim <= TVMK_MAX_DIMS and a positive count and innermost dim, and
+ * gives the odometer's TVMK_MAX_DIMS indices (idx). */
+static inline void tvmk_strided_walk(const unsigned char *data, unsigned char *out, size_t elem,
+                                     int32_t ndim, int32_t count, const int32_t *shape,
+                                     const int32_t *in_strides, int32_t *idx)
 {
-    int32_t ndim = params->ndim, inner = params->shape[params->ndim - 1];
-    int32_t outer = params->count / inner, o, d, j;
-    ptrdiff_t s = params->in_strides[ndim - 1], off = 0;
+    int32_t inner = shape[ndim - 1], outer = count / inner, o, d, j;
+    ptrdiff_t s = in_strides[ndim - 1], off = 0;
 
     for (d = 0; d < ndim; ++d) {
         idx[d] = 0;
     }
     for (o = 0; o < outer; ++o) {
         const unsigned char *x = data + off * (ptrdiff_t)elem;
-        unsigned char *y = transposed + (size_t)o * (size_t)inner * elem;
+        unsigned char *y = out + (size_t)o * (size_t)inner * elem;
         if (s == 1) {
             memcpy(y, x, (size_t)inner * elem);
         } else {
@@ -39,14 +38,24 @@ static inline void tvmk_transpose_walk(const unsigned char *data, unsigned char 
             }
         }
         for (d = ndim - 2; d >= 0; --d) {
-            off += params->in_strides[d];
-            if (++idx[d] < params->shape[d]) {
+            off += in_strides[d];
+            if (++idx[d] < shape[d]) {
                 break;
             }
-            off -= (ptrdiff_t)params->in_strides[d] * params->shape[d];
+            off -= (ptrdiff_t)in_strides[d] * shape[d];
             idx[d] = 0;
         }
     }
+}
+
+/* The transpose's walk: tvmk_strided_walk with the params' dims. */
+static inline void tvmk_transpose_walk(const unsigned char *data, unsigned char *transposed,
+                                       size_t elem,
+                                       const struct tvmk_transpose_params *params,
+                                       int32_t *idx)
+{
+    tvmk_strided_walk(data, transposed, elem, params->ndim, params->count, params->shape,
+                      params->in_strides, idx);
 }
 
 #endif /* TVMK_PORTABLE_TRANSPOSE_H_ */

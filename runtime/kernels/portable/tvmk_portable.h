@@ -126,16 +126,47 @@ struct tvmk_transpose_params {
     int32_t in_strides[TVMK_MAX_DIMS];
 };
 
+/* A strided slice (TFLite's STRIDED_SLICE and SPLIT, ONNX's Slice): Y[i0..] =
+ * X[offset + sum(i_d * in_strides[d])], Y of ndim dims and the given shape (count
+ * elements; in_strides in elements, negative for a backward step). The kernels copy
+ * elements of any type alike (int8 keeps its values, as TFLM). Not in place. */
+struct tvmk_strided_slice_params {
+    int32_t ndim, count, offset;
+    int32_t shape[TVMK_MAX_DIMS];
+    int32_t in_strides[TVMK_MAX_DIMS];
+};
+
 /* TFLite's RESIZE_NEAREST_NEIGHBOR: X is N x H x W x C, Y is N x OH x OW x C; output pixel
  * (y, x) copies input pixel (nearest(y, H, scale_h), nearest(x, W, scale_w)), nearest
  * computed in float as TFLM computes it: (v + 0.5 if half_pixel_centers) * scale, floored
  * (rounded, halves away from zero, if align_corners), at most size - 1 (and at least 0 if
  * half_pixel_centers). scale: in / out, or (in - 1) / (out - 1) if align_corners and
- * out > 1, as a float. */
+ * out > 1, as a float. rounding TVMK_ROUND_FLOOR / TVMK_ROUND_CEIL (ONNX's nearest modes)
+ * takes the floor or ceiling of (v + 0.5 if half_pixel_centers) * scale + offset
+ * instead, clamped to [0, size - 1]. */
+#define TVMK_ROUND_TFLM 0
+#define TVMK_ROUND_FLOOR 1
+#define TVMK_ROUND_CEIL 2
 struct tvmk_resize_nearest_params {
     int32_t N, H, W, C, OH, OW;
     float scale_h, scale_w;
     int32_t align_corners, half_pixel_centers;
+    int32_t rounding;
+    float offset;
+};
+
+/* TFLite's RESIZE_BILINEAR: X is N x H x W x C, Y is N x OH x OW x C; each output value
+ * interpolates the input's rows floor(p), ceil(p) (clamped to [0, H - 1]) at
+ * p = y * scale_h, or (y + 0.5) * scale_h - 0.5 if half_pixel_centers, and likewise its
+ * columns, as TFLM's reference kernel computes it: in float (scale_h, scale_w: in / out,
+ * or (in - 1) / (out - 1) with align_corners), or for int8 in fixed point with 10
+ * fractional bits (scale_h_10, scale_w_10: the same ratios x 1024, rounded). Not in
+ * place. */
+struct tvmk_resize_bilinear_params {
+    int32_t N, H, W, C, OH, OW;
+    float scale_h, scale_w;
+    int32_t scale_h_10, scale_w_10;
+    int32_t half_pixel_centers;
 };
 
 /* Convolution, Y = act(conv(X, W) + B). With layout TVMK_LAYOUT_NCHW (ONNX): X is
@@ -306,11 +337,24 @@ int32_t tvmk_flatten_f32(const float *input, float *output,
                          const struct tvmk_unary_params *params, void *resource_handle);
 int32_t tvmk_transpose_f32(const float *data, float *transposed,
                            const struct tvmk_transpose_params *params, void *resource_handle);
+int32_t tvmk_strided_slice_f32(const float *input, float *output,
+                               const struct tvmk_strided_slice_params *params,
+                               void *resource_handle);
 int32_t tvmk_resize_nearest_f32(const float *X, float *Y,
                                 const struct tvmk_resize_nearest_params *params,
                                 void *resource_handle);
+int32_t tvmk_resize_bilinear_f32(const float *X, float *Y,
+                                 const struct tvmk_resize_bilinear_params *params,
+                                 void *resource_handle);
 int32_t tvmk_conv2d_f32(const float *X, const float *W, const float *B, float *Y,
                         const struct tvmk_conv2d_params *params, void *resource_handle);
+/* Transposed convolution: tvmk_conv2d_params read as the transposed one's (pad_top /
+ * pad_left: where input pixel 0 lands before the output; input row iy and filter row ky
+ * reach output row iy * stride_h - pad_top + ky * dil_h); W is ONNX's [C, M / group, KH, KW]
+ * (NCHW) or TFLite's [M, KH, KW, C / group] (NHWC). */
+int32_t tvmk_transpose_conv2d_f32(const float *X, const float *W, const float *B, float *Y,
+                                  const struct tvmk_conv2d_params *params,
+                                  void *resource_handle);
 int32_t tvmk_depthwise_conv2d_f32(const float *input, const float *filter, const float *bias,
                                   float *output,
                                   const struct tvmk_depthwise_conv2d_params *params,

@@ -116,6 +116,13 @@ int32_t tvmk_fully_connected_s8(const int8_t *input, const int8_t *weights,
                                 void *resource_handle);
 int32_t tvmk_conv2d_s8(const int8_t *X, const int8_t *W, const int32_t *B, int8_t *Y,
                        const struct tvmk_conv2d_s8_params *params, void *resource_handle);
+/* TRANSPOSE_CONV, NHWC, W [M, KH, KW, C / group]: tvmk_conv2d_s8_params read as the
+ * transposed convolution's (pad_top / pad_left: where input pixel 0 lands before the
+ * output; input row iy and filter row ky reach output row iy * stride_h - pad_top +
+ * ky * dil_h). */
+int32_t tvmk_transpose_conv2d_s8(const int8_t *X, const int8_t *W, const int32_t *B, int8_t *Y,
+                                 const struct tvmk_conv2d_s8_params *params,
+                                 void *resource_handle);
 int32_t tvmk_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
                                  const int32_t *bias, int8_t *output,
                                  const struct tvmk_depthwise_conv2d_s8_params *params,

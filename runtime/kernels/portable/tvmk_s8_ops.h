@@ -3,7 +3,7 @@
  * tvmdev portable kernels, int8 (TFLite's quantization spec), bit-exact with TFLM's
  * reference kernels: ADD, MUL, AVERAGE_POOL_2D, MAX_POOL_2D, SOFTMAX, LOGISTIC, TANH, PAD
  * (and PADV2), MEAN, CONCATENATION, TRANSPOSE, LEAKY_RELU, HARD_SWISH, LOG_SOFTMAX,
- * RESIZE_NEAREST_NEIGHBOR. C99, no allocation, no scratch, a few locals.
+ * RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR, STRIDED_SLICE, SPLIT, SPLIT_V. C99, no allocation, no scratch, a few locals.
  *
  * The calling convention is the float kernels' (tvmk_portable.h): inputs, outputs, the
  * const params struct, the resource handle (ignored); TVM_DEVICE_OK, or
@@ -219,10 +219,19 @@ int32_t tvmk_log_softmax_s8(const int8_t *input, int8_t *output,
 /* TRANSPOSE: a copy, with tvmk_transpose_params (tvmk_portable.h). */
 int32_t tvmk_transpose_s8(const int8_t *data, int8_t *transposed,
                           const struct tvmk_transpose_params *params, void *resource_handle);
+/* STRIDED_SLICE, SPLIT, SPLIT_V: a copy, with tvmk_strided_slice_params (tvmk_portable.h). */
+int32_t tvmk_strided_slice_s8(const int8_t *input, int8_t *output,
+                              const struct tvmk_strided_slice_params *params,
+                              void *resource_handle);
 /* RESIZE_NEAREST_NEIGHBOR: a copy, with tvmk_resize_nearest_params (tvmk_portable.h). */
 int32_t tvmk_resize_nearest_s8(const int8_t *X, int8_t *Y,
                                const struct tvmk_resize_nearest_params *params,
                                void *resource_handle);
+/* RESIZE_BILINEAR: TFLM's integer interpolation, with tvmk_resize_bilinear_params
+ * (tvmk_portable.h). */
+int32_t tvmk_resize_bilinear_s8(const int8_t *X, int8_t *Y,
+                                const struct tvmk_resize_bilinear_params *params,
+                                void *resource_handle);
 
 #ifdef __cplusplus
 }

@@ -109,7 +109,7 @@ _WINDOW = ("N", "C", "H", "W", "KH", "KW", "OH", "OW", "stride_h", "stride_w", "
            "pad_left", "dil_h", "dil_w")
 
 
-def _window_params(c: S8Call, op: str, dims: dict[str, Any], extra: tuple[str, ...],
+def window_params(c: S8Call, op: str, dims: dict[str, Any], extra: tuple[str, ...],
                    channels: int) -> dict[str, Any]:
     """The params of an int8 conv: its window (NHWC), offsets, activation range and
     per-channel multipliers and shifts."""
@@ -125,12 +125,12 @@ def _conv_params(c: S8Call) -> dict[str, Any]:
     if c.attrs.get("layout") != "NHWC":
         raise ShapeError("int8 conv2d is NHWC (TFLite's layout) only")
     dims = conv_params(c.shapes, c.out_shape, c.attrs)
-    return _window_params(c, "conv2d", dims, ("M", "group"), dims["M"])
+    return window_params(c, "conv2d", dims, ("M", "group"), dims["M"])
 
 
 def _depthwise_params(c: S8Call) -> dict[str, Any]:
     dims = depthwise_params(c.shapes, c.out_shape, c.attrs)
-    return _window_params(c, "depthwise_conv2d", dims, ("mult",), dims["C"] * dims["mult"])
+    return window_params(c, "depthwise_conv2d", dims, ("mult",), dims["C"] * dims["mult"])
 
 
 def _patches(p: dict[str, Any], x: np.ndarray
@@ -157,7 +157,7 @@ def _conv_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
         for k in range(g):
             acc[:, oy, ox, k * mg:(k + 1) * mg] += (patch[..., k * cg:(k + 1) * cg]
                                                     @ wv[k * mg:(k + 1) * mg, ky, kx, :].T)
-    return _finish(c, p, acc, b)
+    return finish(c, p, acc, b)
 
 
 def _depthwise_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
@@ -168,10 +168,10 @@ def _depthwise_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
     acc = np.zeros((p["N"], p["OH"], p["OW"], p["C"] * p["mult"]), np.int64)
     for ky, kx, (oy, ox), patch in _patches(p, xv):
         acc[:, oy, ox, :] += np.repeat(patch, p["mult"], axis=3) * wv[ky, kx, :]
-    return _finish(c, p, acc, b)
+    return finish(c, p, acc, b)
 
 
-def _finish(c: S8Call, p: dict[str, Any], acc: np.ndarray, b: np.ndarray | None
+def finish(c: S8Call, p: dict[str, Any], acc: np.ndarray, b: np.ndarray | None
             ) -> np.ndarray:
     """Bias, per-channel requantization, offset and clamp; in the output's shape."""
     if b is not None:

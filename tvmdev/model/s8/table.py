@@ -20,13 +20,15 @@ from .pad import OPS as PAD
 from .piecewise import OPS as PIECEWISE
 from .pool import OPS as POOL
 from .quantize import OPS as QUANTIZE
+from .resize import OPS as RESIZE
 from .softmax import OPS as SOFTMAX
 from .svdf import OPS as SVDF
 from .svdf import STATEFUL as SVDF_STATEFUL
+from .transpose_conv import OPS as TRANSPOSE_CONV
 
 S8OPS: dict[str, S8Op] = {**QUANTIZE, **NN, **ELEMENTWISE, **POOL, **SOFTMAX, **ACTIVATIONS,
                           **PAD, **MEAN, **CONCAT, **LAYOUT, **PIECEWISE, **LOG_SOFTMAX,
-                          **SVDF, **LSTM}
+                          **RESIZE, **TRANSPOSE_CONV, **SVDF, **LSTM}
 # The int8 forms of the ops with state (tvmdev.model.recurrent): their references return
 # the output and the updated states, in the order of the op's state arguments.
 S8_STATEFUL = {**SVDF_STATEFUL, **LSTM_STATEFUL}

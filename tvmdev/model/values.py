@@ -1,0 +1,30 @@
+"""Values as :func:`tvmdev.model.reference.evaluate` holds them, and the state a reset
+leaves."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .graph import Model
+
+INT_DTYPES = ("int8", "int16", "int32", "uint32", "uint64")
+
+
+def stored(model: Model, name: str, v: np.ndarray) -> np.ndarray:
+    """A value as evaluate holds it: float64, raw integers beyond int32 in their own
+    dtype (uint64 values do not fit float64's mantissa)."""
+    dt = model.tensors[name].dtype if name in model.tensors else "float32"
+    if dt in ("int16", "uint32", "uint64"):
+        return np.asarray(v).astype(np.dtype(dt))
+    return np.asarray(v, np.float64)
+
+
+def reset_state(model: Model) -> dict[str, np.ndarray]:
+    """Every state tensor as a reset leaves it (TFLM's ResetVariableTensors): filled with
+    :meth:`~tvmdev.model.graph.Model.state_fill`'s byte."""
+    out = {}
+    for name in model.states:
+        t = model.tensors[name]
+        fill = np.full(t.nbytes, model.state_fill(name), np.uint8)
+        out[name] = fill.view(np.dtype(t.dtype)).reshape(t.shape).copy()
+    return out
