@@ -24,7 +24,7 @@ from ..model.quant import Quant
 from ..model.shapes import Shape
 from .graph import Builder, Imported, Unsupported, c_names
 from .tflite_context import Context
-from .tflite_ops import CONVERTERS, INT8_KINDS, SHAPE_KINDS
+from .tflite_ops import CONVERTERS, INT8_KINDS, INT16_KINDS, SHAPE_KINDS
 
 IDENTIFIER = b"TFL3"
 FLOAT_ONLY = frozenset(CONVERTERS) - INT8_KINDS  # the kinds that map on float32 only
@@ -205,6 +205,18 @@ def _input_shape(t: TfTensor, given: dict[str, Shape], path: Path) -> Shape:
     return t.shape
 
 
+def _check_input(t: TfTensor, path: Path) -> None:
+    """A model input tvmdev takes: float32, int8 or int16 (quantized), or a quantized
+    int32 (a QUANTIZE's input, as TFLM takes it)."""
+    quantized = ("int8", "int16", "int32")
+    if t.dtype not in ("float32", *quantized):
+        raise TvmdevError(f"input '{t.name}' is {t.dtype}; tvmdev imports float32, int8 and "
+                          "int16 inputs (and quantized int32)", str(path))
+    if t.dtype in quantized and t.quant is None:
+        raise TvmdevError(f"input '{t.name}' is {t.dtype} without quantization (scale, zero "
+                          "point)", str(path))
+
+
 def _folded(g: TfGraph) -> set[int]:
     """Shape arithmetic whose every use is, in the end, a RESHAPE's shape operand."""
     users: dict[int, list[tuple[TfOp, int]]] = {}
@@ -237,10 +249,7 @@ def convert(path: Path, raw: bytes, name: str,
     for j in g.inputs:
         t = g.tensors[j]
         shape = _input_shape(t, given, path)
-        if t.dtype not in ("float32", "int8") or (t.dtype == "int8" and t.quant is None):
-            raise TvmdevError(f"input '{t.name}' is {t.dtype}" + (
-                " without quantization (scale, zero point)" if t.dtype == "int8" else
-                "; tvmdev imports float32 and int8 inputs"), str(path))
+        _check_input(t, path)
         b.add_input(t.cname, shape, t.dtype, t.quant)
     folded = _folded(g)
     # A dynamic dim set to a size other than the stored one: each output's dims are then
@@ -282,7 +291,8 @@ def _convert_op(b: Builder, g: TfGraph, op: TfOp, relaxed: bool) -> None:
         if len(outs) != 1:
             raise Unsupported(f"{len(outs)} outputs")
         bad = sorted({t.dtype for t in outs if t.dtype != "float32"})
-        if bad and (op.kind not in INT8_KINDS or bad != ["int8"]):
+        if bad and not (op.kind in INT8_KINDS and bad == ["int8"]
+                        or op.kind in INT16_KINDS and bad in (["int16"], ["int32"])):
             raise Unsupported(", ".join(bad))
         converter(Context(b, g, op))
     except _CORRUPT as exc:  # options are read here, lazily: a corrupt table shows now

@@ -13,10 +13,11 @@ import numpy as np
 from ..errors import Where
 from .ops import op_params
 from .quant import Q4Weight, Quant
+from .s8.call import op_dtype
 from .shapes import Shape, numel
 
 # q4c32: constants only, sized as their floats
-DTYPE_SIZE = {"float32": 4, "q4c32": 4, "int8": 1, "int32": 4}
+DTYPE_SIZE = {"float32": 4, "q4c32": 4, "int8": 1, "int16": 2, "int32": 4, "int64": 8}
 
 
 @dataclass(frozen=True)
@@ -96,9 +97,10 @@ class Model:
                          [t.quant if t else None for t in ts] + [out.quant])
 
     def op_dtype(self, op: Operator) -> str:
-        """The dtype ``op`` computes in: int8 when any of its tensors is int8."""
+        """The dtype ``op`` computes in (:func:`~.s8.call.op_dtype`): int16 when any of
+        its tensors is int16, else int8 when any is int8, else float32."""
         names = [t for t in (*op.inputs, *op.outputs) if t is not None]
-        return "int8" if any(self.tensors[t].dtype == "int8" for t in names) else "float32"
+        return op_dtype([self.tensors[t].dtype for t in names])
 
     @property
     def unread_constants(self) -> frozenset[str]:

@@ -13,14 +13,15 @@ import numpy as np
 
 from ..errors import TvmdevError
 from .graph import Model, Operator
-from .ops import QUANT_OPS
+from .ops import QUANT_OPS, quantized_forms
 from .reference_math import MATH_REFERENCE
 from .resize import resize_reference
-from .s8.call import S8Call
-from .s8.table import S8OPS
+from .s8.call import QUANTIZED, S8Call
 from .taps import Tap, counts, taps
 
 F64 = np.float64
+
+INT_DTYPES = ("int8", "int16", "int32", "int64")
 
 
 def _gemm(x: list[np.ndarray | None], a: dict[str, Any]) -> np.ndarray:
@@ -265,7 +266,7 @@ def _s8(model: Model, op: Operator, args: list[np.ndarray | None]) -> np.ndarray
     call = S8Call([t.shape if t else None for t in ts], out.shape, op.attr_dict,
                   [t.dtype if t else None for t in ts] + [out.dtype],
                   [t.quant if t else None for t in ts] + [out.quant])
-    return S8OPS[op.op].reference(call, args)
+    return quantized_forms(model.op_dtype(op))[op.op].reference(call, args)
 
 
 def _s8_checked(model: Model, op: Operator, args: list[Any]) -> np.ndarray:
@@ -285,7 +286,9 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarra
     """Every tensor's value (inputs, constants, intermediates, outputs) in its dtype:
     float32, or int8 and int32 (computed by the int8 forms' integer references)."""
     values: dict[str, np.ndarray] = {k: np.asarray(v, F64) for k, v in inputs.items()}
-    values.update({k: v.astype(F64) for k, v in model.constants.items()})
+    # int64 constants (16x8 biases) stay exact; the others as float64
+    values.update({k: v if v.dtype == np.int64 else v.astype(F64)
+                   for k, v in model.constants.items()})
     out: dict[str, np.ndarray] = {}
     # NaN and infinities in the inputs propagate as IEEE arithmetic says, without warnings.
     with np.errstate(all="ignore"):
@@ -293,7 +296,7 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarra
             args = [values[t] if t is not None else None for t in op.inputs]
             attrs = op.attr_dict
             shape = model.tensors[op.outputs[0]].shape
-            if op.op in QUANT_OPS or model.op_dtype(op) == "int8":
+            if op.op in QUANT_OPS or model.op_dtype(op) in QUANTIZED:
                 values[op.outputs[0]] = np.asarray(_s8_checked(model, op, args), F64)
                 continue
             if op.op in _WINDOWED:
@@ -305,7 +308,7 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarra
             values[op.outputs[0]] = y
         for k, v in values.items():
             out[k] = v.astype(np.dtype(model.tensors[k].dtype)
-                              if model.tensors[k].dtype in ("int8", "int32") else np.float32)
+                              if model.tensors[k].dtype in INT_DTYPES else np.float32)
     return out
 
 
@@ -316,7 +319,9 @@ def input_range(model: Model, name: str) -> tuple[float, float]:
         if op.op == "quantize" and op.inputs[0] == name:
             q = model.tensors[op.outputs[0]].quant
             if q is not None:
-                return q.scale[0] * (-128 - q.zero_point[0]), q.scale[0] * (127 - q.zero_point[0])
+                info = np.iinfo(model.tensors[op.outputs[0]].dtype)
+                return (q.scale[0] * (info.min - q.zero_point[0]),
+                        q.scale[0] * (info.max - q.zero_point[0]))
     return -1.0, 1.0
 
 
@@ -333,15 +338,19 @@ def index_range(model: Model, name: str) -> tuple[int, int]:
 
 
 def random_inputs(model: Model, seed: int = 0) -> dict[str, np.ndarray]:
-    """Seeded inputs, one array per model input: int8 ones over [-128, 127], int32 ones
+    """Seeded inputs, one array per model input: int8 and int16 ones over their dtype's
+    range, int32 ones
     over :func:`index_range` (at most [-128, 128)), float32 ones over
     :func:`input_range`."""
     rng = np.random.default_rng(seed)
     out = {}
     for name in model.inputs:
         t = model.tensors[name]
-        if t.dtype == "int8":
-            out[name] = rng.integers(-128, 128, t.shape).astype(np.int8)
+        if t.dtype in ("int8", "int16"):
+            info = np.iinfo(t.dtype)
+            out[name] = rng.integers(info.min, info.max + 1, t.shape).astype(t.dtype)
+        elif t.dtype == "int32" and t.quant is not None:  # quantized (requantized to int16)
+            out[name] = rng.integers(-(1 << 15), 1 << 15, t.shape).astype(np.int32)
         elif t.dtype == "int32":
             first, end = index_range(model, name)
             out[name] = rng.integers(max(first, -128), min(end, 128), t.shape).astype(np.int32)

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tvmdev portable kernels, int16 (TFLite's 16x8 scheme: int16 activations, int8 weights,
+ * int64 biases), computed exactly as TFLM's reference kernels compute them. Each kernel
+ * takes the params struct of the op's int8 form (tvmk_s8.h, tvmk_s8_ops.h; derived at
+ * generation time by tvmdev/model/s16): the arithmetic is the int8 form's with int16
+ * clamps (add, sub, mul, pad, leaky_relu, quantize), or with int64 accumulators and the
+ * int64 MultiplyByQuantizedMultiplier (conv2d, depthwise_conv2d, fully_connected; their
+ * activation range is int16's). ADD and SUB's left_shift is 15 (int8's 20).
+ */
+#ifndef TVMK_S16_H_
+#define TVMK_S16_H_
+
+#include <stdint.h>
+
+#include "tvmk_s8.h"
+#include "tvmk_s8_ops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* quantize float32 -> int16; requantize between int8, int16 and int32 (input -> output:
+ * clamp(MultiplyByQuantizedMultiplier(input - input_zero_point) + zero_point) to the
+ * output's dtype); dequantize int16 -> float32. */
+int32_t tvmk_quantize_s16(const float *input, int16_t *output,
+                          const struct tvmk_quantize_s8_params *params, void *resource_handle);
+int32_t tvmk_requantize_s16_s8(const int16_t *input, int8_t *output,
+                               const struct tvmk_quantize_s8_params *params,
+                               void *resource_handle);
+int32_t tvmk_requantize_s8_s16(const int8_t *input, int16_t *output,
+                               const struct tvmk_quantize_s8_params *params,
+                               void *resource_handle);
+int32_t tvmk_requantize_s16(const int16_t *input, int16_t *output,
+                            const struct tvmk_quantize_s8_params *params,
+                            void *resource_handle);
+int32_t tvmk_requantize_s16_s32(const int16_t *input, int32_t *output,
+                                const struct tvmk_quantize_s8_params *params,
+                                void *resource_handle);
+int32_t tvmk_requantize_s32_s16(const int32_t *input, int16_t *output,
+                                const struct tvmk_quantize_s8_params *params,
+                                void *resource_handle);
+int32_t tvmk_dequantize_s16(const int16_t *input, float *output,
+                            const struct tvmk_quantize_s8_params *params,
+                            void *resource_handle);
+int32_t tvmk_reshape_s16(const int16_t *data, int16_t *reshaped,
+                         const struct tvmk_unary_params *params, void *resource_handle);
+int32_t tvmk_conv2d_s16(const int16_t *X, const int8_t *W, const int64_t *B, int16_t *Y,
+                        const struct tvmk_conv2d_s8_params *params, void *resource_handle);
+int32_t tvmk_depthwise_conv2d_s16(const int16_t *input, const int8_t *filter,
+                                  const int64_t *bias, int16_t *output,
+                                  const struct tvmk_depthwise_conv2d_s8_params *params,
+                                  void *resource_handle);
+int32_t tvmk_fully_connected_s16(const int16_t *input, const int8_t *weights,
+                                 const int64_t *bias, int16_t *output,
+                                 const struct tvmk_fully_connected_s8_params *params,
+                                 void *resource_handle);
+int32_t tvmk_add_s16(const int16_t *A, const int16_t *B, int16_t *C,
+                     const struct tvmk_add_s8_params *params, void *resource_handle);
+int32_t tvmk_sub_s16(const int16_t *A, const int16_t *B, int16_t *C,
+                     const struct tvmk_add_s8_params *params, void *resource_handle);
+int32_t tvmk_mul_s16(const int16_t *A, const int16_t *B, int16_t *C,
+                     const struct tvmk_mul_s8_params *params, void *resource_handle);
+int32_t tvmk_pad_s16(const int16_t *data, int16_t *output,
+                     const struct tvmk_pad_s8_params *params, void *resource_handle);
+int32_t tvmk_leaky_relu_s16(const int16_t *X, int16_t *Y,
+                            const struct tvmk_leaky_relu_s8_params *params,
+                            void *resource_handle);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TVMK_S16_H_ */
