@@ -162,3 +162,123 @@ def test_params_are_the_structs_fields(op: str, tmp_path: Path) -> None:
         want = set(fields[prep.struct]) - ({"scratch", "scratch_bytes"}
                                            if prep.takes_scratch else set())
         assert sorted(prep.params) == sorted(want), prep.struct
+
+
+# --- keyword_scrambled: int16 input -> QUANTIZE -> SVDF ... FC -> SOFTMAX -> QUANTIZE ---
+
+def _keyword_scrambled() -> Path:
+    root = os.environ.get("TFLM_SOURCE_DIR")
+    path = Path(root or ".") / "tensorflow/lite/micro/models/keyword_scrambled.tflite"
+    if not root or not path.exists():
+        pytest.skip("TFLM's tree (TFLM_SOURCE_DIR) holds keyword_scrambled.tflite")
+    return path
+
+
+def _tensor(t: object) -> object:
+    """A tflite_build tensor from a tensor of tvmdev's TFLite reader."""
+    from tflite_build import T
+
+    from tvmdev.frontends.tflite import TfTensor
+    assert isinstance(t, TfTensor)
+    codes = {"int16": ic.INT16, "int8": ic.INT8, "int32": ic.INT32, "float32": ic.FLOAT32}
+    quant = (list(t.quant.scale), list(t.quant.zero_point)) if t.quant else None
+    return T("", list(t.shape), t.data, type=codes[t.dtype], quant=quant)
+
+
+def test_keyword_scrambled_int16_parts(tmp_path: Path) -> None:
+    """keyword_scrambled's int16 parts, as the model quantizes them: its first QUANTIZE
+    (int16 input -> int8), and its last FULLY_CONNECTED -> SOFTMAX (int8 -> int16) ->
+    QUANTIZE (int16 -> int32), bit-exact with TFLM through the reference; the whole model
+    imports but for SVDF (another operator's work)."""
+    from tvmdev.errors import TvmdevError
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.frontends.tflite import read
+    from tvmdev.model.reference import evaluate, random_inputs
+    path = _keyword_scrambled()
+    g = read(path, path.read_bytes())
+    kinds = [op.kind for op in g.ops]
+    first, last = g.ops[0], g.ops[-3:]
+    assert kinds[0] == "QUANTIZE" and [o.kind for o in last] == [
+        "FULLY_CONNECTED", "SOFTMAX", "QUANTIZE"]
+    m = ic.Model()
+    x = m.tensor(_tensor(g.tensors[first.inputs[0]]), np.zeros(0))  # values set below
+    m.op("quantize int16 -> int8", ic.QUANTIZE, [x], _tensor(g.tensors[first.outputs[0]]))
+    fc_in = m.tensor(_tensor(g.tensors[last[0].inputs[0]]), np.zeros(0))
+    m.op("fc", ic.FULLY_CONNECTED, [fc_in] + [m.tensor(_tensor(g.tensors[i]))
+                                              for i in last[0].inputs[1:]],
+         _tensor(g.tensors[last[0].outputs[0]]))
+    m.op("softmax", ic.SOFTMAX, [m.outputs[-1]], _tensor(g.tensors[last[1].outputs[0]]),
+         ("SoftmaxOptions", {"Beta": 1.0}))
+    m.op("quantize int16 -> int32", ic.QUANTIZE, [m.outputs[-1]],
+         _tensor(g.tensors[last[2].outputs[0]]))
+    m.outputs = [m.outputs[0], m.outputs[-1]]
+    data = m.build()
+    (tmp_path / "parts.tflite").write_bytes(data)
+    model = import_file(tmp_path / "parts.tflite").to_model()
+    for seed in range(4):
+        ins = random_inputs(model, seed)
+        arrays = [ins[n] for n in model.inputs]
+        want = tflm_ref.outputs(data, arrays, 2, ARENA)
+        got = evaluate(model, ins)
+        assert [got[n].dtype for n in model.outputs] == [w.dtype for w in want]
+        assert all(np.array_equal(got[n], w) for n, w in zip(model.outputs, want,
+                                                              strict=True))
+    with pytest.raises(TvmdevError) as e:
+        import_file(path)
+    assert "unsupported operator" in str(e.value) and "SVDF" in str(e.value)
+    assert "SOFTMAX" not in str(e.value) and "QUANTIZE" not in str(e.value)
+
+
+# --- what TFLM refuses (or would compute ignoring the quantization) ------------------------
+
+def _conv16(zp_in: int = 0, bias: int = ic.INT64) -> bytes:
+    from tflite_build import Graph, Op, T, build
+    b = np.zeros(2, np.int64 if bias == ic.INT64 else np.int32)
+    ts = [T("x", [1, 2, 2, 3], type=ic.INT16, quant=([0.01], [zp_in])),
+          T("w", [2, 1, 1, 3], np.ones((2, 1, 1, 3), np.int8), type=ic.INT8,
+            quant=([0.1, 0.1], [0, 0])),
+          T("b", [2], b, type=bias, quant=([0.001, 0.001], [0, 0])),
+          T("y", [1, 2, 2, 2], type=ic.INT16, quant=([0.02], [0]))]
+    return build(Graph(ts, [Op(ic.CONV_2D, [0, 1, 2], [3], ("Conv2DOptions", {
+        "Padding": 1, "StrideH": 1, "StrideW": 1}))], [0], [3]))
+
+
+def _unary16(code: int, zp: int, quant_in: bool = True) -> bytes:
+    from tflite_build import Graph, Op, T, build
+    q = ([0.01], [zp])
+    if code == ic.PAD:
+        ts = [T("a", [4], type=ic.INT16, quant=q),
+              T("p", [1, 2], np.array([[1, 1]], np.int32), type=ic.INT32),
+              T("y", [6], type=ic.INT16, quant=q)]
+        return build(Graph(ts, [Op(code, [0, 1], [2], None)], [0], [2]))
+    ts = [T("a", [4], type=ic.INT16, quant=q if quant_in else None),
+          T("b", [4], type=ic.INT16, quant=([0.01], [0])),
+          T("y", [4], type=ic.INT16, quant=([0.01], [0]))]
+    if code == ic.MUL:
+        return build(Graph(ts, [Op(code, [0, 1], [2], None)], [0, 1], [2]))
+    return build(Graph([ts[0], ts[2]], [Op(code, [0], [1], ("LeakyReluOptions", {
+        "Alpha": 0.1}))], [0], [1]))
+
+
+@pytest.mark.parametrize("case,data,message", [
+    ("conv_zp", lambda: _conv16(5), "operator 'y' (conv2d): int16 conv2d: the input's zero "
+     "point is 5; TFLite's 16x8 scheme has symmetric int16 activations (zero point 0), and "
+     "TFLM's kernels ignore any other"),
+    ("conv_bias32", lambda: _conv16(0, ic.INT32),
+     "operator 'y' (conv2d): int16 conv2d: input 2 is int32; its int16 kernels take int64"),
+    ("mul_zp", lambda: _unary16(ic.MUL, 3), "operator 'y' (mul): int16 mul: TFLM requires "
+     "zero points 0 on both inputs and the output"),
+    ("pad_zp", lambda: _unary16(ic.PAD, 2), "operator 'y' (pad): int16 pad: the output's "
+     "zero point is 2; TFLM pads int16 with 0 whatever it is, so tvmdev takes zero point 0 "
+     "only"),
+    ("no_quant", lambda: _unary16(ic.LEAKY_RELU, 0, False),
+     "input 'a' is int16 without quantization (scale, zero point)"),
+])
+def test_refused_in_one_line(case: str, data: Callable[[], bytes], message: str,
+                             cli: Callable[..., Result], tmp_path: Path) -> None:
+    """int16 that TFLM refuses, or would compute ignoring its zero point: one line."""
+    path = tmp_path / f"{case}.tflite"
+    path.write_bytes(data())
+    r = cli("import", str(path), "-o", str(tmp_path / "o"))
+    assert r.code == 1 and r.err.splitlines()[0] == f"tvmdev: {path}: {message}", r.err
+    assert not (tmp_path / "o").exists()

@@ -19,7 +19,7 @@ from tflite_build import Graph, Op, T, build
 
 FLOAT32, INT32, INT64, INT16, INT8 = 0, 2, 4, 7, 9
 ADD, CONV_2D, DEPTHWISE_CONV_2D, DEQUANTIZE, FULLY_CONNECTED = 0, 3, 4, 6, 9
-MUL, PAD, SUB, LEAKY_RELU, QUANTIZE = 18, 34, 41, 98, 114
+MUL, PAD, SOFTMAX, SUB, LEAKY_RELU, QUANTIZE = 18, 34, 25, 41, 98, 114
 FUSED = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 NP = {FLOAT32: np.float32, INT32: np.int32, INT16: np.int16, INT8: np.int8}
 
@@ -222,12 +222,26 @@ def quantize_cases(m: Model, r: np.random.Generator) -> None:
     m.op("dequantize", DEQUANTIZE, [m.tensor(x, xv)], T("", shape, type=FLOAT32))
 
 
+def softmax_cases(m: Model, r: np.random.Generator) -> None:
+    """SOFTMAX of int8 into int16 (1/65536, -32768), rows of 1 to 40, betas either side of
+    1, input scales from small to large."""
+    for depth, beta, scale in [(2, 1.0, 0.02), (10, 1.0, 0.03), (40, 0.5, 0.02),
+                               (7, 2.0, 0.3), (1, 1.0, 0.05), (16, 1.0, 0.01)]:
+        shape = [8, depth]
+        xv = r.integers(-128, 128, size=tuple(shape)).astype(np.int8)
+        x = T("", shape, type=INT8, quant=([scale], [int(r.integers(-10, 10))]))
+        m.op(f"softmax {depth} beta {beta} scale {scale}", SOFTMAX, [m.tensor(x, xv)],
+             T("", shape, type=INT16, quant=([1.0 / 65536], [-32768])),
+             ("SoftmaxOptions", {"Beta": beta}))
+
+
 CASES: dict[str, Callable[[Model, np.random.Generator], None]] = {
     "conv2d": conv_cases, "depthwise_conv2d": depthwise_cases, "fully_connected": fc_cases,
     "add": binary_cases(ADD, "add", "AddOptions"),
     "sub": binary_cases(SUB, "sub", "SubOptions"),
     "mul": binary_cases(MUL, "mul", "MulOptions"),
     "pad": pad_cases, "leaky_relu": leaky_relu_cases, "quantize": quantize_cases,
+    "softmax": softmax_cases,
 }
 
 

@@ -9,5 +9,7 @@ from .elementwise import OPS as ELEMENTWISE
 from .nn import OPS as NN
 from .quantize import OPS as QUANTIZE
 from .simple import OPS as SIMPLE
+from .softmax import OPS as SOFTMAX
 
-S16OPS: dict[str, S8Op] = {**QUANTIZE, **NN, **ELEMENTWISE, **SIMPLE}
+S16OPS: dict[str, S8Op] = {**QUANTIZE, **NN, **ELEMENTWISE, **SIMPLE,
+                           **SOFTMAX}

@@ -78,9 +78,13 @@ QUANTIZED = ("int8", "int16")
 
 
 def op_dtype(dtypes: Sequence[str | None]) -> str:
-    """The dtype an operator computes in: int16 when any of its tensors is int16 (16x8:
-    int8 weights), else int8 when any is int8, else float32."""
-    return next((d for d in reversed(QUANTIZED) if d in dtypes), "float32")
+    """The dtype an operator computes in (``dtypes``: its inputs', then its output's):
+    int16 when its first input or its output is int16 (16x8: int8 weights), else int8
+    when any of its tensors is int8 (an int8 op may read int16 constants or state, as
+    SVDF's), else float32."""
+    if "int16" in (dtypes[0], dtypes[-1]):
+        return "int16"
+    return "int8" if "int8" in dtypes else "float32"
 
 
 def check_dtypes(op: str, entry: S8Op, call: S8Call) -> None:
