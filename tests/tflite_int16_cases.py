@@ -18,7 +18,8 @@ from s8_op_cases import BINARY_SHAPES
 from tflite_build import Graph, Op, T, build
 
 FLOAT32, INT32, INT64, INT16, INT8 = 0, 2, 4, 7, 9
-ADD, CONV_2D, DEPTHWISE_CONV_2D, DEQUANTIZE, FULLY_CONNECTED = 0, 3, 4, 6, 9
+ADD, AVERAGE_POOL_2D, CONV_2D, DEPTHWISE_CONV_2D, DEQUANTIZE = 0, 1, 3, 4, 6
+FULLY_CONNECTED, MAX_POOL_2D, PADV2 = 9, 17, 60
 MUL, PAD, SOFTMAX, SUB, LEAKY_RELU, QUANTIZE = 18, 34, 25, 41, 98, 114
 FUSED = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 NP = {FLOAT32: np.float32, INT32: np.int32, INT16: np.int16, INT8: np.int8}
@@ -187,6 +188,36 @@ def pad_cases(m: Model, r: np.random.Generator) -> None:
              T("", out, type=INT16, quant=x.quant))
 
 
+def padv2_cases(m: Model, r: np.random.Generator) -> None:
+    """PADV2 with an int16 constant quantized as the output."""
+    for shape, pads in [([1, 3, 4, 2], [[0, 0], [1, 2], [2, 1], [0, 0]]), ([6], [[3, 1]])]:
+        x, xv = _act(r, shape)
+        p = T("", [len(shape), 2], np.array(pads, np.int32), type=INT32)
+        v = T("", [1], np.array([int(r.integers(-30000, 30000))], np.int16), type=INT16,
+              quant=x.quant)
+        out = [d + a + b for d, (a, b) in zip(shape, pads, strict=True)]
+        m.op(f"padv2 {shape} {pads}", PADV2, [m.tensor(x, xv), m.tensor(p), m.tensor(v)],
+             T("", out, type=INT16, quant=x.quant))
+
+
+def pool_cases(m: Model, r: np.random.Generator) -> None:
+    """AVERAGE_POOL_2D and MAX_POOL_2D: SAME and VALID, strides, every fused activation;
+    the output quantized as the input (TFLM's requirement)."""
+    for code, (shape, k, stride, same), act in itertools.product(
+            (AVERAGE_POOL_2D, MAX_POOL_2D),
+            [([1, 6, 7, 3], 3, 1, 1), ([2, 8, 8, 4], 2, 2, 0), ([1, 5, 9, 2], 3, 2, 1)],
+            FUSED):
+        x, xv = _act(r, shape, 0)
+        oh, ow = (_out_dim(shape[1], k, stride, 1, same), _out_dim(shape[2], k, stride, 1,
+                                                                  same))
+        m.op(f"{'avg' if code == AVERAGE_POOL_2D else 'max'}pool {shape} {k} s{stride} {act}",
+             code, [m.tensor(x, xv)], T("", [shape[0], oh, ow, shape[3]], type=INT16,
+                                        quant=x.quant),
+             ("Pool2DOptions", {"Padding": 1 - same, "StrideW": stride, "StrideH": stride,
+                                "FilterWidth": k, "FilterHeight": k,
+                                "FusedActivationFunction": FUSED[act]}))
+
+
 def leaky_relu_cases(m: Model, r: np.random.Generator) -> None:
     """LEAKY_RELU with alphas of either sign, scales either way."""
     for alpha in (0.3, 0.01, 0.2, -0.5, 1.5):
@@ -241,7 +272,7 @@ CASES: dict[str, Callable[[Model, np.random.Generator], None]] = {
     "sub": binary_cases(SUB, "sub", "SubOptions"),
     "mul": binary_cases(MUL, "mul", "MulOptions"),
     "pad": pad_cases, "leaky_relu": leaky_relu_cases, "quantize": quantize_cases,
-    "softmax": softmax_cases,
+    "softmax": softmax_cases, "padv2": padv2_cases, "pool": pool_cases,
 }
 
 

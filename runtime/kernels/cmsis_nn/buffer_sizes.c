@@ -11,6 +11,7 @@
  * line on stdin, one number answers it on stdout:
  *
  *   conv ARCH n h w c  fh fw fc  on oh ow oc  sh sw ph pw dh dw
+ *   conv16 ARCH (as conv: int16 activations, 16x8)
  *   dw   ARCH n h w c  fh fw  on oh ow oc  sh sw ph pw dh dw  ch_mult
  *   fc   ARCH accum_depth output_depth
  *   avgpool ARCH output_width channels
@@ -43,11 +44,9 @@ static int arch_index(const char *arch)
     return -1;
 }
 
-static long conv(int a, const char *line)
+/* conv and conv16: the wrapper's size for these dims, by one of fns (c, dsp, mve). */
+static long conv_size(const conv_fn *fns, int a, const char *line)
 {
-    static const conv_fn fns[3] = {arm_convolve_wrapper_s8_get_buffer_size,
-                                   arm_convolve_wrapper_s8_get_buffer_size_dsp,
-                                   arm_convolve_wrapper_s8_get_buffer_size_mve};
     cmsis_nn_conv_params p;
     cmsis_nn_dims in, f, out;
     memset(&p, 0, sizeof(p));
@@ -58,6 +57,22 @@ static long conv(int a, const char *line)
     }
     f.n = out.c;
     return fns[a](&p, &in, &f, &out);
+}
+
+static long conv(int a, const char *line)
+{
+    static const conv_fn fns[3] = {arm_convolve_wrapper_s8_get_buffer_size,
+                                   arm_convolve_wrapper_s8_get_buffer_size_dsp,
+                                   arm_convolve_wrapper_s8_get_buffer_size_mve};
+    return conv_size(fns, a, line);
+}
+
+static long conv16(int a, const char *line)
+{
+    static const conv_fn fns[3] = {arm_convolve_wrapper_s16_get_buffer_size,
+                                   arm_convolve_wrapper_s16_get_buffer_size_dsp,
+                                   arm_convolve_wrapper_s16_get_buffer_size_mve};
+    return conv_size(fns, a, line);
 }
 
 static long depthwise(int a, const char *line)
@@ -118,6 +133,8 @@ int main(void)
             const char *rest = line + used;
             if (strcmp(what, "conv") == 0) {
                 size = conv(a, rest);
+            } else if (strcmp(what, "conv16") == 0) {
+                size = conv16(a, rest);
             } else if (strcmp(what, "dw") == 0) {
                 size = depthwise(a, rest);
             } else if (strcmp(what, "fc") == 0) {

@@ -66,6 +66,10 @@ int32_t tvmk_pad_s16(const int16_t *data, int16_t *output,
 /* SOFTMAX of int8 into int16 (scale 1/65536, zero point -32768). */
 int32_t tvmk_softmax_s8_s16(const int8_t *input, int16_t *output,
                             const struct tvmk_softmax_s8_params *params, void *resource_handle);
+int32_t tvmk_avgpool2d_s16(const int16_t *X, int16_t *Y,
+                           const struct tvmk_pool2d_s8_params *params, void *resource_handle);
+int32_t tvmk_maxpool2d_s16(const int16_t *X, int16_t *Y,
+                           const struct tvmk_pool2d_s8_params *params, void *resource_handle);
 int32_t tvmk_leaky_relu_s16(const int16_t *X, int16_t *Y,
                             const struct tvmk_leaky_relu_s8_params *params,
                             void *resource_handle);

@@ -7,9 +7,10 @@ from __future__ import annotations
 from ..s8.call import S8Op
 from .elementwise import OPS as ELEMENTWISE
 from .nn import OPS as NN
+from .pool import OPS as POOL
 from .quantize import OPS as QUANTIZE
 from .simple import OPS as SIMPLE
 from .softmax import OPS as SOFTMAX
 
 S16OPS: dict[str, S8Op] = {**QUANTIZE, **NN, **ELEMENTWISE, **SIMPLE,
-                           **SOFTMAX}
+                           **SOFTMAX, **POOL}
