@@ -22,6 +22,13 @@ need_module("tflite", "pip install -e '.[tflite]'")
 
 ARENA = 1 << 22
 SEANET = ("add", "conv", "leaky_relu", "pad", "quantize", "sub")
+# The fast lane keeps a few ops' cases and the smallest SEANet folders; the rest run in
+# the slow lane (each case list takes up to 2 s against TFLM).
+FAST = ("quantize", "add", "leaky_relu")
+
+
+def _lane(names: tuple[str, ...] | list[str], fast: tuple[str, ...]) -> list[object]:
+    return [n if n in fast else pytest.param(n, marks=pytest.mark.slow) for n in names]
 
 
 def _differ(names: list[str], got: dict[str, np.ndarray], want: list[np.ndarray],
@@ -31,7 +38,7 @@ def _differ(names: list[str], got: dict[str, np.ndarray], want: list[np.ndarray]
             if got[n].dtype != w.dtype or not np.array_equal(got[n], w)]
 
 
-@pytest.mark.parametrize("op", list(ic.CASES))
+@pytest.mark.parametrize("op", _lane(list(ic.CASES), FAST))
 def test_reference_matches_tflm(op: str, tmp_path: Path) -> None:
     """Every case of ``op`` imported and evaluated by the numpy reference: TFLM's output,
     bit for bit, and outputs spread over much of int16 (not trivially equal)."""
@@ -89,7 +96,7 @@ def _cmsis_nn() -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize("board", ["mps2_an386", "mps3_an547"])
 @pytest.mark.parametrize("op", ["conv2d", "depthwise_conv2d", "fully_connected", "add", "mul",
-                                "softmax"])
+                                "softmax", "pool"])
 def test_cmsis_nn_matches_tflm(op: str, board: str, cli: Callable[..., Result],
                                tmp_path: Path) -> None:
     """The ops CMSIS-NN's _s16 kernels serve, on Cortex-M4 (DSP) and M55 (Helium) in QEMU:
@@ -128,7 +135,7 @@ def _csv(path: Path, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
     return values.astype(dtype).reshape(shape)
 
 
-@pytest.mark.parametrize("folder", SEANET)
+@pytest.mark.parametrize("folder", _lane(SEANET, ("quantize", "sub")))
 def test_seanet_reference_matches_tflm(folder: str) -> None:
     """Every model of the folder imports, and the numpy reference computes TFLM's output
     for seeded inputs over the whole int16 range and for the inputs stored beside it; and
@@ -179,7 +186,7 @@ def test_seanet_runs(folder: str, board: str, cli: Callable[..., Result], tmp_pa
         assert got[names[0]].dtype == want.dtype and np.array_equal(got[names[0]], want)
 
 
-@pytest.mark.parametrize("op", list(ic.CASES))
+@pytest.mark.parametrize("op", _lane(list(ic.CASES), ()))
 def test_params_are_the_structs_fields(op: str, tmp_path: Path) -> None:
     """The params generation computes for each int16 operator are exactly the fields of
     the C struct its kernels take (read with pycparser), but for the scratch fields the

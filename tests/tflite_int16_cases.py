@@ -19,7 +19,7 @@ from tflite_build import Graph, Op, T, build
 
 FLOAT32, INT32, INT64, INT16, INT8 = 0, 2, 4, 7, 9
 ADD, AVERAGE_POOL_2D, CONV_2D, DEPTHWISE_CONV_2D, DEQUANTIZE = 0, 1, 3, 4, 6
-FULLY_CONNECTED, MAX_POOL_2D, PADV2 = 9, 17, 60
+FULLY_CONNECTED, MAX_POOL_2D, RESHAPE, PADV2 = 9, 17, 22, 60
 MUL, PAD, SOFTMAX, SUB, LEAKY_RELU, QUANTIZE = 18, 34, 25, 41, 98, 114
 FUSED = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 NP = {FLOAT32: np.float32, INT32: np.int32, INT16: np.int16, INT8: np.int8}
@@ -218,6 +218,15 @@ def pool_cases(m: Model, r: np.random.Generator) -> None:
                                 "FusedActivationFunction": FUSED[act]}))
 
 
+def reshape_cases(m: Model, r: np.random.Generator) -> None:
+    """RESHAPE of int16 (a copy, or a view in place)."""
+    for shape, new in [([2, 3, 4], [6, 4]), ([1, 2, 160, 2], [320, 2]), ([5, 1], [5])]:
+        x, xv = _act(r, shape)
+        s = T("", [len(new)], np.array(new, np.int32), type=INT32)
+        m.op(f"reshape {shape} {new}", RESHAPE, [m.tensor(x, xv), m.tensor(s)],
+             T("", new, type=INT16, quant=x.quant), ("ReshapeOptions", {}))
+
+
 def leaky_relu_cases(m: Model, r: np.random.Generator) -> None:
     """LEAKY_RELU with alphas of either sign, scales either way."""
     for alpha in (0.3, 0.01, 0.2, -0.5, 1.5):
@@ -273,6 +282,7 @@ CASES: dict[str, Callable[[Model, np.random.Generator], None]] = {
     "mul": binary_cases(MUL, "mul", "MulOptions"),
     "pad": pad_cases, "leaky_relu": leaky_relu_cases, "quantize": quantize_cases,
     "softmax": softmax_cases, "padv2": padv2_cases, "pool": pool_cases,
+    "reshape": reshape_cases,
 }
 
 

@@ -15,6 +15,7 @@
  *   dw   ARCH n h w c  fh fw  on oh ow oc  sh sw ph pw dh dw  ch_mult
  *   fc   ARCH accum_depth output_depth
  *   avgpool ARCH output_width channels
+ *   avgpool16 ARCH (as avgpool: int16)
  *
  * ARCH is c, dsp or mve. A malformed request answers -1.
  */
@@ -109,16 +110,29 @@ static long fully_connected(int a, const char *line)
     return fns[a](&f);
 }
 
-static long avgpool(int a, const char *line)
+static long pool_size(const pool_fn *fns, int a, const char *line)
 {
-    static const pool_fn fns[3] = {arm_avgpool_s8_get_buffer_size,
-                                   arm_avgpool_s8_get_buffer_size_dsp,
-                                   arm_avgpool_s8_get_buffer_size_mve};
     int width, channels;
     if (sscanf(line, "%d %d", &width, &channels) != 2) {
         return -1;
     }
     return fns[a](width, channels);
+}
+
+static long avgpool(int a, const char *line)
+{
+    static const pool_fn fns[3] = {arm_avgpool_s8_get_buffer_size,
+                                   arm_avgpool_s8_get_buffer_size_dsp,
+                                   arm_avgpool_s8_get_buffer_size_mve};
+    return pool_size(fns, a, line);
+}
+
+static long avgpool16(int a, const char *line)
+{
+    static const pool_fn fns[3] = {arm_avgpool_s16_get_buffer_size,
+                                   arm_avgpool_s16_get_buffer_size_dsp,
+                                   arm_avgpool_s16_get_buffer_size_mve};
+    return pool_size(fns, a, line);
 }
 
 int main(void)
@@ -141,6 +155,8 @@ int main(void)
                 size = fully_connected(a, rest);
             } else if (strcmp(what, "avgpool") == 0) {
                 size = avgpool(a, rest);
+            } else if (strcmp(what, "avgpool16") == 0) {
+                size = avgpool16(a, rest);
             }
         }
         printf("%ld\n", size);

@@ -5,7 +5,8 @@
  * (no buffer, as TFLM calls it), FULLY_CONNECTED through arm_fully_connected_s16 (weights
  * per tensor), ADD and MUL of operands of the output's shape through
  * arm_elementwise_add_s16 and arm_elementwise_mul_s16, SOFTMAX of int8 into int16
- * through arm_softmax_s8_s16. What these do not compute as TFLM's reference kernels do
+ * through arm_softmax_s8_s16, AVERAGE_POOL_2D and MAX_POOL_2D through arm_avgpool_s16
+ * and arm_max_pool_s16. What these do not compute as TFLM's reference kernels do
  * (zero points they ignore, grouped convolutions, per-channel fully_connected, a
  * broadcast) was declined at generation time to the portable kernels.
  */
@@ -140,4 +141,31 @@ int32_t tvmk_cmsis_nn_softmax_s8_s16(const int8_t *input, int16_t *output,
     arm_softmax_s8_s16(input, p->outer, p->depth, p->input_multiplier, p->input_left_shift,
                        p->diff_min, output);
     return TVM_DEVICE_OK;
+}
+
+int32_t tvmk_cmsis_nn_avgpool2d_s16(const int16_t *X, int16_t *Y,
+                                    const struct tvmk_pool2d_s8_params *p,
+                                    void *resource_handle)
+{
+    cmsis_nn_context ctx;
+    cmsis_nn_pool_params pool;
+    cmsis_nn_dims in, filter, out;
+    (void)resource_handle;
+    tvmk_cmsis_nn_pool_args(p, &ctx, &pool, &in, &filter, &out);
+    if (arm_avgpool_s16_get_buffer_size(out.w, in.c) > ctx.size) {
+        return TVM_DEVICE_ERR_INVALID; /* planned for another architecture */
+    }
+    return tvmk_cmsis_nn_status(arm_avgpool_s16(&ctx, &pool, &in, X, &filter, &out, Y));
+}
+
+int32_t tvmk_cmsis_nn_maxpool2d_s16(const int16_t *X, int16_t *Y,
+                                    const struct tvmk_pool2d_s8_params *p,
+                                    void *resource_handle)
+{
+    cmsis_nn_context ctx;
+    cmsis_nn_pool_params pool;
+    cmsis_nn_dims in, filter, out;
+    (void)resource_handle;
+    tvmk_cmsis_nn_pool_args(p, &ctx, &pool, &in, &filter, &out);
+    return tvmk_cmsis_nn_status(arm_max_pool_s16(&ctx, &pool, &in, X, &filter, &out, Y));
 }

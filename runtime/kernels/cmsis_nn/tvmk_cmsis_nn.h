@@ -65,6 +65,12 @@ int32_t tvmk_cmsis_nn_add_s16(const int16_t *A, const int16_t *B, int16_t *C,
                               const struct tvmk_add_s8_params *params, void *resource_handle);
 int32_t tvmk_cmsis_nn_mul_s16(const int16_t *A, const int16_t *B, int16_t *C,
                               const struct tvmk_mul_s8_params *params, void *resource_handle);
+int32_t tvmk_cmsis_nn_avgpool2d_s16(const int16_t *X, int16_t *Y,
+                                    const struct tvmk_pool2d_s8_params *params,
+                                    void *resource_handle);
+int32_t tvmk_cmsis_nn_maxpool2d_s16(const int16_t *X, int16_t *Y,
+                                    const struct tvmk_pool2d_s8_params *params,
+                                    void *resource_handle);
 int32_t tvmk_cmsis_nn_softmax_s8_s16(const int8_t *input, int16_t *output,
                                      const struct tvmk_softmax_s8_params *params,
                                      void *resource_handle);

@@ -133,7 +133,7 @@ def _avgpool(p: dict[str, Any]) -> list[int]:
 # A kernel's ``buffer`` (kernels.yaml) -> the numbers of its probe request.
 REQUESTS: dict[str, Callable[[dict[str, Any]], list[int]]] = {
     "conv": _conv, "conv16": _conv, "dw": _depthwise, "fc": _fully_connected,
-    "avgpool": _avgpool,
+    "avgpool": _avgpool, "avgpool16": _avgpool,
 }
 
 
