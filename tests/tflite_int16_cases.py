@@ -263,8 +263,8 @@ def quantize_cases(m: Model, r: np.random.Generator) -> None:
 
 
 def softmax_cases(m: Model, r: np.random.Generator) -> None:
-    """SOFTMAX of int8 into int16 (1/65536, -32768), rows of 1 to 40, betas either side of
-    1, input scales from small to large."""
+    """SOFTMAX of int8 into int16 (1/65536, -32768) and of int16 (1/32768, 0), rows of 1
+    to 64, betas either side of 1, input scales from small to large."""
     for depth, beta, scale in [(2, 1.0, 0.02), (10, 1.0, 0.03), (40, 0.5, 0.02),
                                (7, 2.0, 0.3), (1, 1.0, 0.05), (16, 1.0, 0.01)]:
         shape = [8, depth]
@@ -272,6 +272,14 @@ def softmax_cases(m: Model, r: np.random.Generator) -> None:
         x = T("", shape, type=INT8, quant=([scale], [int(r.integers(-10, 10))]))
         m.op(f"softmax {depth} beta {beta} scale {scale}", SOFTMAX, [m.tensor(x, xv)],
              T("", shape, type=INT16, quant=([1.0 / 65536], [-32768])),
+             ("SoftmaxOptions", {"Beta": beta}))
+    for depth, beta, scale in [(2, 1.0, 1e-4), (10, 1.0, 3e-4), (40, 0.5, 2e-4),
+                               (7, 2.0, 1e-3), (1, 1.0, 5e-4), (64, 1.0, 1e-4)]:
+        shape = [6, depth]
+        xv = r.integers(-(1 << 15), 1 << 15, size=tuple(shape)).astype(np.int16)
+        x = T("", shape, type=INT16, quant=([scale], [0]))
+        m.op(f"softmax int16 {depth} beta {beta} scale {scale}", SOFTMAX, [m.tensor(x, xv)],
+             T("", shape, type=INT16, quant=([1.0 / 32768], [0])),
              ("SoftmaxOptions", {"Beta": beta}))
 
 

@@ -5,7 +5,8 @@
  * (no buffer, as TFLM calls it), FULLY_CONNECTED through arm_fully_connected_s16 (weights
  * per tensor), ADD and MUL of operands of the output's shape through
  * arm_elementwise_add_s16 and arm_elementwise_mul_s16, SOFTMAX of int8 into int16
- * through arm_softmax_s8_s16, AVERAGE_POOL_2D and MAX_POOL_2D through arm_avgpool_s16
+ * through arm_softmax_s8_s16 and of int16 through arm_softmax_s16 (the tables generation
+ * computed), AVERAGE_POOL_2D and MAX_POOL_2D through arm_avgpool_s16
  * and arm_max_pool_s16. What these do not compute as TFLM's reference kernels do
  * (zero points they ignore, grouped convolutions, per-channel fully_connected, a
  * broadcast) was declined at generation time to the portable kernels.
@@ -134,7 +135,7 @@ int32_t tvmk_cmsis_nn_mul_s16(const int16_t *A, const int16_t *B, int16_t *C,
 }
 
 int32_t tvmk_cmsis_nn_softmax_s8_s16(const int8_t *input, int16_t *output,
-                                     const struct tvmk_softmax_s8_params *p,
+                                     const struct tvmk_softmax_s16_params *p,
                                      void *resource_handle)
 {
     (void)resource_handle;
@@ -168,4 +169,17 @@ int32_t tvmk_cmsis_nn_maxpool2d_s16(const int16_t *X, int16_t *Y,
     (void)resource_handle;
     tvmk_cmsis_nn_pool_args(p, &ctx, &pool, &in, &filter, &out);
     return tvmk_cmsis_nn_status(arm_max_pool_s16(&ctx, &pool, &in, X, &filter, &out, Y));
+}
+
+int32_t tvmk_cmsis_nn_softmax_s16(const int16_t *input, int16_t *output,
+                                  const struct tvmk_softmax_s16_params *p,
+                                  void *resource_handle)
+{
+    cmsis_nn_softmax_lut_s16 luts;
+    (void)resource_handle;
+    luts.exp_lut = p->exp_lut;
+    luts.one_by_one_lut = p->one_over_one_plus_x_lut;
+    return tvmk_cmsis_nn_status(arm_softmax_s16(input, p->outer, p->depth,
+                                                p->input_multiplier, p->input_left_shift,
+                                                &luts, output));
 }

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "tvmk_s8.h"
+#include "tvmk_s16.h"
 #include "tvmk_s8_ops.h"
 
 #ifdef __cplusplus
@@ -71,8 +72,11 @@ int32_t tvmk_cmsis_nn_avgpool2d_s16(const int16_t *X, int16_t *Y,
 int32_t tvmk_cmsis_nn_maxpool2d_s16(const int16_t *X, int16_t *Y,
                                     const struct tvmk_pool2d_s8_params *params,
                                     void *resource_handle);
+int32_t tvmk_cmsis_nn_softmax_s16(const int16_t *input, int16_t *output,
+                                  const struct tvmk_softmax_s16_params *params,
+                                  void *resource_handle);
 int32_t tvmk_cmsis_nn_softmax_s8_s16(const int8_t *input, int16_t *output,
-                                     const struct tvmk_softmax_s8_params *params,
+                                     const struct tvmk_softmax_s16_params *params,
                                      void *resource_handle);
 
 #ifdef __cplusplus

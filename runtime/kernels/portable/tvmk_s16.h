@@ -20,6 +20,20 @@
 extern "C" {
 #endif
 
+/* SOFTMAX into int16 over the last axis (outer x depth). Of int8 (exp_lut NULL): the int8
+ * algorithm (tvmk_softmax_s8_params' fields), the output 1/65536, -32768. Of int16: TFLM's
+ * SoftmaxInt16, a difference from the row's maximum scaled by input_multiplier and
+ * input_left_shift (MultiplyByQuantizedMultiplier) into [-65535, 0] for [-10, 0], exp and
+ * the sum's reciprocal from 513-entry interpolated tables (exp_lut,
+ * one_over_one_plus_x_lut), the output 1/32768, 0. */
+struct tvmk_softmax_s16_params {
+    int32_t outer, depth;
+    int32_t input_multiplier, input_left_shift;
+    int32_t diff_min;
+    const int16_t *exp_lut;
+    const int16_t *one_over_one_plus_x_lut;
+};
+
 /* quantize float32 -> int16; requantize between int8, int16 and int32 (input -> output:
  * clamp(MultiplyByQuantizedMultiplier(input - input_zero_point) + zero_point) to the
  * output's dtype); dequantize int16 -> float32. */
@@ -63,9 +77,10 @@ int32_t tvmk_mul_s16(const int16_t *A, const int16_t *B, int16_t *C,
                      const struct tvmk_mul_s8_params *params, void *resource_handle);
 int32_t tvmk_pad_s16(const int16_t *data, int16_t *output,
                      const struct tvmk_pad_s8_params *params, void *resource_handle);
-/* SOFTMAX of int8 into int16 (scale 1/65536, zero point -32768). */
 int32_t tvmk_softmax_s8_s16(const int8_t *input, int16_t *output,
-                            const struct tvmk_softmax_s8_params *params, void *resource_handle);
+                            const struct tvmk_softmax_s16_params *params, void *resource_handle);
+int32_t tvmk_softmax_s16(const int16_t *input, int16_t *output,
+                         const struct tvmk_softmax_s16_params *params, void *resource_handle);
 int32_t tvmk_avgpool2d_s16(const int16_t *X, int16_t *Y,
                            const struct tvmk_pool2d_s8_params *params, void *resource_handle);
 int32_t tvmk_maxpool2d_s16(const int16_t *X, int16_t *Y,

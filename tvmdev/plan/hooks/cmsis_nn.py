@@ -12,7 +12,7 @@ here: the wrapper serves them, as in TFLM. Declined:
   broadcast;
 - int16 (16x8): what the _s16 kernels compute otherwise than TFLM's reference kernels
   (zero points they ignore: ADD's, FULLY_CONNECTED's; its per-channel weights; a grouped
-  CONV_2D);
+  CONV_2D; an int16 SOFTMAX over rows of one, where arm_softmax_s16 differs);
 - padding the fast paths a wrapper picks do not handle, which TFLite's SAME and VALID
   rarely or never produce but ONNX pads and tvmdev's YAML can: on Helium, the 1xN
   convolution (``arm_convolve_1_x_n_s8``) only takes TFLite's SAME split of the padding
@@ -101,8 +101,15 @@ def _fc16(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str | Non
     return None
 
 
+def _softmax16(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str | None:
+    if p["exp_lut"] is not None and p["depth"] == 1:
+        return "an int16 softmax over rows of one (arm_softmax_s16 writes another value)"
+    return None
+
+
 # int16 (16x8): what CMSIS-NN's _s16 kernels do not compute as TFLM's reference kernels.
 DECLINES16: dict[str, Rule] = {
+    "softmax": _softmax16,
     "add": _add16,
     "mul": _broadcast,
     "conv2d": _conv16,
