@@ -25,7 +25,7 @@ def exp_f32(x: np.ndarray) -> np.ndarray:
 
 def one_over_one_plus_x(x: np.ndarray) -> np.ndarray:
     """``1.0f / (1.0f + x)`` in float32."""
-    return (F32(1) / (F32(1) + x.astype(F32))).astype(F32)
+    return np.asarray(F32(1) / (F32(1) + x.astype(F32)), F32)
 
 
 def _round(x: np.ndarray) -> np.ndarray:
@@ -68,4 +68,4 @@ def lookup(value: np.ndarray, lut: np.ndarray) -> np.ndarray:
     base = lut[index]
     slope = lut[index + 1] - base
     out = base + ((slope * offset + 64) >> 7)
-    return (out - I16_MIN) % (1 << 16) + I16_MIN
+    return np.asarray((out - I16_MIN) % (1 << 16) + I16_MIN, np.int64)
