@@ -215,6 +215,7 @@ def test_list_kernels_merged_table(cli: Callable[..., Result], tmp_path: Path) -
     # sigmoid, tanh, softmax, maxpool2d, avgpool2d, pad, mean, concat, transpose,
     # leaky_relu, hard_swish, log_softmax, resize_nearest; int16 (16x8) add, sub, mul,
     # leaky_relu, reshape, flatten, conv2d, depthwise_conv2d, fully_connected, pad,
-    # avgpool2d, maxpool2d, dequantize, softmax of int8 and of int16 into int16 and quantize
-    # six ways (float32 -> int16, five requantizations)
-    assert len(r.out.splitlines()) == 1 + 72 + 21
+    # avgpool2d, maxpool2d, dequantize, softmax of int8 and of int16 into int16, quantize
+    # six ways (float32 -> int16, five requantizations), conv2d and fully_connected with an
+    # int32 bias
+    assert len(r.out.splitlines()) == 1 + 72 + 23

@@ -273,13 +273,13 @@ def test_keyword_scrambled_int16_parts(tmp_path: Path) -> None:
 
 # --- what TFLM refuses (or would compute ignoring the quantization) ------------------------
 
-def _conv16(zp_in: int = 0, bias: int = ic.INT64) -> bytes:
+def _conv16(zp_in: int = 0) -> bytes:
     from tflite_build import Graph, Op, T, build
-    b = np.zeros(2, np.int64 if bias == ic.INT64 else np.int32)
+    b = np.zeros(2, np.int64)
     ts = [T("x", [1, 2, 2, 3], type=ic.INT16, quant=([0.01], [zp_in])),
           T("w", [2, 1, 1, 3], np.ones((2, 1, 1, 3), np.int8), type=ic.INT8,
             quant=([0.1, 0.1], [0, 0])),
-          T("b", [2], b, type=bias, quant=([0.001, 0.001], [0, 0])),
+          T("b", [2], b, type=ic.INT64, quant=([0.001, 0.001], [0, 0])),
           T("y", [1, 2, 2, 2], type=ic.INT16, quant=([0.02], [0]))]
     return build(Graph(ts, [Op(ic.CONV_2D, [0, 1, 2], [3], ("Conv2DOptions", {
         "Padding": 1, "StrideH": 1, "StrideW": 1}))], [0], [3]))
@@ -298,6 +298,9 @@ def _unary16(code: int, zp: int, quant_in: bool = True) -> bytes:
           T("y", [4], type=ic.INT16, quant=([0.01], [0]))]
     if code == ic.MUL:
         return build(Graph(ts, [Op(code, [0, 1], [2], None)], [0, 1], [2]))
+    if code == ic.SOFTMAX:
+        return build(Graph([ts[0], ts[2]], [Op(code, [0], [1], ("SoftmaxOptions", {
+            "Beta": 1.0}))], [0], [1]))
     return build(Graph([ts[0], ts[2]], [Op(code, [0], [1], ("LeakyReluOptions", {
         "Alpha": 0.1}))], [0], [1]))
 
@@ -306,8 +309,9 @@ def _unary16(code: int, zp: int, quant_in: bool = True) -> bytes:
     ("conv_zp", lambda: _conv16(5), "operator 'y' (conv2d): int16 conv2d: the input's zero "
      "point is 5; TFLite's 16x8 scheme has symmetric int16 activations (zero point 0), and "
      "TFLM's kernels ignore any other"),
-    ("conv_bias32", lambda: _conv16(0, ic.INT32),
-     "operator 'y' (conv2d): int16 conv2d: input 2 is int32; its int16 kernels take int64"),
+    ("softmax_scale", lambda: _unary16(ic.SOFTMAX, 0),
+     "operator 'y' (softmax): an int16 softmax needs zero points 0 and the output scale "
+     "1/32768 (TFLM refuses others), got 0, 0 and 0.009999999776482582"),
     ("mul_zp", lambda: _unary16(ic.MUL, 3), "operator 'y' (mul): int16 mul: TFLM requires "
      "zero points 0 on both inputs and the output"),
     ("pad_zp", lambda: _unary16(ic.PAD, 2), "operator 'y' (pad): int16 pad: the output's "

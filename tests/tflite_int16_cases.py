@@ -75,9 +75,12 @@ def _weights(r: np.random.Generator, shape: list[int], axis: int) -> tuple[T, li
     return T("", shape, w, type=INT8, quant=(scales, [0] * len(scales)), quant_axis=axis), scales
 
 
-def _bias(r: np.random.Generator, n: int, s_in: float, s_w: list[float]) -> T:
-    b = r.integers(-(1 << 21), 1 << 21, n).astype(np.int64)
-    return T("", [n], b, type=INT64, quant=([s_in * s for s in s_w], [0] * n))
+def _bias(r: np.random.Generator, n: int, s_in: float, s_w: list[float], int32: bool = False
+          ) -> T:
+    """An int64 bias, or an int32 one (TFLM's int32-accumulator variant of 16x8)."""
+    b = r.integers(-(1 << 21), 1 << 21, n)
+    return T("", [n], b.astype(np.int32 if int32 else np.int64), type=INT32 if int32 else INT64,
+             quant=([s_in * s for s in s_w], [0] * n))
 
 
 def _acc_scale(s_in: float, s_w: list[float], taps: int) -> float:
@@ -87,8 +90,8 @@ def _acc_scale(s_in: float, s_w: list[float], taps: int) -> float:
 
 
 def conv_cases(m: Model, r: np.random.Generator) -> None:
-    """CONV_2D: strides, dilations, SAME and VALID, grouped, with and without bias, every
-    fused activation."""
+    """CONV_2D: strides, dilations, SAME and VALID, grouped, without bias or with an int64
+    or int32 one, every fused activation."""
     geoms = [([1, 6, 7, 3], 4, 3, 3, 1, 1, 0), ([2, 5, 5, 4], 6, 2, 3, 2, 1, 1),
              ([1, 8, 9, 2], 5, 3, 2, 1, 2, 0), ([1, 7, 6, 6], 4, 3, 3, 2, 2, 1),
              ([1, 2, 166, 2], 8, 7, 7, 1, 1, 1), ([1, 4, 4, 8], 8, 1, 1, 1, 1, 0)]
@@ -100,7 +103,7 @@ def conv_cases(m: Model, r: np.random.Generator) -> None:
             s_in = x.quant[0][0] if x.quant else 1.0
             ins = [m.tensor(x, xv), m.tensor(w)]
             if (i + len(act)) % 3:
-                ins.append(m.tensor(_bias(r, co, s_in, s_w)))
+                ins.append(m.tensor(_bias(r, co, s_in, s_w, int32=act == "RELU")))
             oh = _out_dim(shape[1], kh, stride, dil, same)
             ow = _out_dim(shape[2], kw, stride, dil, same)
             m.op(f"conv {shape} {co} {kh}x{kw} s{stride} d{dil} {act}", CONV_2D, ins,
@@ -139,7 +142,7 @@ def depthwise_cases(m: Model, r: np.random.Generator) -> None:
 
 
 def fc_cases(m: Model, r: np.random.Generator) -> None:
-    """FULLY_CONNECTED: weights per channel and per tensor, with and without bias."""
+    """FULLY_CONNECTED: weights per channel and per tensor, an int64 or int32 bias."""
     for (batch, n_in, n_out), per_channel, act in itertools.product(
             [(1, 16, 8), (3, 40, 10), (2, 7, 33)], (True, False), ("NONE", "RELU")):
         x, xv = _act(r, [batch, n_in])
@@ -149,9 +152,8 @@ def fc_cases(m: Model, r: np.random.Generator) -> None:
             w = T("", w.shape, w.data, type=INT8, quant=(s_w, [0]))
         s_in = x.quant[0][0] if x.quant else 1.0
         ins = [m.tensor(x, xv), m.tensor(w)]
-        if act == "NONE":
-            ins.append(m.tensor(_bias(r, n_out, s_in, s_w * (n_out if not per_channel
-                                                             else 1))))
+        ins.append(m.tensor(_bias(r, n_out, s_in, s_w * (n_out if not per_channel else 1),
+                                  int32=act == "RELU")))
         m.op(f"fc {batch}x{n_in}->{n_out} {'channel' if per_channel else 'tensor'} {act}",
              FULLY_CONNECTED, ins, _out(_acc_scale(s_in, s_w, n_in), [batch, n_out]),
              ("FullyConnectedOptions", {"FusedActivationFunction": FUSED[act]}))

@@ -1,33 +1,32 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmsis_nn, int16 (16x8), as TFLM's kernels/cmsis_nn call CMSIS-NN: CONV_2D through
- * arm_convolve_wrapper_s16 (int64 bias), DEPTHWISE_CONV_2D through arm_depthwise_conv_s16
- * (no buffer, as TFLM calls it), FULLY_CONNECTED through arm_fully_connected_s16 (weights
- * per tensor), ADD and MUL of operands of the output's shape through
- * arm_elementwise_add_s16 and arm_elementwise_mul_s16, SOFTMAX of int8 into int16
- * through arm_softmax_s8_s16 and of int16 through arm_softmax_s16 (the tables generation
- * computed), AVERAGE_POOL_2D and MAX_POOL_2D through arm_avgpool_s16
- * and arm_max_pool_s16. What these do not compute as TFLM's reference kernels do
- * (zero points they ignore, grouped convolutions, per-channel fully_connected, a
- * broadcast) was declined at generation time to the portable kernels.
+ * arm_convolve_wrapper_s16 (int64 or int32 bias), DEPTHWISE_CONV_2D through
+ * arm_depthwise_conv_s16 (no buffer, as TFLM calls it), FULLY_CONNECTED through
+ * arm_fully_connected_s16 (weights per tensor), ADD and MUL of operands of the output's
+ * shape through arm_elementwise_add_s16 and arm_elementwise_mul_s16, SOFTMAX of int8 into
+ * int16 through arm_softmax_s8_s16 and of int16 through arm_softmax_s16 (the tables
+ * generation computed), AVERAGE_POOL_2D and MAX_POOL_2D through arm_avgpool_s16 and
+ * arm_max_pool_s16. What these do not compute as TFLM's reference kernels do (zero points
+ * they ignore, grouped convolutions, per-channel fully_connected, a broadcast, a softmax
+ * row of one) was declined at generation time to the portable kernels.
  */
 #include "tvmk_cmsis_nn_glue.h"
 
-int32_t tvmk_cmsis_nn_conv2d_s16(const int16_t *X, const int8_t *W, const int64_t *B,
-                                 int16_t *Y, const struct tvmk_conv2d_s8_params *p,
-                                 void *resource_handle)
+/* conv2d through arm_convolve_wrapper_s16, the bias int64 or (bias32) int32. */
+static int32_t conv16(const int16_t *X, const int8_t *W, const void *B, int bias32, int16_t *Y,
+                      const struct tvmk_conv2d_s8_params *p)
 {
     cmsis_nn_context ctx;
     cmsis_nn_conv_params conv;
-    /* int64 bias: the flag is const, set at initialisation (TFLM's {bias, false}). */
-    const cmsis_nn_bias_data bias_data = {B, false};
+    /* the flag is const: set at initialisation, as TFLM's {bias, is_int32} */
+    const cmsis_nn_bias_data bias_data = {B, bias32 != 0};
     const cmsis_nn_per_channel_quant_params quant =
         tvmk_cmsis_nn_per_channel(p->output_multiplier, p->output_shift);
     const cmsis_nn_dims input = tvmk_cmsis_nn_dims(p->N, p->H, p->W, p->C);
     const cmsis_nn_dims filter = tvmk_cmsis_nn_dims(p->M, p->KH, p->KW, p->C);
     const cmsis_nn_dims bias = tvmk_cmsis_nn_dims(1, 1, 1, p->M);
     const cmsis_nn_dims output = tvmk_cmsis_nn_dims(p->N, p->OH, p->OW, p->M);
-    (void)resource_handle;
 
     ctx.buf = p->scratch;
     ctx.size = p->scratch_bytes;
@@ -48,6 +47,22 @@ int32_t tvmk_cmsis_nn_conv2d_s16(const int16_t *X, const int8_t *W, const int64_
     return tvmk_cmsis_nn_status(arm_convolve_wrapper_s16(&ctx, &conv, &quant, &input, X,
                                                          &filter, W, &bias, &bias_data,
                                                          &output, Y));
+}
+
+int32_t tvmk_cmsis_nn_conv2d_s16(const int16_t *X, const int8_t *W, const int64_t *B,
+                                 int16_t *Y, const struct tvmk_conv2d_s8_params *p,
+                                 void *resource_handle)
+{
+    (void)resource_handle;
+    return conv16(X, W, B, 0, Y, p);
+}
+
+int32_t tvmk_cmsis_nn_conv2d_s16_b32(const int16_t *X, const int8_t *W, const int32_t *B,
+                                     int16_t *Y, const struct tvmk_conv2d_s8_params *p,
+                                     void *resource_handle)
+{
+    (void)resource_handle;
+    return conv16(X, W, B, 1, Y, p);
 }
 
 int32_t tvmk_cmsis_nn_depthwise_conv2d_s16(const int16_t *input, const int8_t *filter,

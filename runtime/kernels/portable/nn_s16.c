@@ -6,17 +6,24 @@
  * accumulation, the int64 MultiplyByQuantizedMultiplier (per output channel for the
  * convs), then the clamp to the activation's range. The convs read no offsets (TFLM's
  * 16x8 convs have none; tvmdev refuses a nonzero zero point); fully_connected adds them.
- * Outputs must not overlap inputs.
+ * With an int32 bias (the _b32 kernels), TFLM's int32-accumulator variant: the int32
+ * MultiplyByQuantizedMultiplier. Outputs must not overlap inputs.
  */
 #include <stddef.h>
 
 #include "tvmk_fixedpoint.h"
 #include "tvmk_s16.h"
 
+/* The accumulator requantized: by the int64 MultiplyByQuantizedMultiplier, or (bias32:
+ * TFLM's int32-accumulator variant, an int32 bias) by the int32 one of the accumulator
+ * wrapped to int32 as TFLM's int32 sum would be. */
 static int16_t requantize_64(int64_t acc, int32_t multiplier, int32_t shift, int32_t offset,
-                             int32_t lo, int32_t hi)
+                             int32_t lo, int32_t hi, int bias32)
 {
-    int32_t v = tvmk_multiply_by_quantized_multiplier_64(acc, multiplier, (int)shift) + offset;
+    int32_t v = bias32 ? tvmk_multiply_by_quantized_multiplier(
+                             (int32_t)(uint32_t)(uint64_t)acc, multiplier, (int)shift)
+                       : tvmk_multiply_by_quantized_multiplier_64(acc, multiplier, (int)shift);
+    v += offset;
     v = v < lo ? lo : v;
     return (int16_t)(v > hi ? hi : v);
 }
@@ -57,13 +64,13 @@ static int64_t conv_window(const int16_t *X, const int8_t *W,
     return acc;
 }
 
-int32_t tvmk_conv2d_s16(const int16_t *X, const int8_t *W, const int64_t *B, int16_t *Y,
-                        const struct tvmk_conv2d_s8_params *params, void *resource_handle)
+/* conv2d with an int64 bias (B64) or an int32 one (B32, the int32 requantization); at
+ * most one is given. */
+static int32_t conv(const int16_t *X, const int8_t *W, const int64_t *B64, const int32_t *B32,
+                    int16_t *Y, const struct tvmk_conv2d_s8_params *p)
 {
-    const struct tvmk_conv2d_s8_params *p = params;
     int32_t n, oy, ox, m;
 
-    (void)resource_handle;
     if (X == NULL || W == NULL || Y == NULL || p == NULL || p->output_multiplier == NULL ||
         p->output_shift == NULL) {
         return TVM_DEVICE_ERR_INVALID;
@@ -79,17 +86,29 @@ int32_t tvmk_conv2d_s16(const int16_t *X, const int8_t *W, const int64_t *B, int
                                   (size_t)ox) * (size_t)p->M;
                 for (m = 0; m < p->M; ++m) {
                     int64_t acc = conv_window(X, W, p, n, oy, ox, m);
-                    if (B != NULL) {
-                        acc += B[m];
-                    }
+                    acc += B64 != NULL ? B64[m] : (B32 != NULL ? B32[m] : 0);
                     y[m] = requantize_64(acc, p->output_multiplier[m], p->output_shift[m],
                                          p->output_offset, p->activation_min,
-                                         p->activation_max);
+                                         p->activation_max, B32 != NULL);
                 }
             }
         }
     }
     return TVM_DEVICE_OK;
+}
+
+int32_t tvmk_conv2d_s16(const int16_t *X, const int8_t *W, const int64_t *B, int16_t *Y,
+                        const struct tvmk_conv2d_s8_params *params, void *resource_handle)
+{
+    (void)resource_handle;
+    return conv(X, W, B, NULL, Y, params);
+}
+
+int32_t tvmk_conv2d_s16_b32(const int16_t *X, const int8_t *W, const int32_t *B, int16_t *Y,
+                            const struct tvmk_conv2d_s8_params *params, void *resource_handle)
+{
+    (void)resource_handle;
+    return conv(X, W, NULL, B, Y, params);
 }
 
 /* depthwise_conv2d: the sum over one output position's window for output channel oc
@@ -153,7 +172,7 @@ int32_t tvmk_depthwise_conv2d_s16(const int16_t *input, const int8_t *filter,
                     }
                     y[oc] = requantize_64(acc, p->output_multiplier[oc], p->output_shift[oc],
                                           p->output_offset, p->activation_min,
-                                          p->activation_max);
+                                          p->activation_max, 0);
                 }
             }
         }
@@ -161,15 +180,13 @@ int32_t tvmk_depthwise_conv2d_s16(const int16_t *input, const int8_t *filter,
     return TVM_DEVICE_OK;
 }
 
-int32_t tvmk_fully_connected_s16(const int16_t *input, const int8_t *weights,
-                                 const int64_t *bias, int16_t *output,
-                                 const struct tvmk_fully_connected_s8_params *params,
-                                 void *resource_handle)
+/* fully_connected with an int64 bias (B64) or an int32 one (B32); at most one is given. */
+static int32_t fully_connected(const int16_t *input, const int8_t *weights, const int64_t *B64,
+                               const int32_t *B32, int16_t *output,
+                               const struct tvmk_fully_connected_s8_params *p)
 {
-    const struct tvmk_fully_connected_s8_params *p = params;
     int32_t b, o, i;
 
-    (void)resource_handle;
     if (input == NULL || weights == NULL || output == NULL || p == NULL) {
         return TVM_DEVICE_ERR_INVALID;
     }
@@ -188,14 +205,31 @@ int32_t tvmk_fully_connected_s16(const int16_t *input, const int8_t *weights,
                 acc += (int64_t)(((int32_t)w[i] + p->weights_offset) *
                                  ((int32_t)x[i] + p->input_offset));
             }
-            if (bias != NULL) {
-                acc += bias[o];
-            }
+            acc += B64 != NULL ? B64[o] : (B32 != NULL ? B32[o] : 0);
             y[o] = requantize_64(acc, per_channel ? p->channel_multiplier[o]
                                                   : p->output_multiplier,
                                  per_channel ? p->channel_shift[o] : p->output_shift,
-                                 p->output_offset, p->activation_min, p->activation_max);
+                                 p->output_offset, p->activation_min, p->activation_max,
+                                 B32 != NULL);
         }
     }
     return TVM_DEVICE_OK;
+}
+
+int32_t tvmk_fully_connected_s16(const int16_t *input, const int8_t *weights,
+                                 const int64_t *bias, int16_t *output,
+                                 const struct tvmk_fully_connected_s8_params *params,
+                                 void *resource_handle)
+{
+    (void)resource_handle;
+    return fully_connected(input, weights, bias, NULL, output, params);
+}
+
+int32_t tvmk_fully_connected_s16_b32(const int16_t *input, const int8_t *weights,
+                                     const int32_t *bias, int16_t *output,
+                                     const struct tvmk_fully_connected_s8_params *params,
+                                     void *resource_handle)
+{
+    (void)resource_handle;
+    return fully_connected(input, weights, NULL, bias, output, params);
 }

@@ -61,6 +61,8 @@ int32_t tvmk_reshape_s16(const int16_t *data, int16_t *reshaped,
                          const struct tvmk_unary_params *params, void *resource_handle);
 int32_t tvmk_conv2d_s16(const int16_t *X, const int8_t *W, const int64_t *B, int16_t *Y,
                         const struct tvmk_conv2d_s8_params *params, void *resource_handle);
+int32_t tvmk_conv2d_s16_b32(const int16_t *X, const int8_t *W, const int32_t *B, int16_t *Y,
+                            const struct tvmk_conv2d_s8_params *params, void *resource_handle);
 int32_t tvmk_depthwise_conv2d_s16(const int16_t *input, const int8_t *filter,
                                   const int64_t *bias, int16_t *output,
                                   const struct tvmk_depthwise_conv2d_s8_params *params,
@@ -69,6 +71,10 @@ int32_t tvmk_fully_connected_s16(const int16_t *input, const int8_t *weights,
                                  const int64_t *bias, int16_t *output,
                                  const struct tvmk_fully_connected_s8_params *params,
                                  void *resource_handle);
+int32_t tvmk_fully_connected_s16_b32(const int16_t *input, const int8_t *weights,
+                                     const int32_t *bias, int16_t *output,
+                                     const struct tvmk_fully_connected_s8_params *params,
+                                     void *resource_handle);
 int32_t tvmk_add_s16(const int16_t *A, const int16_t *B, int16_t *C,
                      const struct tvmk_add_s8_params *params, void *resource_handle);
 int32_t tvmk_sub_s16(const int16_t *A, const int16_t *B, int16_t *C,

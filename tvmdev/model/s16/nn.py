@@ -3,7 +3,8 @@ kernels compute them with an int64 bias (``FullyConnected``, ``ConvPerChannel`` 
 ``DepthwiseConvPerChannel`` of int16 input, int8 weights and int64 bias): the products
 of int16 activations and int8 weights accumulate in int64 with the bias, and the sum is
 requantized by the int64 ``MultiplyByQuantizedMultiplier`` (a multiplier rounded to 16
-bits), then clamped to int16 and the fused activation's range.
+bits), then clamped to int16 and the fused activation's range. conv2d and fully_connected
+with an int32 bias are TFLM's int32-accumulator variant: the int32 requantization.
 
 conv2d and depthwise_conv2d read no zero point (TFLM's 16x8 kernels have no offsets),
 so tvmdev refuses a nonzero one, which they would ignore; fully_connected adds the
@@ -16,7 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from ..fixedpoint import multiply_by_quantized_multiplier_64
+from ..fixedpoint import (
+    INT32_MAX,
+    INT32_MIN,
+    multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_64,
+)
 from ..s8 import nn as s8nn
 from ..s8.call import CArray, S8Call, S8Op, activation_range, per_tensor
 from ..shapes import ShapeError
@@ -64,8 +70,17 @@ def _fc_params(c: S8Call) -> dict[str, Any]:
     return _clamp(c, s8nn.OPS["fully_connected"].params(c))
 
 
-def _requantize(acc: np.ndarray, mult: Any, shift: Any, p: dict[str, Any]) -> np.ndarray:
-    y = multiply_by_quantized_multiplier_64(acc, mult, shift) + p["output_offset"]
+def _requantize(acc: np.ndarray, mult: Any, shift: Any, p: dict[str, Any], bias32: bool
+                ) -> np.ndarray:
+    """The accumulators requantized: by the int64 MultiplyByQuantizedMultiplier, or with an
+    int32 bias (TFLM's int32-accumulator variant) by the int32 one, the sum checked to fit
+    int32 as TFLM's arithmetic needs."""
+    if bias32:
+        if np.any((acc < INT32_MIN) | (acc > INT32_MAX)):
+            raise OverflowError("a 16x8 accumulator with an int32 bias overflows int32")
+        y = multiply_by_quantized_multiplier(acc, mult, shift) + p["output_offset"]
+    else:
+        y = multiply_by_quantized_multiplier_64(acc, mult, shift) + p["output_offset"]
     return np.asarray(np.clip(y, p["activation_min"], p["activation_max"]), np.int16)
 
 
@@ -88,7 +103,7 @@ def _fc_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
         mult, shift = _channel(p, "channel_multiplier", "channel_shift")
     else:
         mult, shift = p["output_multiplier"], p["output_shift"]
-    return _requantize(acc, mult, shift, p).reshape(c.out_shape)
+    return _requantize(acc, mult, shift, p, c.dtypes[2] == "int32").reshape(c.out_shape)
 
 
 def _conv_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
@@ -122,15 +137,15 @@ def _finish(c: S8Call, p: dict[str, Any], acc: np.ndarray, b: np.ndarray | None
     if b is not None:
         acc = acc + np.asarray(b, np.int64)
     mult, shift = _channel(p, "output_multiplier", "output_shift")
-    return _requantize(acc, mult, shift, p).reshape(c.out_shape)
+    return _requantize(acc, mult, shift, p, c.dtypes[2] == "int32").reshape(c.out_shape)
 
 
 OPS = {
     "conv2d": S8Op("tvmk_conv2d_s8_params", _conv_params, _conv_ref,
-                   ("int16", "int8", "int64", "int16"), scratch=True),
+                   ("int16", "int8", "int64|int32", "int16"), scratch=True),
     "depthwise_conv2d": S8Op("tvmk_depthwise_conv2d_s8_params", _depthwise_params,
                              _depthwise_ref, ("int16", "int8", "int64", "int16"),
                              scratch=True),
     "fully_connected": S8Op("tvmk_fully_connected_s8_params", _fc_params, _fc_ref,
-                            ("int16", "int8", "int64", "int16"), scratch=True),
+                            ("int16", "int8", "int64|int32", "int16"), scratch=True),
 }
