@@ -19,7 +19,7 @@ from tflite_build import Graph, Op, T, build
 
 FLOAT32, INT32, INT64, INT16, INT8 = 0, 2, 4, 7, 9
 ADD, AVERAGE_POOL_2D, CONV_2D, DEPTHWISE_CONV_2D, DEQUANTIZE = 0, 1, 3, 4, 6
-FULLY_CONNECTED, MAX_POOL_2D, RESHAPE, PADV2 = 9, 17, 22, 60
+FULLY_CONNECTED, MAX_POOL_2D, RESHAPE, TRANSPOSE, PADV2 = 9, 17, 22, 39, 60
 MUL, PAD, SOFTMAX, SUB, LEAKY_RELU, QUANTIZE = 18, 34, 25, 41, 98, 114
 FUSED = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 NP = {FLOAT32: np.float32, INT32: np.int32, INT16: np.int16, INT8: np.int8}
@@ -229,6 +229,16 @@ def reshape_cases(m: Model, r: np.random.Generator) -> None:
              T("", new, type=INT16, quant=x.quant), ("ReshapeOptions", {}))
 
 
+def transpose_cases(m: Model, r: np.random.Generator) -> None:
+    """TRANSPOSE of int16 by constant permutations (one that moves no data is a view)."""
+    for shape, perm in [([2, 3, 4], [2, 0, 1]), ([1, 3, 5, 2], [0, 3, 1, 2]),
+                        ([2, 3, 2, 3, 2], [4, 1, 3, 0, 2]), ([1, 4, 1, 3], [0, 2, 1, 3])]:
+        x, xv = _act(r, shape)
+        p = T("", [len(perm)], np.array(perm, np.int32), type=INT32)
+        m.op(f"transpose {shape} {perm}", TRANSPOSE, [m.tensor(x, xv), m.tensor(p)],
+             T("", [shape[i] for i in perm], type=INT16, quant=x.quant))
+
+
 def leaky_relu_cases(m: Model, r: np.random.Generator) -> None:
     """LEAKY_RELU with alphas of either sign, scales either way."""
     for alpha in (0.3, 0.01, 0.2, -0.5, 1.5):
@@ -292,7 +302,7 @@ CASES: dict[str, Callable[[Model, np.random.Generator], None]] = {
     "mul": binary_cases(MUL, "mul", "MulOptions"),
     "pad": pad_cases, "leaky_relu": leaky_relu_cases, "quantize": quantize_cases,
     "softmax": softmax_cases, "padv2": padv2_cases, "pool": pool_cases,
-    "reshape": reshape_cases,
+    "reshape": reshape_cases, "transpose": transpose_cases,
 }
 
 

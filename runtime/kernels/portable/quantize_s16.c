@@ -2,12 +2,14 @@
 /*
  * tvmdev portable kernels, int16: QUANTIZE float32 -> int16 (TFLM's AffineQuantize), the
  * requantizations TFLM computes with an int16 or int32 side (Requantize), DEQUANTIZE
- * int16 -> float32, and RESHAPE of int16 data (a copy, skipped in place).
+ * int16 -> float32, RESHAPE of int16 data (a copy, skipped in place) and TRANSPOSE (the
+ * walk of transpose.h over 2-byte elements; transposed must not overlap data).
  */
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
 
+#include "transpose.h"
 #include "tvmk_fixedpoint.h"
 #include "tvmk_s16.h"
 
@@ -103,5 +105,25 @@ int32_t tvmk_reshape_s16(const int16_t *data, int16_t *reshaped,
     if (reshaped != data && params->count > 0) {
         memmove(reshaped, data, (size_t)params->count * sizeof(int16_t));
     }
+    return TVM_DEVICE_OK;
+}
+
+int32_t tvmk_transpose_s16(const int16_t *data, int16_t *transposed,
+                           const struct tvmk_transpose_params *params, void *resource_handle)
+{
+    int32_t idx[TVMK_MAX_DIMS];
+
+    (void)resource_handle;
+    if (data == NULL || transposed == NULL || params == NULL) {
+        return TVM_DEVICE_ERR_INVALID;
+    }
+    if (params->ndim < 1 || params->ndim > TVMK_MAX_DIMS || params->count < 0) {
+        return TVM_DEVICE_ERR_INVALID;
+    }
+    if (params->count == 0 || params->shape[params->ndim - 1] <= 0) {
+        return TVM_DEVICE_OK;
+    }
+    tvmk_transpose_walk((const unsigned char *)data, (unsigned char *)transposed,
+                        sizeof(int16_t), params, idx);
     return TVM_DEVICE_OK;
 }

@@ -59,6 +59,8 @@ int32_t tvmk_dequantize_s16(const int16_t *input, float *output,
                             void *resource_handle);
 int32_t tvmk_reshape_s16(const int16_t *data, int16_t *reshaped,
                          const struct tvmk_unary_params *params, void *resource_handle);
+int32_t tvmk_transpose_s16(const int16_t *data, int16_t *transposed,
+                           const struct tvmk_transpose_params *params, void *resource_handle);
 int32_t tvmk_conv2d_s16(const int16_t *X, const int8_t *W, const int64_t *B, int16_t *Y,
                         const struct tvmk_conv2d_s8_params *params, void *resource_handle);
 int32_t tvmk_conv2d_s16_b32(const int16_t *X, const int8_t *W, const int32_t *B, int16_t *Y,

@@ -5,7 +5,8 @@ the division in float32, halves away from zero, clamped to int16); int8, int16 o
 ``Requantize``: ``MultiplyByQuantizedMultiplier(q - input_zero_point) + zero_point`` with
 the multiplier and shift of input_scale / output_scale (in double), clamped to the
 output's dtype; int16 -> float32 is ``(q - zero_point) * scale``. Params are
-``tvmk_quantize_s8_params`` (``tvmk_s8.h``), as the int8 forms'.
+``tvmk_quantize_s8_params`` (``tvmk_s8.h``), as the int8 forms'. RESHAPE and TRANSPOSE of
+int16 copy the values (TFLM's transpose checks only the dtypes).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 from ..fixedpoint import multiply_by_quantized_multiplier, quantize_multiplier
 from ..s8.call import S8Call, S8Op, per_tensor
 from ..s8.quantize import round_half_away
-from ..shapes import ShapeError, numel
+from ..shapes import ShapeError, numel, transpose_params
 
 RANGE = {"int8": (-128, 127), "int16": (-(1 << 15), (1 << 15) - 1),
          "int32": (-(1 << 31), (1 << 31) - 1)}
@@ -87,6 +88,16 @@ def _dequantize_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
     return np.asarray((np.asarray(v, np.int32) - zp).astype(np.float32) * np.float32(scale))
 
 
+def _transpose_params(c: S8Call) -> dict[str, Any]:
+    return transpose_params(c.shapes, c.out_shape, c.attrs)
+
+
+def _transpose_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    v = x[0]
+    assert v is not None
+    return np.transpose(np.asarray(v), c.attrs.get("perm")).astype(np.int16)
+
+
 def _reshape_params(c: S8Call) -> dict[str, Any]:
     return {"count": numel(c.out_shape)}
 
@@ -104,4 +115,6 @@ OPS = {
                        ("int16", "float32")),
     "reshape": S8Op("tvmk_unary_params", _reshape_params, _reshape_ref, ("int16", "int16")),
     "flatten": S8Op("tvmk_unary_params", _reshape_params, _reshape_ref, ("int16", "int16")),
+    "transpose": S8Op("tvmk_transpose_params", _transpose_params, _transpose_ref,
+                      ("int16", "int16")),
 }
