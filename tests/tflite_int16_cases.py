@@ -19,7 +19,7 @@ from tflite_build import Graph, Op, T, build
 
 FLOAT32, INT32, INT64, INT16, INT8 = 0, 2, 4, 7, 9
 ADD, AVERAGE_POOL_2D, CONV_2D, DEPTHWISE_CONV_2D, DEQUANTIZE = 0, 1, 3, 4, 6
-FULLY_CONNECTED, MAX_POOL_2D, RESHAPE, TRANSPOSE, PADV2 = 9, 17, 22, 39, 60
+CONCATENATION, FULLY_CONNECTED, MAX_POOL_2D, RESHAPE, TRANSPOSE, PADV2 = 2, 9, 17, 22, 39, 60
 MUL, PAD, SOFTMAX, SUB, LEAKY_RELU, QUANTIZE = 18, 34, 25, 41, 98, 114
 FUSED = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 NP = {FLOAT32: np.float32, INT32: np.int32, INT16: np.int16, INT8: np.int8}
@@ -239,6 +239,24 @@ def transpose_cases(m: Model, r: np.random.Generator) -> None:
              T("", [shape[i] for i in perm], type=INT16, quant=x.quant))
 
 
+def concat_cases(m: Model, r: np.random.Generator) -> None:
+    """CONCATENATION of 2 to 4 int16 tensors along each axis, one quantization throughout
+    (the model's inputs and a constant now and then)."""
+    for shapes, axis in [([[2, 3], [2, 5]], 1), ([[1, 2, 3], [4, 2, 3], [2, 2, 3]], 0),
+                         ([[1, 4, 4, 2], [1, 4, 4, 3], [1, 4, 4, 1], [1, 4, 4, 2]], 3)]:
+        q = ([_scale(r)], [0])
+        ins = []
+        for k, shape in enumerate(shapes):
+            xv = r.integers(-(1 << 15), 1 << 15, size=tuple(shape)).astype(np.int16)
+            const = k == 1 and axis == 0
+            t = T("", shape, xv if const else None, type=INT16, quant=q)
+            ins.append(m.tensor(t, None if const else xv))
+        out = list(shapes[0])
+        out[axis] = sum(s[axis] for s in shapes)
+        m.op(f"concat {shapes} axis {axis}", CONCATENATION, ins,
+             T("", out, type=INT16, quant=q), ("ConcatenationOptions", {"Axis": axis}))
+
+
 def leaky_relu_cases(m: Model, r: np.random.Generator) -> None:
     """LEAKY_RELU with alphas of either sign, scales either way."""
     for alpha in (0.3, 0.01, 0.2, -0.5, 1.5):
@@ -302,7 +320,7 @@ CASES: dict[str, Callable[[Model, np.random.Generator], None]] = {
     "mul": binary_cases(MUL, "mul", "MulOptions"),
     "pad": pad_cases, "leaky_relu": leaky_relu_cases, "quantize": quantize_cases,
     "softmax": softmax_cases, "padv2": padv2_cases, "pool": pool_cases,
-    "reshape": reshape_cases, "transpose": transpose_cases,
+    "reshape": reshape_cases, "transpose": transpose_cases, "concat": concat_cases,
 }
 
 

@@ -2,7 +2,8 @@
 /*
  * tvmdev portable kernels, int16: PAD / PADV2 (tvmk_pad_s8_params; output must not
  * overlap data) and LEAKY_RELU (TFLM's QuantizeLeakyRelu, tvmk_leaky_relu_s8_params;
- * Y may alias X).
+ * Y may alias X) and CONCATENATION (tvmk_concat_s8_params: a copy, every input quantized as
+ * the output; concat_result must not overlap an input).
  */
 #include <stddef.h>
 
@@ -86,6 +87,34 @@ int32_t tvmk_leaky_relu_s16(const int16_t *X, int16_t *Y,
             out = out_zp + (negate ? -s : s);
         }
         Y[i] = (int16_t)(out > 32767 ? 32767 : (out < -32768 ? -32768 : out));
+    }
+    return TVM_DEVICE_OK;
+}
+
+int32_t tvmk_concat_s16(const int16_t *const *inputs, int16_t *concat_result,
+                        const struct tvmk_concat_s8_params *params, void *resource_handle)
+{
+    const struct tvmk_concat_s8_params *p = params;
+    int16_t *y = concat_result;
+    int32_t i, o, j;
+
+    (void)resource_handle;
+    if (inputs == NULL || concat_result == NULL || p == NULL || p->ninputs < 1 ||
+        p->ninputs > TVMK_CONCAT_MAX_INPUTS || p->outer < 0) {
+        return TVM_DEVICE_ERR_INVALID;
+    }
+    for (i = 0; i < p->ninputs; ++i) {
+        if (inputs[i] == NULL || p->blocks[i] < 0) {
+            return TVM_DEVICE_ERR_INVALID;
+        }
+    }
+    for (o = 0; o < p->outer; ++o) {
+        for (i = 0; i < p->ninputs; ++i) {
+            const int16_t *x = inputs[i] + (size_t)o * (size_t)p->blocks[i];
+            for (j = 0; j < p->blocks[i]; ++j) {
+                *y++ = x[j];
+            }
+        }
     }
     return TVM_DEVICE_OK;
 }

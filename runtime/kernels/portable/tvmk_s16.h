@@ -93,6 +93,8 @@ int32_t tvmk_avgpool2d_s16(const int16_t *X, int16_t *Y,
                            const struct tvmk_pool2d_s8_params *params, void *resource_handle);
 int32_t tvmk_maxpool2d_s16(const int16_t *X, int16_t *Y,
                            const struct tvmk_pool2d_s8_params *params, void *resource_handle);
+int32_t tvmk_concat_s16(const int16_t *const *inputs, int16_t *concat_result,
+                        const struct tvmk_concat_s8_params *params, void *resource_handle);
 int32_t tvmk_leaky_relu_s16(const int16_t *X, int16_t *Y,
                             const struct tvmk_leaky_relu_s8_params *params,
                             void *resource_handle);

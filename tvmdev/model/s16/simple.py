@@ -1,4 +1,4 @@
-"""int16 PAD and LEAKY_RELU, as TFLM computes them.
+"""int16 PAD, LEAKY_RELU and CONCATENATION, as TFLM computes them.
 
 PAD copies the input unchanged and fills with 0 (PAD) or PADV2's int16 constant: TFLM's
 int16 PAD fills a raw 0 whatever the output's zero point, so tvmdev takes int16 PAD with
@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..fixedpoint import multiply_by_quantized_multiplier, quantize_multiplier
-from ..regions import pad_params
+from ..regions import concat_params, pad_params
+from ..s8 import concat as s8concat
 from ..s8 import piecewise
 from ..s8.call import S8Call, S8Op, per_tensor, quant_of, refusing
 from ..shapes import ShapeError, numel
@@ -79,7 +80,31 @@ def _leaky_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
     return np.asarray(np.clip(out, I16_MIN, I16_MAX), np.int16).reshape(c.out_shape)
 
 
+@refusing
+def _concat_params(c: S8Call) -> dict[str, Any]:
+    """TFLM's int16 CONCATENATION copies the values, requiring zero points 0 only; tvmdev
+    requires the inputs quantized as the output too (it would not ignore the scales)."""
+    want = per_tensor(c.out_quant, "the output of concat")
+    if want[1] != 0:
+        raise ShapeError("int16 concat: TFLM requires zero points 0")
+    for i in range(len(c.shapes)):
+        got = per_tensor(quant_of(c, i, f"input {i}"), f"input {i} of concat")
+        if got != want:
+            raise ShapeError(f"input {i} of an int16 concat is quantized as {got}, the output "
+                             f"as {want}: TFLM copies the values, ignoring the scales")
+    if len(c.shapes) > s8concat.MAX_INPUTS:
+        raise ShapeError(f"TFLM concatenates at most {s8concat.MAX_INPUTS} tensors")
+    return concat_params(c.shapes, c.out_shape, {"axis": c.attrs["axis"]})
+
+
+def _concat_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    _concat_params(c)
+    return np.concatenate([np.asarray(v, np.int16) for v in x if v is not None],
+                          axis=c.attrs["axis"])
+
+
 OPS = {
+    "concat": S8Op("tvmk_concat_s8_params", _concat_params, _concat_ref, ("int16", "int16")),
     "pad": S8Op("tvmk_pad_s8_params", _pad_params, _pad_ref, ("int16", "int16")),
     "leaky_relu": S8Op("tvmk_leaky_relu_s8_params", _leaky_params, _leaky_ref,
                        ("int16", "int16")),
