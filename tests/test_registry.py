@@ -217,5 +217,5 @@ def test_list_kernels_merged_table(cli: Callable[..., Result], tmp_path: Path) -
     # leaky_relu, reshape, flatten, conv2d, depthwise_conv2d, fully_connected, pad,
     # avgpool2d, maxpool2d, dequantize, softmax of int8 and of int16 into int16, quantize
     # six ways (float32 -> int16, five requantizations), conv2d and fully_connected with an
-    # int32 bias, transpose, concat
-    assert len(r.out.splitlines()) == 1 + 72 + 25
+    # int32 bias, transpose, concat, maximum, minimum
+    assert len(r.out.splitlines()) == 1 + 72 + 27

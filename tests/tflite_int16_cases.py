@@ -178,6 +178,17 @@ def binary_cases(code: int, name: str, options: str) -> Callable[[Model, np.rand
     return cases
 
 
+def minmax_cases(m: Model, r: np.random.Generator) -> None:
+    """MAXIMUM and MINIMUM of int16, every broadcast pair, one quantization throughout."""
+    for code, (sa, sb) in itertools.product((55, 57), BINARY_SHAPES):
+        a, av = _act(r, sa)
+        b = T("", sb, type=INT16, quant=a.quant)
+        bv = r.integers(-(1 << 15), 1 << 15, size=tuple(sb)).astype(np.int16)
+        shape = list(np.broadcast_shapes(tuple(sa), tuple(sb)))
+        m.op(f"{'max' if code == 55 else 'min'} {sa} {sb}", code,
+             [m.tensor(a, av), m.tensor(b, bv)], T("", shape, type=INT16, quant=a.quant))
+
+
 def pad_cases(m: Model, r: np.random.Generator) -> None:
     """PAD of 1- to 4-D int16, the output quantized as the input."""
     for shape, pads in [([1, 2, 160, 2], [[0, 0], [0, 0], [3, 3], [0, 0]]),
@@ -321,6 +332,7 @@ CASES: dict[str, Callable[[Model, np.random.Generator], None]] = {
     "pad": pad_cases, "leaky_relu": leaky_relu_cases, "quantize": quantize_cases,
     "softmax": softmax_cases, "padv2": padv2_cases, "pool": pool_cases,
     "reshape": reshape_cases, "transpose": transpose_cases, "concat": concat_cases,
+    "minmax": minmax_cases,
 }
 
 

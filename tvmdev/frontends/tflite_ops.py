@@ -31,7 +31,8 @@ INT8_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE", "FULLY_CONNECTED", "RESHAPE", 
 INT16_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE", "FULLY_CONNECTED", "RESHAPE", "SQUEEZE",
                          "EXPAND_DIMS", "CONV_2D", "DEPTHWISE_CONV_2D", "ADD", "SUB", "MUL",
                          "PAD", "PADV2", "LEAKY_RELU", "SOFTMAX", "AVERAGE_POOL_2D",
-                         "MAX_POOL_2D", "TRANSPOSE", "CONCATENATION"})
+                         "MAX_POOL_2D", "TRANSPOSE", "CONCATENATION", "MAXIMUM",
+                         "MINIMUM"})
 
 
 def fully_connected(ctx: Context) -> None:

@@ -2,7 +2,8 @@
 /*
  * tvmdev portable kernels, int16: ADD, SUB and MUL with numpy broadcasting and a fused
  * activation, TFLM's int16 arithmetic (the int8 forms' params: tvmk_add_s8_params with
- * left_shift 15, tvmk_mul_s8_params). Output elements are produced in order, each after
+ * left_shift 15, tvmk_mul_s8_params); MAXIMUM and MINIMUM of raw values
+ * (tvmk_binary_params). Output elements are produced in order, each after
  * its operands are read, so the output may alias an operand of the output's shape.
  */
 #include <stddef.h>
@@ -13,6 +14,8 @@
 #define OP_ADD 0
 #define OP_SUB 1
 #define OP_MUL 2
+#define OP_MAX 3
+#define OP_MIN 4
 
 /* The broadcast geometry (shared by both params structs' leading fields) and the op. */
 struct walk {
@@ -29,6 +32,12 @@ struct walk {
 static int16_t one(const struct walk *g, int16_t a, int16_t b)
 {
     int32_t out;
+    if (g->op == OP_MAX) { /* raw values: one quantization throughout */
+        return a > b ? a : b;
+    }
+    if (g->op == OP_MIN) {
+        return a < b ? a : b;
+    }
     if (g->op == OP_MUL) {
         const struct tvmk_mul_s8_params *p = g->mul;
         const int32_t prod = ((int32_t)a + p->a_offset) * ((int32_t)b + p->b_offset);
@@ -145,4 +154,39 @@ int32_t tvmk_mul_s16(const int16_t *A, const int16_t *B, int16_t *C,
     g.act_min = params->act_min;
     g.act_max = params->act_max;
     return run(&g, A, B, C);
+}
+
+static int32_t compare(const int16_t *A, const int16_t *B, int16_t *C,
+                       const struct tvmk_binary_params *p, int op)
+{
+    struct walk g;
+
+    if (p == NULL) {
+        return TVM_DEVICE_ERR_INVALID;
+    }
+    g.ndim = p->ndim;
+    g.count = p->count;
+    g.shape = p->shape;
+    g.a_strides = p->a_strides;
+    g.b_strides = p->b_strides;
+    g.op = op;
+    g.add = NULL;
+    g.mul = NULL;
+    g.act_min = -32768;
+    g.act_max = 32767;
+    return run(&g, A, B, C);
+}
+
+int32_t tvmk_maximum_s16(const int16_t *A, const int16_t *B, int16_t *C,
+                         const struct tvmk_binary_params *params, void *resource_handle)
+{
+    (void)resource_handle;
+    return compare(A, B, C, params, OP_MAX);
+}
+
+int32_t tvmk_minimum_s16(const int16_t *A, const int16_t *B, int16_t *C,
+                         const struct tvmk_binary_params *params, void *resource_handle)
+{
+    (void)resource_handle;
+    return compare(A, B, C, params, OP_MIN);
 }

@@ -83,6 +83,10 @@ int32_t tvmk_sub_s16(const int16_t *A, const int16_t *B, int16_t *C,
                      const struct tvmk_add_s8_params *params, void *resource_handle);
 int32_t tvmk_mul_s16(const int16_t *A, const int16_t *B, int16_t *C,
                      const struct tvmk_mul_s8_params *params, void *resource_handle);
+int32_t tvmk_maximum_s16(const int16_t *A, const int16_t *B, int16_t *C,
+                         const struct tvmk_binary_params *params, void *resource_handle);
+int32_t tvmk_minimum_s16(const int16_t *A, const int16_t *B, int16_t *C,
+                         const struct tvmk_binary_params *params, void *resource_handle);
 int32_t tvmk_pad_s16(const int16_t *data, int16_t *output,
                      const struct tvmk_pad_s8_params *params, void *resource_handle);
 int32_t tvmk_softmax_s8_s16(const int8_t *input, int16_t *output,

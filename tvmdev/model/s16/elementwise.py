@@ -3,7 +3,9 @@ arithmetic with int16 clamps): ADD and SUB rescale both inputs to twice the larg
 scale with 15 bits of headroom (int8's 20), add or subtract, and rescale to the output;
 any zero points, as TFLM's general int16 path (multipliers in double, SUB's too). MUL
 multiplies and rescales once; TFLM requires zero points 0 for int16 MUL. Params are the
-int8 forms' structs (``tvmk_add_s8_params``, ``tvmk_mul_s8_params``).
+int8 forms' structs (``tvmk_add_s8_params``, ``tvmk_mul_s8_params``). MAXIMUM and MINIMUM
+compare raw values, as TFLM does, so tvmdev requires one quantization throughout (as for
+int8).
 """
 
 from __future__ import annotations
@@ -87,7 +89,20 @@ def _mul_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
     return np.asarray(out, np.int16).reshape(c.out_shape)
 
 
+def _minmax_ref(pick: Any) -> Any:
+    def ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+        s8e.OPS["maximum"].params(c)  # one quantization throughout, as int8's
+        a, b = x[0], x[1]
+        assert a is not None and b is not None
+        return np.asarray(pick(np.asarray(a), np.asarray(b)), np.int16).reshape(c.out_shape)
+    return ref
+
+
 OPS = {
+    "maximum": S8Op("tvmk_binary_params", s8e.OPS["maximum"].params, _minmax_ref(np.maximum),
+                    ("int16", "int16", "int16")),
+    "minimum": S8Op("tvmk_binary_params", s8e.OPS["minimum"].params, _minmax_ref(np.minimum),
+                    ("int16", "int16", "int16")),
     "add": S8Op("tvmk_add_s8_params", _add_params, _add_ref(False),
                 ("int16", "int16", "int16")),
     "sub": S8Op("tvmk_add_s8_params", _add_params, _add_ref(True),
