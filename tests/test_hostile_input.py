@@ -150,7 +150,7 @@ MODEL_CASES = [
      "m.yaml:7: operator 'a' runs on unknown device ['d']", "declared devices: none"),
     ("dtype list", ("dtype: float32}", "dtype: [float32]}"),
      "m.yaml:3: unknown dtype ['float32'] for input 'x'",
-     "supported dtypes: float32, int8, int32, int16, uint32, uint64"),
+     "supported dtypes: float32, int8, int32, int16, uint32, uint64, int64"),
     ("kind list", ("name: m", "name: m\ndevices:\n  d: {kind: [w]}"),
      "m.yaml:3: device name must be a string, not ['w']", None),
     ("400-digit dim", ("[1, 4]", f"[1, {big(400)}]"),

@@ -262,8 +262,9 @@ def test_int8_operators_are_claimed(cli: Callable[..., Result], tmp_path: Path) 
     assert list(lib) == ops
     claimed = 0
     for op in ops:
-        int8 = [k for k in portable[op]["kernels"]
-                if op in S8OPS and "int8" in str(k["arg_meta"])]
+        int8 = [k for k in portable[op]["kernels"]  # int16 (16x8) ones are not scaffolded
+                if op in S8OPS and "int8" in str(k["arg_meta"])
+                and "int16" not in str(k["arg_meta"])]
         got = [k for k in lib[op]["kernels"] if "int8" in str(k["arg_meta"])]
         assert [k["arg_meta"] for k in got] == [k["arg_meta"] for k in int8], op
         floats = [k for k in lib[op]["kernels"] if k not in got]

@@ -55,7 +55,7 @@ def _tvmdev_ops(rows: list[list[str]]) -> set[str]:
 
 def test_tflite_table_is_the_importers() -> None:
     need_module("tflite", "pip install -e '.[tflite]'")
-    from tvmdev.frontends.tflite_ops import CONVERTERS, INT8_KINDS, SHAPE_KINDS
+    from tvmdev.frontends.tflite_ops import CONVERTERS, INT8_KINDS, INT16_KINDS, SHAPE_KINDS
     rows = _table("### TFLite operators")
     listed: dict[str, str] = {}
     for r in rows:
@@ -64,8 +64,8 @@ def test_tflite_table_is_the_importers() -> None:
     assert sorted(listed) == sorted({*CONVERTERS, *SHAPE_KINDS}), \
         f"add rows for {sorted({*CONVERTERS, *SHAPE_KINDS} - set(listed))}, drop " \
         f"{sorted(set(listed) - {*CONVERTERS, *SHAPE_KINDS})}"
-    want = {k: ("folded" if k in SHAPE_KINDS else "float32, int8" if k in INT8_KINDS
-                else "float32") for k in listed}
+    want = {k: ("folded" if k in SHAPE_KINDS else "float32, int8, int16" if k in INT16_KINDS
+                else "float32, int8" if k in INT8_KINDS else "float32") for k in listed}
     wrong = {k: (v, want[k]) for k, v in listed.items() if v != want[k]}
     assert not wrong, f"dtypes column (README, importer): {wrong}"
     assert _tvmdev_ops(rows) <= set(OPS), _tvmdev_ops(rows) - set(OPS)

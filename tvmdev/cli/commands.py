@@ -253,11 +253,11 @@ def _instructions(job: Job, result: RunResult) -> list[str]:
 
 
 def _library_lines(compiled: Compiled) -> list[str]:
-    """What a command says of the kernel libraries: the notes (for an int8 model, whose
-    operators they would serve) and the kernels line."""
+    """What a command says of the kernel libraries: the notes (for an int8 or int16 model,
+    whose operators they would serve) and the kernels line."""
     m = compiled.model
-    int8 = any(m.op_dtype(op) == "int8" for op in m.operators)
-    return ([f"note: {n}" for n in compiled.notes if int8]
+    quantized = any(m.op_dtype(op) != "float32" for op in m.operators)
+    return ([f"note: {n}" for n in compiled.notes if quantized]
             + [f"note: {n}" for n in compiled.device_notes]
             + [kernels_line(m, compiled.placements)])
 

@@ -26,7 +26,7 @@ from ..model.shapes import Shape
 from .custom import tflite_converter
 from .graph import Builder, Imported, Unsupported, c_names
 from .tflite_context import Context
-from .tflite_ops import CONVERTERS, INT8_KINDS, SHAPE_KINDS
+from .tflite_ops import CONVERTERS, INT8_KINDS, INT16_KINDS, SHAPE_KINDS
 from .tflite_rawint import BUILTINS as RAW_BUILTINS
 from .tflite_rawint import RAW, SIGNAL
 from .tflite_rawint import converter as raw_converter
@@ -213,6 +213,21 @@ def _input_shape(t: TfTensor, given: dict[str, Shape], path: Path) -> Shape:
     return t.shape
 
 
+def _check_input(t: TfTensor, path: Path) -> None:
+    """A model input tvmdev takes: float32, int8 or int16 (quantized), a quantized int32
+    (a QUANTIZE's input, as TFLM takes it), or raw integers (int16, int32, uint32, uint64
+    without quantization: tflite_rawint)."""
+    quantized = ("int8", "int16", "int32")
+    if t.dtype in RAW and t.quant is None:
+        return
+    if t.dtype not in ("float32", *quantized):
+        raise TvmdevError(f"input '{t.name}' is {t.dtype}; tvmdev imports float32, int8 and "
+                          "int16 inputs (quantized), and raw integer ones", str(path))
+    if t.dtype == "int8" and t.quant is None:
+        raise TvmdevError(f"input '{t.name}' is {t.dtype} without quantization (scale, zero "
+                          "point)", str(path))
+
+
 def _folded(g: TfGraph) -> set[int]:
     """Shape arithmetic whose every use is, in the end, a RESHAPE's shape operand."""
     users: dict[int, list[tuple[TfOp, int]]] = {}
@@ -245,12 +260,7 @@ def convert(path: Path, raw: bytes, name: str,
     for j in g.inputs:
         t = g.tensors[j]
         shape = _input_shape(t, given, path)
-        raw_int = t.dtype in RAW and t.quant is None  # raw integers (tflite_rawint)
-        if not raw_int and (t.dtype not in ("float32", "int8") or (t.dtype == "int8"
-                                                               and t.quant is None)):
-            raise TvmdevError(f"input '{t.name}' is {t.dtype}" + (
-                " without quantization (scale, zero point)" if t.dtype == "int8" else
-                "; tvmdev imports float32, int8 and raw integer inputs"), str(path))
+        _check_input(t, path)
         b.add_input(t.cname, shape, t.dtype, t.quant)
     folded = _folded(g)
     # A dynamic dim set to a size other than the stored one: each output's dims are then
@@ -291,14 +301,16 @@ def _declared(shape: Shape, t: TfTensor, relaxed: bool) -> bool:
 
 def _convert_float_int8(g: TfGraph, op: TfOp, outs: list[TfTensor]
                         ) -> Callable[[Context], None]:
-    """The converter of an operator on float32 or int8; Unsupported for other dtypes."""
+    """The converter of an operator on float32, int8 or int16 (16x8); Unsupported for
+    other dtypes."""
     converter = CONVERTERS.get(op.kind)
     if converter is None:
         raise Unsupported()
     if len(outs) != 1 and op.kind not in MULTI_OUTPUT:
         raise Unsupported(f"{len(outs)} outputs")
     bad = sorted({t.dtype for t in outs if t.dtype != "float32"})
-    if bad and (op.kind not in INT8_KINDS or bad != ["int8"]):
+    if bad and not (op.kind in INT8_KINDS and bad == ["int8"]
+                    or op.kind in INT16_KINDS and bad in (["int16"], ["int32"])):
         raise Unsupported(", ".join(bad))
     return converter
 

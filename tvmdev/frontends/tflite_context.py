@@ -53,7 +53,7 @@ class Context:
         """The tvmdev tensor of operand ``i``; a constant is added on first use."""
         t = self.tensor(i)
         if t.data is not None:
-            if t.dtype not in ("float32", "int8", "int16", "int32"):
+            if t.dtype not in ("float32", "int8", "int16", "int32", "int64"):
                 raise Unsupported(f"{t.dtype} operand")
             return self.b.constant(t.cname, t.data, t.dtype, t.quant)
         if t.cname not in self.b.shapes:
@@ -70,8 +70,8 @@ class Context:
         return [int(v) for v in np.ravel(t.data)]
 
     def int8(self) -> bool:
-        """Whether the operator's output is int8 (its int8 form then runs)."""
-        return self.g.tensors[self.op.outputs[0]].dtype == "int8"
+        """Whether the operator's output is int8 or int16 (its integer form then runs)."""
+        return self.g.tensors[self.op.outputs[0]].dtype in ("int8", "int16")
 
     def out(self) -> str:
         """The tvmdev tensor of the (one) output."""

@@ -119,19 +119,20 @@ def _pool(op: str) -> Any:
 
 
 def _pad_value(ctx: Context) -> float:
-    """PADV2's constant value operand as a real number (an int8 one dequantized: it must
-    be quantized as the output, as TFLM requires)."""
+    """PADV2's constant value operand as a real number (an int8 or int16 one dequantized:
+    it must be quantized as the output, as TFLM requires)."""
     t = ctx.tensor(2)
     if t.data is None or t.data.size != 1:
         raise Unsupported("padding value not a constant scalar")
     value = np.ravel(t.data)[0]
-    if t.dtype != "int8":
+    if t.dtype not in ("int8", "int16"):
         return float(value)
     q, qo = t.quant, ctx.g.tensors[ctx.op.outputs[0]].quant
     if q is None or qo is None or len(q.scale) != 1 or (q.scale, q.zero_point) != (
             qo.scale, qo.zero_point):
-        raise Unsupported("int8 padding value not quantized as the output, as TFLM requires")
-    # Exactly the int8 value again when the pad quantizes it as the output.
+        raise Unsupported(f"{t.dtype} padding value not quantized as the output, as TFLM "
+                          "requires")
+    # Exactly the int8 (or int16) value again when the pad quantizes it as the output.
     return float(np.float32(q.scale[0]) * np.float32(int(value) - q.zero_point[0]))
 
 

@@ -30,6 +30,14 @@ INT8_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE", "FULLY_CONNECTED", "RESHAPE", 
                         "STRIDED_SLICE", "SPLIT", "SPLIT_V", "RESIZE_BILINEAR",
                         "TRANSPOSE_CONV"})
 
+# The kinds that map on int16 tensors (TFLite's 16x8 scheme; QUANTIZE also writes a
+# quantized int32, as TFLM's does).
+INT16_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE", "FULLY_CONNECTED", "RESHAPE", "SQUEEZE",
+                         "EXPAND_DIMS", "CONV_2D", "DEPTHWISE_CONV_2D", "ADD", "SUB", "MUL",
+                         "PAD", "PADV2", "LEAKY_RELU", "SOFTMAX", "AVERAGE_POOL_2D",
+                         "MAX_POOL_2D", "TRANSPOSE", "CONCATENATION", "MAXIMUM",
+                         "MINIMUM"})
+
 
 def fully_connected(ctx: Context) -> None:
     """FULLY_CONNECTED: fully_connected (weights [out, in], the input flattened to rows of
@@ -61,18 +69,25 @@ def _unary(op: str, **attrs: float) -> Callable[[Context], None]:
     return convert
 
 
+# QUANTIZE's (input, output) dtypes: float32 to int8 or int16, and TFLM's requantizations.
+QUANTIZE_PAIRS = frozenset({("float32", "int8"), ("float32", "int16"), ("int8", "int8"),
+                            ("int16", "int8"), ("int8", "int16"), ("int16", "int16"),
+                            ("int16", "int32"), ("int32", "int16")})
+
+
 def quantize(ctx: Context) -> None:
-    """QUANTIZE float32 -> int8, and int8 -> int8 (a requantization)."""
+    """QUANTIZE float32 -> int8 or int16, and the requantizations TFLM computes between
+    int8, int16 and int32 (:data:`QUANTIZE_PAIRS`)."""
     t, out = ctx.tensor(0), ctx.g.tensors[ctx.op.outputs[0]]
-    if t.dtype not in ("float32", "int8") or out.dtype != "int8":
+    if (t.dtype, out.dtype) not in QUANTIZE_PAIRS:
         raise Unsupported(f"{t.dtype} to {out.dtype}")
     chain(ctx, [("quantize", [ctx.inp(0)], {})])
 
 
 def dequantize(ctx: Context) -> None:
-    """DEQUANTIZE int8 -> float32."""
+    """DEQUANTIZE int8 or int16 -> float32."""
     t, out = ctx.tensor(0), ctx.g.tensors[ctx.op.outputs[0]]
-    if (t.dtype, out.dtype) != ("int8", "float32"):
+    if t.dtype not in ("int8", "int16") or out.dtype != "float32":
         raise Unsupported(f"{t.dtype} to {out.dtype}")
     chain(ctx, [("dequantize", [ctx.inp(0)], {})])
 

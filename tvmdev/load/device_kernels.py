@@ -46,14 +46,21 @@ class Variant:
         return self.portable.header if self.int8 else FLOAT_HEADER
 
 
+def _is_int16(k: Kernel) -> bool:
+    """An int16 (16x8) kernel (declared in tvmk_s16.h): not scaffolded for devices yet (no
+    variant claims it). Raw int16 kernels and int8 ones with int16 state are not."""
+    return k.header == "tvmk_s16.h"
+
+
 def _is_int8(k: Kernel) -> bool:
-    return k.arg_meta is not None and any("int8" in d for _, d in k.arg_meta)
+    return (k.arg_meta is not None and any("int8" in d for _, d in k.arg_meta)
+            and not _is_int16(k))
 
 
 def _float_kernel(op: str, portable: Library) -> Kernel | None:
     """The portable float kernel a float scaffold delegates to: ``tvmk_<op>_f32``, or the
     one the op shares (global_average_pool runs tvmk_mean_f32, relu6 tvmk_clip_f32)."""
-    own = [k for k in portable.kernels if k.op == op and not _is_int8(k)]
+    own = [k for k in portable.kernels if k.op == op and not _is_int8(k) and not _is_int16(k)]
     named = [k for k in own if k.name == f"tvmk_{op}_f32"]
     found = named or own
     return found[0] if found else None

@@ -24,7 +24,8 @@ from . import yamlio
 from .fields import FLOAT32_MAX, Places, err, is_int, is_number, keys, mapping
 
 QUANT_KEYS = ("scale", "zero_point", "axis")
-INT_RANGE = {"int8": (-128, 127), "int16": (-32768, 32767), "int32": (-(2**31), 2**31 - 1)}
+INT_RANGE = {"int8": (-128, 127), "int16": (-(2**15), 2**15 - 1),
+             "int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def checked_quant(fields: QuantFields | None, what: str, dtype: str, shape: Shap
                       hint="add quant: {scale: [S], zero_point: [Z]}")
         return None
     if dtype not in INT_RANGE:
-        raise err(f"{what} is {dtype}: only int8 and int32 tensors are quantized",
+        raise err(f"{what} is {dtype}: only integer tensors are quantized",
                   fields.where)
     qn, at = fields.given, fields.at
     for key in ("scale", "zero_point"):

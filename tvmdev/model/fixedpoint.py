@@ -85,3 +85,21 @@ def multiply_by_quantized_multiplier(x: np.ndarray | int, multiplier: np.ndarray
         raise OverflowError("multiply_by_quantized_multiplier: x << shift overflows int32")
     return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, multiplier),
                                   right)
+
+
+def multiply_by_quantized_multiplier_64(x: np.ndarray | int, multiplier: np.ndarray | int,
+                                        shift: np.ndarray | int) -> np.ndarray:
+    """TFLite's ``MultiplyByQuantizedMultiplier`` of an int64 accumulator (the 16x8
+    kernels' with int64 bias): the multiplier rounded to 16 bits (``(m + 2**15) >> 16``,
+    0x7FFF from 0x7FFF0000 up), then ``(x * m16 + 2**(14 - shift)) >> (15 - shift)``.
+    TFLite asserts ``|x| < 2**47`` and an int32 result; so does this (OverflowError)."""
+    x64 = np.asarray(x, np.int64)
+    if np.any((x64 < -(1 << 47)) | (x64 >= (1 << 47))):
+        raise OverflowError("an int64 accumulator is beyond TFLite's +-2^47")
+    m = np.asarray(multiplier, np.int64)
+    reduced = np.where(m < 0x7FFF0000, (m + (1 << 15)) >> 16, 0x7FFF)
+    total = 15 - np.asarray(shift, np.int64)
+    result = (x64 * reduced + (np.int64(1) << (total - 1))) >> total
+    if np.any((result < INT32_MIN) | (result > INT32_MAX)):
+        raise OverflowError("a requantized int64 accumulator does not fit int32")
+    return np.asarray(result, np.int64)

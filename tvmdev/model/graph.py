@@ -15,10 +15,11 @@ from .ops import op_params
 from .quant import Q4Weight, Quant
 from .rawint.form import RAW_SIZES, is_raw
 from .rawint.table import INT_OPS, STATEFUL
+from .s8.call import op_dtype
 from .shapes import Shape, numel
 
 # q4c32: constants only, sized as their floats
-DTYPE_SIZE = {"float32": 4, "q4c32": 4, "int8": 1, "int32": 4, **RAW_SIZES}
+DTYPE_SIZE = {"float32": 4, "q4c32": 4, "int8": 1, "int32": 4, "int64": 8, **RAW_SIZES}
 
 
 @dataclass(frozen=True)
@@ -101,13 +102,15 @@ class Model:
                          [t.quant if t else None for t in ts] + [out.quant])
 
     def op_dtype(self, op: Operator) -> str:
-        """The dtype ``op`` computes in: int8 when any of its tensors is int8, "raw" in
-        its raw-integer form (:mod:`tvmdev.model.rawint`)."""
+        """The dtype ``op`` computes in: "raw" in its raw-integer form
+        (:mod:`tvmdev.model.rawint`), else as :func:`~.s8.call.op_dtype` says: int16 when
+        its first input or its output is int16, else int8 when any of its tensors is int8,
+        else float32."""
         names = [t for t in (*op.inputs, *op.outputs) if t is not None]
         if is_raw(INT_OPS.get(op.op), [self.tensors[t].dtype for t in names],
                   [self.tensors[t].quant for t in names]):
             return "raw"
-        return "int8" if any(self.tensors[t].dtype == "int8" for t in names) else "float32"
+        return op_dtype([self.tensors[t].dtype for t in names])
 
     def state_fill(self, name: str) -> int:
         """The byte a state tensor is reset to, as TFLM's ResetVariableTensors: an int8

@@ -14,7 +14,9 @@ def input_range(model: Model, name: str) -> tuple[float, float]:
         if op.op == "quantize" and op.inputs[0] == name:
             q = model.tensors[op.outputs[0]].quant
             if q is not None:
-                return q.scale[0] * (-128 - q.zero_point[0]), q.scale[0] * (127 - q.zero_point[0])
+                info = np.iinfo(model.tensors[op.outputs[0]].dtype)
+                return (q.scale[0] * (info.min - q.zero_point[0]),
+                        q.scale[0] * (info.max - q.zero_point[0]))
     return -1.0, 1.0
 
 
@@ -31,16 +33,19 @@ def index_range(model: Model, name: str) -> tuple[int, int]:
 
 
 def random_inputs(model: Model, seed: int = 0) -> dict[str, np.ndarray]:
-    """Seeded inputs, one array per model input: int8 ones over [-128, 127], int32 ones
-    over :func:`index_range` (at most [-128, 128)), raw int16, uint32 and uint64 ones over
-    their whole range, float32 ones over :func:`input_range`."""
+    """Seeded inputs, one array per model input: int8 ones over [-128, 127], int16 (16x8
+    or raw), uint32 and uint64 ones over their whole range, quantized int32 ones over
+    int16's, other int32 ones over :func:`index_range` (at most [-128, 128)), float32
+    ones over :func:`input_range`."""
     rng = np.random.default_rng(seed)
     out = {}
     for name in model.inputs:
         t = model.tensors[name]
         if t.dtype == "int8":
             out[name] = rng.integers(-128, 128, t.shape).astype(np.int8)
-        elif t.dtype in ("int16", "uint32", "uint64"):  # raw integers: their whole range
+        elif t.dtype == "int32" and t.quant is not None:  # quantized (requantized to int16)
+            out[name] = rng.integers(-(1 << 15), 1 << 15, t.shape).astype(np.int32)
+        elif t.dtype in ("int16", "uint32", "uint64"):  # int16 and raw ones: their range
             info = np.iinfo(np.dtype(t.dtype))
             out[name] = rng.integers(int(info.min), int(info.max), t.shape, dtype=t.dtype,
                                      endpoint=True)

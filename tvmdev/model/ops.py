@@ -39,8 +39,9 @@ from .regions import (
 )
 from .resize import ROUNDINGS, resize_infer, resize_params
 from .resize_bilinear import bilinear_params
-from .s8.call import S8Call, check_dtypes, op_dtype
+from .s8.call import QUANTIZED, S8Call, S8Op, check_dtypes, op_dtype
 from .s8.table import S8OPS
+from .s16.table import S16OPS
 from .shapes import (
     ACTIVATIONS,
     Shape,
@@ -227,12 +228,14 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
 OPTIONAL_NO_DEFAULT = {("conv2d", "kernel_shape"), ("transpose", "perm"), ("mean", "axes"),
                        *MATH_OPTIONAL_NO_DEFAULT}
 
-DTYPES = ("float32", "int8", "int32", *sorted(set(RAW_DTYPES) - {"int8", "int32"}))
+# int16: TFLite's 16x8 activations (or raw int16); int64: 16x8 conv and fully_connected
+# biases.
+DTYPES = ("float32", "int8", "int32", *sorted(set(RAW_DTYPES) - {"int8", "int32"}), "int64")
 # Dtypes a kernel library may name beyond those a model declares: q4c32 is a float32
 # constant quantised to 4 bits in blocks (tvmdev/quant.py).
 KERNEL_DTYPES = ("float32", "q4c32", *DTYPES[1:])
 CTYPES = {"float32": "float", "q4c32": "struct tvmk_q4c32", "int8": "int8_t",
-          "int32": "int32_t", **RAW_CTYPES}
+          "int32": "int32_t", "int64": "int64_t", **RAW_CTYPES}
 # Ops that only exist between float32 and int8: always in their int8 form.
 QUANT_OPS = ("quantize", "dequantize")
 
@@ -251,10 +254,13 @@ def op_params(name: str, shapes: list[Shape | None], out: Shape, attrs: dict[str
         call = S8Call(shapes, out, attrs, dtypes, quants)
         check_int_dtypes(name, raw, call)
         return raw.params_struct, raw.params(call)
-    if name in QUANT_OPS or op_dtype(dtypes) == "int8":
-        entry = S8OPS.get(name)
+    form = op_dtype(dtypes)
+    if name in QUANT_OPS or form in QUANTIZED:
+        table = quantized_forms(form)
+        entry = table.get(name)
         if entry is None:
-            raise ShapeError(f"{name} has no int8 form yet (int8 ops: {', '.join(S8OPS)})")
+            raise ShapeError(f"{name} has no {form} form yet ({form} ops: "
+                             f"{', '.join(table)})")
         call = S8Call(shapes, out, attrs, dtypes, quants)
         check_dtypes(name, entry, call)
         return entry.params_struct, entry.params(call)
@@ -271,11 +277,18 @@ def op_params(name: str, shapes: list[Shape | None], out: Shape, attrs: dict[str
     return opdef.params_struct, opdef.params(shapes, out, attrs)
 
 
+def quantized_forms(form: str) -> dict[str, S8Op]:
+    """The table of an operator dtype's integer forms: int16's (TFLite's 16x8) or int8's
+    (quantize and dequantize between float32 and int8 too)."""
+    return S16OPS if form == "int16" else S8OPS
+
+
 def scratch_structs() -> frozenset[str]:
     """The params structs that end with scratch_bytes and scratch: the float ops' with
     ``scratch`` and the int8 forms' with ``scratch``."""
     return frozenset([o.params_struct for o in OPS.values() if o.scratch]
-                     + [e.params_struct for e in S8OPS.values() if e.scratch])
+                     + [e.params_struct for t in (S8OPS, S16OPS) for e in t.values()
+                        if e.scratch])
 
 
 def check_attrs(op: OpDef, given: dict[str, Any]) -> dict[str, Any]:

@@ -17,15 +17,15 @@ from .graph import Model, Operator
 from .inputs import index_range as index_range  # re-exported: callers import it here
 from .inputs import input_range as input_range
 from .inputs import random_inputs as random_inputs
-from .ops import OPS, QUANT_OPS
+from .ops import OPS, QUANT_OPS, quantized_forms
 from .rawint.evaluate import raw_reference
 from .rawint.form import State
 from .recurrent import FLOAT_REFERENCE
 from .reference_math import MATH_REFERENCE
 from .resize import resize_reference
 from .resize_bilinear import bilinear_reference
-from .s8.call import S8Call
-from .s8.table import S8_STATEFUL, S8OPS
+from .s8.call import QUANTIZED, S8Call
+from .s8.table import S8_STATEFUL
 from .slicing import strided_slice_reference
 from .taps import Tap, counts, taps
 from .transpose_conv import transpose_conv_reference
@@ -285,8 +285,9 @@ def _call(model: Model, op: Operator) -> S8Call:
 
 
 def _s8(model: Model, op: Operator, args: list[np.ndarray | None]) -> np.ndarray:
-    """An int8 operator (or quantize, dequantize) by its int8 form's integer reference."""
-    return S8OPS[op.op].reference(_call(model, op), args)
+    """An int8 or int16 operator (or quantize, dequantize) by its integer form's
+    reference."""
+    return quantized_forms(model.op_dtype(op))[op.op].reference(_call(model, op), args)
 
 
 def _checked(op: Operator, fn: Callable[[], Any]) -> Any:
@@ -327,11 +328,11 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray], *,
              overrides: dict[int, Override] | None = None, state: State | None = None
              ) -> dict[str, np.ndarray]:
     """Every tensor's value (inputs, constants, intermediates, outputs) in its dtype:
-    float32, or int8 and int32 (computed by the int8 forms' integer references), or a raw
-    integer dtype. ``overrides``: the references of some operators, by index. The model's
-    state (its state tensors, and what raw operators such as a noise estimate keep) starts
-    from ``state`` (default: reset) and its new values are written back there, so that
-    calls in a row run the model as consecutive invocations do."""
+    float32, or int8, int16 and int32 (computed by the integer forms' references), or a
+    raw integer dtype. ``overrides``: the references of some operators, by index. The
+    model's state (its state tensors, and what raw operators such as a noise estimate
+    keep) starts from ``state`` (default: reset) and its new values are written back
+    there, so that calls in a row run the model as consecutive invocations do."""
     state = {} if state is None else state
     values: dict[str, np.ndarray] = {k: stored(model, k, v) for k, v in inputs.items()}
     values.update({k: stored(model, k, v) for k, v in model.constants.items()})
@@ -361,11 +362,13 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray], *,
             if dtype == "raw":
                 values[op.outputs[0]] = raw_reference(model, op, args, state)
                 continue
-            args = [np.asarray(v, F64) if v is not None else None for v in args]
+            # float64 holds every value exactly but an int64 one (a 16x8 bias)
+            args = [None if v is None else v if v.dtype == np.int64 else np.asarray(v, F64)
+                    for v in args]
             if OPS[op.op].states:
                 y, new = _stateful(model, op, args)
                 values.update(new)
-            elif op.op in QUANT_OPS or dtype == "int8":
+            elif op.op in QUANT_OPS or dtype in QUANTIZED:
                 values[op.outputs[0]] = np.asarray(_s8_checked(model, op, args), F64)
                 continue
             elif op.op in _WINDOWED:
@@ -380,4 +383,3 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray], *,
             out[k] = v.astype(np.dtype(dt) if dt in INT_DTYPES else np.float32)
     state.update({k: out[k] for k in model.states})
     return out
-

@@ -7,14 +7,15 @@ import numpy as np
 
 from .graph import Model
 
-INT_DTYPES = ("int8", "int16", "int32", "uint32", "uint64")
+INT_DTYPES = ("int8", "int16", "int32", "int64", "uint32", "uint64")
 
 
 def stored(model: Model, name: str, v: np.ndarray) -> np.ndarray:
-    """A value as evaluate holds it: float64, raw integers beyond int32 in their own
-    dtype (uint64 values do not fit float64's mantissa)."""
+    """A value as evaluate holds it: float64, 64-bit integers (16x8 biases, raw uint64)
+    in their own dtype, as float64's mantissa does not hold them (and raw int16 and uint32,
+    which the raw-integer references take in their dtype)."""
     dt = model.tensors[name].dtype if name in model.tensors else "float32"
-    if dt in ("int16", "uint32", "uint64"):
+    if dt in ("int64", "uint32", "uint64") or dt == "int16" and model.tensors[name].quant is None:
         return np.asarray(v).astype(np.dtype(dt))
     return np.asarray(v, np.float64)
 

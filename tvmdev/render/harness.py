@@ -57,7 +57,8 @@ class Harness:
             "icount": self.icount,
             "kinds": [{"kind": k.kind, "platform": k.platform} for k in self.devices.kinds],
             "sim": bool(sim),
-            "int_outputs": any(m.tensors[n].dtype != "float32" for n in m.outputs),
+            "int_outputs": [{"dtype": d, "ctype": CTYPES[d], "put": _PUT[d]} for d in sorted(
+                {m.tensors[n].dtype for n in m.outputs} - {"float32"})],
             "float_outputs": any(m.tensors[n].dtype == "float32" for n in m.outputs),
             "inputs": [{"name": n, "cname": m.tensors[n].cname,
                         "ctype": CTYPES[m.tensors[n].dtype],
@@ -71,6 +72,7 @@ class Harness:
                          "ctype": CTYPES[m.tensors[n].dtype],
                          "var": names.harness("out", m.tensors[n].cname),
                          "expect_var": names.harness("expect", m.tensors[n].cname),
+                         "put": _PUT[m.tensors[n].dtype],
                          "count": int(np.prod(m.tensors[n].shape))} for n in m.outputs],
             "devices": [{"name": d.name, "kind": d.kind, "dashed": d.kind.replace("_", "-"),
                          "var": names.harness("dev", d.name),
@@ -83,6 +85,11 @@ class Harness:
     def c_banner(self) -> str:
         """The banner of a generated C file of this harness."""
         return banner("c", self.command, "owned")
+
+
+# The firmware's printer of each output dtype (an integer as its int32's bit pattern).
+_PUT = {"float32": "put_floats", "int8": "put_int8s", "int16": "put_int16s",
+        "int32": "put_int32s"}
 
 
 def _input_data(values: np.ndarray, dtype: str) -> str:

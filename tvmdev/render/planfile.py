@@ -30,8 +30,8 @@ def plan_json(gen: Compiled) -> str:
                   for s in gen.steps],
         "operators": [{"name": op.name, **({"c_name": op.cname} if op.cname != op.name else {}),
                        "op": op.op, "device": op.device,
-                       # an int8 operator (its kernels and params are int8 ones)
-                       **({"dtype": "int8"} if m.op_dtype(op) == "int8" else {}),
+                       # an int8 or int16 operator (its kernels and params are those)
+                       **({"dtype": m.op_dtype(op)} if m.op_dtype(op) != "float32" else {}),
                        "kernels": [k.name for k in gen.chains[op.index]],
                        **_placement_json(gen, op.index),
                        "inputs": list(op.inputs), "outputs": list(op.outputs),

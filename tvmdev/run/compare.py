@@ -141,12 +141,14 @@ def load_inputs(model: Model, inputs_dir: Path | None, seed: int = 0) -> dict[st
         if tuple(arr.shape) != want:
             raise TvmdevError(f"input '{name}' has shape {list(arr.shape)}, the model wants "
                               f"{list(want)}", str(path))
-        if model.tensors[name].dtype == "int8":
-            if arr.dtype != np.int8:
-                raise TvmdevError(f"input '{name}' is int8 in the model, the file holds "
-                                  f"{arr.dtype}", str(path), hint="save it as numpy.int8")
+        dtype = model.tensors[name].dtype
+        if dtype in ("int8", "int16") or (dtype == "int32"
+                                          and model.tensors[name].quant is not None):
+            if arr.dtype != np.dtype(dtype):
+                raise TvmdevError(f"input '{name}' is {dtype} in the model, the file holds "
+                                  f"{arr.dtype}", str(path), hint=f"save it as numpy.{dtype}")
             out[name] = arr
-        elif model.tensors[name].dtype == "int32":
+        elif dtype == "int32":
             out[name] = _indices(model, name, arr, path)
         elif model.tensors[name].dtype in RAW_RANGE:
             out[name] = _raw_ints(model.tensors[name].dtype, name, arr, path)

@@ -11,9 +11,11 @@
  * line on stdin, one number answers it on stdout:
  *
  *   conv ARCH n h w c  fh fw fc  on oh ow oc  sh sw ph pw dh dw
+ *   conv16 ARCH (as conv: int16 activations, 16x8)
  *   dw   ARCH n h w c  fh fw  on oh ow oc  sh sw ph pw dh dw  ch_mult
  *   fc   ARCH accum_depth output_depth
  *   avgpool ARCH output_width channels
+ *   avgpool16 ARCH (as avgpool: int16)
  *
  * ARCH is c, dsp or mve. A malformed request answers -1.
  */
@@ -43,11 +45,9 @@ static int arch_index(const char *arch)
     return -1;
 }
 
-static long conv(int a, const char *line)
+/* conv and conv16: the wrapper's size for these dims, by one of fns (c, dsp, mve). */
+static long conv_size(const conv_fn *fns, int a, const char *line)
 {
-    static const conv_fn fns[3] = {arm_convolve_wrapper_s8_get_buffer_size,
-                                   arm_convolve_wrapper_s8_get_buffer_size_dsp,
-                                   arm_convolve_wrapper_s8_get_buffer_size_mve};
     cmsis_nn_conv_params p;
     cmsis_nn_dims in, f, out;
     memset(&p, 0, sizeof(p));
@@ -58,6 +58,22 @@ static long conv(int a, const char *line)
     }
     f.n = out.c;
     return fns[a](&p, &in, &f, &out);
+}
+
+static long conv(int a, const char *line)
+{
+    static const conv_fn fns[3] = {arm_convolve_wrapper_s8_get_buffer_size,
+                                   arm_convolve_wrapper_s8_get_buffer_size_dsp,
+                                   arm_convolve_wrapper_s8_get_buffer_size_mve};
+    return conv_size(fns, a, line);
+}
+
+static long conv16(int a, const char *line)
+{
+    static const conv_fn fns[3] = {arm_convolve_wrapper_s16_get_buffer_size,
+                                   arm_convolve_wrapper_s16_get_buffer_size_dsp,
+                                   arm_convolve_wrapper_s16_get_buffer_size_mve};
+    return conv_size(fns, a, line);
 }
 
 static long depthwise(int a, const char *line)
@@ -94,16 +110,29 @@ static long fully_connected(int a, const char *line)
     return fns[a](&f);
 }
 
-static long avgpool(int a, const char *line)
+static long pool_size(const pool_fn *fns, int a, const char *line)
 {
-    static const pool_fn fns[3] = {arm_avgpool_s8_get_buffer_size,
-                                   arm_avgpool_s8_get_buffer_size_dsp,
-                                   arm_avgpool_s8_get_buffer_size_mve};
     int width, channels;
     if (sscanf(line, "%d %d", &width, &channels) != 2) {
         return -1;
     }
     return fns[a](width, channels);
+}
+
+static long avgpool(int a, const char *line)
+{
+    static const pool_fn fns[3] = {arm_avgpool_s8_get_buffer_size,
+                                   arm_avgpool_s8_get_buffer_size_dsp,
+                                   arm_avgpool_s8_get_buffer_size_mve};
+    return pool_size(fns, a, line);
+}
+
+static long avgpool16(int a, const char *line)
+{
+    static const pool_fn fns[3] = {arm_avgpool_s16_get_buffer_size,
+                                   arm_avgpool_s16_get_buffer_size_dsp,
+                                   arm_avgpool_s16_get_buffer_size_mve};
+    return pool_size(fns, a, line);
 }
 
 int main(void)
@@ -118,12 +147,16 @@ int main(void)
             const char *rest = line + used;
             if (strcmp(what, "conv") == 0) {
                 size = conv(a, rest);
+            } else if (strcmp(what, "conv16") == 0) {
+                size = conv16(a, rest);
             } else if (strcmp(what, "dw") == 0) {
                 size = depthwise(a, rest);
             } else if (strcmp(what, "fc") == 0) {
                 size = fully_connected(a, rest);
             } else if (strcmp(what, "avgpool") == 0) {
                 size = avgpool(a, rest);
+            } else if (strcmp(what, "avgpool16") == 0) {
+                size = avgpool16(a, rest);
             }
         }
         printf("%ld\n", size);

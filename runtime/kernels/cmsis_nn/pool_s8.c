@@ -5,23 +5,6 @@
  */
 #include "tvmk_cmsis_nn_glue.h"
 
-static void pool_args(const struct tvmk_pool2d_s8_params *p, cmsis_nn_context *ctx,
-                      cmsis_nn_pool_params *pool, cmsis_nn_dims *in, cmsis_nn_dims *filter,
-                      cmsis_nn_dims *out)
-{
-    ctx->buf = p->scratch;
-    ctx->size = p->scratch_bytes;
-    pool->stride.h = p->stride_h;
-    pool->stride.w = p->stride_w;
-    pool->padding.h = p->pad_top;
-    pool->padding.w = p->pad_left;
-    pool->activation.min = p->act_min;
-    pool->activation.max = p->act_max;
-    *in = tvmk_cmsis_nn_dims(p->N, p->H, p->W, p->C);
-    *filter = tvmk_cmsis_nn_dims(1, p->KH, p->KW, 1);
-    *out = tvmk_cmsis_nn_dims(p->N, p->OH, p->OW, p->C);
-}
-
 int32_t tvmk_cmsis_nn_avgpool2d_s8(const int8_t *X, int8_t *Y,
                                    const struct tvmk_pool2d_s8_params *p,
                                    void *resource_handle)
@@ -30,7 +13,7 @@ int32_t tvmk_cmsis_nn_avgpool2d_s8(const int8_t *X, int8_t *Y,
     cmsis_nn_pool_params pool;
     cmsis_nn_dims in, filter, out;
     (void)resource_handle;
-    pool_args(p, &ctx, &pool, &in, &filter, &out);
+    tvmk_cmsis_nn_pool_args(p, &ctx, &pool, &in, &filter, &out);
     if (arm_avgpool_s8_get_buffer_size(out.w, in.c) > ctx.size) {
         return TVM_DEVICE_ERR_INVALID; /* planned for another architecture */
     }
@@ -45,6 +28,6 @@ int32_t tvmk_cmsis_nn_maxpool2d_s8(const int8_t *X, int8_t *Y,
     cmsis_nn_pool_params pool;
     cmsis_nn_dims in, filter, out;
     (void)resource_handle;
-    pool_args(p, &ctx, &pool, &in, &filter, &out);
+    tvmk_cmsis_nn_pool_args(p, &ctx, &pool, &in, &filter, &out);
     return tvmk_cmsis_nn_status(arm_max_pool_s8(&ctx, &pool, &in, X, &filter, &out, Y));
 }

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "tvmk_s8.h"
+#include "tvmk_s16.h"
 #include "tvmk_s8_ops.h"
 
 #ifdef __cplusplus
@@ -49,6 +50,37 @@ int32_t tvmk_cmsis_nn_add_s8(const int8_t *A, const int8_t *B, int8_t *C,
                              const struct tvmk_add_s8_params *params, void *resource_handle);
 int32_t tvmk_cmsis_nn_mul_s8(const int8_t *A, const int8_t *B, int8_t *C,
                              const struct tvmk_mul_s8_params *params, void *resource_handle);
+/* int16 (16x8): s16.c. */
+int32_t tvmk_cmsis_nn_conv2d_s16(const int16_t *X, const int8_t *W, const int64_t *B,
+                                 int16_t *Y, const struct tvmk_conv2d_s8_params *params,
+                                 void *resource_handle);
+int32_t tvmk_cmsis_nn_conv2d_s16_b32(const int16_t *X, const int8_t *W, const int32_t *B,
+                                     int16_t *Y, const struct tvmk_conv2d_s8_params *params,
+                                     void *resource_handle);
+int32_t tvmk_cmsis_nn_depthwise_conv2d_s16(const int16_t *input, const int8_t *filter,
+                                           const int64_t *bias, int16_t *output,
+                                           const struct tvmk_depthwise_conv2d_s8_params *params,
+                                           void *resource_handle);
+int32_t tvmk_cmsis_nn_fully_connected_s16(const int16_t *input, const int8_t *weights,
+                                          const int64_t *bias, int16_t *output,
+                                          const struct tvmk_fully_connected_s8_params *params,
+                                          void *resource_handle);
+int32_t tvmk_cmsis_nn_add_s16(const int16_t *A, const int16_t *B, int16_t *C,
+                              const struct tvmk_add_s8_params *params, void *resource_handle);
+int32_t tvmk_cmsis_nn_mul_s16(const int16_t *A, const int16_t *B, int16_t *C,
+                              const struct tvmk_mul_s8_params *params, void *resource_handle);
+int32_t tvmk_cmsis_nn_avgpool2d_s16(const int16_t *X, int16_t *Y,
+                                    const struct tvmk_pool2d_s8_params *params,
+                                    void *resource_handle);
+int32_t tvmk_cmsis_nn_maxpool2d_s16(const int16_t *X, int16_t *Y,
+                                    const struct tvmk_pool2d_s8_params *params,
+                                    void *resource_handle);
+int32_t tvmk_cmsis_nn_softmax_s16(const int16_t *input, int16_t *output,
+                                  const struct tvmk_softmax_s16_params *params,
+                                  void *resource_handle);
+int32_t tvmk_cmsis_nn_softmax_s8_s16(const int8_t *input, int16_t *output,
+                                     const struct tvmk_softmax_s16_params *params,
+                                     void *resource_handle);
 
 #ifdef __cplusplus
 }

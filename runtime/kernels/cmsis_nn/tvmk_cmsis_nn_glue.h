@@ -34,4 +34,24 @@ static inline cmsis_nn_per_channel_quant_params tvmk_cmsis_nn_per_channel(
     return q;
 }
 
+/* A pool's CMSIS-NN arguments (int8 and int16 alike), as TFLM's kernels/cmsis_nn/pooling.cc
+ * fills them. */
+static inline void tvmk_cmsis_nn_pool_args(const struct tvmk_pool2d_s8_params *p,
+                                           cmsis_nn_context *ctx, cmsis_nn_pool_params *pool,
+                                           cmsis_nn_dims *in, cmsis_nn_dims *filter,
+                                           cmsis_nn_dims *out)
+{
+    ctx->buf = p->scratch;
+    ctx->size = p->scratch_bytes;
+    pool->stride.h = p->stride_h;
+    pool->stride.w = p->stride_w;
+    pool->padding.h = p->pad_top;
+    pool->padding.w = p->pad_left;
+    pool->activation.min = p->act_min;
+    pool->activation.max = p->act_max;
+    *in = tvmk_cmsis_nn_dims(p->N, p->H, p->W, p->C);
+    *filter = tvmk_cmsis_nn_dims(1, p->KH, p->KW, 1);
+    *out = tvmk_cmsis_nn_dims(p->N, p->OH, p->OW, p->C);
+}
+
 #endif /* TVMK_CMSIS_NN_GLUE_H_ */

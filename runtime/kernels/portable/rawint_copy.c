@@ -57,7 +57,6 @@ static int32_t tvmk_copy(const void *data, void *out, int32_t count, size_t size
         return tvmk_copy(data, reshaped, params->count, sizeof(type));                  \
     }
 
-TVMK_RESHAPE(tvmk_reshape_i16, int16_t)
 TVMK_RESHAPE(tvmk_reshape_i32, int32_t)
 TVMK_RESHAPE(tvmk_reshape_u32, uint32_t)
 

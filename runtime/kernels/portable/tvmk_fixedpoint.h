@@ -44,4 +44,15 @@ static inline int32_t tvmk_multiply_by_quantized_multiplier(int32_t x, int32_t m
         tvmk_srdhm((int32_t)((uint32_t)x << left), multiplier), right);
 }
 
+/* x * multiplier * 2^(shift - 31) of an int64 accumulator, as TFLite's int64
+ * MultiplyByQuantizedMultiplier (the 16x8 kernels' with int64 bias): the multiplier
+ * rounded to 16 bits, then (x * m16 + 2^(14 - shift)) >> (15 - shift); shift in [-31, 7],
+ * |x| < 2^47 (TFLite's assumptions), the result truncated to int32 as TFLite does. */
+static inline int32_t tvmk_multiply_by_quantized_multiplier_64(int64_t x, int32_t multiplier,
+                                                               int shift) {
+    const int32_t reduced = multiplier < 0x7FFF0000 ? (multiplier + (1 << 15)) >> 16 : 0x7FFF;
+    const int total = 15 - shift;
+    return (int32_t)((x * (int64_t)reduced + (INT64_C(1) << (total - 1))) >> total);
+}
+
 #endif /* TVMK_FIXEDPOINT_H_ */

@@ -116,8 +116,6 @@ int32_t tvmk_minimum_i32(const int32_t *A, const int32_t *B, int32_t *C,
 
 int32_t tvmk_concat_i32(const int32_t *const *inputs, int32_t *concat_result,
                         const struct tvmk_concat_params *params, void *resource_handle);
-int32_t tvmk_reshape_i16(const int16_t *data, int16_t *reshaped,
-                         const struct tvmk_unary_params *params, void *resource_handle);
 int32_t tvmk_reshape_i32(const int32_t *data, int32_t *reshaped,
                          const struct tvmk_unary_params *params, void *resource_handle);
 int32_t tvmk_reshape_u32(const uint32_t *data, uint32_t *reshaped,

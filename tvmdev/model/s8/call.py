@@ -72,8 +72,18 @@ class S8Op:
     scratch: bool = False
 
 
+# The dtypes of quantized activations, each with its own table of forms (int8: .table's
+# S8OPS; int16, TFLite's 16x8 scheme: tvmdev.model.s16's S16OPS).
+QUANTIZED = ("int8", "int16")
+
+
 def op_dtype(dtypes: Sequence[str | None]) -> str:
-    """The dtype an operator computes in: int8 when any of its tensors is int8."""
+    """The dtype an operator computes in (``dtypes``: its inputs', then its output's):
+    int16 when its first input or its output is int16 (16x8: int8 weights), else int8
+    when any of its tensors is int8 (an int8 op may read int16 constants or state, as
+    SVDF's), else float32."""
+    if "int16" in (dtypes[0], dtypes[-1]):
+        return "int16"
     return "int8" if "int8" in dtypes else "float32"
 
 
@@ -81,12 +91,14 @@ def check_dtypes(op: str, entry: S8Op, call: S8Call) -> None:
     """Each tensor of an int8 operator has the dtype its kernels take (``entry.dtypes``:
     one per input, the last repeated for more inputs, then the output's)."""
     want_in, want_out = entry.dtypes[:-1], entry.dtypes[-1]
+    form = op_dtype(call.dtypes)
     for i, dt in enumerate(call.dtypes[:-1]):
         want = want_in[min(i, len(want_in) - 1)]
         if dt is not None and dt not in want.split("|"):
-            raise ShapeError(f"int8 {op}: input {i} is {dt}; its int8 kernels take {want}")
-    if call.dtypes[-1] != want_out:
-        raise ShapeError(f"int8 {op}: the output is {call.dtypes[-1]}; its int8 kernels "
+            raise ShapeError(f"{form} {op}: input {i} is {dt}; its {form} kernels take "
+                             f"{want}")
+    if call.dtypes[-1] not in want_out.split("|"):
+        raise ShapeError(f"{form} {op}: the output is {call.dtypes[-1]}; its {form} kernels "
                          f"write {want_out}")
 
 
@@ -101,10 +113,10 @@ def per_tensor(q: Quant | None, what: str) -> tuple[float, int]:
 
 
 def quant_of(c: S8Call, i: int, what: str) -> Quant:
-    """The quantization of input ``i`` (-1: the output) of an int8 operator."""
+    """The quantization of input ``i`` (-1: the output) of an int8 or int16 operator."""
     q = c.quants[i]
     if q is None:
-        raise ShapeError(f"{what} is int8 but has no quant (scale and zero_point)")
+        raise ShapeError(f"{what} is {c.dtypes[i]} but has no quant (scale and zero_point)")
     return q
 
 
@@ -122,18 +134,20 @@ def refusing(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapped
 
 
-def activation_range(act: str, scale: float, zero_point: int) -> tuple[int, int]:
-    """TFLite's ``CalculateActivationRangeQuantized`` for int8: the fused activation's
-    bounds quantized (``zero_point + round(f / scale)``, the division in float32, halves
-    away from zero) and clamped to [-128, 127]."""
+def activation_range(act: str, scale: float, zero_point: int, qmin: int = QMIN,
+                     qmax: int = QMAX) -> tuple[int, int]:
+    """TFLite's ``CalculateActivationRangeQuantized`` for int8 (int16: ``qmin`` and
+    ``qmax`` its range): the fused activation's bounds quantized (``zero_point + round(f
+    / scale)``, the division in float32, halves away from zero) and clamped to [-128,
+    127]."""
     def quantize(f: float) -> int:
         r = np.float64(np.float32(f) / np.float32(scale))
         return zero_point + int(np.sign(r) * np.floor(np.abs(r) + 0.5))
 
-    bounds = {"NONE": (QMIN, QMAX),
-              "RELU": (max(QMIN, quantize(0.0)), QMAX),
-              "RELU6": (max(QMIN, quantize(0.0)), min(QMAX, quantize(6.0))),
-              "RELU_N1_TO_1": (max(QMIN, quantize(-1.0)), min(QMAX, quantize(1.0)))}
+    bounds = {"NONE": (qmin, qmax),
+              "RELU": (max(qmin, quantize(0.0)), qmax),
+              "RELU6": (max(qmin, quantize(0.0)), min(qmax, quantize(6.0))),
+              "RELU_N1_TO_1": (max(qmin, quantize(-1.0)), min(qmax, quantize(1.0)))}
     if act not in bounds:
         raise ShapeError(f"the fused activation {act} has no int8 form (TFLM's int8 kernels "
                          "ignore it: they clamp to [-128, 127])")

@@ -133,7 +133,7 @@ def _depthwise_params(c: S8Call) -> dict[str, Any]:
     return window_params(c, "depthwise_conv2d", dims, ("mult",), dims["C"] * dims["mult"])
 
 
-def _patches(p: dict[str, Any], x: np.ndarray
+def patches(p: dict[str, Any], x: np.ndarray
              ) -> list[tuple[int, int, tuple[slice, slice], np.ndarray]]:
     """For each filter position (ky, kx) that meets the input: the output positions
     (rows, columns) where it does and the input values it meets there (N x rows x
@@ -153,7 +153,7 @@ def _conv_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
     mg, cg = m // g, p["C"] // g
     wv = np.asarray(w, np.int64).reshape(m, p["KH"], p["KW"], cg)
     acc = np.zeros((p["N"], p["OH"], p["OW"], m), np.int64)
-    for ky, kx, (oy, ox), patch in _patches(p, xv):
+    for ky, kx, (oy, ox), patch in patches(p, xv):
         for k in range(g):
             acc[:, oy, ox, k * mg:(k + 1) * mg] += (patch[..., k * cg:(k + 1) * cg]
                                                     @ wv[k * mg:(k + 1) * mg, ky, kx, :].T)
@@ -166,7 +166,7 @@ def _depthwise_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
     assert xv is not None and w is not None
     wv = np.asarray(w, np.int64)[0]
     acc = np.zeros((p["N"], p["OH"], p["OW"], p["C"] * p["mult"]), np.int64)
-    for ky, kx, (oy, ox), patch in _patches(p, xv):
+    for ky, kx, (oy, ox), patch in patches(p, xv):
         acc[:, oy, ox, :] += np.repeat(patch, p["mult"], axis=3) * wv[ky, kx, :]
     return finish(c, p, acc, b)
 

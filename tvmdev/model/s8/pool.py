@@ -38,7 +38,7 @@ def params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any], activa
     return {**{k: base[k] for k in FIELDS}, "act_min": lo, "act_max": hi}
 
 
-def _windows(x: np.ndarray, p: dict[str, Any]) -> Any:
+def windows(x: np.ndarray, p: dict[str, Any]) -> Any:
     """Each output position (oy, ox) with the input's window there, clipped to the input."""
     for oy in range(p["OH"]):
         y0 = oy * p["stride_h"] - p["pad_top"]
@@ -52,7 +52,7 @@ def _windows(x: np.ndarray, p: dict[str, Any]) -> Any:
 def avg_reference(x: np.ndarray, p: dict[str, Any]) -> np.ndarray:
     """int8 average pooling of NHWC ``x`` with ``params``' values."""
     y = np.zeros((p["N"], p["OH"], p["OW"], p["C"]), np.int64)
-    for oy, ox, win in _windows(x.astype(np.int64), p):
+    for oy, ox, win in windows(x.astype(np.int64), p):
         count = win.shape[1] * win.shape[2]
         if count == 0:
             raise ValueError("a pooling window lies wholly in the padding")
@@ -64,7 +64,7 @@ def avg_reference(x: np.ndarray, p: dict[str, Any]) -> np.ndarray:
 def max_reference(x: np.ndarray, p: dict[str, Any]) -> np.ndarray:
     """int8 max pooling of NHWC ``x`` with ``params``' values."""
     y = np.full((p["N"], p["OH"], p["OW"], p["C"]), -128, np.int64)
-    for oy, ox, win in _windows(x.astype(np.int64), p):
+    for oy, ox, win in windows(x.astype(np.int64), p):
         if win.size:
             y[:, oy, ox, :] = win.max(axis=(1, 2))
     return np.clip(y, p["act_min"], p["act_max"]).astype(np.int8)

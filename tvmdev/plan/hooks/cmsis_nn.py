@@ -12,6 +12,9 @@ here: the wrapper serves them, as in TFLM. Declined:
   broadcast;
 - an int16 SVDF state whose zero point is not 0, which CMSIS-NN ignores (TFLM's reference
   kernel subtracts it);
+- int16 (16x8): what the _s16 kernels compute otherwise than TFLM's reference kernels
+  (zero points they ignore: ADD's, FULLY_CONNECTED's; its per-channel weights; a grouped
+  CONV_2D; an int16 SOFTMAX over rows of one, where arm_softmax_s16 differs);
 - padding the fast paths a wrapper picks do not handle, which TFLite's SAME and VALID
   rarely or never produce but ONNX pads and tvmdev's YAML can: on Helium, the 1xN
   convolution (``arm_convolve_1_x_n_s8``) only takes TFLite's SAME split of the padding
@@ -79,12 +82,49 @@ def _svdf_state(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str
             "only)")
 
 
-DECLINES: dict[str, Callable[[Model, Operator, dict[str, Any], str], str | None]] = {
+Rule = Callable[[Model, Operator, dict[str, Any], str], str | None]
+DECLINES: dict[str, Rule] = {
     "svdf": _svdf_state,
     "add": _broadcast,
     "mul": _broadcast,
     "conv2d": _conv_padding,
     "depthwise_conv2d": _depthwise_padding,
+}
+
+
+def _add16(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str | None:
+    if p["a_offset"] or p["b_offset"] or p["out_offset"]:
+        return ("a nonzero int16 zero point (arm_elementwise_add_s16 ignores them; TFLM's "
+                "reference kernel adds them)")
+    return _broadcast(model, op, p, arch)
+
+
+def _conv16(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str | None:
+    return "a grouped convolution (arm_convolve_s16 has no groups)" if p["group"] != 1 \
+        else None
+
+
+def _fc16(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str | None:
+    if p["channel_multiplier"] is not None:
+        return "weights per channel (arm_fully_connected_s16 takes one multiplier)"
+    if p["input_offset"] or p["output_offset"]:
+        return "a nonzero int16 zero point (arm_fully_connected_s16 ignores them)"
+    return None
+
+
+def _softmax16(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str | None:
+    if p["exp_lut"] is not None and p["depth"] == 1:
+        return "an int16 softmax over rows of one (arm_softmax_s16 writes another value)"
+    return None
+
+
+# int16 (16x8): what CMSIS-NN's _s16 kernels do not compute as TFLM's reference kernels.
+DECLINES16: dict[str, Rule] = {
+    "softmax": _softmax16,
+    "add": _add16,
+    "mul": _broadcast,
+    "conv2d": _conv16,
+    "fully_connected": _fc16,
 }
 
 
@@ -110,14 +150,15 @@ def _avgpool(p: dict[str, Any]) -> list[int]:
 
 # A kernel's ``buffer`` (kernels.yaml) -> the numbers of its probe request.
 REQUESTS: dict[str, Callable[[dict[str, Any]], list[int]]] = {
-    "conv": _conv, "dw": _depthwise, "fc": _fully_connected, "avgpool": _avgpool,
+    "conv": _conv, "conv16": _conv, "dw": _depthwise, "fc": _fully_connected,
+    "avgpool": _avgpool, "avgpool16": _avgpool,
 }
 
 
 def decline(model: Model, op: Operator, params: dict[str, Any], arch: str) -> str | None:
     """Why CMSIS-NN does not serve ``op`` on a core of code path ``arch`` (None: it
     does)."""
-    rule = DECLINES.get(op.op)
+    rule = (DECLINES16 if model.op_dtype(op) == "int16" else DECLINES).get(op.op)
     return rule(model, op, params, arch) if rule else None
 
 
@@ -131,7 +172,7 @@ def precomputed(model: Model, op: Operator, params: dict[str, Any]) -> dict[str,
     constant operands: fully_connected's row sums on Helium (``kernel_sums``: what
     arm_vector_sum_s8 computes, each row's bias + input_offset * (the sum of its weights +
     in_size * weights_offset), in int32 arithmetic). TFLM keeps them in its arena."""
-    if op.op != "fully_connected":
+    if op.op != "fully_connected" or model.op_dtype(op) == "int16":
         return {}
     weights = op.inputs[1]
     bias = op.inputs[2] if len(op.inputs) > 2 else None
