@@ -219,5 +219,6 @@ def test_list_kernels_merged_table(cli: Callable[..., Result], tmp_path: Path) -
     # leaky_relu, hard_swish, log_softmax, resize_nearest, resize_bilinear, strided_slice,
     # transpose_conv2d; svdf's two int8 kernels (int16 and int8 state), lstm's int8 one;
     # raw integers (tvmk_rawint.h): int32 add, mul, maximum, minimum, concat, reshape of
-    # int16, int32 and uint32, seven casts, div, int_slice and the eleven signal ops
-    assert len(r.out.splitlines()) == 1 + 84 + 4 + 1 + 3 + 7 + 1 + 1 + 11
+    # int16, int32 and uint32, seven casts, div, strided_slice of int16, int32 and uint32
+    # and the eleven signal ops
+    assert len(r.out.splitlines()) == 1 + 84 + 4 + 1 + 3 + 7 + 1 + 3 + 11
