@@ -5,11 +5,12 @@ operator; a slice stepping through contiguous runs copies them whole."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import need_module
+from conftest import Result, need_module
 from s8_cases import INT32, Case, Tensor, merged
 from tflite_slice_cases import FLOAT32, STRIDED_SLICE
 
@@ -69,3 +70,71 @@ def test_contiguous_runs_merge() -> None:
                                                 "begin": (3, 0), "end": (0, 6),
                                                 "strides": (-2, 1)})
     assert p["shape"][:2] == [2, 6] and p["in_strides"][:2] == [-12, 1] and p["offset"] == 18
+
+
+INT16 = 7  # TensorType INT16
+RAW_CASES = [  # (shape, begin, end, strides, masks): backward steps, a shrunk axis, masks
+    ([4, 6], [3, 1], [0, 6], [-1, 2], {}),
+    ([3, 5, 4], [1, 0, -1], [3, 4, 0], [1, 3, -1], {"BeginMask": 2, "ShrinkAxisMask": 0}),
+    ([2, 5, 3], [1, 4, 0], [2, 0, 3], [1, -2, 1], {"ShrinkAxisMask": 1, "EndMask": 4}),
+]
+
+
+def _raw_case(i: int, ttype: int, dtype: type) -> Case:
+    shape, b, e, s, masks = RAW_CASES[i]
+    x = np.random.default_rng(i).integers(np.iinfo(dtype).min, np.iinfo(dtype).max,
+                                          shape, endpoint=True).astype(dtype)
+    consts = [Tensor([len(shape)], None, np.array(v, np.int32), INT32) for v in (b, e, s)]
+    want = x[tuple(slice(bb, None if ee < 0 else ee, ss) for bb, ee, ss in zip(
+        b, e, s, strict=True))]
+    return Case(f"raw{i}", STRIDED_SLICE, [Tensor(shape, None, type=ttype), *consts],
+                Tensor(list(want.shape), None, type=ttype),
+                ("StridedSliceOptions", masks), [x])
+
+
+@pytest.mark.parametrize("ttype,dtype", [(INT32, np.int32), (INT16, np.int16)],
+                         ids=["int32", "int16"])
+def test_raw_integer_slices_match_tflm(ttype: int, dtype: type, tmp_path: Path) -> None:
+    """STRIDED_SLICE on raw int32 and int16 (micro_speech slices int32) is strided_slice
+    in its raw-integer form: TFLM's masks, backward steps and shrunk axes, each output
+    TFLM's."""
+    import tflm_ref
+
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.model.reference import evaluate
+    cases = [_raw_case(i, ttype, dtype) for i in range(len(RAW_CASES))]
+    cases[2] = Case(cases[2].label, cases[2].code, cases[2].inputs,
+                    Tensor([2, 3], None, type=ttype), cases[2].options, cases[2].arrays)
+    data, arrays = merged(cases)
+    (tmp_path / "m.tflite").write_bytes(data)
+    m = import_file(tmp_path / "m.tflite").to_model()
+    assert {(op.op, m.op_dtype(op)) for op in m.operators} == {("strided_slice", "raw")}
+    got = evaluate(m, dict(zip(m.inputs, arrays, strict=True)))
+    want = tflm_ref.outputs(data, arrays, len(m.outputs))
+    for name, w in zip(m.outputs, want, strict=True):
+        assert got[name].dtype == w.dtype and np.array_equal(got[name], w), name
+
+
+@pytest.mark.slow
+def test_raw_integer_slices_run_on_host(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """The int32 and int16 slices above built and run on the host: every output TFLM's."""
+    import tflm_ref
+    from conftest import need_tool
+
+    from tvmdev.frontends.importer import import_file
+    need_tool("gcc", "apt install gcc")
+    cases = [_raw_case(i, t, d) for t, d in ((INT32, np.int32), (INT16, np.int16))
+             for i in range(2)]
+    data, arrays = merged(cases)
+    path = tmp_path / "m.tflite"
+    path.write_bytes(data)
+    m = import_file(path).to_model()
+    (tmp_path / "in").mkdir()
+    for name, x in zip(m.inputs, arrays, strict=True):
+        np.save(tmp_path / "in" / f"{name}.npy", x)
+    r = cli("run", str(path), "--inputs", str(tmp_path / "in"), "--save-outputs",
+            str(tmp_path / "out"), "--build-dir", str(tmp_path / "build"))
+    assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
+    want = tflm_ref.outputs(data, arrays, len(m.outputs))
+    for name, w in zip(m.outputs, want, strict=True):
+        assert np.array_equal(np.load(tmp_path / "out" / f"{name}.npy"), w), name

@@ -211,10 +211,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     if cflags and not backend.takes_cflags:
         raise TvmdevError(f"--cflags (or TVMDEV_CFLAGS): board {board.name} builds with its "
                           "own configuration", hint="unset TVMDEV_CFLAGS for this board")
-    if args.threads > 1 and m.stateful:
-        raise TvmdevError(f"--threads {args.threads}: operator '{m.stateful[0]}' keeps state "
-                          "between runs, in one static array: the model runs on one thread",
-                          hint="run it with --iterations N on one thread")
     if args.threads > MAX_THREADS:
         raise TvmdevError(f"--threads {args.threads}: the host harness runs at most "
                           f"{MAX_THREADS} threads")

@@ -3,7 +3,7 @@ raw-integer forms (:mod:`tvmdev.model.rawint`): TFLM's signal-library custom ops
 audio front end of micro_speech: SignalWindow, SignalRfft, SignalFilterBank, ...), with
 their flexbuffer options as attributes, and the builtins such a model computes with on
 int16, int32 and uint32 values (CAST, ADD, MUL, DIV, MAXIMUM, MINIMUM, CONCATENATION,
-RESHAPE, a constant STRIDED_SLICE).
+RESHAPE, STRIDED_SLICE as strided_slice).
 
 :func:`converter` picks the converter of an operator that takes this form; the others go
 to :mod:`.tflite_ops`.
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import tflite_slice
 from .graph import Unsupported
 from .tflite_context import Context, activation, with_activation
 
@@ -82,14 +83,20 @@ _NOISE = ("smoothing", "one_minus_smoothing", "alternate_smoothing",
 
 
 def spectral_subtraction(ctx: Context) -> None:
-    """SignalFilterBankSpectralSubtraction: signal_noise_estimate (output 1, kept between
-    runs), then signal_spectral_subtraction (output 0)."""
+    """SignalFilterBankSpectralSubtraction: signal_noise_estimate (output 1), then
+    signal_spectral_subtraction (output 0). The estimate is kept between runs in a state
+    tensor of its own (uint32, one per channel), which a reset zeroes. TFLM keeps it in a
+    persistent buffer of the op rather than a variable tensor, zeroed at Prepare and by
+    the op's Reset (MicroInterpreter::Reset): the same values, so tvmdev's reset of the
+    state region (every state tensor: also an LSTM's) is TFLM's Reset of the model."""
     o = _options(ctx, *_NOISE, "min_signal_remaining", "num_channels")
     x = ctx.inp(0)
     if ctx.b.shapes[x] != (o["num_channels"],):
         raise Unsupported(f"num_channels {o['num_channels']} for an input of "
                           f"{list(ctx.b.shapes[x])}")
-    noise = _emit(ctx, "signal_noise_estimate", [x], 1, {k: o[k] for k in _NOISE})
+    out = ctx.g.tensors[ctx.op.outputs[1]]
+    state = ctx.b.add_state(ctx.b.fresh(f"{out.cname}_state"), ctx.b.shapes[x], "uint32")
+    noise = _emit(ctx, "signal_noise_estimate", [x, state], 1, {k: o[k] for k in _NOISE})
     _emit(ctx, "signal_spectral_subtraction", [x, noise], 0,
           {k: o[k] for k in ("smoothing_bits", "spectral_subtraction_bits",
                              "min_signal_remaining")})
@@ -148,31 +155,6 @@ def concatenation(ctx: Context) -> None:
           {"axis": axis})
 
 
-def strided_slice(ctx: Context) -> None:
-    """STRIDED_SLICE with constant begin, end and strides (begin_mask and end_mask
-    honoured, negative indices resolved; the other masks and offset refused)."""
-    o = ctx.options("StridedSliceOptions")
-    if o is not None and (o.EllipsisMask() or o.NewAxisMask() or o.ShrinkAxisMask()
-                          or o.Offset()):
-        raise Unsupported("ellipsis, new-axis or shrink masks, or offset")
-    x = ctx.inp(0)
-    shape = ctx.b.shapes[x]
-    begin, end = ctx.ints(1, "begin"), ctx.ints(2, "end")
-    steps = ctx.ints(3, "strides") if ctx.has(3) else [1] * len(shape)
-    if not len(begin) == len(end) == len(steps) == len(shape) or min(steps, default=1) < 1:
-        raise Unsupported(f"begin {begin}, end {end}, strides {steps} on {list(shape)}")
-    bm, em = (o.BeginMask(), o.EndMask()) if o is not None else (0, 0)
-
-    def at(v: int, d: int) -> int:
-        return min(max(v + d if v < 0 else v, 0), d)
-    b = [0 if bm >> i & 1 else at(v, d) for i, (v, d) in enumerate(zip(begin, shape,
-                                                                     strict=True))]
-    e = [d if em >> i & 1 else at(v, d) for i, (v, d) in enumerate(zip(end, shape,
-                                                                     strict=True))]
-    e = [max(bi, ei) for bi, ei in zip(b, e, strict=True)]
-    _emit(ctx, "int_slice", [x], 0, {"begin": b, "end": e, "strides": steps})
-
-
 def _reshape(ctx: Context) -> None:
     _emit(ctx, "reshape", [ctx.inp(0)], 0, {"shape": ctx.static_shape()})
 
@@ -186,7 +168,7 @@ BUILTINS: dict[str, Callable[[Context], None]] = {
     "MINIMUM": _binary("minimum", None),
     "CONCATENATION": concatenation,
     "RESHAPE": _reshape,
-    "STRIDED_SLICE": strided_slice,
+    "STRIDED_SLICE": tflite_slice.strided_slice,  # the float and int8 checks, masks
 }
 
 

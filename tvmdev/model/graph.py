@@ -14,7 +14,7 @@ from ..errors import Where
 from .ops import op_params
 from .quant import Q4Weight, Quant
 from .rawint.form import RAW_SIZES, is_raw
-from .rawint.table import INT_OPS, STATEFUL
+from .rawint.table import INT_OPS
 from .s8.call import op_dtype
 from .shapes import Shape, numel
 
@@ -119,11 +119,6 @@ class Model:
         if t.dtype == "int8" and t.quant is not None:
             return t.quant.zero_point[0] & 0xFF
         return 0
-
-    @property
-    def stateful(self) -> tuple[str, ...]:
-        """The operators that keep state from one run to the next (a noise estimate)."""
-        return tuple(op.name for op in self.operators if op.op in STATEFUL)
 
     @property
     def unread_constants(self) -> frozenset[str]:

@@ -19,7 +19,6 @@ from .inputs import input_range as input_range
 from .inputs import random_inputs as random_inputs
 from .ops import OPS, QUANT_OPS, quantized_forms
 from .rawint.evaluate import raw_reference
-from .rawint.form import State
 from .recurrent import FLOAT_REFERENCE
 from .reference_math import MATH_REFERENCE
 from .resize import resize_reference
@@ -29,7 +28,7 @@ from .s8.table import S8_STATEFUL
 from .slicing import strided_slice_reference
 from .taps import Tap, counts, taps
 from .transpose_conv import transpose_conv_reference
-from .values import INT_DTYPES, reset_state, stored
+from .values import INT_DTYPES, State, reset_state, stored
 
 F64 = np.float64
 
@@ -330,15 +329,15 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray], *,
     """Every tensor's value (inputs, constants, intermediates, outputs) in its dtype:
     float32, or int8, int16 and int32 (computed by the integer forms' references), or a
     raw integer dtype. ``overrides``: the references of some operators, by index. The
-    model's state (its state tensors, and what raw operators such as a noise estimate
-    keep) starts from ``state`` (default: reset) and its new values are written back
-    there, so that calls in a row run the model as consecutive invocations do."""
+    model's state tensors (an LSTM's, a noise estimate's) start from ``state`` (by tensor
+    name; default: reset) and their new values are written back there, so that calls in a
+    row run the model as consecutive invocations do."""
     state = {} if state is None else state
     values: dict[str, np.ndarray] = {k: stored(model, k, v) for k, v in inputs.items()}
     values.update({k: stored(model, k, v) for k, v in model.constants.items()})
     start = reset_state(model)
     start.update({k: v for k, v in state.items() if k in start})
-    values.update({k: np.asarray(v, F64) for k, v in start.items()})
+    values.update({k: stored(model, k, v) for k, v in start.items()})
     out: dict[str, np.ndarray] = {}
     # NaN and infinities in the inputs propagate as IEEE arithmetic says, without warnings.
     with np.errstate(all="ignore"):
@@ -360,7 +359,10 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray], *,
                 continue
             dtype = model.op_dtype(op)
             if dtype == "raw":
-                values[op.outputs[0]] = raw_reference(model, op, args, state)
+                values[op.outputs[0]] = y = raw_reference(model, op, args)
+                for a, t in zip(OPS[op.op].inputs, op.inputs, strict=False):
+                    if a in OPS[op.op].states and t is not None:
+                        values[t] = stored(model, t, y)  # the state's new value, output
                 continue
             # float64 holds every value exactly but an int64 one (a 16x8 bias)
             args = [None if v is None else v if v.dtype == np.int64 else np.asarray(v, F64)

@@ -9,6 +9,9 @@ from .graph import Model
 
 INT_DTYPES = ("int8", "int16", "int32", "int64", "uint32", "uint64")
 
+# The model's state between calls of evaluate: state tensor name -> its value.
+State = dict[str, np.ndarray]
+
 
 def stored(model: Model, name: str, v: np.ndarray) -> np.ndarray:
     """A value as evaluate holds it: float64, 64-bit integers (16x8 biases, raw uint64)
@@ -20,8 +23,9 @@ def stored(model: Model, name: str, v: np.ndarray) -> np.ndarray:
     return np.asarray(v, np.float64)
 
 
-def reset_state(model: Model) -> dict[str, np.ndarray]:
-    """Every state tensor as a reset leaves it (TFLM's ResetVariableTensors): filled with
+def reset_state(model: Model) -> State:
+    """Every state tensor as a reset leaves it (TFLM's ResetVariableTensors, and the noise
+    estimate's reset, which zeroes its persistent buffer): filled with
     :meth:`~tvmdev.model.graph.Model.state_fill`'s byte."""
     out = {}
     for name in model.states:

@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 
 from ..model.limits import float32
-from ..model.rawint.form import CState
 from ..model.s8.call import CArray
 
 _STRING_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
@@ -117,15 +116,8 @@ def params_arrays(params: dict[str, Any], name: str
     arrays = [{"ctype": v.ctype, "name": f"{name}_{k}", "count": len(v.values),
                "data": c_decimals(v.values)} for k, v in params.items()
               if isinstance(v, CArray)]
-    return arrays, {k: f"{name}_{k}" if isinstance(v, (CArray, CState)) else v
+    return arrays, {k: f"{name}_{k}" if isinstance(v, CArray) else v
                     for k, v in params.items()}
-
-
-def params_states(params: dict[str, Any], name: str) -> list[str]:
-    """The state a kernel keeps between runs (:class:`CState`): each a static
-    zero-initialized array beside the params, declared."""
-    return [f"static {v.ctype} {name}_{k}[{v.count}];" for k, v in params.items()
-            if isinstance(v, CState)]
 
 
 def constant_data(v: np.ndarray) -> str:

@@ -30,7 +30,6 @@ from .cvalues import (
     c_string,
     constant_data,
     params_arrays,
-    params_states,
 )
 from .engine import banner, c_call, c_declarator, c_split, render
 from .planfile import plan_json
@@ -126,7 +125,6 @@ def _op_context(model: Model, prep: Prepared, names: Names) -> dict[str, Any]:
         "params_arrays": [{**a, "decl": c_split(
             f"static const {a['ctype']} {a['name']}[{a['count']}]",
             f"{names.macro}_CONST = {{")} for a in arrays],
-        "params_states": params_states(dict(prep.params), params_name),
         "params_decl": c_split(f"static const struct {struct}", f"{params_name} = {{"),
         "params": [(k, _field_value(k, v)) for k, v in params.items()],
         "first_call": call(chain[0], "ret = ", 4),

@@ -145,7 +145,7 @@ def execute(job: Job, inputs: dict[str, np.ndarray] | None = None,
     # reference, from a reset state.
     state: dict[str, np.ndarray] = {}
     overrides = host_references(job)
-    for _ in range(options.iterations if model.states or model.stateful else 1):
+    for _ in range(options.iterations if model.states else 1):
         ref = reference.evaluate(model, inputs, overrides=overrides, state=state)
     result = RunResult(raw.status, raw.status_name, raw.outputs,
                        {k: ref[k] for k in model.outputs}, raw.devices,

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tvmdev portable kernels: the copies of raw integers: CONCATENATION (int32), RESHAPE
- * (a copy, skipped in place; memmove for overlap) and a constant STRIDED_SLICE (int32,
- * a strided walk over the output).
+ * tvmdev portable kernels: the copies of raw integers: CONCATENATION (int32) and RESHAPE
+ * (a copy, skipped in place; memmove for overlap). STRIDED_SLICE on raw integers is
+ * strided_slice.c's byte walk.
  */
 #include <string.h>
 
@@ -59,34 +59,3 @@ static int32_t tvmk_copy(const void *data, void *out, int32_t count, size_t size
 
 TVMK_RESHAPE(tvmk_reshape_i32, int32_t)
 TVMK_RESHAPE(tvmk_reshape_u32, uint32_t)
-
-int32_t tvmk_int_slice_i32(const int32_t *input, int32_t *output,
-                           const struct tvmk_int_slice_params *params, void *resource_handle)
-{
-    const struct tvmk_int_slice_params *p = params;
-    int32_t idx[TVMK_MAX_DIMS];
-    int32_t n, d;
-    ptrdiff_t off;
-
-    (void)resource_handle;
-    if (input == NULL || output == NULL || p == NULL || p->ndim < 1
-        || p->ndim > TVMK_MAX_DIMS || p->count < 0 || p->offset < 0) {
-        return TVM_DEVICE_ERR_INVALID;
-    }
-    off = p->offset;
-    for (d = 0; d < p->ndim; ++d) {
-        idx[d] = 0;
-    }
-    for (n = 0; n < p->count; ++n) {
-        output[n] = input[off];
-        for (d = p->ndim - 1; d >= 0; --d) {
-            off += p->strides[d];
-            if (++idx[d] < p->shape[d]) {
-                break;
-            }
-            off -= (ptrdiff_t)p->strides[d] * p->shape[d];
-            idx[d] = 0;
-        }
-    }
-    return TVM_DEVICE_OK;
-}

@@ -4,11 +4,11 @@
  * SignalFilterBankSpectralSubtraction (as two kernels), SignalPCAN and
  * SignalFilterBankLog.
  *
- * signal_noise_estimate: per channel, the estimate kept in params->state (zero at
- * start) smoothed toward the input scaled up by smoothing_bits (even channels with
- * smoothing, odd ones with alternate_smoothing, in Q of spectral_subtraction_bits),
- * clamped to the scaled input when clamping; written to the output too. The state is
- * one static array: one model instance at a time.
+ * signal_noise_estimate: per channel, the estimate kept in state (a state tensor of
+ * the model, zero after a reset) smoothed toward the input scaled up by smoothing_bits
+ * (even channels with smoothing, odd ones with alternate_smoothing, in Q of
+ * spectral_subtraction_bits), clamped to the scaled input when clamping; updated in
+ * place and written to the output too.
  * signal_spectral_subtraction: the scaled input less the estimate (at most the input),
  * scaled back, at least min_signal_remaining of the input.
  * signal_pcan: the gain of the noise estimate (a piecewise quadratic in gain_lut, three
@@ -23,7 +23,8 @@
 #define TVMK_PCAN_OUTPUT_BITS 6
 #define TVMK_LOG_COEFF 45426u /* 65536 * ln(2), rounded */
 
-int32_t tvmk_signal_noise_estimate_u32(const uint32_t *input, uint32_t *output,
+int32_t tvmk_signal_noise_estimate_u32(const uint32_t *input, uint32_t *state,
+                                       uint32_t *output,
                                        const struct tvmk_signal_noise_params *params,
                                        void *resource_handle)
 {
@@ -31,7 +32,7 @@ int32_t tvmk_signal_noise_estimate_u32(const uint32_t *input, uint32_t *output,
     int32_t i;
 
     (void)resource_handle;
-    if (input == NULL || output == NULL || p == NULL || p->state == NULL || p->count < 0
+    if (input == NULL || state == NULL || output == NULL || p == NULL || p->count < 0
         || p->smoothing_bits < 0 || p->smoothing_bits > 31
         || p->spectral_subtraction_bits < 0 || p->spectral_subtraction_bits > 31) {
         return TVM_DEVICE_ERR_INVALID;
@@ -42,13 +43,13 @@ int32_t tvmk_signal_noise_estimate_u32(const uint32_t *input, uint32_t *output,
                                                  : p->one_minus_smoothing);
         const uint32_t up = input[i] << p->smoothing_bits;
         uint32_t estimate = (uint32_t)(((uint64_t)up * smoothing
-                                        + (uint64_t)p->state[i] * rest)
+                                        + (uint64_t)state[i] * rest)
                                        >> p->spectral_subtraction_bits);
 
         if (p->clamping && estimate > up) {
             estimate = up;
         }
-        p->state[i] = estimate;
+        state[i] = estimate;
         output[i] = estimate;
     }
     return TVM_DEVICE_OK;

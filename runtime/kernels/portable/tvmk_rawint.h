@@ -3,7 +3,7 @@
  * tvmdev portable kernels on raw integers (int8, int16, int32, uint32, uint64 values
  * without quantization), bit-exact with TFLM: CAST between integer types (C's
  * conversions) and to float32, int32 ADD, MUL, DIV, MAXIMUM, MINIMUM with broadcasting
- * and the fused activation's clamp, CONCATENATION, RESHAPE and a constant STRIDED_SLICE;
+ * and the fused activation's clamp, CONCATENATION, RESHAPE and STRIDED_SLICE (strided_slice.c);
  * and TFLM's signal library (micro_speech's audio front end). C99, no allocation, a few
  * locals; the calling convention is the float kernels' (tvmk_portable.h).
  *
@@ -12,9 +12,9 @@
  * as TFLM's do in practice; DIV by zero, or INT32_MIN by -1, returns
  * TVM_DEVICE_ERR_INVALID (TFLM traps).
  *
- * One kernel keeps state between runs: tvmk_signal_noise_estimate_u32, in the static
- * zero-initialized array its params point to (state), as TFLM keeps the spectral
- * subtraction's noise estimate in a persistent buffer zeroed at Prepare.
+ * One kernel keeps state between runs: tvmk_signal_noise_estimate_u32 updates its state
+ * argument in place, a state tensor of the model (zeroed by the model's reset, as TFLM
+ * zeroes the spectral subtraction's persistent noise buffer at Prepare and Reset).
  */
 #ifndef TVMK_RAWINT_H_
 #define TVMK_RAWINT_H_
@@ -35,13 +35,6 @@ struct tvmk_int_binary_params {
     int32_t b_strides[TVMK_MAX_DIMS];
     int32_t activation;
     int32_t act_min, act_max;
-};
-
-/* output[i...] = input[offset + sum(i_d * strides[d])] over the output's shape. */
-struct tvmk_int_slice_params {
-    int32_t ndim, count, offset;
-    int32_t shape[TVMK_MAX_DIMS];
-    int32_t strides[TVMK_MAX_DIMS];
 };
 
 struct tvmk_signal_window_params {
@@ -72,7 +65,6 @@ struct tvmk_signal_noise_params {
     int32_t smoothing, one_minus_smoothing, alternate_smoothing,
         alternate_one_minus_smoothing;
     int32_t smoothing_bits, spectral_subtraction_bits, clamping;
-    uint32_t *state; /* count values kept between runs */
 };
 
 struct tvmk_signal_subtraction_params {
@@ -120,8 +112,17 @@ int32_t tvmk_reshape_i32(const int32_t *data, int32_t *reshaped,
                          const struct tvmk_unary_params *params, void *resource_handle);
 int32_t tvmk_reshape_u32(const uint32_t *data, uint32_t *reshaped,
                          const struct tvmk_unary_params *params, void *resource_handle);
-int32_t tvmk_int_slice_i32(const int32_t *input, int32_t *output,
-                           const struct tvmk_int_slice_params *params, void *resource_handle);
+/* STRIDED_SLICE, SPLIT, SPLIT_V on raw integers: strided_slice.c's copy, with
+ * tvmk_strided_slice_params (tvmk_portable.h). */
+int32_t tvmk_strided_slice_i16(const int16_t *input, int16_t *output,
+                               const struct tvmk_strided_slice_params *params,
+                               void *resource_handle);
+int32_t tvmk_strided_slice_i32(const int32_t *input, int32_t *output,
+                               const struct tvmk_strided_slice_params *params,
+                               void *resource_handle);
+int32_t tvmk_strided_slice_u32(const uint32_t *input, uint32_t *output,
+                               const struct tvmk_strided_slice_params *params,
+                               void *resource_handle);
 
 int32_t tvmk_signal_window_i16(const int16_t *input, const int16_t *weights, int16_t *output,
                                const struct tvmk_signal_window_params *params,
@@ -149,7 +150,8 @@ int32_t tvmk_signal_filter_bank_sqrt_u64(const uint64_t *input, const int32_t *s
                                          uint32_t *output,
                                          const struct tvmk_unary_params *params,
                                          void *resource_handle);
-int32_t tvmk_signal_noise_estimate_u32(const uint32_t *input, uint32_t *output,
+int32_t tvmk_signal_noise_estimate_u32(const uint32_t *input, uint32_t *state,
+                                       uint32_t *output,
                                        const struct tvmk_signal_noise_params *params,
                                        void *resource_handle);
 int32_t tvmk_signal_spectral_subtraction_u32(

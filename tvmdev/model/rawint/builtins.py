@@ -2,7 +2,8 @@
 modulo 2**bits between integer types, the value as float32 from one), ADD, MUL, DIV (C's
 division, truncating toward zero) and MAXIMUM, MINIMUM on int32 with numpy broadcasting
 and the fused activation's clamp (int32 sums and products wrap, as TFLM's do in
-practice), CONCATENATION, RESHAPE and a constant STRIDED_SLICE."""
+practice), CONCATENATION, RESHAPE and STRIDED_SLICE (strided_slice's, on int16, int32 and
+uint32)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from ..opdef import Attr, OpDef
+from ..opdef import OpDef
 from ..regions import concat_params
 from ..s8.call import S8Call
-from ..shapes import Shape, ShapeError, binary_params, numel, padded
-from .form import IntOp, State, arg
+from ..shapes import ShapeError, binary_params, numel
+from ..slicing import strided_slice_params, strided_slice_reference
+from .form import IntOp, arg
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 # TFLM's CalculateActivationRange<int32_t>: each fused activation's clamp.
@@ -40,7 +42,7 @@ def _count(c: S8Call) -> dict[str, Any]:
     return {"count": numel(c.out_shape)}
 
 
-def _cast_ref(c: S8Call, x: list[np.ndarray | None], s: State, name: str) -> np.ndarray:
+def _cast_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
     v = arg(x, 0)
     to = np.dtype(str(c.dtypes[-1]))
     if to.kind == "f":
@@ -77,7 +79,7 @@ _BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 
 
 def _binary_ref(op: str) -> Any:
-    def ref(c: S8Call, x: list[np.ndarray | None], s: State, name: str) -> np.ndarray:
+    def ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
         p = _binary_params(c)
         a, b = np.broadcast_arrays(arg(x, 0).astype(np.int64), arg(x, 1).astype(np.int64))
         out = np.clip(_BINARY[op](a, b), p["act_min"], p["act_max"])
@@ -85,59 +87,22 @@ def _binary_ref(op: str) -> Any:
     return ref
 
 
-def _concat_ref(c: S8Call, x: list[np.ndarray | None], s: State, name: str) -> np.ndarray:
+def _concat_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
     return np.concatenate([v for v in x if v is not None], axis=c.attrs["axis"])
 
 
-def _reshape_ref(c: S8Call, x: list[np.ndarray | None], s: State, name: str) -> np.ndarray:
+def _reshape_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
     return arg(x, 0).reshape(c.out_shape)
 
 
-# --- STRIDED_SLICE with constant begin, end and strides --------------------------------
+def _slice_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    return strided_slice_reference(arg(x, 0), c.attrs)
 
-
-def slice_infer(shapes: list[Shape | None], attrs: dict[str, Any]) -> Shape:
-    """The output shape of a slice: ``begin``, ``end`` (resolved, in [0, dim]) and
-    ``strides`` (>= 1) per dim."""
-    x = shapes[0]
-    assert x is not None
-    begin, end, steps = attrs["begin"], attrs["end"], attrs["strides"]
-    if not len(begin) == len(end) == len(steps) == len(x):
-        raise ShapeError(f"slice: begin, end and strides need {len(x)} values each")
-    out = []
-    for b, e, s, d in zip(begin, end, steps, x, strict=True):
-        if s < 1 or not 0 <= b <= d or not 0 <= e <= d:
-            raise ShapeError(f"slice: [{b}:{e}:{s}] of a dim of {d}")
-        out.append(max(0, (e - b + s - 1) // s))
-    return tuple(out)
-
-
-def _slice_params(c: S8Call) -> dict[str, Any]:
-    x = c.shapes[0]
-    assert x is not None
-    strides = [numel(x[d + 1:]) for d in range(len(x))]
-    offset = sum(b * st for b, st in zip(c.attrs["begin"], strides, strict=True))
-    shape = c.out_shape or (1,)
-    steps = [st * s for st, s in zip(strides, c.attrs["strides"], strict=True)] or [1]
-    return {"ndim": len(shape), "count": numel(c.out_shape), "offset": offset,
-            "shape": padded(shape, 1), "strides": padded(steps)}
-
-
-def _slice_ref(c: S8Call, x: list[np.ndarray | None], s: State, name: str) -> np.ndarray:
-    index = tuple(slice(b, e, st) for b, e, st in zip(
-        c.attrs["begin"], c.attrs["end"], c.attrs["strides"], strict=True))
-    return arg(x, 0)[index]
-
-
-_SLICE_ATTRS = {k: Attr("ints", None) for k in ("begin", "end", "strides")}
 
 OPDEFS = [
     OpDef("cast", ("input",), frozenset(), ("output",), {}, "tvmk_unary_params",
           lambda s, a: s[0] or (), lambda s, o, a: {"count": numel(o)},
           doc="each element converted to the output's dtype, as C converts"),
-    OpDef("int_slice", ("input",), frozenset(), ("output",), dict(_SLICE_ATTRS),
-          "tvmk_int_slice_params", slice_infer, lambda s, o, a: {},
-          doc="input[begin:end:strides] per dim (TFLite's STRIDED_SLICE, constant)"),
 ]
 
 
@@ -156,6 +121,7 @@ OPS: dict[str, IntOp] = {
         (_INTS, _INTS)),
     "reshape": IntOp("tvmk_unary_params", lambda c: _count(c) if _one_dtype(c) else {},
                      _reshape_ref, (_INTS, _INTS)),
-    "int_slice": IntOp("tvmk_int_slice_params", _slice_params, _slice_ref,
-                       (_INTS, _INTS), always=True),
+    # strided_slice's byte walk (tvmdev.model.slicing) on int16, int32 and uint32
+    "strided_slice": IntOp("tvmk_strided_slice_params", lambda c: strided_slice_params(
+        c.shapes, c.out_shape, c.attrs), _slice_ref, (_INTS, _INTS)),
 }

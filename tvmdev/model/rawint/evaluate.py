@@ -8,12 +8,10 @@ import numpy as np
 from ...errors import TvmdevError
 from ..graph import Model, Operator
 from ..s8.call import S8Call
-from .form import State
 from .table import INT_OPS
 
 
-def raw_reference(model: Model, op: Operator, args: list[np.ndarray | None], state: State
-         ) -> np.ndarray:
+def raw_reference(model: Model, op: Operator, args: list[np.ndarray | None]) -> np.ndarray:
     """An operator in its raw-integer form, its inputs in their own dtypes."""
     ts = [model.tensors[t] if t is not None else None for t in op.inputs]
     out = model.tensors[op.outputs[0]]
@@ -23,8 +21,7 @@ def raw_reference(model: Model, op: Operator, args: list[np.ndarray | None], sta
     typed = [np.asarray(v).astype(np.dtype(t.dtype)) if v is not None and t else None
              for v, t in zip(args, ts, strict=True)]
     try:
-        # its state under a key no tensor has (a tensor's name is a C identifier)
-        y = INT_OPS[op.op].reference(call, typed, state, "operator " + op.name)
+        y = INT_OPS[op.op].reference(call, typed)
     except ValueError as exc:
         raise TvmdevError(f"operator '{op.name}' ({op.op}): these inputs take it where "
                           f"TFLM's kernels trap: {exc}", op.where,

@@ -1,6 +1,5 @@
 """What a raw-integer operator's form is made of (:class:`IntOp`): its kernels' params
-struct, the params, the numpy reference (with the state a stateful op carries from one
-run to the next), and which dtypes it takes."""
+struct, the params, the numpy reference, and which dtypes it takes."""
 
 from __future__ import annotations
 
@@ -19,18 +18,9 @@ RAW_DTYPES = ("int8", "int16", "int32", "uint32", "uint64")
 RAW_CTYPES = {"int16": "int16_t", "uint32": "uint32_t", "uint64": "uint64_t"}
 RAW_SIZES = {"int16": 2, "uint32": 4, "uint64": 8}
 
-# A stateful operator's state between runs: operator name -> its arrays.
-State = dict[str, np.ndarray]
-Reference = Callable[[S8Call, list[np.ndarray | None], State, str], np.ndarray]
-
-
-@dataclass(frozen=True)
-class CState:
-    """A params field that points to a static zero-initialized array the kernel keeps
-    from run to run (a noise estimate): the renderer emits it beside the params."""
-
-    ctype: str  # "uint32_t"
-    count: int
+# The output of an op from its call and inputs. An op with a state argument (OpDef.states:
+# the noise estimate's) has one, and outputs its new value: evaluate writes it back there.
+Reference = Callable[[S8Call, list[np.ndarray | None]], np.ndarray]
 
 
 @dataclass(frozen=True)

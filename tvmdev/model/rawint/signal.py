@@ -4,8 +4,8 @@ raw integers, their references in :mod:`tvmdev.model.signal`.
 Two of TFLM's ops have two outputs; each is two tvmdev ops here, computing the same
 bits: SignalFftAutoScale is ``signal_fft_shift`` (the shift, an int32 scalar) then
 ``signal_fft_scale`` (the samples shifted); SignalFilterBankSpectralSubtraction is
-``signal_noise_estimate`` (the estimate, updated from the state it keeps between runs)
-then ``signal_spectral_subtraction`` (the input less that estimate).
+``signal_noise_estimate`` (the estimate, updated in place in a state tensor of the model,
+which a reset zeroes) then ``signal_spectral_subtraction`` (the input less that estimate).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ..shapes import Shape, ShapeError, numel
 from ..signal import reference as sig
 from ..signal.arith import log_lut
 from ..signal.fft import SAMP_MAX, radices
-from .form import CState, IntOp, State
+from .form import IntOp
 
 _INT = Attr("int", None)
 _SUBTRACTION = ("smoothing_bits", "spectral_subtraction_bits", "min_signal_remaining")
@@ -68,9 +68,9 @@ def _none(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]) -> dict
 
 
 def _op(name: str, inputs: tuple[str, ...], attrs: tuple[str, ...], infer: Any, doc: str,
-        struct: str) -> OpDef:
+        struct: str, states: frozenset[str] = frozenset()) -> OpDef:
     return OpDef(name, inputs, frozenset(), ("output",), {a: _INT for a in attrs}, struct,
-                 infer, _none, doc=doc)
+                 infer, _none, doc=doc, states=states)
 
 
 OPDEFS = [
@@ -95,9 +95,10 @@ OPDEFS = [
         "tvmk_signal_filter_bank_params"),
     _op("signal_filter_bank_sqrt", ("input", "shift"), (), _shape(0),
         "rounded square root >> shift (uint32)", "tvmk_unary_params"),
-    _op("signal_noise_estimate", ("input",), _NOISE, _shape(0),
-        "the spectral subtraction's noise estimate, kept between runs (uint32)",
-        "tvmk_signal_noise_params"),
+    _op("signal_noise_estimate", ("input", "state"), _NOISE, _shape(0),
+        "the spectral subtraction's noise estimate, updated in place in state (a model "
+        "state tensor) and output (uint32)", "tvmk_signal_noise_params",
+        frozenset({"state"})),
     _op("signal_spectral_subtraction", ("input", "noise"), _SUBTRACTION, _shape(0),
         "the input less the noise estimate, a floor kept (uint32)",
         "tvmk_signal_subtraction_params"),
@@ -173,8 +174,7 @@ def _noise(c: S8Call) -> dict[str, Any]:
             "smoothing_bits": _bits(a["smoothing_bits"], "smoothing_bits"),
             "spectral_subtraction_bits": _bits(a["spectral_subtraction_bits"],
                                                "spectral_subtraction_bits"),
-            "clamping": int(bool(a["clamping"])),
-            "state": CState("uint32_t", numel(c.out_shape))}
+            "clamping": int(bool(a["clamping"]))}
 
 
 def _subtraction(c: S8Call) -> dict[str, Any]:
@@ -206,35 +206,27 @@ def _count(c: S8Call) -> dict[str, Any]:
 
 
 def _ref(fn: Any) -> Any:
-    def ref(c: S8Call, x: list[np.ndarray | None], s: State, name: str) -> np.ndarray:
-        return np.asarray(fn(c, [v for v in x if v is not None], s, name))
+    def ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+        return np.asarray(fn(c, [v for v in x if v is not None]))
     return ref
 
 
-def _noise_ref(c: S8Call, x: list[np.ndarray], s: State, name: str) -> np.ndarray:
-    v = np.asarray(x[0])
-    old = s.get(name, np.zeros(v.shape, np.uint32))
-    new: np.ndarray = sig.noise_estimate(v, old, c.attrs)
-    s[name] = new
-    return np.array(new, np.uint32)
-
-
 _REFS: dict[str, Any] = {
-    "signal_window": lambda c, x, s, n: sig.window(x[0], x[1], c.attrs["shift"]),
-    "signal_fft_shift": lambda c, x, s, n: sig.fft_auto_scale(x[0])[1],
-    "signal_fft_scale": lambda c, x, s, n: _scale(x[0], int(x[1])),
-    "signal_rfft": lambda c, x, s, n: sig.rfft(x[0], c.attrs["fft_length"]),
-    "signal_energy": lambda c, x, s, n: sig.energy(x[0], c.attrs["start_index"],
-                                                   c.attrs["end_index"]),
-    "signal_filter_bank": lambda c, x, s, n: sig.filter_bank(
+    "signal_window": lambda c, x: sig.window(x[0], x[1], c.attrs["shift"]),
+    "signal_fft_shift": lambda c, x: sig.fft_auto_scale(x[0])[1],
+    "signal_fft_scale": lambda c, x: _scale(x[0], int(x[1])),
+    "signal_rfft": lambda c, x: sig.rfft(x[0], c.attrs["fft_length"]),
+    "signal_energy": lambda c, x: sig.energy(x[0], c.attrs["start_index"],
+                                             c.attrs["end_index"]),
+    "signal_filter_bank": lambda c, x: sig.filter_bank(
         x[0], x[1], x[2], x[3], x[4], x[5], c.attrs["num_channels"]),
-    "signal_filter_bank_sqrt": lambda c, x, s, n: sig.filter_bank_square_root(x[0],
-                                                                              int(x[1])),
-    "signal_noise_estimate": _noise_ref,
-    "signal_spectral_subtraction": lambda c, x, s, n: sig.subtract_noise(x[0], x[1],
-                                                                         c.attrs),
-    "signal_pcan": lambda c, x, s, n: sig.pcan(x[0], x[1], x[2], c.attrs["snr_shift"]),
-    "signal_filter_bank_log": lambda c, x, s, n: sig.filter_bank_log(
+    "signal_filter_bank_sqrt": lambda c, x: sig.filter_bank_square_root(x[0], int(x[1])),
+    # the new estimate from the state's (evaluate writes it back to the state tensor)
+    "signal_noise_estimate": lambda c, x: np.asarray(sig.noise_estimate(x[0], x[1], c.attrs),
+                                                     np.uint32),
+    "signal_spectral_subtraction": lambda c, x: sig.subtract_noise(x[0], x[1], c.attrs),
+    "signal_pcan": lambda c, x: sig.pcan(x[0], x[1], x[2], c.attrs["snr_shift"]),
+    "signal_filter_bank_log": lambda c, x: sig.filter_bank_log(
         x[0], c.attrs["output_scale"], c.attrs["input_correction_bits"]),
 }
 
@@ -257,16 +249,14 @@ _FORMS: dict[str, tuple[str, Any, tuple[str, ...]]] = {
     "signal_filter_bank": ("tvmk_signal_filter_bank_params", _filter_bank,
                            ("uint32", "int16", "int16", "int16", "int16", "int16", "uint64")),
     "signal_filter_bank_sqrt": ("tvmk_unary_params", _count, ("uint64", "int32", "uint32")),
-    "signal_noise_estimate": ("tvmk_signal_noise_params", _noise, ("uint32", "uint32")),
+    "signal_noise_estimate": ("tvmk_signal_noise_params", _noise,
+                              ("uint32", "uint32", "uint32")),
     "signal_spectral_subtraction": ("tvmk_signal_subtraction_params", _subtraction,
                                     ("uint32", "uint32", "uint32")),
     "signal_pcan": ("tvmk_signal_pcan_params", _pcan, ("uint32", "uint32", "int16",
                                                        "uint32")),
     "signal_filter_bank_log": ("tvmk_signal_log_params", _log, ("uint32", "int16")),
 }
-
-# The ops that keep state between runs (in a static array: one model instance at a time).
-STATEFUL = frozenset({"signal_noise_estimate"})
 
 OPS: dict[str, IntOp] = {name: IntOp(struct, params, _ref(_REFS[name]), dtypes, always=True)
                          for name, (struct, params, dtypes) in _FORMS.items()}

@@ -8,7 +8,6 @@ from .builtins import OPS as BUILTINS
 from .form import IntOp
 from .signal import OPDEFS as SIGNAL_OPDEFS
 from .signal import OPS as SIGNAL
-from .signal import STATEFUL as STATEFUL
 
 INT_OPS: dict[str, IntOp] = {**BUILTINS, **SIGNAL}
 INT_OPDEFS = [*BUILTIN_OPDEFS, *SIGNAL_OPDEFS]
