@@ -318,6 +318,15 @@ def _stateful(model: Model, op: Operator, args: list[np.ndarray | None]
     return np.asarray(y, F64), {n: np.asarray(v, F64) for n, v in zip(names, new, strict=True)}
 
 
+def _raw(model: Model, op: Operator, args: list[np.ndarray | None],
+         values: dict[str, np.ndarray]) -> None:
+    """An operator in its raw-integer form; a state it updates takes the output's value."""
+    values[op.outputs[0]] = y = raw_reference(model, op, args)
+    for a, t in zip(OPS[op.op].inputs, op.inputs, strict=False):
+        if a in OPS[op.op].states and t is not None:
+            values[t] = stored(model, t, y)
+
+
 # An operator's reference computed elsewhere (a custom op's C kernel on the host): its
 # inputs (each in its dtype, None when absent) to its output.
 Override = Callable[[list[np.ndarray | None]], np.ndarray]
@@ -359,10 +368,7 @@ def evaluate(model: Model, inputs: dict[str, np.ndarray], *,
                 continue
             dtype = model.op_dtype(op)
             if dtype == "raw":
-                values[op.outputs[0]] = y = raw_reference(model, op, args)
-                for a, t in zip(OPS[op.op].inputs, op.inputs, strict=False):
-                    if a in OPS[op.op].states and t is not None:
-                        values[t] = stored(model, t, y)  # the state's new value, output
+                _raw(model, op, args, values)
                 continue
             # float64 holds every value exactly but an int64 one (a 16x8 bias)
             args = [None if v is None else v if v.dtype == np.int64 else np.asarray(v, F64)
