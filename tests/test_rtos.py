@@ -113,7 +113,7 @@ def test_device_on_the_real_kernel(kernel: str, static: bool, tmp_path: Path,
                           text=True, timeout=300)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
-    for line in ("before start: checked", f"destroy from an interrupt: 3000 cycles",
+    for line in ("before start: checked", "destroy from an interrupt: 3000 cycles",
                  "holding: checked", "0 failures"):
         assert line in out, out
     assert ("static memory: checked" in out) == static

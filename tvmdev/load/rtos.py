@@ -58,6 +58,7 @@ class Core:
 
 
 def rtos_dir() -> Path:
+    """The folder of the kernel files."""
     return platforms_dir() / "cmsis" / "rtos"
 
 
