@@ -118,3 +118,37 @@ def test_device_on_the_real_kernel(kernel: str, static: bool, tmp_path: Path,
         assert line in out, out
     assert ("static memory: checked" in out) == static
     assert "calls_off=0 bad=0" in out and "overlaps=0" in out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["mps2_an386", "mps2_an385"])
+@pytest.mark.parametrize("kernel", ["rtx5", "freertos"])
+def test_run_on_the_kernel(kernel: str, board: str, cli: Callable[..., Result],
+                           tmp_path: Path) -> None:
+    """tvmdev run --rtos: the firmware on the kernel, its simulated devices generated with
+    CMSIS-RTOS2 mutexes, the run in a thread after the kernel started; checked against
+    numpy, every Open with its Close."""
+    need_trees(kernel)
+    need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
+    need_tool("qemu-system-arm", "apt-get install qemu-system-arm")
+    res = cli("run", str(REPO / "examples/mlp/mlp.yaml"), "--board", board, "--rtos", kernel,
+              "--build-dir", "b", cwd=tmp_path)
+    assert res.code == 0, res.out + res.err
+    assert "PASS" in res.out and "unbalanced" not in res.out
+    device = (tmp_path / "b/devices/src/device/woofles/cmsis.c").read_text()
+    assert "osMutexAcquire(tvm_dev->power_lock" in device
+    assert (tmp_path / "b/rtos/RTE_Components.h").is_file()
+
+
+def test_run_refuses_an_rtos_it_cannot_build(cli: Callable[..., Result],
+                                             tmp_path: Path) -> None:
+    mlp = str(REPO / "examples/mlp/mlp.yaml")
+    res = cli("run", mlp, "--board", "host", "--rtos", "rtx5", cwd=tmp_path)
+    assert res.code == 1 and "not a qemu-system board of the cmsis platform" in res.err
+    res = cli("run", mlp, "--board", "mps2_an386", "--rtos", "zephyr", cwd=tmp_path)
+    assert res.code == 1 and "--rtos zephyr: no such kernel" in res.err
+    res = cli("run", mlp, "--board", "mps3_an547", "--rtos", "freertos", cwd=tmp_path)
+    assert res.code == 1 and "no port for cortex-m55" in res.err
+    res = cli("run", mlp, "--board", "mps2_an386", "--rtos", "rtx5", "--instructions",
+              cwd=tmp_path)
+    assert res.code == 1 and "SysTick" in res.err

@@ -7,6 +7,7 @@ import argparse
 import json
 import shlex
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,10 @@ from ..errors import TvmdevError, UsageError, shown
 from ..inspect.check import check_folder
 from ..inspect.elf import format_report
 from ..inspect.elf import inspect as inspect_elf
-from ..load.board import board_by_name
+from ..load.board import Board, board_by_name
 from ..load.kernel_tree import OFF
 from ..load.platform import PlatformOption, all_platforms, platform_by_name
+from ..load.rtos import core_of, load_rtos
 from ..model.device import DeviceSpec, device_name
 from ..model.graph import Model
 from ..model.ops import OPS
@@ -198,7 +200,7 @@ def cmd_aot(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     """``tvmdev run``: generate, build and run a model on a board, then compare."""
     m = load_any(args)
-    board = board_by_name(args.board)
+    board = with_rtos(board_by_name(args.board), args.rtos, args.instructions)
     backend = backend_for(board)
     if args.cpu and not backend.emulates_cpu:
         raise TvmdevError(f"--cpu picks the CPU an emulator runs; board {board.name} "
@@ -235,6 +237,24 @@ def cmd_run(args: argparse.Namespace) -> int:
                                              iterations=args.iterations, cpu=args.cpu))
     return _finish(args, compiled.model, result, said,
                    _instructions(job, result) if args.instructions else ())
+
+
+def with_rtos(board: Board, rtos: str | None, instructions: bool) -> Board:
+    """The board with the kernel of ``--rtos`` (``none``: without the board's), checked:
+    a qemu-system board of the cmsis platform with a port of the kernel for its core."""
+    if rtos is not None:
+        board = replace(board, rtos=None if rtos == "none" else rtos)
+    if board.rtos is None:
+        return board
+    if board.run.method != "qemu-system" or board.platform != "cmsis":
+        raise TvmdevError(f"--rtos {board.rtos}: board {board.name} is not a qemu-system "
+                          "board of the cmsis platform", board.where,
+                          hint="RTOS firmware runs on mps2_an385, mps2_an386")
+    core_of(load_rtos(board.rtos), board.cpu)
+    if instructions:
+        raise TvmdevError(f"--instructions counts with SysTick, which {board.rtos} ticks "
+                          "with", hint="count without --rtos")
+    return board
 
 
 def _instructions(job: Job, result: RunResult) -> list[str]:

@@ -107,6 +107,7 @@ class Board:
     offload: Offload | None = None
     line: int = 0  # the line of its name in the board file
     tuning: Tuning = Tuning()  # the portable kernels' tuning for the CPU
+    rtos: str | None = None  # the CMSIS-RTOS2 kernel the firmware runs on (rtx5, freertos)
 
     @property
     def where(self) -> Where:
@@ -196,6 +197,7 @@ def load_board(path: Path, origin: str = "path") -> Board:
                         (off.get("gemm") or {}).get("metal_crossover_m")) if off else None,
         line=doc.where("name").line,
         tuning=Tuning(**doc.get("tuning") or {}),
+        rtos=doc.get("rtos"),
     )
 
 

@@ -43,6 +43,7 @@ class Rtos:
     config_template: str  # the kernel configuration file tvmdev writes, and its name
     config_path: str
     rte: tuple[tuple[str, str], ...]  # RTE_Components.h macros the kernel reads
+    device_options: tuple[tuple[str, str], ...]  # of the device code a run generates
     mutex_cb_type: str
     mutex_cb_header: str
     file: Path
@@ -88,6 +89,7 @@ def load_rtos(name: str) -> Rtos:
                 tuple(doc.get("defines") or ()), dict(doc["config"]),
                 doc["config_file"]["template"], doc["config_file"]["path"],
                 tuple((str(k), str(v)) for k, v in (doc.get("rte") or {}).items()),
+                tuple((str(k), str(v)) for k, v in doc["device_options"].items()),
                 cb["type"], cb["header"], path)
 
 

@@ -54,6 +54,7 @@ class Harness:
             "max_threads": MAX_THREADS,
             "board": self.board.name,
             "icount": self.icount,
+            "rtos": self.board.rtos,
             "kinds": [{"kind": k.kind, "platform": k.platform} for k in self.devices.kinds],
             "sim": bool(sim),
             "int_outputs": any(m.tensors[n].dtype != "float32" for n in m.outputs),
@@ -107,6 +108,7 @@ def firmware_files(h: Harness) -> list[OutFile]:
                           board.where)
     for i, dev in enumerate(ctx["devices"]):
         dev["uart"] = accel[i % len(accel)]
+    ctx["thread_stack"] = board.memory.stack  # the run thread's, on an RTOS
     console = board.support.console_uart
     ctx["console_uart"] = console
     ctx["uarts"] = sorted({console, *(int(d["uart"]) for d in ctx["devices"])})

@@ -13,7 +13,7 @@ from .device import style_for
 from .engine import banner, render
 
 TICK_HZ = 1000  # one tick a millisecond, on every kernel
-DEFAULT_HEAP = 0x10000  # bytes of the kernel's object and stack memory
+DEFAULT_HEAP = 0x20000  # bytes of the kernel's object and thread-stack memory
 
 
 def rtos_files(rtos: Rtos, core: Core, board: str, clock_hz: int, command: str,

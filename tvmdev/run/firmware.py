@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import TvmdevError, log_excerpt
 from ..inspect.stack import analyse
+from ..load.rtos import load_rtos
 from ..model.graph import Model
 from ..render.buildfile import BUILD_JSON, build_json
 from ..render.harness import Harness, firmware_files
@@ -27,6 +28,9 @@ from ..write.files import OutFile, sync
 from . import icount
 from .backend import Backend, Job, RawRun, RunOptions, parse_output
 from .compile import compile_program, object_dir
+from .rtos import rtos_build
+
+DEFAULT_CLOCK_HZ = 25_000_000  # a board without run.clock_hz: MPS2's
 
 
 def printed_outputs(model: Model, data: dict[str, list[int]], exe: Path
@@ -89,6 +93,15 @@ class QemuSystemBackend(Backend):
         if harness.icount:  # the counter, and startup.c's SysTick vector for its wraps
             job.sources.append(icount.source())
             job.defines.append(icount.DEFINE)
+        if self.board.rtos is not None:  # the kernel's files, and the glue tvmdev writes
+            run = self.board.run
+            kernel = rtos_build(load_rtos(self.board.rtos), self.board.cpu, self.board.name,
+                                run.clock_hz or DEFAULT_CLOCK_HZ, job.build_dir / "rtos",
+                                harness.command)
+            job.sources += kernel.sources
+            # first: the kernel's cmsis_os2.h, not platforms/cmsis/include's declarations
+            job.include_dirs[:0] = kernel.include_dirs
+            job.defines += kernel.defines
         return firmware_files(harness)
 
     def build(self, job: Job, fault: str | None = None,
