@@ -34,6 +34,7 @@ from ..run import icount
 from ..run.backend import Job, RunOptions, backend_for
 from ..run.compare import RunResult, load_inputs, report, save_outputs
 from ..run.job import execute, stage
+from ..run.threads import unsound_threads
 from ..write.files import check_out_dir, write
 from ..write.journal import recover
 from .importing import load_any
@@ -205,9 +206,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.cpu and not backend.emulates_cpu:
         raise TvmdevError(f"--cpu picks the CPU an emulator runs; board {board.name} "
                           f"does not run under qemu-user")
-    if not backend.supports_threads and (args.threads > 1 or args.iterations > 1):
-        raise TvmdevError(f"--threads and --iterations run on the host only, not on "
-                          f"{board.name}")
+    if (not backend.supports_threads and board.rtos is None
+            and (args.threads > 1 or args.iterations > 1)):
+        raise TvmdevError(f"--threads and --iterations run on the host or on an RTOS "
+                          f"(--rtos), not on {board.name}")
     cflags = _cflags(args.cflags)
     if cflags and not backend.takes_cflags:
         raise TvmdevError(f"--cflags (or TVMDEV_CFLAGS): board {board.name} builds with its "
@@ -229,6 +231,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None,
                 instructions=args.instructions,
                 command=model_command(Path(args.model), args))
+    if board.rtos is not None:  # the firmware's threads, compiled in
+        job.defines += [f"TVMDEV_THREADS={args.threads}", f"TVMDEV_ITERATIONS={args.iterations}"]
     said = _library_lines(compiled)
     at_run_time = backend.fault_at_run_time
     backend.build(job, fault=None if at_run_time else args.fail, extra_cflags=cflags)
@@ -308,6 +312,9 @@ def _finish(args: argparse.Namespace, m: Model, result: RunResult,
         problems.append("outputs differ from the reference: " + ", ".join(result.mismatches()))
     if result.balanced():
         problems.append("device calls do not balance: " + ", ".join(result.balanced()))
+    if unsound_threads(result.stdout):
+        problems.append("threads not sound: " + ", ".join(map(str,
+                                                              unsound_threads(result.stdout))))
     if problems:
         for problem in problems:
             print(f"FAIL: {problem}")

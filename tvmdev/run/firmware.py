@@ -101,7 +101,7 @@ class QemuSystemBackend(Backend):
             job.sources += kernel.sources
             # first: the kernel's cmsis_os2.h, not platforms/cmsis/include's declarations
             job.include_dirs[:0] = kernel.include_dirs
-            job.defines += kernel.defines
+            job.defines += [*kernel.defines, "TVMDEV_SIM_CMSIS_RTOS2"]
         return firmware_files(harness)
 
     def build(self, job: Job, fault: str | None = None,
