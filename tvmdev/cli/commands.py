@@ -201,7 +201,8 @@ def cmd_aot(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     """``tvmdev run``: generate, build and run a model on a board, then compare."""
     m = load_any(args)
-    board = with_rtos(board_by_name(args.board), args.rtos, args.instructions)
+    board = with_device_options(with_rtos(board_by_name(args.board), args.rtos,
+                                          args.instructions), args.device_option)
     backend = backend_for(board)
     if args.cpu and not backend.emulates_cpu:
         raise TvmdevError(f"--cpu picks the CPU an emulator runs; board {board.name} "
@@ -259,6 +260,23 @@ def with_rtos(board: Board, rtos: str | None, instructions: bool) -> Board:
         raise TvmdevError(f"--instructions counts with SysTick, which {board.rtos} ticks "
                           "with", hint="count without --rtos")
     return board
+
+
+def with_device_options(board: Board, given: Sequence[str]) -> Board:
+    """The board with ``--device-option NAME=VALUE`` over its device_options, each an
+    option of its platform with one of its choices."""
+    opts = dict(board.device_options)
+    plat = platform_by_name(board.platform)
+    for text in given:
+        name, _, value = text.partition("=")
+        opt = next((o for o in plat.options if o.name == name and o.kind == "choice"), None)
+        if opt is None or value not in [c.value for c in opt.choices]:
+            known = ", ".join(f"{o.name}={'|'.join(c.value for c in o.choices)}"
+                              for o in plat.options if o.kind == "choice")
+            raise TvmdevError(f"--device-option {text}: not an option of platform "
+                              f"{plat.name}", hint=f"options: {known or 'none'}")
+        opts[name] = value
+    return replace(board, device_options=tuple(opts.items()))
 
 
 def _instructions(job: Job, result: RunResult) -> list[str]:

@@ -157,6 +157,9 @@ def _add_run(sub: Any, common: argparse.ArgumentParser) -> None:
                     help="qemu-system boards: run the firmware on a CMSIS-RTOS2 kernel, rtx5 "
                          "or freertos, built from its pinned trees (default: the board's "
                          "rtos:, else none)")
+    rn.add_argument("--device-option", action="append", metavar="NAME=VALUE", default=[],
+                    help="an option of the simulated devices the run generates, as "
+                         "new-device takes it: cmsis_driver=spi (repeatable)")
     rn.add_argument("--instructions", action="store_true",
                     help="qemu-system boards: count the instructions of the inference, "
                          "deterministically (QEMU -icount and SysTick)")

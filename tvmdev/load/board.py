@@ -108,6 +108,8 @@ class Board:
     line: int = 0  # the line of its name in the board file
     tuning: Tuning = Tuning()  # the portable kernels' tuning for the CPU
     rtos: str | None = None  # the CMSIS-RTOS2 kernel the firmware runs on (rtx5, freertos)
+    # options of the simulated devices a run generates (cmsis_driver: spi)
+    device_options: tuple[tuple[str, str], ...] = ()
 
     @property
     def where(self) -> Where:
@@ -198,6 +200,8 @@ def load_board(path: Path, origin: str = "path") -> Board:
         line=doc.where("name").line,
         tuning=Tuning(**doc.get("tuning") or {}),
         rtos=doc.get("rtos"),
+        device_options=tuple((str(k), str(v)) for k, v in
+                             (doc.get("device_options") or {}).items()),
     )
 
 

@@ -143,6 +143,7 @@ def generated_specs(dplan: DevicePlan, board: Board) -> list[DeviceSpec]:
                                                if o.kind == "flag")
     if board.rtos is not None:  # the device code takes the kernel's mutexes
         flags += load_rtos(board.rtos).device_options
+    flags += board.device_options  # the board's, or tvmdev run --device-option
     return [DeviceSpec(k.kind, (k.platform,), options=flags if k.platform == board.platform
                        else (), ops=k.ops, command=SIM_COMMAND, given=k.kind)
             for k in dplan.kinds if k.origin != "user"]

@@ -23,7 +23,7 @@ from ..load.rtos import load_rtos
 from ..model.graph import Model
 from ..render.buildfile import BUILD_JSON, build_json
 from ..render.harness import Harness, firmware_files
-from ..resources import platforms_dir
+from ..resources import platforms_dir, runtime_dir
 from ..write.files import OutFile, sync
 from . import icount
 from .backend import Backend, Job, RawRun, RunOptions, parse_output
@@ -85,7 +85,7 @@ class QemuSystemBackend(Backend):
     def harness_files(self, harness: Harness, job: Job) -> list[OutFile]:
         """The harness around the model (main.c, linker script, Zephyr glue)."""
         sup = self.board.support
-        job.sources += list(sup.sources)
+        job.sources += [*sup.sources, runtime_dir() / "cortex_m/mem_drivers.c"]
         job.include_dirs += [*sup.include, platforms_dir() / "cmsis/include"]
         job.defines += [f"{k}={v}" for k, v in sup.defines]
         job.link_flags += [f"-T{job.build_dir / 'link.ld'}",
@@ -101,7 +101,7 @@ class QemuSystemBackend(Backend):
             job.sources += kernel.sources
             # first: the kernel's cmsis_os2.h, not platforms/cmsis/include's declarations
             job.include_dirs[:0] = kernel.include_dirs
-            job.defines += [*kernel.defines, "TVMDEV_SIM_CMSIS_RTOS2"]
+            job.defines += [*kernel.defines, "TVMDEV_SIM_CMSIS_RTOS2", "TVMDEV_RTOS"]
         return firmware_files(harness)
 
     def build(self, job: Job, fault: str | None = None,
