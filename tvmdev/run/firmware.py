@@ -90,7 +90,7 @@ class QemuSystemBackend(Backend):
         job.defines += [f"{k}={v}" for k, v in sup.defines]
         job.link_flags += [f"-T{job.build_dir / 'link.ld'}",
                            f"-Wl,-Map={job.build_dir / (job.model.name + '.map')}"]
-        if harness.icount:  # the counter, and startup.c's SysTick vector for its wraps
+        if harness.icount and self.board.rtos is None:  # the counter, and SysTick's vector
             job.sources.append(icount.source())
             job.defines.append(icount.DEFINE)
         if self.board.rtos is not None:  # the kernel's files, and the glue tvmdev writes
