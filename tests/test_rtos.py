@@ -149,3 +149,40 @@ def test_run_refuses_an_rtos_it_cannot_build(cli: Callable[..., Result],
     assert res.code == 1 and "--rtos zephyr: no such kernel" in res.err
     res = cli("run", mlp, "--board", "mps3_an547", "--rtos", "freertos", cwd=tmp_path)
     assert res.code == 1 and "no port for cortex-m55" in res.err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kernel", ["rtx5", "freertos"])
+def test_threads_on_a_cmsis_rtos2_spi_device(kernel: str, cli: Callable[..., Result],
+                                             tmp_path: Path) -> None:
+    """Defect 8 and the threads harness: the simulated device generated for SPI gets an
+    in-memory SPI driver (slow to power: 2 ticks); three threads at different priorities
+    share it; every thread's counts balance and no operator runs on a device that is not
+    open or not active."""
+    need_trees(kernel)
+    need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
+    need_tool("qemu-system-arm", "apt-get install qemu-system-arm")
+    res = cli("run", str(REPO / "examples/mlp/mlp.yaml"), "--board", "mps2_an386", "--rtos",
+              kernel, "--device-option", "cmsis_driver=spi", "--threads", "3",
+              "--iterations", "10", "--build-dir", "b", cwd=tmp_path)
+    assert res.code == 0, res.out + res.err
+    main = (tmp_path / "b/main.c").read_text()
+    assert "&Driver_SPI0" in main and "Driver_USART1)" not in main
+    threads = [line for line in res.out.splitlines() if line.startswith("thread ")]
+    assert len(threads) == 3, res.out
+    for line in threads:
+        assert "runs 10, results differing 0" in line and line.endswith(
+            "on an unheld or inactive device 0: sound"), line
+
+
+def test_a_device_with_mutexes_needs_a_kernel(cli: Callable[..., Result],
+                                              tmp_path: Path) -> None:
+    """The issue's link error (undefined osMutexNew) is one line that says what to do."""
+    mlp = str(REPO / "examples/mlp/mlp.yaml")
+    res = cli("run", mlp, "--board", "mps2_an386", "--device-option", "rtos=cmsis-rtos2",
+              cwd=tmp_path)
+    assert res.code == 1 and "generated with --rtos cmsis-rtos2" in res.err, res.err
+    assert "--rtos rtx5 or --rtos freertos" in res.err
+    res = cli("run", mlp, "--board", "mps2_an386", "--device-option", "cmsis_driver=can",
+              cwd=tmp_path)
+    assert res.code == 1 and "not an option of platform cmsis" in res.err
