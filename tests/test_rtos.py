@@ -140,9 +140,15 @@ def test_run_on_the_kernel(kernel: str, board: str, cli: Callable[..., Result],
     assert (tmp_path / "b/rtos/RTE_Components.h").is_file()
 
 
-def test_run_refuses_an_rtos_it_cannot_build(cli: Callable[..., Result],
-                                             tmp_path: Path) -> None:
+def test_run_refuses_an_rtos_it_cannot_build(cli: Callable[..., Result], tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
     mlp = str(REPO / "examples/mlp/mlp.yaml")
+    monkeypatch.delenv("CMSIS_RTX_SOURCE_DIR", raising=False)
+    res = cli("run", mlp, "--board", "mps2_an386", "--rtos", "rtx5", cwd=tmp_path)
+    assert res.code == 1 and res.err.splitlines() == [
+        "tvmdev: --rtos rtx5: no cmsis_rtx tree (CMSIS_RTX_SOURCE_DIR is not set)",
+        "  hint: git clone --branch v5.9.1 https://github.com/ARM-software/CMSIS-RTX.git and "
+        "set CMSIS_RTX_SOURCE_DIR to it"]
     res = cli("run", mlp, "--board", "host", "--rtos", "rtx5", cwd=tmp_path)
     assert res.code == 1 and "not a qemu-system board of the cmsis platform" in res.err
     res = cli("run", mlp, "--board", "mps2_an386", "--rtos", "zephyr", cwd=tmp_path)

@@ -119,8 +119,10 @@ def locate_trees(rtos: Rtos) -> dict[str, Path]:
     for tree in rtos.trees:
         root = locate(tree, None)
         if root is None:
+            pin = tree.pin
             raise TvmdevError(f"--rtos {rtos.name}: no {tree.name} tree ({tree.env} is not "
-                              f"set)", hint=tree.hint)
+                              f"set)", hint=f"git clone --branch {pin.tag} {pin.repository} "
+                                            f"and set {tree.env} to it")
         found[tree.name] = root
     return found
 
