@@ -69,18 +69,56 @@ def test_cmsis_device(driver: str, rtos: str, cli: Callable[..., Result],
     drv_t, event_t = DRIVERS[driver]
     flags = [*WARN, f"-DFAKE_DRIVER_T={drv_t}", f"-DFAKE_EVENT_T={event_t}",
              f"-I{out}/include", f"-I{CMSIS_INC}"]
-    if rtos != "none":
-        flags.append("-DWITH_RTOS")
     src = [str(TESTS_C / "cmsis_device_test.c"), str(out / "src/device/uart_accel/cmsis.c")]
+    host = [*src, "-std=c11"]
+    if rtos != "none":
+        flags += ["-DWITH_RTOS", f"-I{TESTS_C}"]
+        host += [str(TESTS_C / "fake_cmsis_rtos2.c"), "-DFAKE_RTX5", "-lpthread"]
     # On the host, against the fake driver: the mapping and the call sequence.
     gcc = need_tool("gcc")
-    run_ok([gcc, *flags, *src, "-o", str(tmp_path / "t")])
+    run_ok([gcc, *flags, *host, "-o", str(tmp_path / "t")])
     proc = run_ok([str(tmp_path / "t")], timeout=30)
     assert proc.stdout.strip().endswith("0 failures")
     # For Cortex-M3: the device source alone, as firmware would build it.
     arm = need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
     run_ok([arm, "-mcpu=cortex-m3", "-mthumb", "-Os", *flags, "-c", src[1],
             "-o", str(tmp_path / "cmsis.o")])
+
+
+RTOS_CHECKS = {"before_start": 6, "destroy_isr": 2, "holding": 4, "static_memory": 3,
+               "threads": 1}  # tests/c/cmsis_rtos_test.c: check -> the defect of issue 22
+
+
+@pytest.mark.parametrize("static", [False, True], ids=["kernel-memory", "static-memory"])
+@pytest.mark.parametrize("kernel", ["RTX5", "FREERTOS"])
+def test_cmsis_rtos2_device_on_fake_kernels(kernel: str, static: bool,
+                                            cli: Callable[..., Result],
+                                            tmp_path: Path) -> None:
+    """Issue 22's defects 1-7 on a fake CMSIS-RTOS2 kernel that behaves as RTX5 or as
+    CMSIS-FreeRTOS where they differ (tests/c/fake_cmsis_rtos2.c names each source):
+    three threads on a slow-to-power SPI driver, Close by a non-holder, a second Open,
+    Destroy from an interrupt, before the kernel starts, the per-instance timeout and
+    (static-memory) the mutexes in the instance at the kernel's exact size."""
+    gcc = need_tool("gcc")
+    assert cli("new-device", "npu", "--platform", "cmsis", "--cmsis-driver", "spi",
+               "--rtos", "cmsis-rtos2", "-o", "out", cwd=tmp_path).code == 0
+    out = tmp_path / "out"
+    exe = tmp_path / "t"
+    extra = (["-DTVM_DEVICE_NPU_MUTEX_CB_TYPE=fake_mutex_cb_t",
+              '-DTVM_DEVICE_NPU_MUTEX_CB_HEADER="fake_cmsis_rtos2.h"'] if static else [])
+    run_ok([gcc, *WARN, "-std=c11", f"-DFAKE_{kernel}", *extra,
+            "-DFAKE_DRIVER_T=ARM_DRIVER_SPI", "-DFAKE_EVENT_T=ARM_SPI_SignalEvent_t",
+            f"-I{out}/include", f"-I{CMSIS_INC}", f"-I{TESTS_C}",
+            str(TESTS_C / "cmsis_rtos_test.c"), str(TESTS_C / "fake_cmsis_rtos2.c"),
+            str(out / "src/device/npu/cmsis.c"), "-lpthread", "-o", str(exe)])
+    for check, defect in RTOS_CHECKS.items():
+        if static and check != "static_memory":
+            continue  # the rest as with kernel memory
+        proc = subprocess.run([str(exe), check], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, f"defect {defect} ({check}):\n{proc.stdout}{proc.stderr}"
+        assert proc.stdout.strip().endswith("0 failures")
+        assert ("static memory: checked" in proc.stdout) == (check == "static_memory"
+                                                             and static)
 
 
 def test_zephyr_device_on_a_fake_kernel(cli: Callable[..., Result], tmp_path: Path) -> None:

@@ -54,6 +54,13 @@ void Default_Handler(void)
 }
 
 typedef void (*vector_t)(void);
+
+/* An RTOS kernel linked in gives these (RTX5: irq_armv7m.S; FreeRTOS: the port through
+ * CMSIS-FreeRTOS's handlers.c), and a test may give NMI_Handler; else the defaults. */
+void NMI_Handler(void) __attribute__((weak, alias("Fault_Handler")));
+void SVC_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void PendSV_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void SysTick_Handler(void) __attribute__((weak, alias("Default_Handler")));
 #ifdef TVMDEV_ICOUNT
 void tvmdev_icount_systick_handler(void); /* icount.c, built in with TVMDEV_ICOUNT */
 #endif
@@ -63,19 +70,19 @@ void tvmdev_icount_systick_handler(void); /* icount.c, built in with TVMDEV_ICOU
 __attribute__((section(".vectors"), used)) static const vector_t vectors[16] = {
     (vector_t)(uintptr_t)&__stack_top__,
     Reset_Handler,
-    Fault_Handler, /* NMI */
+    NMI_Handler,
     Fault_Handler, /* HardFault */
     Fault_Handler, /* MemManage */
     Fault_Handler, /* BusFault */
     Fault_Handler, /* UsageFault */
     Fault_Handler, /* SecureFault (Armv8-M) */
     0, 0, 0,
-    Default_Handler, /* SVCall */
+    SVC_Handler,
     Default_Handler, /* DebugMonitor */
     0,
-    Default_Handler, /* PendSV */
+    PendSV_Handler,
 #ifndef TVMDEV_ICOUNT
-    Default_Handler, /* SysTick */
+    SysTick_Handler,
 #else
     tvmdev_icount_systick_handler, /* SysTick: counts the wraps of icount.c's counter */
 #endif

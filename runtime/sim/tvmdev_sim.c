@@ -11,10 +11,29 @@
 static pthread_mutex_t sim_lock = PTHREAD_MUTEX_INITIALIZER;
 #define SIM_LOCK() (void)pthread_mutex_lock(&sim_lock)
 #define SIM_UNLOCK() (void)pthread_mutex_unlock(&sim_lock)
+#elif defined(TVMDEV_SIM_CMSIS_RTOS2)
+/* Firmware on a CMSIS-RTOS2 kernel: the scheduler is held while counting. */
+#include "cmsis_os2.h"
+#define SIM_LOCK() int32_t sim_locked_ = osKernelLock()
+#define SIM_UNLOCK() (void)osKernelRestoreLock(sim_locked_)
 #else
 #define SIM_LOCK() ((void)0)
 #define SIM_UNLOCK() ((void)0)
 #endif
+
+uint32_t tvmdev_sim_thread_calls[TVMDEV_SIM_MAX_THREADS][TVMDEV_SIM_FN_COUNT];
+uint32_t tvmdev_sim_thread_violations[TVMDEV_SIM_MAX_THREADS];
+static int (*thread_index)(void);
+
+void tvmdev_sim_set_thread_index(int (*fn)(void)) { thread_index = fn; }
+
+/* The calling thread's counters' row, or -1 (no hook, or a thread it does not know). */
+static int thread_slot(void)
+{
+    int slot = thread_index != NULL ? thread_index() : -1;
+
+    return slot >= 0 && slot < TVMDEV_SIM_MAX_THREADS ? slot : -1;
+}
 
 const char *const tvmdev_sim_fn_names[TVMDEV_SIM_FN_COUNT] = {
     "activate", "open", "operator", "close", "deactivate",
@@ -130,8 +149,11 @@ int32_t tvmdev_sim_enter(struct tvmdev_sim_instance *inst, enum tvmdev_sim_fn fn
     } else if (inst == NULL) {
         status = TVM_DEVICE_ERR_INVALID;
     } else if (fn == TVMDEV_SIM_OPERATOR) {
-        if (inst->open_now <= 0) {
-            inst->violations++; /* an operator ran on a device that is not open */
+        if (inst->open_now <= 0 || inst->active_now <= 0) {
+            inst->violations++; /* an operator ran on a device not open, or not active */
+            if (thread_slot() >= 0) {
+                tvmdev_sim_thread_violations[thread_slot()]++;
+            }
             status = TVM_DEVICE_ERR_NOT_READY;
         } else {
             inst->inside++;
@@ -155,6 +177,9 @@ void tvmdev_sim_leave(struct tvmdev_sim_instance *inst, enum tvmdev_sim_fn fn, i
     }
     if (status == TVM_DEVICE_OK) {
         inst->calls[fn]++;
+        if (thread_slot() >= 0) {
+            tvmdev_sim_thread_calls[thread_slot()][fn]++;
+        }
         switch (fn) {
         case TVMDEV_SIM_ACTIVATE:
             inst->active_now++;

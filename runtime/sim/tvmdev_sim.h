@@ -51,6 +51,17 @@ struct tvmdev_sim_instance {
  */
 int32_t tvmdev_sim_attach(const void *tvm_dev, struct tvmdev_sim_instance *inst);
 
+/* Per thread of a multi-threaded harness: its successful calls and its operators on a
+ * device not open or not active, counted when the harness says which thread calls. */
+#ifndef TVMDEV_SIM_MAX_THREADS
+#define TVMDEV_SIM_MAX_THREADS 4
+#endif
+extern uint32_t tvmdev_sim_thread_calls[TVMDEV_SIM_MAX_THREADS][TVMDEV_SIM_FN_COUNT];
+extern uint32_t tvmdev_sim_thread_violations[TVMDEV_SIM_MAX_THREADS];
+
+/* fn returns the calling thread's row (0 .. TVMDEV_SIM_MAX_THREADS - 1), or -1. */
+void tvmdev_sim_set_thread_index(int (*fn)(void));
+
 /* The counters attached to tvm_dev, or NULL. */
 struct tvmdev_sim_instance *tvmdev_sim_of(const void *tvm_dev);
 

@@ -7,6 +7,7 @@ import argparse
 import json
 import shlex
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,10 @@ from ..errors import TvmdevError, UsageError, shown
 from ..inspect.check import check_folder
 from ..inspect.elf import format_report
 from ..inspect.elf import inspect as inspect_elf
-from ..load.board import board_by_name
+from ..load.board import Board, board_by_name
 from ..load.kernel_tree import OFF
 from ..load.platform import PlatformOption, all_platforms, platform_by_name
+from ..load.rtos import core_of, load_rtos
 from ..model.device import DeviceSpec, device_name
 from ..model.graph import Model
 from ..model.ops import OPS
@@ -32,6 +34,7 @@ from ..run import icount
 from ..run.backend import Job, RunOptions, backend_for
 from ..run.compare import RunResult, load_inputs, report, save_outputs
 from ..run.job import execute, stage
+from ..run.threads import unsound_threads
 from ..write.files import check_out_dir, write
 from ..write.journal import recover
 from .importing import load_any
@@ -199,14 +202,16 @@ def cmd_aot(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     """``tvmdev run``: generate, build and run a model on a board, then compare."""
     m = load_any(args)
-    board = board_by_name(args.board)
+    board = with_device_options(with_rtos(board_by_name(args.board), args.rtos,
+                                          args.instructions), args.device_option)
     backend = backend_for(board)
     if args.cpu and not backend.emulates_cpu:
         raise TvmdevError(f"--cpu picks the CPU an emulator runs; board {board.name} "
                           f"does not run under qemu-user")
-    if not backend.supports_threads and (args.threads > 1 or args.iterations > 1):
-        raise TvmdevError(f"--threads and --iterations run on the host only, not on "
-                          f"{board.name}")
+    if (not backend.supports_threads and board.rtos is None
+            and (args.threads > 1 or args.iterations > 1)):
+        raise TvmdevError(f"--threads and --iterations run on the host or on an RTOS "
+                          f"(--rtos), not on {board.name}")
     cflags = _cflags(args.cflags)
     if cflags and not backend.takes_cflags:
         raise TvmdevError(f"--cflags (or TVMDEV_CFLAGS): board {board.name} builds with its "
@@ -228,6 +233,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None,
                 instructions=args.instructions,
                 command=model_command(Path(args.model), args))
+    if board.rtos is not None:  # the firmware's threads, compiled in
+        job.defines += [f"TVMDEV_THREADS={args.threads}", f"TVMDEV_ITERATIONS={args.iterations}"]
     said = _library_lines(compiled)
     at_run_time = backend.fault_at_run_time
     backend.build(job, fault=None if at_run_time else args.fail, extra_cflags=cflags)
@@ -236,6 +243,40 @@ def cmd_run(args: argparse.Namespace) -> int:
                                              iterations=args.iterations, cpu=args.cpu))
     return _finish(args, compiled.model, result, said,
                    _instructions(job, result) if args.instructions else ())
+
+
+def with_rtos(board: Board, rtos: str | None, instructions: bool) -> Board:
+    """The board with the kernel of ``--rtos`` (``none``: without the board's), checked:
+    a qemu-system board of the cmsis platform with a port of the kernel for its core."""
+    if rtos is not None:
+        board = replace(board, rtos=None if rtos == "none" else rtos)
+    if board.rtos is None:
+        return board
+    if board.run.method != "qemu-system" or board.platform != "cmsis":
+        raise TvmdevError(f"--rtos {board.rtos}: board {board.name} is not a qemu-system "
+                          "board of the cmsis platform", board.where,
+                          hint="RTOS firmware runs on mps2_an385, mps2_an386")
+    core_of(load_rtos(board.rtos), board.cpu)
+    if instructions:  # counted with the kernel's own timer, its ticks included
+        icount.check(board)
+    return board
+
+
+def with_device_options(board: Board, given: Sequence[str]) -> Board:
+    """The board with ``--device-option NAME=VALUE`` over its device_options, each an
+    option of its platform with one of its choices."""
+    opts = dict(board.device_options)
+    plat = platform_by_name(board.platform)
+    for text in given:
+        name, _, value = text.partition("=")
+        opt = next((o for o in plat.options if o.name == name and o.kind == "choice"), None)
+        if opt is None or value not in [c.value for c in opt.choices]:
+            known = ", ".join(f"{o.name}={'|'.join(c.value for c in o.choices)}"
+                              for o in plat.options if o.kind == "choice")
+            raise TvmdevError(f"--device-option {text}: not an option of platform "
+                              f"{plat.name}", hint=f"options: {known or 'none'}")
+        opts[name] = value
+    return replace(board, device_options=tuple(opts.items()))
 
 
 def _instructions(job: Job, result: RunResult) -> list[str]:
@@ -289,6 +330,9 @@ def _finish(args: argparse.Namespace, m: Model, result: RunResult,
         problems.append("outputs differ from the reference: " + ", ".join(result.mismatches()))
     if result.balanced():
         problems.append("device calls do not balance: " + ", ".join(result.balanced()))
+    if unsound_threads(result.stdout):
+        problems.append("threads not sound: " + ", ".join(map(str,
+                                                              unsound_threads(result.stdout))))
     if problems:
         for problem in problems:
             print(f"FAIL: {problem}")

@@ -155,6 +155,13 @@ def _add_run(sub: Any, common: argparse.ArgumentParser) -> None:
     rn.add_argument("--threads", type=positive_int, default=1,
                     help="run in THREADS threads at once")
     rn.add_argument("--iterations", type=positive_int, default=1, help="runs per thread")
+    rn.add_argument("--rtos", metavar="KERNEL",
+                    help="qemu-system boards: run the firmware on a CMSIS-RTOS2 kernel, rtx5 "
+                         "or freertos, built from its pinned trees (default: the board's "
+                         "rtos:, else none)")
+    rn.add_argument("--device-option", action="append", metavar="NAME=VALUE", default=[],
+                    help="an option of the simulated devices the run generates, as "
+                         "new-device takes it: cmsis_driver=spi (repeatable)")
     rn.add_argument("--instructions", action="store_true",
                     help="qemu-system boards: count the instructions of the inference, "
                          "deterministically (QEMU -icount and SysTick)")

@@ -107,6 +107,9 @@ class Board:
     offload: Offload | None = None
     line: int = 0  # the line of its name in the board file
     tuning: Tuning = Tuning()  # the portable kernels' tuning for the CPU
+    rtos: str | None = None  # the CMSIS-RTOS2 kernel the firmware runs on (rtx5, freertos)
+    # options of the simulated devices a run generates (cmsis_driver: spi)
+    device_options: tuple[tuple[str, str], ...] = ()
 
     @property
     def where(self) -> Where:
@@ -196,6 +199,9 @@ def load_board(path: Path, origin: str = "path") -> Board:
                         (off.get("gemm") or {}).get("metal_crossover_m")) if off else None,
         line=doc.where("name").line,
         tuning=Tuning(**doc.get("tuning") or {}),
+        rtos=doc.get("rtos"),
+        device_options=tuple((str(k), str(v)) for k, v in
+                             (doc.get("device_options") or {}).items()),
     )
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from ..errors import TvmdevError
 from ..load.board import Board
@@ -28,6 +29,7 @@ from ..load.device_kernels import delegated_sources, stand_in_library
 from ..load.kernel_tree import activate
 from ..load.library import Kernel, Library, load_library
 from ..load.platform import all_platforms, platform_by_name
+from ..load.rtos import load_rtos
 from ..model.cnames import check_model
 from ..model.device import DeviceSpec
 from ..model.graph import Model
@@ -137,7 +139,11 @@ class Compiled:
 def generated_specs(dplan: DevicePlan, board: Board) -> list[DeviceSpec]:
     """Specs of the kinds tvmdev generates for a build (all but the user's own)."""
     board_plat = platform_by_name(board.platform)
-    flags = tuple((o.name, True) for o in board_plat.options if o.kind == "flag")
+    flags: tuple[tuple[str, Any], ...] = tuple((o.name, True) for o in board_plat.options
+                                               if o.kind == "flag")
+    if board.rtos is not None:  # the device code takes the kernel's mutexes
+        flags += load_rtos(board.rtos).device_options
+    flags += board.device_options  # the board's, or tvmdev run --device-option
     return [DeviceSpec(k.kind, (k.platform,), options=flags if k.platform == board.platform
                        else (), ops=k.ops, command=SIM_COMMAND, given=k.kind)
             for k in dplan.kinds if k.origin != "user"]

@@ -67,7 +67,8 @@ def device_context(spec: DeviceSpec) -> dict[str, Any]:
         "type": f"tvm_device_{spec.name}_t",
         "guard": f"TVM_DEVICE_{spec.upper}_H_",
         "fn": {fn: f"TVMDevice{camel}{fn.capitalize()}" for fn in
-               ("init", "activate", "open", "close", "deactivate", "destroy")},
+               ("init", "activate", "open", "close", "deactivate", "destroy")}
+        | {"set_open_timeout": f"TVMDevice{camel}SetOpenTimeout"},
         "opts": option_context(spec),
         "ops": list(spec.ops),
         # The CMake target of its kernels (src/kernels/<name>/), if it has any.

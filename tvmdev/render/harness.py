@@ -10,7 +10,7 @@ Each function returns files relative to the build folder; nothing here writes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from .engine import banner, render
 
 # Threads the host harness runs at most (--threads).
 MAX_THREADS = 4
+MEM_DRIVERS = 2  # in-memory SPI and I2C drivers of the firmware, of each
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,8 @@ class Harness:
     inputs: dict[str, np.ndarray]
     command: str
     icount: bool = False  # firmware: count the run's instructions (tvmdev run --instructions)
+    # firmware: each device kind's CMSIS-Driver (usart, spi, i2c), as it was generated
+    drivers: dict[str, str] = field(default_factory=dict)
 
     def context(self, embed_inputs: bool) -> dict[str, Any]:
         """The template context; ``embed_inputs`` compiles the inputs in (firmware)."""
@@ -55,6 +58,7 @@ class Harness:
             "states": bool(m.states),
             "board": self.board.name,
             "icount": self.icount,
+            "rtos": self.board.rtos,
             "kinds": [{"kind": k.kind, "platform": k.platform} for k in self.devices.kinds],
             "sim": bool(sim),
             "int_outputs": [{"dtype": d, "ctype": CTYPES[d], "put": _PUT[d]} for d in sorted(
@@ -113,11 +117,25 @@ def firmware_files(h: Harness) -> list[OutFile]:
     if not accel or board.memory is None:
         raise TvmdevError(f"board {board.name} names no accelerator_uarts or memory",
                           board.where)
-    for i, dev in enumerate(ctx["devices"]):
-        dev["uart"] = accel[i % len(accel)]
+    # Each device gets the CMSIS-Driver it was generated for: a UART of the board, or an
+    # in-memory SPI or I2C driver (runtime/cortex_m/mem_drivers.c), two of each.
+    used = {"usart": 0, "spi": 0, "i2c": 0}
+    for dev in ctx["devices"]:
+        driver = h.drivers.get(dev["kind"], "usart")
+        n = used[driver]
+        used[driver] += 1
+        if driver != "usart" and n >= MEM_DRIVERS:
+            raise TvmdevError(f"the firmware has {MEM_DRIVERS} in-memory {driver.upper()} "
+                              f"drivers: device {dev['name']} is one too many", board.where)
+        dev["uart"] = accel[n % len(accel)] if driver == "usart" else None
+        dev["driver"] = (f"Driver_USART{dev['uart']}" if driver == "usart"
+                         else f"Driver_{driver.upper()}{n}")
+    ctx["drivers"] = sorted({d["driver"] for d in ctx["devices"] if d["uart"] is None})
+    ctx["thread_stack"] = board.memory.stack  # the run thread's, on an RTOS
     console = board.support.console_uart
     ctx["console_uart"] = console
-    ctx["uarts"] = sorted({console, *(int(d["uart"]) for d in ctx["devices"])})
+    ctx["uarts"] = sorted({console, *(int(d["uart"]) for d in ctx["devices"]
+                                      if d["uart"] is not None)})
     mem = board.memory
     link = render("harness/firmware/link.ld.j2",
                   banner=banner("c", f"tvmdev run --board {board.name}", "owned"),

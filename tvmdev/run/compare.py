@@ -15,6 +15,7 @@ from ..load.quantization import RAW_RANGE
 from ..model import reference
 from ..model.graph import Model
 from ..reading import as_float32, load_npy
+from .threads import thread_lines
 
 ATOL = 1e-5
 RTOL = 1e-4
@@ -213,6 +214,7 @@ def report(result: RunResult) -> list[str]:
         lines.append(f"device {name}: activate {c['activate']} / deactivate {c['deactivate']}, "
                      f"open {c['open']} / close {c['close']}, operators {c['operator']}: "
                      f"{'balanced' if ok else 'NOT BALANCED'}")
+    lines += thread_lines(result.stdout)
     lines += kleidiai_lines(result.stdout)
     if result.stack is not None:
         lines.append(result.stack.summary())

@@ -19,14 +19,18 @@ import numpy as np
 
 from ..errors import TvmdevError, log_excerpt
 from ..inspect.stack import analyse
+from ..load.rtos import load_rtos
 from ..model.graph import Model
 from ..render.buildfile import BUILD_JSON, build_json
 from ..render.harness import Harness, firmware_files
-from ..resources import platforms_dir
+from ..resources import platforms_dir, runtime_dir
 from ..write.files import OutFile, sync
 from . import icount
 from .backend import Backend, Job, RawRun, RunOptions, parse_output
 from .compile import compile_program, object_dir
+from .rtos import rtos_build
+
+DEFAULT_CLOCK_HZ = 25_000_000  # a board without run.clock_hz: MPS2's
 
 
 def printed_outputs(model: Model, data: dict[str, list[int]], exe: Path
@@ -81,14 +85,23 @@ class QemuSystemBackend(Backend):
     def harness_files(self, harness: Harness, job: Job) -> list[OutFile]:
         """The harness around the model (main.c, linker script, Zephyr glue)."""
         sup = self.board.support
-        job.sources += list(sup.sources)
+        job.sources += [*sup.sources, runtime_dir() / "cortex_m/mem_drivers.c"]
         job.include_dirs += [*sup.include, platforms_dir() / "cmsis/include"]
         job.defines += [f"{k}={v}" for k, v in sup.defines]
         job.link_flags += [f"-T{job.build_dir / 'link.ld'}",
                            f"-Wl,-Map={job.build_dir / (job.model.name + '.map')}"]
-        if harness.icount:  # the counter, and startup.c's SysTick vector for its wraps
+        if harness.icount and self.board.rtos is None:  # the counter, and SysTick's vector
             job.sources.append(icount.source())
             job.defines.append(icount.DEFINE)
+        if self.board.rtos is not None:  # the kernel's files, and the glue tvmdev writes
+            run = self.board.run
+            kernel = rtos_build(load_rtos(self.board.rtos), self.board.cpu, self.board.name,
+                                run.clock_hz or DEFAULT_CLOCK_HZ, job.build_dir / "rtos",
+                                harness.command)
+            job.sources += kernel.sources
+            # first: the kernel's cmsis_os2.h, not platforms/cmsis/include's declarations
+            job.include_dirs[:0] = kernel.include_dirs
+            job.defines += [*kernel.defines, "TVMDEV_SIM_CMSIS_RTOS2", "TVMDEV_RTOS"]
         return firmware_files(harness)
 
     def build(self, job: Job, fault: str | None = None,

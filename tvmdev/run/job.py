@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import TvmdevError
 from ..load.board import Board
 from ..load.kernel_tree import board_library
 from ..load.platform import platform_by_name
@@ -76,6 +77,23 @@ def _devices(job: Job, external_dirs: dict[str, Path] | None) -> list[OutFile]:
     return [OutFile(f"devices/{f.path}", f.content, f.kind) for f in files]
 
 
+def cmsis_drivers(compiled: Compiled) -> dict[str, str]:
+    """Each device kind's CMSIS-Driver (usart, spi, i2c): the option it was generated
+    with, the user's (its new-device folder) or tvmdev's (a simulated device)."""
+    specs = [*compiled.options.device_specs, *generated_specs(compiled.devices,
+                                                              compiled.board)]
+    used = {k.kind for k in compiled.devices.kinds}
+    for spec in specs:
+        rtos = dict(spec.options).get("rtos", "none")
+        if spec.name in used and rtos != "none" and compiled.board.rtos is None:
+            raise TvmdevError(f"device kind {spec.name} was generated with --rtos {rtos}: "
+                              f"its firmware needs a kernel",
+                              hint="run with --rtos rtx5 or --rtos freertos (or regenerate "
+                                   "the device with --rtos none)")
+    return {s.name: str(dict(s.options).get("cmsis_driver", "usart")) for s in specs
+            if "cmsis" in s.platforms}
+
+
 def stage(compiled: Compiled, build_dir: Path, inputs: dict[str, np.ndarray] | None = None,
           external_dirs: dict[str, Path] | None = None, instructions: bool = False,
           command: str | None = None) -> Job:
@@ -108,7 +126,7 @@ def stage(compiled: Compiled, build_dir: Path, inputs: dict[str, np.ndarray] | N
     dev_sources = list(job.sources)
     job.sources = []
     harness = Harness(model, board, compiled.devices, inputs, f"tvmdev run {Path(model.path).name}",
-                      icount=instructions)
+                      icount=instructions, drivers=cmsis_drivers(compiled))
     files += backend.harness_files(harness, job)
     main = [build_dir / "main.c"] if any(f.path == "main.c" for f in files) else []
     kernels = dict.fromkeys(lay.mapped(s, model_dir) for s in compiled.sources())

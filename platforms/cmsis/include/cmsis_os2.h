@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Minimal declarations of the CMSIS-RTOS2 API (kernel tick, delay, thread
- * and mutex subset), written for tvmdev from the published API reference.
+ * Minimal declarations of the CMSIS-RTOS2 API (kernel state and tick, delay,
+ * thread and mutex subset), written for tvmdev from the published API reference.
  * Not the Arm headers; link against the real ones in production.
  *
  * The include guard name matches the one used by the real header, so that
@@ -30,6 +30,16 @@ typedef enum {
     osErrorISR       = -6,
     osStatusReserved = 0x7FFFFFFF /* forces a 32-bit enum */
 } osStatus_t;
+
+typedef enum {
+    osKernelInactive  = 0,
+    osKernelReady     = 1,
+    osKernelRunning   = 2,
+    osKernelLocked    = 3,
+    osKernelSuspended = 4,
+    osKernelError     = -1,
+    osKernelReserved  = 0x7FFFFFFF /* forces a 32-bit enum */
+} osKernelState_t;
 
 /* Subset of the priority levels (each level N also has N+1 .. N+7). */
 typedef enum {
@@ -87,6 +97,7 @@ typedef struct {
 } osMutexAttr_t;
 
 /* Kernel */
+osKernelState_t osKernelGetState(void);
 uint32_t osKernelGetTickCount(void);
 uint32_t osKernelGetTickFreq(void);
 

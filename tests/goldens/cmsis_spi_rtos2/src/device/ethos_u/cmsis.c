@@ -9,7 +9,8 @@
  * Init/Destroy map to Initialize/Uninitialize, Activate/Deactivate to PowerControl
  * (counted, so several models may share one device), and every ARM_DRIVER_* result to
  * a TVM_DEVICE_* status.
- * Open/Close take a CMSIS-RTOS2 mutex.
+ * Open/Close hold a CMSIS-RTOS2 mutex; Activate/Deactivate take a second, short one
+ * around the use count and PowerControl. The rules are in cmsis.h.
  */
 #include <stddef.h>
 
@@ -51,35 +52,83 @@ static int32_t status_from_rtos(osStatus_t status)
     }
 }
 
-int32_t TVMDeviceEthosUInit(tvm_device_ethos_u_t *tvm_dev, ARM_DRIVER_SPI *drv)
+/* Whether the kernel runs threads: before osKernelStart nothing here is done. */
+static int kernel_running(void)
+{
+    return osKernelGetState() == osKernelRunning;
+}
+
+/*
+ * Whether this is an interrupt. osDelay(0) is osErrorISR there on RTX5 and on
+ * CMSIS-FreeRTOS, and in a thread does nothing (RTX5: osErrorParameter, FreeRTOS: osOK).
+ */
+static int in_interrupt(void)
+{
+    return osDelay(0U) == osErrorISR;
+}
+
+/* A new mutex with priority inheritance, in cb (when static) or from the kernel. */
+static osMutexId_t new_mutex(const char *name, void *cb, uint32_t cb_size)
 {
     osMutexAttr_t attr = {NULL, osMutexPrioInherit, NULL, 0U};
+
+    attr.name = name;
+    attr.cb_mem = cb;
+    attr.cb_size = cb_size;
+    return osMutexNew(&attr);
+}
+
+/* The status of a release, or of the work done before it if that failed. */
+static int32_t unlock(osMutexId_t lock, int32_t status)
+{
+    int32_t released = status_from_rtos(osMutexRelease(lock));
+
+    return status != TVM_DEVICE_OK ? status : released;
+}
+
+int32_t TVMDeviceEthosUInit(tvm_device_ethos_u_t *tvm_dev, ARM_DRIVER_SPI *drv)
+{
     int32_t status;
 
     if (tvm_dev == NULL || drv == NULL) {
         return TVM_DEVICE_ERR_INVALID;
+    }
+    if (!kernel_running()) {
+        return TVM_DEVICE_ERR_NOT_READY;
+    }
+    if (in_interrupt()) {
+        return TVM_DEVICE_ERR_UNSUPPORTED;
     }
     /* TODO: pass a SignalEvent callback if the accelerator signals completion. */
     status = status_from_driver(drv->Initialize(NULL));
     if (status != TVM_DEVICE_OK) {
         return status;
     }
-    attr.name = "ethos_u";
-#if TVM_DEVICE_ETHOS_U_MUTEX_CB_SIZE > 0
-    attr.cb_mem = tvm_dev->lock_cb;
-    attr.cb_size = sizeof(tvm_dev->lock_cb);
+#ifdef TVM_DEVICE_ETHOS_U_MUTEX_CB_TYPE
+    tvm_dev->lock = new_mutex("ethos_u", &tvm_dev->lock_cb, sizeof(tvm_dev->lock_cb));
+    tvm_dev->power_lock = new_mutex("ethos_u power", &tvm_dev->power_lock_cb,
+                                    sizeof(tvm_dev->power_lock_cb));
+#else
+    tvm_dev->lock = new_mutex("ethos_u", NULL, 0U);
+    tvm_dev->power_lock = new_mutex("ethos_u power", NULL, 0U);
 #endif
-    tvm_dev->lock = osMutexNew(&attr);
-    if (tvm_dev->lock == NULL) {
+    if (tvm_dev->lock == NULL || tvm_dev->power_lock == NULL) {
+        if (tvm_dev->lock != NULL) {
+            (void)osMutexDelete(tvm_dev->lock); /* in a thread, a new mutex: cannot fail */
+        }
+        if (tvm_dev->power_lock != NULL) {
+            (void)osMutexDelete(tvm_dev->power_lock);
+        }
         (void)drv->Uninitialize();
         return TVM_DEVICE_ERR_IO;
     }
+    tvm_dev->open_timeout = TVM_DEVICE_ETHOS_U_OPEN_TIMEOUT_TICKS;
     tvm_dev->drv = drv;
     tvm_dev->active = 0U;
     return TVM_DEVICE_OK;
 }
 
-int32_t TVMDeviceEthosUActivate(tvm_device_ethos_u_t *tvm_dev)
+int32_t TVMDeviceEthosUSetOpenTimeout(tvm_device_ethos_u_t *tvm_dev, uint32_t ticks)
 {
     if (tvm_dev == NULL) {
         return TVM_DEVICE_ERR_INVALID;
@@ -87,61 +136,107 @@ int32_t TVMDeviceEthosUActivate(tvm_device_ethos_u_t *tvm_dev)
     if (tvm_dev->drv == NULL) {
         return TVM_DEVICE_ERR_NOT_READY;
     }
-    if (tvm_dev->active == 0U) {
-        int32_t status = status_from_driver(tvm_dev->drv->PowerControl(ARM_POWER_FULL));
+    tvm_dev->open_timeout = ticks;
+    return TVM_DEVICE_OK;
+}
 
-        if (status != TVM_DEVICE_OK) {
-            return status;
-        }
+int32_t TVMDeviceEthosUActivate(tvm_device_ethos_u_t *tvm_dev)
+{
+    int32_t status;
+
+    if (tvm_dev == NULL) {
+        return TVM_DEVICE_ERR_INVALID;
+    }
+    if (tvm_dev->drv == NULL || !kernel_running()) {
+        return TVM_DEVICE_ERR_NOT_READY;
+    }
+    /* Held while the peripheral powers up: no thread sees it active before it is. */
+    status = status_from_rtos(osMutexAcquire(tvm_dev->power_lock, osWaitForever));
+    if (status != TVM_DEVICE_OK) {
+        return status;
+    }
+    if (tvm_dev->active == 0U) {
+        status = status_from_driver(tvm_dev->drv->PowerControl(ARM_POWER_FULL));
         /* TODO: configure the peripheral with Control() and wake the accelerator. */
     }
-    tvm_dev->active++;
-    return TVM_DEVICE_OK;
+    if (status == TVM_DEVICE_OK) {
+        tvm_dev->active++;
+    }
+    status = unlock(tvm_dev->power_lock, status);
+    return status;
 }
 
 int32_t TVMDeviceEthosUOpen(tvm_device_ethos_u_t *tvm_dev)
 {
+    osThreadId_t self;
+    int32_t status;
+
     if (tvm_dev == NULL) {
         return TVM_DEVICE_ERR_INVALID;
     }
-    if (tvm_dev->drv == NULL || tvm_dev->active == 0U) {
+    if (tvm_dev->drv == NULL || tvm_dev->active == 0U || !kernel_running()) {
         return TVM_DEVICE_ERR_NOT_READY;
     }
-    return status_from_rtos(osMutexAcquire(tvm_dev->lock, TVM_DEVICE_ETHOS_U_OPEN_TIMEOUT_TICKS));
+    /* The mutex is not recursive: a second Open by its holder would wait on itself. */
+    self = osThreadGetId();
+    if (self != NULL && osMutexGetOwner(tvm_dev->lock) == self) {
+        status = TVM_DEVICE_ERR_BUSY;
+    } else {
+        status = status_from_rtos(osMutexAcquire(tvm_dev->lock, tvm_dev->open_timeout));
+    }
+    return status;
 }
 
 int32_t TVMDeviceEthosUClose(tvm_device_ethos_u_t *tvm_dev)
 {
+    osThreadId_t self;
+    int32_t status;
+
     if (tvm_dev == NULL) {
         return TVM_DEVICE_ERR_INVALID;
     }
-    if (tvm_dev->drv == NULL) {
+    if (tvm_dev->drv == NULL || !kernel_running()) {
         return TVM_DEVICE_ERR_NOT_READY;
     }
-    {
-        osStatus_t status = osMutexRelease(tvm_dev->lock);
-
-        /* osErrorResource: this thread does not hold the device (Close without Open). */
-        return status == osErrorResource ? TVM_DEVICE_ERR_INVALID : status_from_rtos(status);
+    /*
+     * Only the holder releases: CMSIS-FreeRTOS's osMutexRelease does not check the owner
+     * and would release another thread's hold. From an interrupt the owner reads NULL.
+     */
+    self = osThreadGetId();
+    if (in_interrupt()) {
+        status = TVM_DEVICE_ERR_UNSUPPORTED;
+    } else if (self == NULL || osMutexGetOwner(tvm_dev->lock) != self) {
+        status = TVM_DEVICE_ERR_INVALID; /* Close without Open, or by another thread */
+    } else {
+        status = status_from_rtos(osMutexRelease(tvm_dev->lock));
     }
+    return status;
 }
 
 int32_t TVMDeviceEthosUDeactivate(tvm_device_ethos_u_t *tvm_dev)
 {
+    int32_t status;
+
     if (tvm_dev == NULL) {
         return TVM_DEVICE_ERR_INVALID;
     }
-    if (tvm_dev->drv == NULL) {
+    if (tvm_dev->drv == NULL || !kernel_running()) {
         return TVM_DEVICE_ERR_NOT_READY;
     }
-    if (tvm_dev->active == 0U) {
-        return TVM_DEVICE_ERR_INVALID; /* Deactivate without Activate */
+    status = status_from_rtos(osMutexAcquire(tvm_dev->power_lock, osWaitForever));
+    if (status != TVM_DEVICE_OK) {
+        return status;
     }
-    tvm_dev->active--;
     if (tvm_dev->active == 0U) {
-        return status_from_driver(tvm_dev->drv->PowerControl(ARM_POWER_OFF));
+        status = TVM_DEVICE_ERR_INVALID; /* Deactivate without Activate */
+    } else {
+        tvm_dev->active--;
+        if (tvm_dev->active == 0U) {
+            status = status_from_driver(tvm_dev->drv->PowerControl(ARM_POWER_OFF));
+        }
     }
-    return TVM_DEVICE_OK;
+    status = unlock(tvm_dev->power_lock, status);
+    return status;
 }
 
 int32_t TVMDeviceEthosUDestroy(tvm_device_ethos_u_t *tvm_dev)
@@ -151,13 +246,37 @@ int32_t TVMDeviceEthosUDestroy(tvm_device_ethos_u_t *tvm_dev)
     if (tvm_dev == NULL) {
         return TVM_DEVICE_ERR_INVALID;
     }
-    if (tvm_dev->drv == NULL) {
+    if (tvm_dev->drv == NULL || !kernel_running()) {
         return TVM_DEVICE_ERR_NOT_READY;
     }
-    if (tvm_dev->active != 0U || osMutexGetOwner(tvm_dev->lock) != NULL) {
-        return TVM_DEVICE_ERR_BUSY;
+    /* From an interrupt the owner reads NULL and osMutexDelete fails: refuse. */
+    if (in_interrupt()) {
+        return TVM_DEVICE_ERR_UNSUPPORTED;
     }
-    (void)osMutexDelete(tvm_dev->lock);
+    /* Held by any thread (this one too: osErrorResource) or being (de)activated: busy. */
+    status = status_from_rtos(osMutexAcquire(tvm_dev->lock, 0U));
+    if (status != TVM_DEVICE_OK) {
+        return status;
+    }
+    status = status_from_rtos(osMutexAcquire(tvm_dev->power_lock, 0U));
+    if (status == TVM_DEVICE_OK) {
+        status = unlock(tvm_dev->power_lock,
+                        tvm_dev->active != 0U ? TVM_DEVICE_ERR_BUSY : TVM_DEVICE_OK);
+    }
+    status = unlock(tvm_dev->lock, status);
+    if (status != TVM_DEVICE_OK) {
+        return status;
+    }
+    /* A kernel error is returned, never discarded; the device then stays initialized. */
+    status = status_from_rtos(osMutexDelete(tvm_dev->power_lock));
+    if (status != TVM_DEVICE_OK) {
+        return status;
+    }
+    tvm_dev->power_lock = NULL;
+    status = status_from_rtos(osMutexDelete(tvm_dev->lock));
+    if (status != TVM_DEVICE_OK) {
+        return status;
+    }
     tvm_dev->lock = NULL;
     status = status_from_driver(tvm_dev->drv->Uninitialize());
     tvm_dev->drv = NULL;

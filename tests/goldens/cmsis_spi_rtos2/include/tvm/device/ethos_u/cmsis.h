@@ -22,17 +22,41 @@
 #error "tvm/device/ethos_u/cmsis.h is stale: regenerate with tvmdev"
 #endif
 
-/* Ticks Open waits for a device another thread holds; osWaitForever waits forever. */
+/*
+ * CMSIS-RTOS2 rules (the same on Keil RTX5 and FreeRTOS through CMSIS-FreeRTOS):
+ * - Every function needs a running kernel: before osKernelStart (and while the kernel is
+ *   locked or suspended) each returns TVM_DEVICE_ERR_NOT_READY and changes nothing.
+ * - From an interrupt, Init, Activate, Open, Close, Deactivate and Destroy return
+ *   TVM_DEVICE_ERR_UNSUPPORTED and change nothing.
+ * - Open/Close hold one mutex (with priority inheritance). A second Open by the thread
+ *   that holds the device returns TVM_DEVICE_ERR_BUSY at once, as without an RTOS; Close
+ *   by a thread that does not hold it returns TVM_DEVICE_ERR_INVALID and releases nothing.
+ * - Activate/Deactivate take a second, short mutex around the use count and PowerControl,
+ *   so that no thread returns from Activate before the peripheral is powered.
+ * - Destroy returns TVM_DEVICE_ERR_BUSY while any thread holds the device or it is
+ *   active, and returns a kernel error rather than discard it (the device then stays
+ *   initialized).
+ */
+
+/* Default ticks Open waits for a device another thread holds (osWaitForever: forever);
+ * each instance may change it after Init with TVMDeviceEthosUSetOpenTimeout. */
 #ifndef TVM_DEVICE_ETHOS_U_OPEN_TIMEOUT_TICKS
 #define TVM_DEVICE_ETHOS_U_OPEN_TIMEOUT_TICKS osWaitForever
 #endif
 
+#ifdef TVM_DEVICE_ETHOS_U_MUTEX_CB_SIZE
+#error "TVM_DEVICE_ETHOS_U_MUTEX_CB_SIZE is replaced by TVM_DEVICE_ETHOS_U_MUTEX_CB_TYPE: the kernel's mutex control block type (osRtxMutex_t on RTX5, StaticSemaphore_t on FreeRTOS)"
+#endif
+
 /*
- * Bytes of a statically allocated mutex control block (osRtxMutexCbSize on RTX5).
- * 0 lets the RTOS take the block from its own object pool.
+ * Statically allocated mutexes: define TVM_DEVICE_ETHOS_U_MUTEX_CB_TYPE to the kernel's mutex
+ * control block type, osRtxMutex_t on RTX5 (rtx_os.h) or StaticSemaphore_t on FreeRTOS
+ * (FreeRTOS.h), and TVM_DEVICE_ETHOS_U_MUTEX_CB_HEADER to the header that declares it, e.g.
+ * -D'TVM_DEVICE_ETHOS_U_MUTEX_CB_HEADER="rtx_os.h"'. Init passes exactly its size (RTX5 refuses
+ * any other). Undefined: the kernel allocates the mutexes.
  */
-#ifndef TVM_DEVICE_ETHOS_U_MUTEX_CB_SIZE
-#define TVM_DEVICE_ETHOS_U_MUTEX_CB_SIZE 0
+#ifdef TVM_DEVICE_ETHOS_U_MUTEX_CB_HEADER
+#include TVM_DEVICE_ETHOS_U_MUTEX_CB_HEADER
 #endif
 
 #ifdef __cplusplus
@@ -46,8 +70,13 @@ struct tvm_device_ethos_u {
     uint32_t active;
     /* Held from Open to Close. */
     osMutexId_t lock;
-#if TVM_DEVICE_ETHOS_U_MUTEX_CB_SIZE > 0
-    uint64_t lock_cb[(TVM_DEVICE_ETHOS_U_MUTEX_CB_SIZE + 7) / 8];
+    /* Held by Activate/Deactivate while they change `active` and call PowerControl. */
+    osMutexId_t power_lock;
+    /* Ticks Open waits for the device (TVM_DEVICE_ETHOS_U_OPEN_TIMEOUT_TICKS after Init). */
+    uint32_t open_timeout;
+#ifdef TVM_DEVICE_ETHOS_U_MUTEX_CB_TYPE
+    TVM_DEVICE_ETHOS_U_MUTEX_CB_TYPE lock_cb;
+    TVM_DEVICE_ETHOS_U_MUTEX_CB_TYPE power_lock_cb;
 #endif
 };
 
@@ -59,6 +88,9 @@ int32_t TVMDeviceEthosUInit(tvm_device_ethos_u_t *tvm_dev, ARM_DRIVER_SPI *drv);
 
 /* Uninitialize the driver. Fails with TVM_DEVICE_ERR_BUSY while active or open. */
 int32_t TVMDeviceEthosUDestroy(tvm_device_ethos_u_t *tvm_dev);
+
+/* Set the ticks Open waits for this device while another thread holds it. */
+int32_t TVMDeviceEthosUSetOpenTimeout(tvm_device_ethos_u_t *tvm_dev, uint32_t ticks);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,33 @@
+"""The kernel glue of Cortex-M firmware on a CMSIS-RTOS2 kernel (``--rtos``): what a user
+would otherwise write by hand beside the kernel's pinned trees. RTE_Components.h and a
+CMSIS device header for the board's core, the kernel's configuration file
+(``RTX_Config.h`` overrides or ``FreeRTOSConfig.h``) and the clock and assertion hook.
+The vector table is the startup code's: its SVC, PendSV and SysTick entries are weak
+symbols the kernel's handlers replace."""
+
+from __future__ import annotations
+
+from ..load.rtos import Core, Rtos
+from ..write.files import OutFile
+from .device import style_for
+from .engine import banner, render
+
+TICK_HZ = 1000  # one tick a millisecond, on every kernel
+DEFAULT_HEAP = 0x20000  # bytes of the kernel's object and thread-stack memory
+
+
+def rtos_files(rtos: Rtos, core: Core, board: str, clock_hz: int, command: str,
+               heap: int = DEFAULT_HEAP) -> list[OutFile]:
+    """The glue files, named as the kernel and the firmware include them."""
+    config = [(k, v.format(heap=heap, tick_hz=TICK_HZ)) for k, v in rtos.config.items()]
+    fpu = dict(core.defines).get("__FPU_PRESENT", "0U") != "0U"
+    ctx = {"rtos": rtos, "core": core, "board": board, "config": config, "fpu": fpu,
+           "clock_hz": clock_hz}
+    out = []
+    for template, path in (("rtos/RTE_Components.h.j2", "RTE_Components.h"),
+                           ("rtos/tvmdev_cm_device.h.j2", "tvmdev_cm_device.h"),
+                           (rtos.config_template, rtos.config_path),
+                           ("rtos/tvmdev_rtos_glue.c.j2", "tvmdev_rtos_glue.c")):
+        out.append(OutFile(path, render(template, banner=banner(style_for(path), command,
+                                                                 "owned"), **ctx), "owned"))
+    return out
