@@ -144,9 +144,13 @@ def declarations(kernels: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def kernel_headers(kernels: list[dict[str, Any]]) -> list[str]:
     """The portable headers a device's kernel header includes: the float library's, then
-    those declaring the int8 params structs its kernels take."""
-    int8 = sorted({f["header"] for k in kernels for f in k["variants"] if f["int8"]})
-    return [FLOAT_HEADER, *(h for h in int8 if h != FLOAT_HEADER)]
+    those declaring the int8 params structs its kernels take and the portable kernels
+    (and their params structs) its kernels delegate to (tvmk_rawint.h for a raw-integer
+    op's)."""
+    portable = {k.name: k.header for k in portable_library().kernels}
+    int8 = {f["header"] for k in kernels for f in k["variants"] if f["int8"]}
+    delegates = {portable[f["portable"]] for k in kernels for f in k["variants"]}
+    return [FLOAT_HEADER, *sorted((int8 | delegates) - {FLOAT_HEADER})]
 
 
 def scaffolded_kernels(spec: DeviceSpec) -> list[dict[str, Any]]:
