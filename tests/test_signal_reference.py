@@ -6,12 +6,15 @@ spectral subtraction's noise estimate carried from window to window is TFLM's.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 import signal_model
 import tflm_ref
+from conftest import Result
 
 from tvmdev.model.signal import reference as sig
 
@@ -106,3 +109,21 @@ def test_preprocessor_imports_and_evaluates_bit_exact(kind: str) -> None:
             fresh = evaluate(m, {m.inputs[0]: w})[m.outputs[0]]
             fresh_differs += not np.array_equal(fresh, got)
     assert state and fresh_differs >= 3
+
+
+@pytest.mark.parametrize("kind", ["int8", "float"])
+def test_imported_description_loads_again(kind: str, cli: Callable[..., Result],
+                                          tmp_path: Path) -> None:
+    """``tvmdev import`` writes the preprocessor as a description that loads again (its
+    int8 output, which a CAST writes, unquantized: a raw integer) and computes the same
+    features as the .tflite."""
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.load.model import load_model
+    from tvmdev.model.reference import evaluate
+    path = signal_model.model_path(kind)
+    r = cli("import", str(path), "-o", str(tmp_path / "ap"))
+    assert r.code == 0, r.err
+    m, again = import_file(path).to_model(), load_model(tmp_path / "ap" / f"{path.stem}.yaml")
+    w = signal_model.windows(2, seed=5)[1]
+    assert np.array_equal(evaluate(m, {m.inputs[0]: w})[m.outputs[0]],
+                          evaluate(again, {again.inputs[0]: w})[again.outputs[0]])

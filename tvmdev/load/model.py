@@ -48,13 +48,15 @@ def model_from_doc(doc: Any, path: Path) -> Model:
             raise err(f"the model needs '{key}'", top.where(), hint="see the README")
     asm = Assembly(top["name"], path, top)
     _devices(asm, top)
+    cast = _cast_outputs(top)
     _io_tensors(asm, top, "inputs", "input")
-    _io_tensors(asm, top, "outputs", "output")
+    _io_tensors(asm, top, "outputs", "output", cast)
     if "states" in top:  # persistent state: an LSTM's or SVDF's, kept across runs
-        _io_tensors(asm, top, "states", "state")
+        _io_tensors(asm, top, "states", "state", cast)
     _constants(asm, mapping(optional(top, "constants", {}), "constants",
                             top.where("constants")), path.parent)
-    _intermediates(asm, mapping(optional(top, "tensors", {}), "tensors", top.where("tensors")))
+    _intermediates(asm, mapping(optional(top, "tensors", {}), "tensors", top.where("tensors")),
+                   cast)
     _operators(asm, top)
     return asm.finish()
 
@@ -73,7 +75,19 @@ def _devices(asm: Assembly, top: yamlio.LineDict) -> None:
         asm.device(dname, dnode["kind"], w, dnode.where("kind"))
 
 
-def _io_tensors(asm: Assembly, top: yamlio.LineDict, key: str, role: str) -> None:
+def _cast_outputs(top: yamlio.LineDict) -> frozenset[str]:
+    """The tensors a ``cast`` writes: raw integers, an int8 one without quantization (as
+    the TFLite importer writes them). Malformed operators are left to _operators."""
+    ops = top.get("operators")
+    if not isinstance(ops, list):
+        return frozenset()
+    return frozenset(t for o in ops if isinstance(o, dict) and o.get("op") == "cast"
+                     and isinstance(o.get("outputs"), list)
+                     for t in o["outputs"] if isinstance(t, str))
+
+
+def _io_tensors(asm: Assembly, top: yamlio.LineDict, key: str, role: str,
+                cast: frozenset[str] = frozenset()) -> None:
     node = mapping(top[key], key, top.where(key))
     asm.nonempty(key, len(node), top.where(key))
     for tname, tnode in node.items():
@@ -84,7 +98,7 @@ def _io_tensors(asm: Assembly, top: yamlio.LineDict, key: str, role: str) -> Non
         if "shape" not in tnode or "dtype" not in tnode:
             raise err(f"{what} needs shape and dtype", w)
         asm.tensor(tname, role, tnode["shape"], tnode["dtype"], quant_fields(tnode, what), w,
-                   tnode, tnode.get("c_name"))
+                   tnode, tnode.get("c_name"), raw=tname in cast)
 
 
 def _constants(asm: Assembly, node: yamlio.LineDict, base: Path) -> None:
@@ -99,7 +113,7 @@ def _constants(asm: Assembly, node: yamlio.LineDict, base: Path) -> None:
                      w, cnode, quantize, cnode.get("c_name"))
 
 
-def _intermediates(asm: Assembly, node: yamlio.LineDict) -> None:
+def _intermediates(asm: Assembly, node: yamlio.LineDict, cast: frozenset[str]) -> None:
     """``tensors:``: the dtype (default float32) and quant of intermediate tensors."""
     for tname, tnode in node.items():
         w = node.where(tname)
@@ -107,7 +121,8 @@ def _intermediates(asm: Assembly, node: yamlio.LineDict) -> None:
         tnode = mapping(tnode, what, w)
         keys(tnode, INTERMEDIATE_KEYS, what)
         asm.intermediate(tname, optional(tnode, "shape", None), tnode.get("dtype", "float32"),
-                         quant_fields(tnode, what), w, tnode, tnode.get("c_name"))
+                         quant_fields(tnode, what), w, tnode, tnode.get("c_name"),
+                         raw=tname in cast)
 
 
 def _operators(asm: Assembly, top: yamlio.LineDict) -> None:
