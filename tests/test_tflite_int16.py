@@ -330,3 +330,45 @@ def test_refused_in_one_line(case: str, data: Callable[[], bytes], message: str,
     r = cli("import", str(path), "-o", str(tmp_path / "o"))
     assert r.code == 1 and r.err.splitlines()[0] == f"tvmdev: {path}: {message}", r.err
     assert not (tmp_path / "o").exists()
+
+
+def _widening_after_an_add() -> bytes:
+    """ADD (int8) into SOFTMAX (int8 -> int16) and QUANTIZE (int16 -> int32): each reads
+    a tensor that dies there, of the output's shape but half its bytes."""
+    from tflite_build import T
+    m = ic.Model()
+    q8 = ([0.07], [2])
+    a = m.tensor(T("", [1, 8], type=ic.INT8, quant=q8),
+                 np.arange(-128, 128, 32).astype(np.int8).reshape(1, 8))
+    m.op("add", ic.ADD, [a, a], T("", [1, 8], type=ic.INT8, quant=q8),
+         ("AddOptions", {}))
+    m.op("softmax", ic.SOFTMAX, [m.outputs[-1]],
+         T("", [1, 8], type=ic.INT16, quant=([1 / 65536], [-32768])),
+         ("SoftmaxOptions", {"Beta": 1.0}))
+    m.op("quantize", ic.QUANTIZE, [m.outputs[-1]],
+         T("", [1, 8], type=ic.INT32, quant=([1 / 32768], [0])))
+    m.outputs = [m.outputs[-1]]
+    return m.build()
+
+
+def test_widening_ops_are_not_planned_in_place(tmp_path: Path) -> None:
+    """An operator whose output's elements are wider than its input's is never given the
+    input's buffer (it would overwrite what it has still to read: keyword_scrambled's
+    int8 -> int16 SOFTMAX did, on the host)."""
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.load.board import board_by_name
+    from tvmdev.plan.pipeline import Options, compile_model
+    (tmp_path / "w.tflite").write_bytes(_widening_after_an_add())
+    model = import_file(tmp_path / "w.tflite").to_model()
+    compiled = compile_model(model, board_by_name("host"), Options("lazy"))
+    assert compiled.memory.inplace == ()
+
+
+@pytest.mark.slow
+def test_widening_ops_run_bit_exact(cli: Callable[..., Result], tmp_path: Path) -> None:
+    data = _widening_after_an_add()
+    (tmp_path / "w.tflite").write_bytes(data)
+    arrays = [np.arange(-128, 128, 32).astype(np.int8).reshape(1, 8)]
+    names, got = _run(cli, tmp_path / "w.tflite", arrays, tmp_path)
+    want = tflm_ref.outputs(data, arrays, 1, ARENA)
+    assert np.array_equal(got[names[0]], want[0])

@@ -243,6 +243,9 @@ def _buffer_lifetimes(model: Model, inplace: bool) -> _Lifetimes:
                 if (t is not None and tensors[t].role == "intermediate"
                         and last_use.get(t) == op.index
                         and (tensors[t].shape == tensors[out].shape or OPS[op.op].view)
+                        # elements of one size: int8 -> int16 (softmax, quantize) would
+                        # write ahead of what it has still to read
+                        and tensors[t].nbytes == tensors[out].nbytes
                         and op.inputs.count(t) == 1):
                     source = t
                     break
