@@ -158,7 +158,10 @@ def main() -> int:
     boards = [b for b in BOARDS if not (args.no_m4 and b == "M4")]
     rows = []
     for name in args.models.split(","):
-        rows.append(measure(name, boards, not args.no_tflm))
+        try:
+            rows.append(measure(name, boards, not args.no_tflm))
+        except (RuntimeError, peer.PeerUnavailable) as exc:  # TFLM's own interpreter failed
+            rows.append({"model": name, "reason": f"{type(exc).__name__}: {exc}"})
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     print(table(rows, boards))
     if args.json is not None:
