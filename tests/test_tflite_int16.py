@@ -21,7 +21,8 @@ from conftest import Result, need_module, need_tool
 need_module("tflite", "pip install -e '.[tflite]'")
 
 ARENA = 1 << 22
-SEANET = ("add", "conv", "leaky_relu", "pad", "quantize", "sub")
+SEANET = ("add", "conv", "leaky_relu", "pad", "quantize", "strided_slice", "sub",
+          "transpose_conv")
 # The fast lane keeps a few ops' cases and the smallest SEANet folders; the rest run in
 # the slow lane (each case list takes up to 2 s against TFLM).
 FAST = ("quantize", "add", "leaky_relu")
@@ -286,6 +287,19 @@ def _conv16(zp_in: int = 0) -> bytes:
         "Padding": 1, "StrideH": 1, "StrideW": 1}))], [0], [3]))
 
 
+def _tconv16(zp_out: int = 0, bias: int = ic.INT64) -> bytes:
+    from tflite_build import Graph, Op, T, build
+    ts = [T("s", [4], np.array([1, 4, 4, 2], np.int32), type=ic.INT32),
+          T("w", [2, 3, 3, 3], np.ones((2, 3, 3, 3), np.int8), type=ic.INT8,
+            quant=([0.1, 0.1], [0, 0])),
+          T("x", [1, 2, 2, 3], type=ic.INT16, quant=([0.01], [0])),
+          T("b", [2], np.zeros(2, ic.NP.get(bias, np.int64)), type=bias,
+            quant=([0.001, 0.001], [0, 0])),
+          T("y", [1, 4, 4, 2], type=ic.INT16, quant=([0.02], [zp_out]))]
+    return build(Graph(ts, [Op(ic.TRANSPOSE_CONV, [0, 1, 2, 3], [4], ("TransposeConvOptions", {
+        "Padding": 0, "StrideH": 2, "StrideW": 2}))], [2], [4]))
+
+
 def _unary16(code: int, zp: int, quant_in: bool = True) -> bytes:
     from tflite_build import Graph, Op, T, build
     q = ([0.01], [zp])
@@ -310,6 +324,11 @@ def _unary16(code: int, zp: int, quant_in: bool = True) -> bytes:
     ("conv_zp", lambda: _conv16(5), "operator 'y' (conv2d): int16 conv2d: the input's zero "
      "point is 5; TFLite's 16x8 scheme has symmetric int16 activations (zero point 0), and "
      "TFLM's kernels ignore any other"),
+    ("tconv_zp", lambda: _tconv16(zp_out=4), "operator 'y' (transpose_conv2d): int16 "
+     "transpose_conv2d: the output's zero point is 4; TFLite's 16x8 scheme has symmetric "
+     "int16 activations (zero point 0), and TFLM's kernels ignore any other"),
+    ("tconv_bias32", lambda: _tconv16(bias=ic.INT32), "operator 'y' (transpose_conv2d): "
+     "int16 transpose_conv2d: input 2 is int32; its int16 kernels take int64"),
     ("softmax_scale", lambda: _unary16(ic.SOFTMAX, 0),
      "operator 'y' (softmax): an int16 softmax needs zero points 0 and the output scale "
      "1/32768 (TFLM refuses others), got 0, 0 and 0.009999999776482582"),

@@ -16,11 +16,13 @@ from dataclasses import replace
 import numpy as np
 from s8_op_cases import BINARY_SHAPES
 from tflite_build import Graph, Op, T, build
+from tflite_slice_cases import _bounds
 
 FLOAT32, INT32, INT64, INT16, INT8 = 0, 2, 4, 7, 9
 ADD, AVERAGE_POOL_2D, CONV_2D, DEPTHWISE_CONV_2D, DEQUANTIZE = 0, 1, 3, 4, 6
 CONCATENATION, FULLY_CONNECTED, MAX_POOL_2D, RESHAPE, TRANSPOSE, PADV2 = 2, 9, 17, 22, 39, 60
 MUL, PAD, SOFTMAX, SUB, LEAKY_RELU, QUANTIZE = 18, 34, 25, 41, 98, 114
+STRIDED_SLICE, TRANSPOSE_CONV = 45, 67
 FUSED = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 NP = {FLOAT32: np.float32, INT32: np.int32, INT16: np.int16, INT8: np.int8}
 
@@ -268,6 +270,53 @@ def concat_cases(m: Model, r: np.random.Generator) -> None:
              T("", out, type=INT16, quant=q), ("ConcatenationOptions", {"Axis": axis}))
 
 
+def tconv_cases(m: Model, r: np.random.Generator) -> None:
+    """TRANSPOSE_CONV: strides 1 to 3, SAME and VALID, weights per channel or per tensor,
+    with an int64 or int16 bias or none, every fused activation."""
+    geoms = [([1, 4, 4, 3], 5, 3, 3, 2, 0), ([1, 3, 5, 2], 4, 3, 2, 1, 0),
+             ([2, 3, 3, 4], 3, 2, 2, 2, 1), ([1, 1, 5, 16], 8, 3, 4, 2, 0),
+             ([1, 2, 3, 8], 4, 1, 1, 3, 1)]
+    for i, (shape, co, kh, kw, stride, valid) in enumerate(geoms):
+        for act in FUSED:
+            x, xv = _act(r, shape)
+            w, s_w = _weights(r, [co, kh, kw, shape[3]], 0)
+            if (i + len(act)) % 4 == 0:  # per tensor
+                s_w = s_w[:1] * co
+                w = replace(w, quant=(s_w[:1], [0]))
+            s_in = x.quant[0][0] if x.quant else 1.0
+            out = [shape[0]] + [(n - 1) * stride + k if valid else n * stride
+                                for n, k in ((shape[1], kh), (shape[2], kw))] + [co]
+            ins = [m.tensor(T("", [4], np.array(out, np.int32), type=INT32)), m.tensor(w),
+                   m.tensor(x, xv)]
+            if (i + len(act)) % 3:
+                b = _bias(r, co, s_in, s_w)
+                if (i + len(act)) % 3 == 2 and b.data is not None:  # int16: TFLM widens it
+                    b = replace(b, data=(b.data >> 6).astype(np.int16), type=INT16)
+                ins.append(m.tensor(b))
+            taps = max(1.0, kh * kw * shape[3] / stride ** 2)
+            m.op(f"transpose_conv {shape} {co} {kh}x{kw} s{stride} v{valid} {act}",
+                 TRANSPOSE_CONV, ins, _out(_acc_scale(s_in, s_w, int(taps)), out),
+                 ("TransposeConvOptions", {"Padding": valid, "StrideH": stride,
+                                           "StrideW": stride,
+                                           "FusedActivationFunction": FUSED[act]}))
+
+
+def slice_cases(m: Model, r: np.random.Generator) -> None:
+    """STRIDED_SLICE of 1- to 4-D int16: random bounds, strides of either sign, masks and
+    shrunk axes (tflite_slice_cases's), the output quantized as the input."""
+    for shape in [[11], [6, 7], [3, 5, 8], [2, 4, 5, 6], [4, 3, 2, 8]] * 2:
+        x, xv = _act(r, shape)
+        out: tuple[int, ...] = ()
+        while not out or 0 in out:  # tvmdev has no empty tensors
+            begin, end, strides, bm, em, sm, index = _bounds(r, shape)
+            out = np.zeros(shape)[index].shape
+        consts = [m.tensor(T("", [len(shape)], np.array(v, np.int32), type=INT32))
+                  for v in (begin, end, strides)]
+        m.op(f"strided_slice {shape} {begin} {end} {strides} {bm} {em} {sm}", STRIDED_SLICE,
+             [m.tensor(x, xv), *consts], T("", list(out), type=INT16, quant=x.quant),
+             ("StridedSliceOptions", {"BeginMask": bm, "EndMask": em, "ShrinkAxisMask": sm}))
+
+
 def leaky_relu_cases(m: Model, r: np.random.Generator) -> None:
     """LEAKY_RELU with alphas of either sign, scales either way."""
     for alpha in (0.3, 0.01, 0.2, -0.5, 1.5):
@@ -332,7 +381,7 @@ CASES: dict[str, Callable[[Model, np.random.Generator], None]] = {
     "pad": pad_cases, "leaky_relu": leaky_relu_cases, "quantize": quantize_cases,
     "softmax": softmax_cases, "padv2": padv2_cases, "pool": pool_cases,
     "reshape": reshape_cases, "transpose": transpose_cases, "concat": concat_cases,
-    "minmax": minmax_cases,
+    "minmax": minmax_cases, "transpose_conv": tconv_cases, "strided_slice": slice_cases,
 }
 
 

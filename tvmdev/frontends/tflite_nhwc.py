@@ -98,8 +98,17 @@ def transpose_conv(ctx: Context) -> None:
     pads = [_tflm_pad(int(o.Padding()), out[d], ws[d], strides[d - 1]) for d in (1, 2)]
     pads += [(xs[d] - 1) * strides[d - 1] + ws[d] - pads[d - 1] - out[d] for d in (1, 2)]
     attrs = {"layout": "NHWC", "strides": strides, "pads": pads}
-    ins = [x, w] + ([ctx.inp(3)] if ctx.has(3) else [])
+    ins = [x, w] + ([_tconv_bias(ctx)] if ctx.has(3) else [])
     chain(ctx, [("transpose_conv2d", ins, with_activation(attrs, activation(o, ctx.int8())))])
+
+
+def _tconv_bias(ctx: Context) -> str:
+    """TRANSPOSE_CONV's bias; a constant int16 one of a 16x8 operator widened to int64, as
+    TFLM's kernel widens it before its int64 sums."""
+    t = ctx.tensor(3)
+    if t.dtype != "int16" or ctx.b.dtypes.get(ctx.inp(2)) != "int16" or t.data is None:
+        return ctx.inp(3)
+    return ctx.b.constant(f"{t.cname}_int64", t.data, "int64", t.quant)
 
 
 def _pool(op: str) -> Any:

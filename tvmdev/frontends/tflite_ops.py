@@ -36,7 +36,7 @@ INT16_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE", "FULLY_CONNECTED", "RESHAPE",
                          "EXPAND_DIMS", "CONV_2D", "DEPTHWISE_CONV_2D", "ADD", "SUB", "MUL",
                          "PAD", "PADV2", "LEAKY_RELU", "SOFTMAX", "AVERAGE_POOL_2D",
                          "MAX_POOL_2D", "TRANSPOSE", "CONCATENATION", "MAXIMUM",
-                         "MINIMUM"})
+                         "MINIMUM", "STRIDED_SLICE", "TRANSPOSE_CONV"})
 
 
 def fully_connected(ctx: Context) -> None:

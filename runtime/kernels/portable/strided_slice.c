@@ -2,10 +2,10 @@
 /*
  * tvmdev portable kernels: a strided slice (tvmk_strided_slice_params): TFLite's
  * STRIDED_SLICE, SPLIT and SPLIT_V, ONNX's Slice. The elements are copied as they are
- * (int8 keeps the input's values whatever the output's quantization says, as TFLM; raw
- * int16, int32 and uint32 are copied alike), by
- * the walk of transpose.h from the first element's offset; an innermost dim of input
- * stride 1 is one copy. Another element type is one more entry point giving its size.
+ * (int8 and int16 keep the input's values whatever the output's quantization says, as
+ * TFLM; raw int16, int32 and uint32 are copied alike, tvmk_strided_slice_i16 serving
+ * quantized and raw int16), by the walk of transpose.h from the first element's offset;
+ * an innermost dim of input stride 1 is one copy. Another element type is one more entry point giving its size.
  * Not in place: output must not overlap input.
  */
 #include <stddef.h>

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: what the transposed-convolution kernels share
- * (transpose_conv2d.c, transpose_conv2d_s8.c). Private to this folder. Input row iy and
- * filter row ky reach output row iy * stride - pad + ky * dil; the kernels compute each
- * output value once, over the (iy, ky) that reach it, so they need no accumulator.
+ * (transpose_conv2d.c, transpose_conv2d_s8.c, transpose_conv2d_s16.c). Private to this
+ * folder. Input row iy and filter row ky reach output row iy * stride - pad + ky * dil;
+ * the kernels compute each output value once, over the (iy, ky) that reach it, so they
+ * need no accumulator.
  */
 #ifndef TVMK_PORTABLE_TRANSPOSE_CONV2D_H_
 #define TVMK_PORTABLE_TRANSPOSE_CONV2D_H_

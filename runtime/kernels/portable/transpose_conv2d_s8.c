@@ -5,8 +5,8 @@
  * of (x + input_offset) * w, plus the bias, requantized, offset and clamped. The params
  * are tvmk_conv2d_s8_params (pad_top / pad_left: where input pixel 0 lands before the
  * output). Each output value is one sum over the input pixels that reach it (an integer
- * sum, so TFLM's scatter order gives the same), without TFLM's int32 scratch; an int16
- * variant is this over int16_t with an int64 sum. Y must not overlap X.
+ * sum, so TFLM's scatter order gives the same), without TFLM's int32 scratch (transpose_conv2d_s16.c:
+ * the int16 form, an int64 sum). Y must not overlap X.
  */
 #include <stddef.h>
 

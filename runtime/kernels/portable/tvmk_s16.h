@@ -65,6 +65,9 @@ int32_t tvmk_conv2d_s16(const int16_t *X, const int8_t *W, const int64_t *B, int
                         const struct tvmk_conv2d_s8_params *params, void *resource_handle);
 int32_t tvmk_conv2d_s16_b32(const int16_t *X, const int8_t *W, const int32_t *B, int16_t *Y,
                             const struct tvmk_conv2d_s8_params *params, void *resource_handle);
+int32_t tvmk_transpose_conv2d_s16(const int16_t *X, const int8_t *W, const int64_t *B,
+                                  int16_t *Y, const struct tvmk_conv2d_s8_params *params,
+                                  void *resource_handle);
 int32_t tvmk_depthwise_conv2d_s16(const int16_t *input, const int8_t *filter,
                                   const int64_t *bias, int16_t *output,
                                   const struct tvmk_depthwise_conv2d_s8_params *params,

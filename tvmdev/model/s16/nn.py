@@ -30,7 +30,7 @@ from ..shapes import ShapeError
 I16_MIN, I16_MAX = -(1 << 15), (1 << 15) - 1
 
 
-def _zero_points(c: S8Call, op: str) -> None:
+def refuse_zero_points(c: S8Call, op: str) -> None:
     """TFLM's 16x8 conv kernels have no input or output offset: refuse a zero point they
     would ignore."""
     for i, what in ((0, "input"), (-1, "output")):
@@ -41,7 +41,7 @@ def _zero_points(c: S8Call, op: str) -> None:
                              "TFLM's kernels ignore any other")
 
 
-def _clamp(c: S8Call, p: dict[str, Any]) -> dict[str, Any]:
+def with_int16_range(c: S8Call, p: dict[str, Any]) -> dict[str, Any]:
     """``p`` with the int16 activation range of the op's fused activation; refuses a
     requantization the int64 ``MultiplyByQuantizedMultiplier`` cannot take (TFLite
     asserts shifts below 8: input_scale * weight_scale / output_scale < 128)."""
@@ -57,17 +57,17 @@ def _clamp(c: S8Call, p: dict[str, Any]) -> dict[str, Any]:
 
 
 def _conv_params(c: S8Call) -> dict[str, Any]:
-    _zero_points(c, "conv2d")
-    return _clamp(c, s8nn.OPS["conv2d"].params(c))
+    refuse_zero_points(c, "conv2d")
+    return with_int16_range(c, s8nn.OPS["conv2d"].params(c))
 
 
 def _depthwise_params(c: S8Call) -> dict[str, Any]:
-    _zero_points(c, "depthwise_conv2d")
-    return _clamp(c, s8nn.OPS["depthwise_conv2d"].params(c))
+    refuse_zero_points(c, "depthwise_conv2d")
+    return with_int16_range(c, s8nn.OPS["depthwise_conv2d"].params(c))
 
 
 def _fc_params(c: S8Call) -> dict[str, Any]:
-    return _clamp(c, s8nn.OPS["fully_connected"].params(c))
+    return with_int16_range(c, s8nn.OPS["fully_connected"].params(c))
 
 
 def _requantize(acc: np.ndarray, mult: Any, shift: Any, p: dict[str, Any], bias32: bool
@@ -118,7 +118,7 @@ def _conv_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
         for k in range(g):
             acc[:, oy, ox, k * mg:(k + 1) * mg] += (patch[..., k * cg:(k + 1) * cg]
                                                     @ wv[k * mg:(k + 1) * mg, ky, kx, :].T)
-    return _finish(c, p, acc, x[2] if len(x) > 2 else None)
+    return finish(c, p, acc, x[2] if len(x) > 2 else None)
 
 
 def _depthwise_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
@@ -129,11 +129,13 @@ def _depthwise_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
     acc = np.zeros((p["N"], p["OH"], p["OW"], p["C"] * p["mult"]), np.int64)
     for ky, kx, (oy, ox), patch in s8nn.patches(p, xv):
         acc[:, oy, ox, :] += np.repeat(patch, p["mult"], axis=3) * wv[ky, kx, :]
-    return _finish(c, p, acc, x[2] if len(x) > 2 else None)
+    return finish(c, p, acc, x[2] if len(x) > 2 else None)
 
 
-def _finish(c: S8Call, p: dict[str, Any], acc: np.ndarray, b: np.ndarray | None
+def finish(c: S8Call, p: dict[str, Any], acc: np.ndarray, b: np.ndarray | None
             ) -> np.ndarray:
+    """The int64 sums of a 16x8 conv with its bias added, requantized per output channel
+    and clamped, in the output's shape."""
     if b is not None:
         acc = acc + np.asarray(b, np.int64)
     mult, shift = _channel(p, "output_multiplier", "output_shift")

@@ -1,10 +1,12 @@
-"""int16 PAD, LEAKY_RELU and CONCATENATION, as TFLM computes them.
+"""int16 PAD, LEAKY_RELU, CONCATENATION and STRIDED_SLICE, as TFLM computes them.
 
 PAD copies the input unchanged and fills with 0 (PAD) or PADV2's int16 constant: TFLM's
 int16 PAD fills a raw 0 whatever the output's zero point, so tvmdev takes int16 PAD with
 zero point 0 only (where 0 is the real 0). LEAKY_RELU is the int8 form's arithmetic
 (``QuantizeLeakyRelu``) clamped to int16. Params are the int8 forms' structs
-(``tvmk_pad_s8_params``, ``tvmk_leaky_relu_s8_params``).
+(``tvmk_pad_s8_params``, ``tvmk_leaky_relu_s8_params``). STRIDED_SLICE copies the
+values as TFLM's int16 copy does (the output's quantization is not read, as for int8),
+by strided_slice's byte walk: the raw int16 kernel serves both.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ..s8 import concat as s8concat
 from ..s8 import piecewise
 from ..s8.call import S8Call, S8Op, per_tensor, quant_of, refusing
 from ..shapes import ShapeError, numel
+from ..slicing import strided_slice_params, strided_slice_reference
 
 I16_MIN, I16_MAX = -(1 << 15), (1 << 15) - 1
 
@@ -103,7 +106,19 @@ def _concat_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
                           axis=c.attrs["axis"])
 
 
+def _slice_params(c: S8Call) -> dict[str, Any]:
+    return strided_slice_params(c.shapes, c.out_shape, c.attrs)
+
+
+def _slice_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    v = x[0]
+    assert v is not None
+    return strided_slice_reference(np.asarray(v), c.attrs).astype(np.int16)
+
+
 OPS = {
+    "strided_slice": S8Op("tvmk_strided_slice_params", _slice_params, _slice_ref,
+                          ("int16", "int16")),
     "concat": S8Op("tvmk_concat_s8_params", _concat_params, _concat_ref, ("int16", "int16")),
     "pad": S8Op("tvmk_pad_s8_params", _pad_params, _pad_ref, ("int16", "int16")),
     "leaky_relu": S8Op("tvmk_leaky_relu_s8_params", _leaky_params, _leaky_ref,

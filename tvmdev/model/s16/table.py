@@ -11,6 +11,7 @@ from .pool import OPS as POOL
 from .quantize import OPS as QUANTIZE
 from .simple import OPS as SIMPLE
 from .softmax import OPS as SOFTMAX
+from .transpose_conv import OPS as TRANSPOSE_CONV
 
 S16OPS: dict[str, S8Op] = {**QUANTIZE, **NN, **ELEMENTWISE, **SIMPLE,
-                           **SOFTMAX, **POOL}
+                           **SOFTMAX, **POOL, **TRANSPOSE_CONV}
