@@ -57,10 +57,26 @@ def _tflm(data: bytes, invocations: list[list[np.ndarray]], reset_after: int | N
 
 
 def _import(data: bytes, tmp_path: Path) -> Model:
+    """The model of the .tflite ``data``; skips, saying why, for an LSTM tvmdev cannot
+    load because no tree holds TFLM's int16 sigmoid table (tvmdev ships no copy:
+    lstm_table.py)."""
+    from tvmdev.errors import TvmdevError
     from tvmdev.frontends.importer import import_file
+    from tvmdev.model.s8.lstm_table import SOURCES, sigmoid_table
+    from tvmdev.model.shapes import ShapeError
     path = tmp_path / "m.tflite"
     path.write_bytes(data)
-    return import_file(path).to_model()
+    imported = import_file(path)
+    try:
+        return imported.to_model()
+    except TvmdevError:
+        try:
+            sigmoid_table()
+        except ShapeError:
+            if "UNIDIRECTIONAL_SEQUENCE_LSTM" in imported.summary:
+                pytest.skip("an int8 LSTM needs TFLM's int16 sigmoid table: set "
+                            + " or ".join(var for var, _ in SOURCES) + " to its tree")
+        raise
 
 
 @pytest.mark.parametrize("label", sorted(CASES))
