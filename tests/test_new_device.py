@@ -46,6 +46,7 @@ def test_golden(case: str, cli: Callable[..., Result], tmp_path: Path,
         assert got[rel] == want[rel], f"{rel} differs from its golden (--update-goldens)"
 
 
+@pytest.mark.slow
 def test_the_issue_example_shares_one_folder(cli: Callable[..., Result],
                                              tmp_path: Path) -> None:
     assert cli("new-device", "woofles", "--platform", "zephyr", "-o", "out/",
@@ -240,6 +241,7 @@ def _struct(header: Path, name: str) -> list[str]:
     return text[start:text.index("\n};\n", start) + 3].splitlines()
 
 
+@pytest.mark.slow
 def test_int8_operators_are_claimed(cli: Callable[..., Result], tmp_path: Path) -> None:
     """--ops claims the int8 forms the int8 op table and the portable library give: each
     op's scaffold holds its float kernel and one kernel per portable int8 kernel, with its

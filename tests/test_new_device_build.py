@@ -81,6 +81,7 @@ def test_portable_copies_are_exactly_what_the_kernels_delegate_to(
         in cmake
 
 
+@pytest.mark.slow
 def test_kinds_sharing_a_folder_share_the_portable_copies(cli: Callable[..., Result],
                                                           tmp_path: Path) -> None:
     _new_device(cli, tmp_path, "woofles", "--platform", "posix", "--ops", "gemm,softmax")

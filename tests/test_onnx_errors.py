@@ -315,6 +315,7 @@ def test_inputs_and_outputs_keep_order_and_names(cli: Callable[..., Result],
         "operators: Add x1, Relu x1, Sigmoid x1 -> add x1, relu x1, sigmoid x1"]
 
 
+@pytest.mark.slow
 def test_corrupt_files_are_one_line(cli: Callable[..., Result], tmp_path: Path) -> None:
     """Every truncation and 200 seeded corruptions: exit 1 with one tvmdev line, or (when
     the damage hits only weights) a model; never a traceback, never a file written."""

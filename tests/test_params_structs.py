@@ -63,6 +63,7 @@ def models() -> list[Model]:
     return found
 
 
+@pytest.mark.slow
 def test_every_operators_params_are_its_structs_fields(
         tflite_model: Callable[[str], Path]) -> None:
     tflite_model("keyword_spotting.tflite")  # the int8 models are fetched (else skip/fail)

@@ -328,6 +328,7 @@ def test_imported_models_on_boards(board: str, name: str, tflite_model: Callable
     run_against_tflm(cli, tflite_model(name), tmp_path, *extra)
 
 
+@pytest.mark.slow
 def test_corrupt_files_are_one_line(tflite_model: Callable[[str], Path],
                                     cli: Callable[..., Result], tmp_path: Path) -> None:
     """Every truncation of the sine model and 200 seeded corruptions, and 60 sparser ones of

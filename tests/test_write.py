@@ -40,6 +40,7 @@ def test_force_never_touches_an_edited_scaffold(cli: Callable[..., Result],
     assert not list(out.rglob("*.orig*"))
 
 
+@pytest.mark.slow
 def test_force_never_overwrites_a_backup(cli: Callable[..., Result], tmp_path: Path) -> None:
     assert cli(*POSIX, cwd=tmp_path).code == 0
     hdr = tmp_path / "out" / HEADER
@@ -65,6 +66,7 @@ def test_force_never_overwrites_a_backup(cli: Callable[..., Result], tmp_path: P
 
 # --- one manifest, merged ---------------------------------------------------------------
 
+@pytest.mark.slow
 def test_aot_into_a_device_folder_keeps_its_devices(cli: Callable[..., Result],
                                                     tmp_path: Path) -> None:
     assert cli(*POSIX, cwd=tmp_path).code == 0
