@@ -92,8 +92,12 @@ class Harness:
 
 
 # The firmware's printer of each output dtype (an integer as its int32's bit pattern).
+# The firmware prints an integer output value by value as the 32-bit pattern of its int32
+# value: raw uint32 ones keep their bits; 64-bit ones keep their low half only, which
+# the comparison with the reference then shows.
 _PUT = {"float32": "put_floats", "int8": "put_int8s", "int16": "put_int16s",
-        "int32": "put_int32s"}
+        "int32": "put_int32s", "uint32": "put_uint32s", "int64": "put_int64s",
+        "uint64": "put_uint64s"}
 
 
 def _input_data(values: np.ndarray, dtype: str) -> str:
