@@ -118,7 +118,8 @@ def test_runtime_fallback_gives_the_same_result(cli: Callable[..., Result],
 def test_missing_kernel_lists_what_exists(tmp_path: Path) -> None:
     lib = tmp_path / "only.yaml"
     lib.write_text("- op: gemm\n  header: h.h\n  kernels:\n"
-                   "    - {arg_meta: {A: [float32]}, kernel_name: special_gemm}\n")
+                   "    - {arg_meta: {A: [q4c32], B: [float32], Y: [float32]}, "
+                   "kernel_name: special_gemm}\n")
     reg = build_registry([lib], [])
     reg = type(reg)(reg.user, reg.device, type(reg.portable)(
         "portable", "portable", None, reg.portable.path,
@@ -127,7 +128,8 @@ def test_missing_kernel_lists_what_exists(tmp_path: Path) -> None:
         resolve(load_model(MLP), reg)
     assert exc.value.message == ("no kernel for operator 'fc1' (gemm with A=float32, "
                                  "B=float32, C=float32, Y=float32)")
-    assert exc.value.hint == "kernels for gemm: special_gemm (" + str(lib) + ": A=float32)"
+    assert exc.value.hint == ("kernels for gemm: special_gemm (" + str(lib)
+                              + ": A=q4c32, B=float32, Y=float32)")
 
 
 BAD_LIBS = [
@@ -150,6 +152,9 @@ BAD_LIBS = [
      "lib.yaml:1: unknown op 'selu'"),
     ("- op: gemm\n  header: h.h\n  kernels:\n    - {arg_meta: {Z: [float32]}, "
      "kernel_name: g}\n", "lib.yaml:4: 'Z' is not an argument of gemm"),
+    ("- op: gemm\n  header: h.h\n  kernels:\n    - {arg_meta: {A: [float32], Y: [float32]}, "
+     "kernel_name: g}\n", "lib.yaml:4: arg_meta of 'g' leaves B of gemm untyped: no call of "
+     "gemm matches it"),
     ("- op: relu\n  header: h.h\n  kernels:\n    - {arg_meta: null, kernel_name: r, "
      "scratch: 64}\n", "lib.yaml:4: relu kernels get no scratch: struct tvmk_unary_params "
      "has no scratch fields"),

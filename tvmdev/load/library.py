@@ -277,6 +277,16 @@ def _arg_meta(opdef: OpDef, item: dict[str, Any], aliases: dict[str, tuple[str, 
                 raise TvmdevError(f"type alias {shown(a)} is used but not defined", awhere,
                                   hint="define it under type_alias")
         pairs.append((str(arg), tuple(allowed)))
+    # a kernel that leaves a required argument untyped matches no call of the op: most
+    # likely an entry under the wrong op (one whose argument names it shares)
+    required = [a for a in (*opdef.inputs, *opdef.outputs) if a not in opdef.optional]
+    missing = [a for a in required if a not in mnode]
+    if missing and not opdef.variadic:
+        raise TvmdevError(f"arg_meta of {shown(item.get('kernel_name'))} leaves "
+                          f"{', '.join(missing)} of {op} untyped: no call of {op} matches it",
+                          yamlio.where_of(item, "arg_meta"),
+                          hint=f"type every argument of {op}: {', '.join(required)} (or "
+                               "arg_meta: null for any dtypes), or move it under its op")
     return tuple(pairs)
 
 
