@@ -79,6 +79,8 @@ def model_command(model: Path, args: argparse.Namespace) -> str:
         parts += ["--board", Path(args.board).name]
     if getattr(args, "cmsis_nn", None) == OFF:
         parts += ["--cmsis-nn", OFF]
+    if not getattr(args, "fold_pads", True):
+        parts += ["--no-fold-pads"]
     return shlex.join(parts)
 
 
@@ -95,7 +97,7 @@ def compile_options(args: argparse.Namespace, run: bool) -> Options:
     return Options(args.schedule, tuple(Path(k) for k in args.kernels or []), device_dir,
                    user_device_specs(device_dir) if device_dir is not None else (),
                    (("cmsis_nn", args.cmsis_nn),) if getattr(args, "cmsis_nn", None) else (),
-                   stand_in_kernels=run)
+                   stand_in_kernels=run, fold_pads=getattr(args, "fold_pads", True))
 
 
 def _prepare_out_dir(out_dir: Path, dry_run: bool) -> None:
@@ -196,6 +198,9 @@ def cmd_aot(args: argparse.Namespace) -> int:
           f"{', '.join(k.name for k in compiled.kernels)}")
     for line in _library_lines(compiled):
         print(line)
+    if compiled.folds:
+        print("pads folded into their readers: " + ", ".join(
+            f"{pad} into {op}" for op, pad in compiled.folds))
     return 0
 
 

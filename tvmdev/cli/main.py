@@ -62,6 +62,9 @@ def _model_options(p: argparse.ArgumentParser) -> None:
                    help="a folder made by new-device: its device code and kernels are used")
     p.add_argument("--kernels", action="append", metavar="FILE",
                    help="a user kernel library YAML (repeatable; takes precedence)")
+    p.add_argument("--no-fold-pads", dest="fold_pads", action="store_false",
+                   help="run every PAD as its own operator (default: a PAD whose padding "
+                        "its convolution or max pool computes exactly is folded into it)")
 
 
 def _cmsis_nn_option(p: argparse.ArgumentParser) -> None:

@@ -47,6 +47,7 @@ from .kernels import (
     tensor_dtypes,
 )
 from .memory import MemoryPlan, plan_memory
+from .padfold import fold_pads
 from .placement import Placement, TreeSources, place
 from .prepare import Prepared, operator_params, prepare
 from .schedule import Step, schedule
@@ -69,6 +70,9 @@ class Options:
     # tvmdev generates for them: a run's simulated accelerator or scaffold does; aot plans
     # their operators on the other libraries, since the kind's own kernels are unknown.
     stand_in_kernels: bool = False
+    # Fold a PAD into the convolution or max pool reading it where that is exact
+    # (:mod:`.padfold`); off: every PAD runs as its own operator (--no-fold-pads).
+    fold_pads: bool = True
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,7 @@ class Compiled:
     companions: tuple[Path, ...] = ()
     notes: tuple[str, ...] = ()  # why a board library is not in use
     device_notes: tuple[str, ...] = ()  # the device kinds whose kernels are not known
+    folds: tuple[tuple[str, str], ...] = ()  # (operator, the PAD folded into it)
 
     @property
     def schedule_kind(self) -> str:
@@ -193,7 +198,7 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
     user_kinds = ({s.name: s.platforms for s in options.device_specs}
                   if options.device_dir is not None else None)
     dplan = plan_devices(model, board, user_kinds)
-    model = dplan.model
+    model, folds = fold_pads(dplan.model) if options.fold_pads else (dplan.model, {})
     device_libs = _kind_libraries(dplan, board, device_root, options.stand_in_kernels)
     user = [k.kind for k in dplan.with_origin("user")]
     if options.device_dir is not None and user:
@@ -226,4 +231,4 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
     return Compiled(model, board, options, dplan, steps, memory,
                     prepare(model, params, placed, memory), placed.trees,
                     _companions(generated_specs(dplan, board), dplan, options.device_specs),
-                    tuple(notes), tuple(device_notes))
+                    tuple(notes), tuple(device_notes), tuple(folds.items()))

@@ -20,6 +20,7 @@ def plan_json(gen: Compiled) -> str:
     m = gen.model
     mem = gen.memory
     unread = m.unread_constants
+    folds = dict(gen.folds)
     doc = {
         "generator": f"tvmdev {__version__}",
         "model": m.name,
@@ -34,6 +35,8 @@ def plan_json(gen: Compiled) -> str:
                        **({"dtype": m.op_dtype(op)} if m.op_dtype(op) != "float32" else {}),
                        "kernels": [k.name for k in gen.chains[op.index]],
                        **_placement_json(gen, op.index),
+                       **({"note": f"pad folded from {folds[op.name]}"}
+                          if op.name in folds else {}),
                        "inputs": list(op.inputs), "outputs": list(op.outputs),
                        "scratch": _scratch_json(mem, op.index)}
                       for op in m.operators],
