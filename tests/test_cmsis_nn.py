@@ -267,7 +267,7 @@ def test_mlperf_tiny_bit_exact_on_cmsis_nn(name: str, board: str,
 
 @pytest.mark.slow
 @pytest.mark.parametrize("board", ["mps2_an386", "mps3_an547"])
-@pytest.mark.parametrize("op", ["add", "mul", "avgpool2d", "maxpool2d", "softmax"])
+@pytest.mark.parametrize("op", ["add", "mul", "avgpool2d", "maxpool2d", "softmax", "pad"])
 def test_one_op_models_bit_exact_on_cmsis_nn(op: str, board: str, cli: Callable[..., Result],
                                              tmp_path: Path) -> None:
     from s8_cases import merged

@@ -43,6 +43,8 @@ int32_t tvmk_cmsis_nn_avgpool2d_s8(const int8_t *X, int8_t *Y,
 int32_t tvmk_cmsis_nn_maxpool2d_s8(const int8_t *X, int8_t *Y,
                                    const struct tvmk_pool2d_s8_params *params,
                                    void *resource_handle);
+int32_t tvmk_cmsis_nn_pad_s8(const int8_t *data, int8_t *output,
+                             const struct tvmk_pad_s8_params *params, void *resource_handle);
 int32_t tvmk_cmsis_nn_softmax_s8(const int8_t *input, int8_t *output,
                                  const struct tvmk_softmax_s8_params *params,
                                  void *resource_handle);

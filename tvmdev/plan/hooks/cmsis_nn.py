@@ -10,6 +10,8 @@ here: the wrapper serves them, as in TFLM. Declined:
 
 - what TFLM's cmsis_nn kernels send to its reference kernels: ADD and MUL with a
   broadcast;
+- a PAD of more than 4 dims (arm_pad_s8 takes N, H, W, C; TFLM's cmsis_nn PAD reads the
+  last four);
 - an int16 SVDF state whose zero point is not 0, which CMSIS-NN ignores (TFLM's reference
   kernel subtracts it);
 - int16 (16x8): what the _s16 kernels compute otherwise than TFLM's reference kernels
@@ -74,6 +76,13 @@ def _depthwise_padding(model: Model, op: Operator, p: dict[str, Any], arch: str
             f"(here {right})")
 
 
+def _pad_rank(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str | None:
+    """arm_pad_s8 takes N, H, W, C: TFLM's cmsis_nn PAD reads the last four dims."""
+    if p["ndim"] <= 4:
+        return None
+    return f"a {p['ndim']}-D pad (arm_pad_s8 takes at most 4 dims)"
+
+
 def _svdf_state(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str | None:
     """arm_svdf_state_s16_s8 reads no state zero point (TFLM's reference kernel does)."""
     if p.get("state_zero_point", 0) == 0:
@@ -89,6 +98,7 @@ DECLINES: dict[str, Rule] = {
     "mul": _broadcast,
     "conv2d": _conv_padding,
     "depthwise_conv2d": _depthwise_padding,
+    "pad": _pad_rank,
 }
 
 
