@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tvmdev portable kernels, int16: PAD / PADV2 (tvmk_pad_s8_params; output must not
- * overlap data) and LEAKY_RELU (TFLM's QuantizeLeakyRelu, tvmk_leaky_relu_s8_params;
- * Y may alias X) and CONCATENATION (tvmk_concat_s8_params: a copy, every input quantized as
+ * tvmdev portable kernels, int16: PAD / PADV2 (tvmk_pad_s8_params, by rows: pad_rows.h;
+ * output must not overlap data) and LEAKY_RELU (TFLM's QuantizeLeakyRelu,
+ * tvmk_leaky_relu_s8_params; Y may alias X) and CONCATENATION (tvmk_concat_s8_params: a copy, every input quantized as
  * the output; concat_result must not overlap an input).
  */
 #include <stddef.h>
 
+#include "pad_rows.h"
 #include "tvmk_fixedpoint.h"
 #include "tvmk_s16.h"
 
@@ -14,43 +15,17 @@ int32_t tvmk_pad_s16(const int16_t *data, int16_t *output,
                      const struct tvmk_pad_s8_params *params, void *resource_handle)
 {
     const struct tvmk_pad_s8_params *p = params;
-    int32_t idx[TVMK_MAX_DIMS];
-    int32_t in_strides[TVMK_MAX_DIMS];
-    int32_t d, j, stride;
+    int16_t value;
 
     (void)resource_handle;
-    if (data == NULL || output == NULL || p == NULL || p->ndim < 1 ||
-        p->ndim > TVMK_MAX_DIMS || p->count < 0 || p->value < -32768 || p->value > 32767) {
+    if (data == NULL || output == NULL || p == NULL || p->count < 0 || p->value < -32768 ||
+        p->value > 32767 || !tvmk_pad_rows_valid(p->ndim, p->out_shape, p->in_shape, p->begin)) {
         return TVM_DEVICE_ERR_INVALID;
     }
-    stride = 1;
-    for (d = p->ndim - 1; d >= 0; --d) {
-        if (p->begin[d] < 0 || p->in_shape[d] < 0 ||
-            p->begin[d] + p->in_shape[d] > p->out_shape[d]) {
-            return TVM_DEVICE_ERR_INVALID;
-        }
-        in_strides[d] = stride;
-        stride *= p->in_shape[d];
-        idx[d] = 0;
-    }
-    for (j = 0; j < p->count; ++j) {
-        ptrdiff_t src = 0;
-        int inside = 1;
-        for (d = 0; d < p->ndim; ++d) {
-            const int32_t i = idx[d] - p->begin[d];
-            if (i < 0 || i >= p->in_shape[d]) {
-                inside = 0;
-                break;
-            }
-            src += (ptrdiff_t)i * in_strides[d];
-        }
-        output[j] = inside ? data[src] : (int16_t)p->value;
-        for (d = p->ndim - 1; d >= 0; --d) {
-            if (++idx[d] < p->out_shape[d]) {
-                break;
-            }
-            idx[d] = 0;
-        }
+    value = (int16_t)p->value;
+    if (p->count > 0) {
+        tvmk_pad_rows(data, output, sizeof(int16_t), p->ndim, p->out_shape, p->in_shape,
+                      p->begin, &value);
     }
     return TVM_DEVICE_OK;
 }
