@@ -18,7 +18,10 @@ fill value there:
 - max pool: the kernels take the maximum over the positions inside the input only.
   With the PAD the window holds those positions S and some copies of the fill v, and
   the result is ``clamp(max(S ∪ {v}))``. If S is not empty and v <= every value the
-  input can hold (int8 -128, int16 -32768, float -inf), ``max(S ∪ {v}) = max(S)``. If
+  input can hold (int8 -128, int16 -32768), ``max(S ∪ {v}) = max(S)``. The float32
+  kernels, as TFLM's reference, start the maximum at the least finite float32 and keep a
+  value only when it is greater, so a fill of -FLT_MAX (infinities are no attribute
+  value) changes nothing there either. If
   instead v <= the clamp's minimum lo: either ``max(S ∪ {v}) = max(S)``, or it is v and
   max(S) < v <= lo, and both clamp to lo. S is not empty when no window lies wholly in
   the padding, which :func:`_windows_reach_input` checks for every output position.
@@ -34,7 +37,6 @@ padding, and ``tvmdev aot`` lists the folds.
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Any
 
@@ -43,8 +45,9 @@ import numpy as np
 from ..model.graph import Model, Operator
 
 FOLDS_INTO = ("conv2d", "depthwise_conv2d", "maxpool2d")
-# The least value an input of each dtype holds.
-LOWEST: dict[str, float] = {"int8": -128, "int16": -32768, "float32": -math.inf}
+# The least value an input of each dtype holds (float32: where the kernels start a max).
+LOWEST: dict[str, float] = {"int8": -128, "int16": -32768,
+                            "float32": float(np.finfo(np.float32).min)}
 
 
 def _spatial_dims(model: Model, op: Operator) -> tuple[int, int]:
@@ -81,11 +84,12 @@ def _fill_problem(model: Model, pad: Operator, consumer: Operator, dtype: str
     fill = model.operator_params(pad)[1]["value"]
     x = model.tensors[pad.inputs[0] or ""]
     if consumer.op == "maxpool2d":
-        lo = model.operator_params(consumer)[1].get("act_min", LOWEST[dtype])
-        if fill <= LOWEST[dtype] or fill <= lo:
+        lo = max(LOWEST[dtype], model.operator_params(consumer)[1].get("act_min",
+                                                                         LOWEST[dtype]))
+        if fill <= lo:
             return None
-        return (f"the PAD's value {fill} is above the least {dtype} value and the max "
-                f"pool's clamp minimum {lo} (the pool ignores the padding)")
+        return (f"the PAD's value {fill:g} is above {lo:g}, the least value the max pool "
+                "keeps (it leaves the padding out)")
     if dtype == "float32":
         weights = model.constants.get(consumer.inputs[1] or "")
         if fill != 0.0:
@@ -113,7 +117,8 @@ def decline(model: Model, pad: Operator, readers: dict[str, list[Operator]]
         return None, f"the PAD's output has {len(users)} readers"
     consumer = users[0]
     if consumer.op not in FOLDS_INTO:
-        return None, f"its reader is a {consumer.op}"
+        return None, (f"its reader is {consumer.op} (a PAD folds into "
+                      f"{', '.join(FOLDS_INTO[:-1])} and {FOLDS_INTO[-1]} only)")
     if consumer.inputs[0] != out or out in consumer.inputs[1:]:
         return None, f"the PAD feeds the {consumer.op}'s weights"
     if consumer.device != pad.device:
@@ -135,8 +140,8 @@ def decline(model: Model, pad: Operator, readers: dict[str, list[Operator]]
 def _windows_reach_input(p: dict[str, Any]) -> bool:
     """Whether every window of pool params ``p`` holds a position inside the input."""
     for size, k, s, pad, dil, out in (
-            (p["H"], p["KH"], p["stride_h"], p["pad_top"], p["dil_h"], p["OH"]),
-            (p["W"], p["KW"], p["stride_w"], p["pad_left"], p["dil_w"], p["OW"])):
+            (p["H"], p["KH"], p["stride_h"], p["pad_top"], p.get("dil_h", 1), p["OH"]),
+            (p["W"], p["KW"], p["stride_w"], p["pad_left"], p.get("dil_w", 1), p["OW"])):
         for o in range(out):
             start = o * s - pad
             if not any(0 <= start + j * dil < size for j in range(k)):
