@@ -191,10 +191,10 @@ def fold_pads(model: Model) -> tuple[Model, dict[str, str]]:
         consumer, _ = decline(model, pad, readers)
         if consumer is None or consumer.name in replaced:
             continue
-        op = _folded(model, pad, consumer)
-        if op is None:
+        new = _folded(model, pad, consumer)
+        if new is None:
             continue
-        replaced[consumer.name] = op
+        replaced[consumer.name] = new
         dropped.add(pad.name)
         folds[consumer.name] = pad.name
     if not folds:
