@@ -4,9 +4,12 @@ workspace (arena) and code flash, side by side with their ratios.
 
     CMSIS_NN_SOURCE_DIR=/work/trees/cmsis-nn python benchmarks/cmsis_nn_bench.py \\
         [--models a,b] [--boards mps2_an386,mps3_an547] [--m3] [--check] [--cmsis-nn PATH]
+        [--baseline CHECKOUT]
 
 Models: keyword_spotting, image_classification, anomaly_detection, visual_wake_words
-from the model cache (``python3 tests/models.py``). Boards: mps2_an386 (Cortex-M4, DSP:
+from the model cache (``python3 tests/models.py``), and mcunet_vww, MIT TinyEngine's
+``assets/vww.tflite`` (tests/field_models.py), when TINYENGINE_SOURCE_DIR names its tree.
+Boards: mps2_an386 (Cortex-M4, DSP:
 CMSIS-NN's _dsp code) and mps3_an547 (Cortex-M55, MVE); ``--m3`` adds mps2_an385
 (Cortex-M3, CMSIS-NN's pure C code).
 
@@ -26,6 +29,11 @@ first, the portable kernels where it declines; the run's ``kernels:`` line is ke
 - code: executor plus kernels, text + rodata + data, without the weights
   (``tvmdev inspect --json``'s executor and kernels components; with a plan, inspect
   counts the CMSIS-NN library's code among the kernels).
+- PAD first (issue 25), for a model with a PAD (and every model with ``--baseline``):
+  ``cmsis_nn`` folds each PAD it can into its reader (tvmdev/plan/padfold.py); ``kept``
+  is the same run with ``--no-fold-pads`` (every PAD an operator, on arm_pad_s8);
+  ``baseline`` is ``tvmdev run`` of another checkout (``--baseline /work/main``: the
+  plan and kernels before the change), same board, tree and counter.
 - TFLM+CMSIS-NN: TFLM built bare-metal with its CMSIS-NN kernels, on the same board and
   counted with the same counter, from ``benchmarks/_tflm_peer.py``'s
   ``measure(model_path, board)`` (a dict with ``instructions``, ``arena_bytes``,
@@ -57,17 +65,22 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _icount  # noqa: E402
 
 MODELS = ("keyword_spotting", "image_classification", "anomaly_detection",
-          "visual_wake_words")
+          "visual_wake_words", "mcunet_vww")
+# Models of the field (tests/field_models.py), by this benchmark's name.
+FIELD = {"mcunet_vww": "vww"}
 BOARDS = ("mps2_an386", "mps3_an547")
 M3 = "mps2_an385"
 UNICORN_CPUS = {"mps2_an385": "cortex-m3", "mps2_an386": "cortex-m4",
                 "mps2_an500": "cortex-m7"}
 KERNELS = ("portable", "cmsis_nn")
+# The PAD-first comparison's runs: PADs kept, and another checkout's (--baseline).
+PAD_RUNS = ("kept", "baseline")
 _INSTR = re.compile(r"^instructions per inference: ([\d,]+) \(QEMU -icount, ±(\d+)\)$", re.M)
 
 
@@ -112,14 +125,20 @@ def code_bytes(elf: Path, build: Path) -> int:
 
 
 def measure_tvmdev(path: Path, board: str, kernels: str, tree: str | None, build: Path,
-                   check: bool) -> Measure:
-    """Build and run ``path`` on ``board`` with the portable kernels or CMSIS-NN."""
-    if kernels == "cmsis_nn" and tree is None:
+                   check: bool, baseline: Path | None = None) -> Measure:
+    """Build and run ``path`` on ``board`` with the portable kernels or CMSIS-NN (``kept``:
+    every PAD kept; ``baseline``: the ``baseline`` checkout's tvmdev)."""
+    if kernels != "portable" and tree is None:
         return Measure(reason="no CMSIS-NN tree (--cmsis-nn PATH or CMSIS_NN_SOURCE_DIR)")
     choice = ["--cmsis-nn", "off"] if kernels == "portable" else ["--cmsis-nn", str(tree)]
+    if kernels == "kept":
+        choice.append("--no-fold-pads")
+    env, cwd = dict(os.environ), None
+    if kernels == "baseline" and baseline is not None:  # python -m reads the cwd first
+        env["PYTHONPATH"], cwd = str(baseline), baseline
     run = subprocess.run([sys.executable, "-m", "tvmdev", "run", str(path), "--board", board,
                           "--build-dir", str(build), "--instructions", *choice],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=env, cwd=cwd)
     text = run.stdout + run.stderr
     if run.returncode != 0 or "\nPASS" not in text:
         return Measure(reason=f"tvmdev run: {first_error(text)}")
@@ -127,7 +146,7 @@ def measure_tvmdev(path: Path, board: str, kernels: str, tree: str | None, build
     if found is None:
         return Measure(reason="tvmdev run printed no instruction count")
     line = next((ln for ln in text.splitlines() if ln.startswith("kernels:")), "")
-    if kernels == "cmsis_nn" and "cmsis_nn" not in line:
+    if kernels != "portable" and "cmsis_nn" not in line:
         return Measure(reason=f"cmsis_nn not chosen: {line or first_error(text)}")
     plan = json.loads(next((build / "model").glob("*_plan.json")).read_text())
     elf = next(build.glob("*.elf"))
@@ -211,7 +230,7 @@ def table(cells: list[Cell]) -> None:
               f"{'TFLM+CN':>11} {'TFLM/cn':>7} | {'arena p':>8} {'arena cn':>8} "
               f"{'cn+I/O':>7} {'TFLM':>7} | {'code p':>7} {'code cn':>7} {'TFLM':>7}")
         for c in rows:
-            p, n, t = c.tvmdev["portable"], c.tvmdev["cmsis_nn"], c.tflm
+            p, n, t = c.tvmdev.get("portable", Measure()), c.tvmdev["cmsis_nn"], c.tflm
             print(f"{c.model:<21} {fmt(p.instructions, 12)} {fmt(n.instructions, 11)} "
                   f"{ratio(p.instructions, n.instructions)} {fmt(t.instructions, 11)} "
                   f"{ratio(t.instructions, n.instructions)} | {fmt(p.arena, 8)} "
@@ -219,6 +238,7 @@ def table(cells: list[Cell]) -> None:
                   f"{fmt(n.arena + n.io if n.arena is not None and n.io is not None else None, 7)} "
                   f"{fmt(t.arena, 7)} | {fmt(p.code, 7)} "
                   f"{fmt(n.code, 7)} {fmt(t.code, 7)}")
+    pad_table(cells)
     print("\nport/cn: portable / cmsis_nn instructions (issue 15's target: >= 3x on M4 for "
           "keyword_spotting and image_classification, more on M55); TFLM/cn: TFLM+CMSIS-NN "
           "/ tvmdev cmsis_nn (> 1: tvmdev runs fewer)")
@@ -233,6 +253,42 @@ def table(cells: list[Cell]) -> None:
                 print(f"{where}: kernels {m.kernels}")
 
 
+def pad_table(cells: list[Cell]) -> None:
+    """PAD first: the runs with every PAD kept, and the baseline checkout's, beside
+    cmsis_nn's (PADs folded) and TFLM's, for the cells that have them."""
+    rows = [c for c in cells if any(k in c.tvmdev for k in PAD_RUNS)]
+    if not rows:
+        return
+    print("\nPAD first (CMSIS-NN; kept: --no-fold-pads; baseline: --baseline's tvmdev): "
+          "instructions per inference, arena in bytes")
+    print(f"{'model':<21} {'board':<11} {'baseline':>11} {'kept':>11} {'folded':>11} "
+          f"{'TFLM+CN':>11} {'fold/TFLM':>9} | {'arena base':>10} {'arena kept':>10} "
+          f"{'arena fold':>10}")
+    for c in rows:
+        b, k, n, t = (c.tvmdev.get("baseline", Measure()), c.tvmdev.get("kept", Measure()),
+                      c.tvmdev["cmsis_nn"], c.tflm)
+        print(f"{c.model:<21} {c.board:<11} {fmt(b.instructions, 11)} "
+              f"{fmt(k.instructions, 11)} {fmt(n.instructions, 11)} "
+              f"{fmt(t.instructions, 11)} {ratio(n.instructions, t.instructions, 9)} | "
+              f"{fmt(b.arena, 10)} {fmt(k.arena, 10)} {fmt(n.arena, 10)}")
+
+
+def locate(name: str) -> Path | str:
+    """A model's file, or why it is out of reach: the model cache's, or a field model's
+    from its tree."""
+    from models import model_path
+    if name in FIELD:
+        import field_models
+        return field_models.locate(FIELD[name])
+    path = model_path(f"{name}.tflite")
+    return path if path is not None else "not in the model cache (python3 tests/models.py)"
+
+
+def has_pad(path: Path) -> bool:
+    from tvmdev.frontends.importer import import_file
+    return any(op.op == "pad" for op in import_file(path).to_model().operators)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -244,26 +300,34 @@ def main() -> int:
     ap.add_argument("--cmsis-nn", metavar="PATH",
                     default=os.environ.get("CMSIS_NN_SOURCE_DIR"),
                     help="the CMSIS-NN tree (default: $CMSIS_NN_SOURCE_DIR)")
+    ap.add_argument("--baseline", type=Path, metavar="CHECKOUT",
+                    help="also run another tvmdev checkout's CMSIS-NN build (e.g. main's)")
+    ap.add_argument("--no-portable", action="store_true",
+                    help="skip the portable kernels' runs")
     args = ap.parse_args()
-    from models import model_path
 
     boards = [*args.boards.split(","), *([M3] if args.m3 else [])]
     cells = []
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         for name in args.models.split(","):
-            path = model_path(f"{name}.tflite")
+            path = locate(name)
+            runs = [k for k in KERNELS if not (args.no_portable and k == "portable")]
+            if isinstance(path, Path) and has_pad(path):
+                runs.append("kept")
+            if args.baseline is not None:
+                runs.append("baseline")
             for board in boards:
                 cell = Cell(name, board)
                 cells.append(cell)
-                for kernels in KERNELS:
+                for kernels in runs:
                     cell.tvmdev[kernels] = (
-                        Measure(reason="not in the model cache (python3 tests/models.py)")
-                        if path is None else
+                        Measure(reason=path) if isinstance(path, str) else
                         measure_tvmdev(path, board, kernels, args.cmsis_nn,
-                                       tmp / f"{name}-{board}-{kernels}", args.check))
-                cell.tflm = (measure_tflm(path, board) if path is not None
-                             else Measure(reason="not in the model cache"))
+                                       tmp / f"{name}-{board}-{kernels}", args.check,
+                                       args.baseline))
+                cell.tflm = (measure_tflm(path, board) if isinstance(path, Path)
+                             else Measure(reason=path))
     table(cells)
     return 0
 

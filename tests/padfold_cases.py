@@ -15,10 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 from tflite_build import Graph, Op, T, build
 
-INT8, INT32, FLOAT32 = 9, 2, 0
+INT8, INT16, INT32, INT64, FLOAT32 = 9, 7, 2, 4, 0
 PAD, PADV2, CONV, DW, MAXPOOL, AVGPOOL = 34, 60, 3, 4, 17, 1
 RELU = 1
 SCALE, ZP = 0.05, -5
+SCALE16 = 1 / 4096  # int16: symmetric (zero point 0), inputs over [-8, 8)
 X_SHAPE = [1, 9, 8, 4]
 
 
@@ -82,6 +83,17 @@ FLOAT_BRANCHES = [
            why="the PAD's value 0 is above -3.40282e+38, the least value the max pool keeps "
                "(it leaves the padding out)"),
 ]
+INT16_BRANCHES = [
+    Branch("i16_conv", CONV, SPATIAL),
+    Branch("i16_dw_5x5", DW, [[0, 0], [2, 2], [2, 2], [0, 0]], kernel=5),
+    Branch("i16_maxpool_lowest", MAXPOOL, [[0, 0], [1, 1], [1, 1], [0, 0]],
+           value=-32768 * SCALE16),
+    Branch("i16_conv_value_not_zero", CONV, SPATIAL, value=100 * SCALE16, folds=False,
+           why="the PAD's value 100 is not the input's zero point 0 (the convolution pads "
+               "with the zero point)"),
+]
+BRANCHES = {"int8": INT8_BRANCHES, "int16": INT16_BRANCHES, "float32": FLOAT_BRANCHES}
+TYPES = {"int8": INT8, "int16": INT16, "float32": FLOAT32}
 
 
 def _out_hw(b: Branch, h: int, w: int) -> tuple[int, int]:
@@ -93,24 +105,38 @@ def _out_hw(b: Branch, h: int, w: int) -> tuple[int, int]:
 class _Builder:
     """Tensors and operators of the merged model, appended branch by branch."""
 
-    def __init__(self, int8: bool, seed: int) -> None:
-        self.int8 = int8
+    def __init__(self, dtype: str, seed: int) -> None:
+        self.dtype = dtype
         self.r = np.random.default_rng(seed)
-        q = ([SCALE], [ZP]) if int8 else None
-        self.ts = [T("x", X_SHAPE, type=INT8 if int8 else FLOAT32, quant=q)]
+        self.ts = [T("x", X_SHAPE, type=TYPES[dtype], quant=self.quant())]
         self.ops: list[Op] = []
         self.outputs: list[int] = []
+
+    def quant(self, out: bool = False) -> tuple[list[float], list[int]] | None:
+        """An activation's quantization (``out``: a convolution's output's)."""
+        if self.dtype == "int8":
+            return ([0.2], [3]) if out else ([SCALE], [ZP])
+        if self.dtype == "int16":
+            return ([16 / 32768], [0]) if out else ([SCALE16], [0])
+        return None
 
     def tensor(self, name: str, shape: list[int], data: np.ndarray | None = None,
                type: int | None = None, quant: tuple[list[float], list[int]] | None = None,
                axis: int = 0) -> int:
-        act_type = INT8 if self.int8 else FLOAT32
-        self.ts.append(T(name, shape, data, type=act_type if type is None else type,
+        self.ts.append(T(name, shape, data, type=TYPES[self.dtype] if type is None else type,
                          quant=quant, quant_axis=axis))
         return len(self.ts) - 1
 
-    def act(self, name: str, shape: list[int], scale: float = SCALE, zp: int = ZP) -> int:
-        return self.tensor(name, shape, quant=([scale], [zp]) if self.int8 else None)
+    def act(self, name: str, shape: list[int], out: bool = False) -> int:
+        return self.tensor(name, shape, quant=self.quant(out))
+
+    def fill(self, value: float) -> np.ndarray:
+        """PADV2's constant: ``value`` quantized as the activations."""
+        q = self.quant()
+        if q is None:
+            return np.array([value], np.float32)
+        int_type = np.int8 if self.dtype == "int8" else np.int16
+        return np.array([round(value / q[0][0]) + q[1][0]], int_type)
 
     def pad(self, b: Branch) -> tuple[int, list[int]]:
         shape = [d + p[0] + p[1] for d, p in zip(X_SHAPE, b.pads, strict=True)]
@@ -118,24 +144,24 @@ class _Builder:
         out = self.act(f"{b.name}_padded", shape)
         ins = [0, pads]
         if b.value is not None:
-            v = (np.array([round(b.value / SCALE) + ZP], np.int8) if self.int8
-                 else np.array([b.value], np.float32))
-            ins.append(self.tensor(f"{b.name}_value", [1], v,
-                                   quant=([SCALE], [ZP]) if self.int8 else None))
+            ins.append(self.tensor(f"{b.name}_value", [1], self.fill(b.value),
+                                   quant=self.quant()))
         self.ops.append(Op(PADV2 if b.value is not None else PAD, ins, [out]))
         return out, shape
 
     def weights(self, b: Branch, c_in: int, c_out: int, depthwise: bool) -> list[int]:
         shape = [1, b.kernel, b.kernel, c_out] if depthwise else [c_out, b.kernel, b.kernel,
                                                                   c_in]
-        if self.int8:
+        q = self.quant()
+        if q is not None:
             ws = [float(s) for s in self.r.uniform(0.5, 2.0, c_out) / 127 / 4]
             w = self.r.integers(-127, 128, shape).astype(np.int8)
-            bias = self.r.integers(-3000, 3000, c_out).astype(np.int32)
+            wide = self.dtype == "int16"
+            bias = self.r.integers(-3000, 3000, c_out).astype(np.int64 if wide else np.int32)
             return [self.tensor(f"{b.name}_w", shape, w, INT8, (ws, [0] * c_out),
                                 3 if depthwise else 0),
-                    self.tensor(f"{b.name}_b", [c_out], bias, INT32,
-                                ([SCALE * s for s in ws], [0] * c_out))]
+                    self.tensor(f"{b.name}_b", [c_out], bias, INT64 if wide else INT32,
+                                ([q[0][0] * s for s in ws], [0] * c_out))]
         return [self.tensor(f"{b.name}_w", shape,
                             self.r.uniform(-1, 1, shape).astype(np.float32)),
                 self.tensor(f"{b.name}_b", [c_out],
@@ -153,7 +179,7 @@ class _Builder:
         else:
             dw = b.consumer == DW
             m = c if dw else 6
-            out = self.act(f"{b.name}_y", [shape[0], oh, ow, m], 0.2, 3)
+            out = self.act(f"{b.name}_y", [shape[0], oh, ow, m], out=True)
             w = self.weights(b, c, m, dw)
             if dw:
                 opts["DepthMultiplier"] = 1
@@ -170,18 +196,21 @@ class _Builder:
             self.outputs.append(padded)
 
 
-def model(int8: bool, branches: list[Branch] | None = None, seed: int = 3) -> bytes:
-    """The merged model of ``branches`` (default: every int8 or float32 one)."""
-    g = _Builder(int8, seed)
-    for b in branches if branches is not None else (INT8_BRANCHES if int8
-                                                    else FLOAT_BRANCHES):
+def model(dtype: str, branches: list[Branch] | None = None, seed: int = 3) -> bytes:
+    """The merged model of ``branches`` (default: every branch of ``dtype``, int8, int16
+    or float32)."""
+    g = _Builder(dtype, seed)
+    for b in BRANCHES[dtype] if branches is None else branches:
         g.branch(b)
     return build(Graph(g.ts, g.ops, [0], g.outputs))
 
 
-def inputs(int8: bool, seed: int = 11) -> list[np.ndarray]:
-    """The model's input: every int8 value, or floats of both signs."""
+def inputs(dtype: str, seed: int = 11) -> list[np.ndarray]:
+    """The model's input: every int8 value, int16 ones over the whole range, or floats
+    of both signs."""
     r = np.random.default_rng(seed)
-    if int8:
+    if dtype == "int8":
         return [r.integers(-128, 128, X_SHAPE).astype(np.int8)]
+    if dtype == "int16":
+        return [r.integers(-32768, 32768, X_SHAPE).astype(np.int16)]
     return [r.uniform(-4, 4, X_SHAPE).astype(np.float32)]

@@ -25,10 +25,10 @@ from conftest import Result, need_tool
 from tvmdev.model.graph import Model, Operator
 
 
-def _model(tmp_path: Path, int8: bool) -> tuple[Path, Model]:
+def _model(tmp_path: Path, dtype: str) -> tuple[Path, Model]:
     from tvmdev.frontends.importer import import_file
-    path = tmp_path / ("int8.tflite" if int8 else "f32.tflite")
-    path.write_bytes(pc.model(int8))
+    path = tmp_path / f"{dtype}.tflite"
+    path.write_bytes(pc.model(dtype))
     return path, import_file(path).to_model()
 
 
@@ -41,15 +41,15 @@ def _readers(m: Model) -> dict[str, list[Operator]]:
     return readers
 
 
-@pytest.mark.parametrize("int8", [True, False], ids=["int8", "float32"])
-def test_which_pads_fold_and_why_not(int8: bool, tmp_path: Path) -> None:
+@pytest.mark.parametrize("dtype", sorted(pc.BRANCHES))
+def test_which_pads_fold_and_why_not(dtype: str, tmp_path: Path) -> None:
     """Each branch's PAD folds into its reader, or stays with the reason of its rule;
     a folded model has no PAD left of those, and the reader reads the PAD's input."""
     from tvmdev.plan.padfold import decline, fold_pads
-    _, m = _model(tmp_path, int8)
+    _, m = _model(tmp_path, dtype)
     folded, folds = fold_pads(m)
     readers = _readers(m)
-    branches = pc.INT8_BRANCHES if int8 else pc.FLOAT_BRANCHES
+    branches = pc.BRANCHES[dtype]
     assert sorted(folds) == sorted(f"{b.name}_y" for b in branches if b.folds)
     for b in branches:
         pad = next(op for op in m.operators if op.outputs[0] == f"{b.name}_padded")
@@ -63,15 +63,16 @@ def test_which_pads_fold_and_why_not(int8: bool, tmp_path: Path) -> None:
     assert [op.index for op in folded.operators] == list(range(len(folded.operators)))
 
 
-def test_folded_reference_is_tflm_bit_for_bit(tmp_path: Path) -> None:
-    """int8: every output of the folded model, as tvmdev's reference computes it from the
-    folded readers' params, is TFLM's on every int8 input value."""
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+def test_folded_reference_is_tflm_bit_for_bit(dtype: str, tmp_path: Path) -> None:
+    """int8 and int16: every output of the folded model, as tvmdev's reference computes
+    it from the folded readers' params, is TFLM's (int8: on every input value)."""
     from tvmdev.model.reference import evaluate
     from tvmdev.plan.padfold import fold_pads
-    path, m = _model(tmp_path, True)
+    path, m = _model(tmp_path, dtype)
     folded, folds = fold_pads(m)
     assert folds
-    xs = pc.inputs(True)
+    xs = pc.inputs(dtype)
     want = tflm_ref.outputs(path.read_bytes(), xs, len(m.outputs))
     got = evaluate(folded, {m.inputs[0]: xs[0]})
     for name, w in zip(m.outputs, want, strict=True):
@@ -84,10 +85,10 @@ def test_folded_float_reference_equals_unfolded(tmp_path: Path) -> None:
     tap adds 0.0 times a finite weight), and both are TFLM's within its summation order."""
     from tvmdev.model.reference import evaluate
     from tvmdev.plan.padfold import fold_pads
-    path, m = _model(tmp_path, False)
+    path, m = _model(tmp_path, "float32")
     folded, folds = fold_pads(m)
     assert len(folds) == 3
-    xs = pc.inputs(False)
+    xs = pc.inputs("float32")
     want = tflm_ref.outputs(path.read_bytes(), xs, len(m.outputs))
     got = evaluate(folded, {m.inputs[0]: xs[0]})
     before = evaluate(m, {m.inputs[0]: xs[0]})
@@ -100,23 +101,25 @@ def test_aot_notes_each_fold_and_the_option_keeps_them(cli: Callable[..., Result
                                                          tmp_path: Path) -> None:
     """plan.json notes the fold on the reader, aot lists it; with --no-fold-pads every
     PAD is an operator again, and the banner's command says so."""
-    path, _ = _model(tmp_path, True)
+    branches = pc.INT8_BRANCHES[:2] + pc.INT8_BRANCHES[-2:]
+    path = tmp_path / "int8.tflite"
+    path.write_bytes(pc.model("int8", branches))
     plans = {}
     for label, extra in (("fold", ()), ("keep", ("--no-fold-pads",))):
         r = cli("aot", str(path), "-o", str(tmp_path / label), *extra)
         assert r.code == 0, r.err
         plans[label] = json.loads(next((tmp_path / label).glob("*_plan.json")).read_text())
-        folded = [b for b in pc.INT8_BRANCHES if b.folds]
+        folded = [b for b in branches if b.folds]
         listed = [f"{b.name}_padded into {b.name}_y" for b in folded]
         assert (("pads folded into their readers: " + ", ".join(listed)) in r.out) == (
             label == "fold"), r.out
     notes = {op["name"]: op.get("note") for op in plans["fold"]["operators"]}
-    for b in pc.INT8_BRANCHES:
+    for b in branches:
         assert notes[f"{b.name}_y"] == (f"pad folded from {b.name}_padded" if b.folds
                                          else None)
     assert not any("note" in op for op in plans["keep"]["operators"])
     pads = [[op for op in plans[k]["operators"] if op["op"] == "pad"] for k in plans]
-    assert len(pads[1]) - len(pads[0]) == sum(b.folds for b in pc.INT8_BRANCHES)
+    assert len(pads[1]) - len(pads[0]) == sum(b.folds for b in branches) == 2
     assert "--no-fold-pads" in (tmp_path / "keep/tvmgen_int8.c").read_text()
 
 
@@ -133,14 +136,14 @@ def _run(cli: Callable[..., Result], path: Path, m: Model, arrays: list[np.ndarr
 
 @pytest.mark.slow
 def test_folded_kernels_on_the_host(cli: Callable[..., Result], tmp_path: Path) -> None:
-    """The portable kernels with the folded padding: int8 outputs TFLM's bit for bit,
-    float32 ones the same bytes as with every PAD kept."""
+    """The portable kernels with the folded padding: int8 and int16 outputs TFLM's bit
+    for bit, float32 ones the same bytes as with every PAD kept."""
     need_tool("gcc", "apt install gcc")
-    for int8 in (True, False):
-        path, m = _model(tmp_path, int8)
-        xs = pc.inputs(int8)
-        got = _run(cli, path, m, xs, tmp_path / f"{int8}f")
-        if int8:
+    for dtype in pc.BRANCHES:
+        path, m = _model(tmp_path, dtype)
+        xs = pc.inputs(dtype)
+        got = _run(cli, path, m, xs, tmp_path / dtype)
+        if dtype != "float32":
             want = tflm_ref.outputs(path.read_bytes(), xs, len(m.outputs))
             for name, w in zip(m.outputs, want, strict=True):
                 assert got[name].dtype == w.dtype and np.array_equal(got[name], w), name
@@ -152,20 +155,23 @@ def test_folded_kernels_on_the_host(cli: Callable[..., Result], tmp_path: Path) 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("board", ["mps2_an386", "mps3_an547"])
-def test_folded_int8_on_cmsis_nn(board: str, cli: Callable[..., Result],
-                                 tmp_path: Path) -> None:
-    """CMSIS-NN's convolution, depthwise and max pool kernels with the folded padding
-    (and arm_pad_s8 for the PADs that stay), in QEMU: every output TFLM's."""
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+def test_folded_on_cmsis_nn(dtype: str, board: str, cli: Callable[..., Result],
+                            tmp_path: Path) -> None:
+    """CMSIS-NN's convolution, depthwise and max pool kernels (int8 and 16x8) with the
+    folded padding, and arm_pad_s8 for the int8 PADs that stay, in QEMU: every output
+    TFLM's."""
     need_tool("qemu-system-arm", "scripts/test.sh installs it")
     from test_cmsis_nn import tree
-    path, m = _model(tmp_path, True)
-    xs = pc.inputs(True)
+    path, m = _model(tmp_path, dtype)
+    xs = pc.inputs(dtype)
     got = _run(cli, path, m, xs, tmp_path, "--board", board, "--cmsis-nn", tree())
     want = tflm_ref.outputs(path.read_bytes(), xs, len(m.outputs))
     for name, w in zip(m.outputs, want, strict=True):
         assert got[name].dtype == w.dtype and np.array_equal(got[name], w), name
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
-    assert {op["library"] for op in plan["operators"] if op["op"] == "pad"} == {"cmsis_nn"}
+    assert {op["library"] for op in plan["operators"] if op["op"] == "pad"} == (
+        {"cmsis_nn"} if dtype == "int8" else {"portable"})
 
 
 @pytest.mark.slow

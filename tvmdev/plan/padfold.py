@@ -130,6 +130,9 @@ def decline(model: Model, pad: Operator, readers: dict[str, list[Operator]]
         return None, f"a {dtype} PAD before a {model.op_dtype(consumer)} {consumer.op}"
     if dtype != "float32" and not _same_quant(model, pad.inputs[0] or "", out):
         return None, "the PAD's input and output are quantized differently"
+    quant = model.tensors[out].quant
+    if quant is not None and len(quant.zero_point) != 1:
+        return None, "the PAD's output has a zero point per channel"
     widths, why = _pad_widths(model, pad, consumer)
     if widths is None:
         return None, why or ""
