@@ -38,6 +38,7 @@ from ..run.threads import unsound_threads
 from ..write.files import check_out_dir, write
 from ..write.journal import recover
 from .importing import load_any
+from .sim_memory import kinds_with_memory, memory_lines, split_options
 
 # Flags that change how a command runs, not what it generates, and the output folder:
 # kept out of banners, so that `--force`, `--dry-run` or the spelling of `-o` never
@@ -202,8 +203,9 @@ def cmd_aot(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     """``tvmdev run``: generate, build and run a model on a board, then compare."""
     m = load_any(args)
+    sim = split_options(args.device_option)
     board = with_device_options(with_rtos(board_by_name(args.board), args.rtos,
-                                          args.instructions), args.device_option)
+                                          args.instructions), sim.rest)
     backend = backend_for(board)
     if args.cpu and not backend.emulates_cpu:
         raise TvmdevError(f"--cpu picks the CPU an emulator runs; board {board.name} "
@@ -227,15 +229,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.save_outputs:
         check_out_dir(Path(args.save_outputs), "--save-outputs")
     backend.check_host()
-    compiled = compile_model(m, board, compile_options(args, run=True),
-                             device_root=build_dir.resolve() / "devices")
+    options = compile_options(args, run=True)
+    options = replace(options, device_memory=kinds_with_memory(
+        m, board.offload.kind if board.offload else None, sim.memory,
+        [s.name for s in options.device_specs]))
+    compiled = compile_model(m, board, options, device_root=build_dir.resolve() / "devices")
     job = stage(compiled, build_dir, inputs,
                 {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None,
                 instructions=args.instructions,
                 command=model_command(Path(args.model), args))
     if board.rtos is not None:  # the firmware's threads, compiled in
         job.defines += [f"TVMDEV_THREADS={args.threads}", f"TVMDEV_ITERATIONS={args.iterations}"]
-    said = _library_lines(compiled)
+    if sim.asynchronous:
+        job.defines.append("TVMDEV_SIM_ASYNC=1")
+    said = [*_library_lines(compiled), *memory_lines(compiled)]
     at_run_time = backend.fault_at_run_time
     backend.build(job, fault=None if at_run_time else args.fail, extra_cflags=cflags)
     result = execute(job, inputs, RunOptions(fault=args.fail if at_run_time else None,

@@ -84,7 +84,8 @@ class RunResult:
         bad = []
         for name, c in self.devices.items():
             if (c["open"] != c["close"] or c["activate"] != c["deactivate"]
-                    or c["open_now"] != 0 or c["active_now"] != 0 or c["violations"] != 0):
+                    or c["open_now"] != 0 or c["active_now"] != 0 or c["violations"] != 0
+                    or c.get("pending_now", 0) != 0):
                 bad.append(name)
         return bad
 
