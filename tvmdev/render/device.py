@@ -19,11 +19,11 @@ from ..load.platform import Platform, all_platforms, platform_by_name
 from ..model import status
 from ..model.device import DeviceSpec, check_collisions, specs_from_manifest
 from ..model.ops import OPS, kernel_params, kernel_prototype, scratch_structs
-from .device_memory import memory_context, memory_prototype, sim_tensors
 from ..plan.kernels import portable_library
 from ..resources import runtime_dir
 from ..write.files import OutFile
 from ..write.manifest import MANIFEST, MANIFEST_HINT, read_manifest
+from .device_memory import memory_context, memory_prototype, sim_tensors
 from .engine import banner, render
 
 _PORTABLE = "kernels/portable"  # the portable kernel library, under runtime/
