@@ -1,0 +1,198 @@
+"""Devices with memory of their own, planned (docs/device-memory.md): one pool per device
+instance, copies exactly where a tensor crosses between the CPU's memory and a device's,
+constants in the pool and out of every run's copies, intermediates of consecutive
+operators on one device never in CPU memory; the steps replayed (tests/device_memory_check)
+on a built model and on random graphs."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from device_memory_check import check_pools, replay
+from test_plan import random_model
+
+from tvmdev.errors import TvmdevError
+from tvmdev.load.board import board_by_name
+from tvmdev.model.device import DeviceMemory
+from tvmdev.model.graph import Model
+from tvmdev.plan.device_memory import DeviceMemoryPlan
+from tvmdev.plan.pipeline import Compiled, Options, compile_model
+
+MEM = DeviceMemory(65536, 32)
+
+
+def conv_fc(tmp: Path, devices: list[str], places: list[str]) -> Model:
+    """tests/test_int8_devices.py's QUANTIZE, CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED,
+    DEQUANTIZE model, with ``devices`` and ``places``."""
+    pytest.importorskip("tflite", reason="pip install -e '.[tflite]'")
+    from test_int8_devices import conv_fc_model
+
+    from tvmdev.frontends.importer import import_file
+    path = tmp / "conv_fc.tflite"
+    path.write_bytes(conv_fc_model())
+    im = import_file(path)
+    im.place(devices, places)
+    return im.to_model()
+
+
+def planned(m: Model, tmp: Path, memory: DeviceMemory = MEM, schedule: str = "eager",
+            kind: str = "woofles") -> Compiled:
+    return compile_model(m, board_by_name("host"),
+                         Options(schedule, stand_in_kernels=True,
+                                 device_memory=((kind, memory),)),
+                         device_root=tmp / "devices")
+
+
+def _plan(c: Compiled) -> DeviceMemoryPlan:
+    assert c.device_memory is not None
+    return c.device_memory
+
+
+def _out(m: Model, op: str) -> str:
+    return next(o.outputs[0] for o in m.operators if o.op == op)
+
+
+def _copies(plan: DeviceMemoryPlan) -> list[tuple[str, str | None, str | None]]:
+    return [(s.action, s.device, s.tensor) for s in plan.steps
+            if s.action in ("copy_to", "copy_from")]
+
+
+@pytest.mark.parametrize("schedule", ["eager", "lazy"])
+def test_copies_exactly_at_the_boundaries(schedule: str, tmp_path: Path) -> None:
+    m = conv_fc(tmp_path, ["npu0:woofles"], ["conv2d,depthwise_conv2d=npu0"])
+    c = planned(m, tmp_path, schedule=schedule)
+    plan = _plan(c)
+    q, a, b = _out(m, "quantize"), _out(m, "conv2d"), _out(m, "depthwise_conv2d")
+    # In once (the quantized input), back once (the depthwise output the CPU's fully
+    # connected reads); the convolution's output stays in the device's memory.
+    assert _copies(plan) == [("copy_to", "npu0", q), ("copy_from", "npu0", b)]
+    assert plan.device_only == {a} and a not in c.memory.offsets
+    assert plan.bytes_copied(c.model, "copy_to") == c.model.tensors[q].nbytes == 7 * 6 * 4
+    assert plan.bytes_copied(c.model, "copy_from") == c.model.tensors[b].nbytes == 4 * 3 * 12
+    (pool,) = plan.pools
+    weights = [t for op in m.operators if op.op in ("conv2d", "depthwise_conv2d")
+               for t in op.inputs[1:] if t is not None]
+    assert sorted(pool.constants) == sorted(weights)
+    assert pool.constant_region[1] == sum(-(-m.tensors[w].nbytes // 32) * 32 for w in weights)
+    assert pool.ratio == 1.0 and pool.alignment == 32 and pool.capacity == MEM.size
+    # Each device operator calls the device's kernel alone: no CPU kernel can take over.
+    for i in plan.mem_ops:
+        assert [k.name for k in c.chains[i]] == [f"woofles_{m.operators[i].op}_s8"]
+    counts = replay(c.model, plan)
+    assert counts["open"] == counts["close"] == counts["load"] == 1
+    check_pools(c.model, plan)
+
+
+def test_two_instances_have_two_pools(tmp_path: Path) -> None:
+    """npu0 runs the convolution and the fully connected layer, npu1 the depthwise one
+    between them: each result crosses through the CPU once each way."""
+    m = conv_fc(tmp_path, ["npu0:woofles", "npu1:woofles"],
+                ["conv2d,fully_connected=npu0", "depthwise_conv2d=npu1"])
+    c = planned(m, tmp_path)
+    plan = _plan(c)
+    q, a, b, y = (_out(m, o) for o in ("quantize", "conv2d", "depthwise_conv2d",
+                                       "fully_connected"))
+    assert _copies(plan) == [("copy_to", "npu0", q), ("copy_from", "npu0", a),
+                             ("copy_to", "npu1", a), ("copy_from", "npu1", b),
+                             ("copy_to", "npu0", b), ("copy_from", "npu0", y)]
+    assert [p.device for p in plan.pools] == ["npu0", "npu1"]
+    assert all(p.ratio == 1.0 for p in plan.pools)
+    assert not set(plan.pool("npu0").constants) & set(plan.pool("npu1").constants)
+    replay(c.model, plan)
+    check_pools(c.model, plan)
+
+
+def test_a_model_that_does_not_fit_is_refused(tmp_path: Path) -> None:
+    m = conv_fc(tmp_path, ["npu0:woofles"], ["conv2d,depthwise_conv2d=npu0"])
+    with pytest.raises(TvmdevError) as e:
+        planned(m, tmp_path, DeviceMemory(512, 16))
+    assert str(e.value).endswith(
+        ": device npu0 needs 848 bytes of memory (432 for tensors and scratch, 416 for "
+        "constants); its kind woofles has 512")
+    assert e.value.hint == ("place fewer operators on it, or declare more memory "
+                            "(tvmdev run --device-option memory=SIZE)")
+
+
+def test_without_memory_nothing_changes(tmp_path: Path) -> None:
+    """A kind without memory: no device plan, the CPU workspace and steps as before."""
+    m = conv_fc(tmp_path, ["npu0:woofles"], ["conv2d,depthwise_conv2d=npu0"])
+    c = compile_model(m, board_by_name("host"), Options(stand_in_kernels=True),
+                      device_root=tmp_path / "devices")
+    assert c.device_memory is None
+    assert {s.action for s in c.steps} == {"activate", "op", "deactivate"}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_random_graphs_on_two_devices(seed: int, tmp_path: Path) -> None:
+    """Random graphs (test_plan's), each operator on the CPU, npu0 or npu1 at random:
+    the steps replay, the pools are safe, and a CPU operator that does not read a
+    device's results runs while its job is pending somewhere."""
+    m = random_model(tmp_path, 15 + seed * 5, seed)
+    rng = random.Random(seed)
+    from dataclasses import replace
+
+    from tvmdev.errors import Where
+    from tvmdev.model.graph import Device
+    devices = (Device("npu0", "woofles", Where(m.path)), Device("npu1", "woofles", Where(m.path)))
+    ops = tuple(replace(op, device=rng.choice([None, "npu0", "npu1"])) for op in m.operators)
+    m = replace(m, devices=devices, operators=ops)
+    c = planned(m, tmp_path, DeviceMemory(1 << 20, 16))
+    plan = _plan(c)
+    counts = replay(c.model, plan)
+    check_pools(c.model, plan)
+    assert counts["copy_to"] >= 1
+
+
+def test_examples_pools_are_optimal(tmp_path: Path) -> None:
+    """The examples with devices, their kind given memory: each pool at its lower bound."""
+    from conftest import REPO
+
+    from tvmdev.load.model import load_model
+    seen = 0
+    for path in sorted((REPO / "examples").glob("*/*.yaml")):
+        m = load_model(path)
+        if not m.devices:
+            continue
+        c = planned(m, tmp_path, DeviceMemory(1 << 20, 16))
+        plan = _plan(c)
+        replay(c.model, plan)
+        check_pools(c.model, plan)
+        for p in plan.pools:
+            assert p.ratio == 1.0, (path.name, p.device, p.size, p.lower_bound)
+            seen += 1
+    assert seen >= 3
+
+
+OVERLAP = """name: overlap
+devices:
+  npu0: {kind: woofles}
+inputs:
+  x: {shape: [1, 64], dtype: float32}
+outputs:
+  y: {shape: [1, 32], dtype: float32}
+constants:
+  w: {shape: [64, 32], dtype: float32, random: {seed: 1, low: -1, high: 1}}
+  v: {shape: [64, 32], dtype: float32, random: {seed: 2, low: -1, high: 1}}
+operators:
+  - {name: fc, op: gemm, inputs: [x, w], outputs: [h], device: npu0}
+  - {name: cpu_fc, op: gemm, inputs: [x, v], outputs: [g]}
+  - {name: act, op: relu, inputs: [g], outputs: [r]}
+  - {name: sum, op: add, inputs: [h, r], outputs: [y]}
+"""
+
+
+def test_cpu_operators_run_while_the_device_job_is_pending(tmp_path: Path) -> None:
+    """The Wait comes as late as the schedule allows: the CPU's gemm and relu, which do
+    not read the device's result, run between the device's job and its Wait."""
+    from tvmdev.load.model import load_model
+    (tmp_path / "overlap.yaml").write_text(OVERLAP)
+    c = planned(load_model(tmp_path / "overlap.yaml"), tmp_path)
+    plan = _plan(c)
+    assert [(s.action, s.tensor or (c.model.operators[s.op].name if s.op is not None
+                                    else None)) for s in plan.steps] == [
+        ("activate", None), ("open", None), ("load", None), ("copy_to", "x"), ("wait", None),
+        ("op", "fc"), ("op", "cpu_fc"), ("op", "act"), ("wait", None), ("copy_from", "h"),
+        ("wait", None), ("close", None), ("op", "sum"), ("deactivate", None)]
+    assert replay(c.model, plan)["cpu_ops_while_pending"] == 2
