@@ -62,11 +62,12 @@ class _Unwind:
         self.open: list[str] = []
         self.pending: list[str] = []
 
-    def leave(self, wait: list[str] | None = None, open_: list[str] | None = None) -> str:
+    def leave(self, wait: list[str] | None = None, open_: list[str] | None = None,
+              indent: int = 8) -> str:
         masks = [" | ".join(self.bits[d] for d in m) if m else "0U"
                  for m in (self.pending if wait is None else wait,
                            self.open if open_ is None else open_, self.active)]
-        return c_call("return ", f"{self.prefix}_unwind", ["devices", *masks, "ret"], 8)
+        return c_call("return ", f"{self.prefix}_unwind", ["devices", *masks, "ret"], indent)
 
 
 def _memory_step(s: Step, model: Model, plan: DeviceMemoryPlan, names: Names,
@@ -83,7 +84,7 @@ def _memory_step(s: Step, model: Model, plan: DeviceMemoryPlan, names: Names,
         state.open.append(dev)
     elif s.action == "load":
         ctx.update(loaded=f"{names.prefix}_loaded_{dev}", load=f"{names.prefix}_load_{dev}",
-                   leave=state.leave(), skip=not plan.pool(dev).constants)
+                   leave=state.leave(indent=12), skip=not plan.pool(dev).constants)
     elif s.action in ("copy_to", "copy_from"):
         t = s.tensor or ""
         addr = f"{plan.pool(dev).addresses[t]}U"
