@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from device_memory_check import check_pools, replay
@@ -196,3 +197,27 @@ def test_cpu_operators_run_while_the_device_job_is_pending(tmp_path: Path) -> No
         ("op", "fc"), ("op", "cpu_fc"), ("op", "act"), ("wait", None), ("copy_from", "h"),
         ("wait", None), ("close", None), ("op", "sum"), ("deactivate", None)]
     assert replay(c.model, plan)["cpu_ops_while_pending"] == 2
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--board", "qemu_cortex_m3", "--device-option", "memory=4096"],
+     "tvmdev: --device-option memory=: board qemu_cortex_m3 runs its devices as zephyr "
+     "scaffolds, which have no memory to simulate"),
+    (["--device-option", "memory=12x"],
+     "tvmdev: --device-option memory=12x: SIZE and ALIGN must be integers"),
+    (["--device-option", "memory=4096:24"],
+     "tvmdev: --device-option memory=4096:24: SIZE must be 1 to 2^32 - 1 bytes and ALIGN a "
+     "power of two"),
+    (["--device-option", "async=on"],
+     "tvmdev: --device-option async=on: only devices with memory complete asynchronously"),
+    (["--device-option", "memory=1024"],
+     "tvmdev: {mlp}: device npu0 needs 14400 bytes of memory (6080 for tensors and scratch, "
+     "8320 for constants); its kind woofles has 1024"),
+])
+def test_run_refuses_memory_it_cannot_simulate(args: list[str], message: str, cli: Any,
+                                               tmp_path: Path) -> None:
+    from conftest import REPO
+    mlp = REPO / "examples/mlp/mlp.yaml"
+    r = cli("run", str(mlp), *args, "--build-dir", str(tmp_path / "b"))
+    assert r.code == 1 and r.err.splitlines()[0] == message.format(mlp=mlp), r.err
+    assert not (tmp_path / "b").exists()

@@ -93,10 +93,13 @@ def compile_options(args: argparse.Namespace, run: bool) -> Options:
     """The pipeline's options from ``aot``'s or ``run``'s arguments (``run``: device kinds
     without the user's implementation run as tvmdev's stand-in, with its kernels)."""
     device_dir = Path(args.device_dir) if args.device_dir else None
+    specs = user_device_specs(device_dir) if device_dir is not None else ()
     return Options(args.schedule, tuple(Path(k) for k in args.kernels or []), device_dir,
-                   user_device_specs(device_dir) if device_dir is not None else (),
+                   specs,
                    (("cmsis_nn", args.cmsis_nn),) if getattr(args, "cmsis_nn", None) else (),
-                   stand_in_kernels=run)
+                   stand_in_kernels=run,
+                   # the user's kinds that declare memory of their own (their manifest)
+                   device_memory=tuple((s.name, s.memory) for s in specs if s.memory))
 
 
 def _prepare_out_dir(out_dir: Path, dry_run: bool) -> None:
@@ -230,9 +233,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_out_dir(Path(args.save_outputs), "--save-outputs")
     backend.check_host()
     options = compile_options(args, run=True)
-    options = replace(options, device_memory=kinds_with_memory(
-        m, board.offload.kind if board.offload else None, sim.memory,
-        [s.name for s in options.device_specs]))
+    options = replace(options, device_memory=options.device_memory + kinds_with_memory(
+        m, board, sim.memory, [s.name for s in options.device_specs]))
     compiled = compile_model(m, board, options, device_root=build_dir.resolve() / "devices")
     job = stage(compiled, build_dir, inputs,
                 {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None,

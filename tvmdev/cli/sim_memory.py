@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import TvmdevError
+from ..load.board import Board
+from ..load.platform import platform_by_name
 from ..model.device import DeviceMemory
 from ..model.graph import Model
 from ..plan.pipeline import Compiled
@@ -56,12 +58,19 @@ def split_options(given: Sequence[str]) -> SimMemory:
     return SimMemory(memory, asynchronous, tuple(rest))
 
 
-def kinds_with_memory(model: Model, offload_kind: str | None, memory: DeviceMemory | None,
+def kinds_with_memory(model: Model, board: Board, memory: DeviceMemory | None,
                       user: Sequence[str]) -> tuple[tuple[str, DeviceMemory], ...]:
-    """Every device kind tvmdev generates for the run (not the user's), with ``memory``."""
+    """Every device kind tvmdev simulates for the run (not the user's), with ``memory``;
+    refused on a board whose platform has no simulated accelerator."""
     if memory is None:
         return ()
-    kinds = [*model.kinds, *([offload_kind] if offload_kind else [])]
+    if not platform_by_name(board.platform).simulator:
+        raise TvmdevError(f"--device-option memory=: board {board.name} runs its devices as "
+                          f"{board.platform} scaffolds, which have no memory to simulate",
+                          hint="give the memory to tvmdev's simulated devices on the host or "
+                               "a cmsis board (mps2_an385, mps2_an386, ...)")
+    offload = [board.offload.kind] if board.offload else []
+    kinds = [*model.kinds, *offload]
     return tuple((k, memory) for k in dict.fromkeys(kinds) if k not in user)
 
 
