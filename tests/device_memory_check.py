@@ -29,7 +29,8 @@ def _replay_op(m: Model, plan: DeviceMemoryPlan, index: int, st: dict[str, set[s
 
 
 def replay(m: Model, plan: DeviceMemoryPlan) -> dict[str, int]:
-    """Replay the steps: every operator reads bytes that are where it runs, every call on
+    """Replay the steps: every operator reads bytes that are where it runs (on a device,
+    only what was copied or computed there since its Open), every call on
     a device follows the Wait that ends the one before (at most one outstanding), Opens and
     Closes and Activates and Deactivates balance, each tensor crosses to a device at most
     once and back at most once. Returns counts of what happened."""
@@ -56,6 +57,9 @@ def replay(m: Model, plan: DeviceMemoryPlan) -> dict[str, int]:
         elif s.action == "close":
             assert d in open_ and d not in pending, f"step {i}: close {d} before its Wait"
             open_.discard(d)
+            # Another user may come between a Close and the next Open: only the
+            # constants stay valid in the device's memory.
+            st[d] = set(plan.pool(d).constants)
         elif s.action == "load":
             assert d in open_
         elif s.action == "wait":

@@ -221,3 +221,37 @@ def test_run_refuses_memory_it_cannot_simulate(args: list[str], message: str, cl
     r = cli("run", str(mlp), *args, "--build-dir", str(tmp_path / "b"))
     assert r.code == 1 and r.err.splitlines()[0] == message.format(mlp=mlp), r.err
     assert not (tmp_path / "b").exists()
+
+
+REOPEN = """name: reopen
+devices:
+  npu0: {kind: woofles}
+inputs:
+  x: {shape: [1, 64], dtype: float32}
+outputs:
+  y: {shape: [1, 32], dtype: float32}
+constants:
+  w: {shape: [64, 32], dtype: float32, random: {seed: 1, low: -1, high: 1}}
+operators:
+  - {name: fc, op: gemm, inputs: [x, w], outputs: [h], device: npu0}
+  - {name: act, op: relu, inputs: [h], outputs: [r], device: npu0}
+  - {name: cpu, op: tanh, inputs: [r], outputs: [g]}
+  - {name: sum, op: add, inputs: [h, g], outputs: [y], device: npu0}
+"""
+
+
+def test_only_constants_survive_a_close(tmp_path: Path) -> None:
+    """npu0 closes for the CPU's tanh; its fc result, which its add reads after, goes back
+    to the CPU at the Close and in again after the next Open (another user of npu0 may
+    come between), and the constants are not sent again."""
+    from tvmdev.load.model import load_model
+    (tmp_path / "reopen.yaml").write_text(REOPEN)
+    c = planned(load_model(tmp_path / "reopen.yaml"), tmp_path)
+    plan = _plan(c)
+    assert [(s.action, s.tensor) for s in plan.steps if s.action not in ("wait", "op")] == [
+        ("activate", None), ("open", None), ("load", None), ("copy_to", "x"),
+        ("copy_from", "r"), ("copy_from", "h"), ("close", None), ("open", None),
+        ("copy_to", "h"), ("copy_to", "g"), ("copy_from", "y"), ("close", None),
+        ("deactivate", None)]
+    replay(c.model, plan)
+    check_pools(c.model, plan)

@@ -89,6 +89,10 @@ class _Expander:
         # Tensors something besides the device that wrote them reads: copied back.
         writer = {t: mem_ops.get(op.index) for op in model.operators for t in op.outputs}
         self.cpu_readers: set[str] = set(model.outputs)
+        self.pos = 0  # the operator being placed
+        self.last_read = {(dev, t): op.index for op in model.operators
+                          if (dev := mem_ops.get(op.index)) is not None
+                          for t in op.inputs if t is not None}
         for op in model.operators:
             dev = mem_ops.get(op.index)
             self.cpu_readers |= {t for t in op.inputs if t is not None
@@ -105,18 +109,24 @@ class _Expander:
         if action == "close":
             self.open.remove(device)
 
-    def flush(self, device: str, close: bool = True) -> None:
-        """Wait for ``device``, copy back what others read, wait, and close it."""
+    def flush(self, device: str) -> None:
+        """Wait for ``device``, copy back what others (or its own later operators) read,
+        wait, and close it."""
         if device not in self.open:
             return
-        for t in self.unflushed.get(device, []):
+        # Nothing but the constants survives a Close (another user of the device may
+        # come between): what the device's later operators read goes back to the CPU too.
+        later = [t for t in self.on_device.get(device, set())
+                 if self.producer.get(t) == device and t not in self.unflushed.get(device, [])
+                 and self.last_read.get((device, t), -1) >= self.pos]
+        for t in [*self.unflushed.get(device, []), *sorted(later)]:
             self.emit("copy_from", device, t)
         self.unflushed[device] = []
         if device in self.pending:
             self.out.append(Step("wait", device))
             self.pending.discard(device)
-        if close:
-            self.emit("close", device)
+        self.on_device[device] = set()
+        self.emit("close", device)
 
     def ensure_cpu(self, tensor: str) -> None:
         """Make the CPU copy of ``tensor`` current (copy it back from its device)."""
@@ -151,9 +161,11 @@ class _Expander:
                 self.unflushed.setdefault(device, []).append(t)
 
     def step(self, s: Step) -> None:
+        self.pos = s.op if s.op is not None else self.pos
         if s.action == "activate":
             self.out.append(s)
         elif s.action == "deactivate":
+            self.pos += 1  # after the operator before it
             self.flush(s.device or "")
             self.out.append(s)
         elif s.op is not None and s.op in self.mem_ops:
@@ -166,6 +178,7 @@ class _Expander:
             self.out.append(s)
 
     def finish(self) -> tuple[Step, ...]:
+        self.pos = len(self.model.operators)
         for dev in list(self.open):
             self.flush(dev)
         return tuple(self.out)
