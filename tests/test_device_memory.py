@@ -255,3 +255,27 @@ def test_only_constants_survive_a_close(tmp_path: Path) -> None:
         ("deactivate", None)]
     replay(c.model, plan)
     check_pools(c.model, plan)
+
+
+def test_a_board_offload_device_declares_memory(tmp_path: Path) -> None:
+    """A board file's offload device with ``memory:``: its operators run from a pool of
+    that size, as with --device-option memory=."""
+    from conftest import REPO
+
+    from tvmdev.cli.sim_memory import kinds_with_memory
+    text = (REPO / "boards/host.yaml").read_text().replace("name: host", "name: npu_host")
+    board_file = tmp_path / "npu_host.yaml"
+    board_file.write_text(text + "offload:\n  device: npu0\n  kind: woofles\n"
+                          "  ops: [conv2d, depthwise_conv2d]\n"
+                          "  memory: {size: 4096, alignment: 64}\n")
+    board = board_by_name(str(board_file))
+    assert board.offload is not None and board.offload.memory == DeviceMemory(4096, 64)
+    m = conv_fc(tmp_path, [], [])
+    memory = kinds_with_memory(m, board, None, [])
+    assert memory == (("woofles", DeviceMemory(4096, 64)),)
+    c = compile_model(m, board, Options(stand_in_kernels=True, device_memory=memory),
+                      device_root=tmp_path / "devices")
+    (pool,) = _plan(c).pools
+    assert (pool.device, pool.capacity, pool.alignment) == ("npu0", 4096, 64)
+    assert sorted(c.model.operators[i].op for i in _plan(c).mem_ops) == [
+        "conv2d", "depthwise_conv2d"]

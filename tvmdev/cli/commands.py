@@ -198,7 +198,7 @@ def cmd_aot(args: argparse.Namespace) -> int:
     print(f"arena: {mem.arena_size} bytes ({mem.tensor_arena_size} without kernel scratch"
           f"{state}; lower bound {mem.lower_bound}, ratio {mem.ratio:.3f}); kernels: "
           f"{', '.join(k.name for k in compiled.kernels)}")
-    for line in _library_lines(compiled):
+    for line in [*_library_lines(compiled), *memory_lines(compiled)]:
         print(line)
     return 0
 

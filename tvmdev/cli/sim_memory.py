@@ -60,10 +60,18 @@ def split_options(given: Sequence[str]) -> SimMemory:
 
 def kinds_with_memory(model: Model, board: Board, memory: DeviceMemory | None,
                       user: Sequence[str]) -> tuple[tuple[str, DeviceMemory], ...]:
-    """Every device kind tvmdev simulates for the run (not the user's), with ``memory``;
-    refused on a board whose platform has no simulated accelerator."""
+    """Every device kind tvmdev simulates for the run (not the user's), with ``memory``
+    (default: the memory the board's offload device declares, for its kind); refused on a
+    board whose platform has no simulated accelerator."""
     if memory is None:
-        return ()
+        off = board.offload
+        if off is None or off.memory is None or off.kind in user:
+            return ()
+        if not platform_by_name(board.platform).simulator:
+            raise TvmdevError(f"offload.memory: board {board.name} runs its devices as "
+                              f"{board.platform} scaffolds, which have no memory to simulate",
+                              board.where)
+        return ((off.kind, off.memory),)
     if not platform_by_name(board.platform).simulator:
         raise TvmdevError(f"--device-option memory=: board {board.name} runs its devices as "
                           f"{board.platform} scaffolds, which have no memory to simulate",
