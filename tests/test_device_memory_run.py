@@ -155,3 +155,6 @@ def test_keyword_spotting_from_device_memory_on_mps2_an386(
     want = tflm_ref.outputs(path.read_bytes(), xs, len(outputs))
     for name, w in zip(outputs, want, strict=True):
         assert np.array_equal(np.load(tmp_path / "out" / f"{name}.npy"), w), name
+    # inspect knows the kind has memory: CopyTo, CopyFrom and Wait must be linked in.
+    r = cli("inspect", str(tmp_path / "b/keyword_spotting.elf"), "--model", str(tmp_path / "b"))
+    assert r.code == 0 and "device API woofles: all nine functions defined" in r.out, r.out
