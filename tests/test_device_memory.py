@@ -279,3 +279,24 @@ def test_a_board_offload_device_declares_memory(tmp_path: Path) -> None:
     assert (pool.device, pool.capacity, pool.alignment) == ("npu0", 4096, 64)
     assert sorted(c.model.operators[i].op for i in _plan(c).mem_ops) == [
         "conv2d", "depthwise_conv2d"]
+
+
+def test_an_operator_it_cannot_run_from_memory_is_refused(tmp_path: Path) -> None:
+    from tvmdev.load.model import load_model
+    (tmp_path / "cat.yaml").write_text("""name: cat
+devices:
+  npu0: {kind: woofles}
+inputs:
+  a: {shape: [1, 4], dtype: float32}
+  b: {shape: [1, 4], dtype: float32}
+outputs:
+  y: {shape: [1, 8], dtype: float32}
+operators:
+  - {name: join, op: concat, inputs: [a, b], outputs: [y], attrs: {axis: 1}, device: npu0}
+""")
+    with pytest.raises(TvmdevError) as e:
+        planned(load_model(tmp_path / "cat.yaml"), tmp_path)
+    assert str(e.value).endswith(
+        ": operator join (concat) on device npu0 takes a variable number of tensors: a "
+        "device with memory of its own cannot run it yet")
+    assert e.value.hint == "place it on the CPU, or give npu0's kind no memory"

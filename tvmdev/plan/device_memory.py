@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from ..errors import TvmdevError
 from ..model.device import DeviceMemory
 from ..model.graph import Model
+from ..model.ops import OPS
 from .memory import ALIGN, Buffer, _greedy, lower_bound
 from .schedule import Step
 
@@ -264,11 +265,28 @@ def plan_pool(model: Model, device: str, memory: DeviceMemory, steps: tuple[Step
                  if r.startswith("#")}, buffers)
 
 
+def check_runnable(model: Model, mem_ops: Mapping[int, str]) -> None:
+    """Refuse, in one line, an operator a device cannot run from its memory yet: one that
+    updates state in place, takes a variable number of tensors, or reads 4-bit blocks."""
+    for i, dev in mem_ops.items():
+        op = model.operators[i]
+        opdef = OPS[op.op]
+        why = ("updates its state in place" if opdef.states else
+               "takes a variable number of tensors" if opdef.variadic else
+               "reads 4-bit weight blocks" if any(t in model.quantized for t in op.inputs)
+               else None)
+        if why is not None:
+            raise TvmdevError(f"operator {op.name} ({op.op}) on device {dev} {why}: a device "
+                              "with memory of its own cannot run it yet", op.where,
+                              hint=f"place it on the CPU, or give {dev}'s kind no memory")
+
+
 def plan_device_memory(model: Model, steps: tuple[Step, ...], mem_ops: Mapping[int, str],
                        memories: Mapping[str, DeviceMemory], scratch: Mapping[int, int]
                        ) -> DeviceMemoryPlan:
     """The expanded steps and a pool for each device instance that runs operators from
     its memory (``memories``: device instance -> its kind's memory)."""
+    check_runnable(model, mem_ops)
     expanded = expand_steps(model, steps, mem_ops)
     used = [d.name for d in model.devices if d.name in set(mem_ops.values())]
     pools = tuple(plan_pool(model, d, memories[d], expanded, mem_ops, scratch) for d in used)
