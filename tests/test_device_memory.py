@@ -116,16 +116,7 @@ def test_a_model_that_does_not_fit_is_refused(tmp_path: Path) -> None:
                             "(tvmdev run --device-option memory=SIZE)")
 
 
-def test_without_memory_nothing_changes(tmp_path: Path) -> None:
-    """A kind without memory: no device plan, the CPU workspace and steps as before."""
-    m = conv_fc(tmp_path, ["npu0:woofles"], ["conv2d,depthwise_conv2d=npu0"])
-    c = compile_model(m, board_by_name("host"), Options(stand_in_kernels=True),
-                      device_root=tmp_path / "devices")
-    assert c.device_memory is None
-    assert {s.action for s in c.steps} == {"activate", "op", "deactivate"}
-
-
-@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("seed", range(3))
 def test_random_graphs_on_two_devices(seed: int, tmp_path: Path) -> None:
     """Random graphs (test_plan's), each operator on the CPU, npu0 or npu1 at random:
     the steps replay, the pools are safe, and a CPU operator that does not read a

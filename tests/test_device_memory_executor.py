@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from conftest import GOLDENS, REPO, need_tool, run_ok, tree
 
 from tvmdev.load.board import board_by_name
@@ -43,6 +44,7 @@ def test_executor_with_device_memory_matches_golden(tmp_path: Path,
                        if not line.startswith("#define")), rel
 
 
+@pytest.mark.slow  # compiles
 def test_golden_with_device_memory_compiles_strictly(tmp_path: Path) -> None:
     """The golden executor and the simulated kind's kernels, with the device headers a
     run writes for a kind with memory (its addr typedef, CopyTo, CopyFrom, Wait)."""
