@@ -131,11 +131,15 @@ def test_fault_at_every_memory_call_site(asynchronous: bool, schedule: str, tmp_
     assert injected == sum(sites.values())
 
 
+@pytest.mark.parametrize("extra", [(), ("--rtos", "rtx5", "--threads", "2", "--iterations",
+                                          "2", "--device-option", "async=on")],
+                         ids=["bare", "rtx5-threads-async"])
 def test_keyword_spotting_from_device_memory_on_mps2_an386(
-        cli: Callable[..., Result], tflite_model: Callable[[str], Path],
-        tmp_path: Path) -> None:
+        extra: tuple[str, ...], cli: Callable[..., Result],
+        tflite_model: Callable[[str], Path], tmp_path: Path) -> None:
     """The firmware: the device's memory a static array of its own on the board, the
-    weights sent once, the outputs TFLM's."""
+    weights sent once, the outputs TFLM's; also on RTX5 with two threads sharing the
+    device, every copy and kernel completing at the Wait."""
     need_tool("qemu-system-arm", "apt install qemu-system-arm")
     need_tool("arm-none-eabi-gcc", "apt install gcc-arm-none-eabi")
     path = tflite_model("keyword_spotting.tflite")
@@ -146,7 +150,7 @@ def test_keyword_spotting_from_device_memory_on_mps2_an386(
     r = cli("run", str(path), "--board", "mps2_an386", "--device", PLACE[0][0],
             "--place", PLACE[1][0], "--device-option", "memory=262144:32",
             "--inputs", str(tmp_path / "in"), "--save-outputs", str(tmp_path / "out"),
-            "--build-dir", str(tmp_path / "b"))
+            "--build-dir", str(tmp_path / "b"), *extra)
     assert r.code == 0, r.out + r.err
     assert r.out.rstrip().endswith("PASS"), r.out
     assert ("bytes on the bus per run: 500 to the devices, 8000 back; 23552 of constants "
