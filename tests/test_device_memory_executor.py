@@ -63,3 +63,25 @@ def test_golden_with_device_memory_compiles_strictly(tmp_path: Path) -> None:
     for src in [*(dev / "src/kernels/woofles").glob("*.c"),
                 dev / "src/device/woofles/sim_memory.c"]:
         run_ok([gcc, *flags, str(src), "-o", str(tmp_path / f"{src.stem}.o")])
+
+
+@pytest.mark.slow  # compiles
+def test_scaffold_kernels_of_a_kind_with_memory_compile(tmp_path: Path) -> None:
+    """The kernels new-device would scaffold for a kind with memory (not simulated): the
+    prototypes of the contract, a TODO body, compiled with -Werror -pedantic."""
+    gcc = need_tool("gcc")
+    from tvmdev.model.device import DeviceSpec
+    spec = DeviceSpec("npu", ("posix",), ops=("conv2d", "depthwise_conv2d"),
+                      memory=DeviceMemory(65536, 32))
+    dev = tmp_path / "dev"
+    for f in [*device_files(spec), *project_files([spec])]:
+        (dev / f.path).parent.mkdir(parents=True, exist_ok=True)
+        (dev / f.path).write_text(f.content)
+    header = (dev / "include/tvm/kernels/npu.h").read_text()
+    assert ("int32_t npu_conv2d_s8(tvm_device_npu_addr_t X, tvm_device_npu_addr_t W, "
+            "tvm_device_npu_addr_t B, tvm_device_npu_addr_t Y,") in " ".join(header.split())
+    assert "#define TVM_DEVICE_NPU_ADDR_NONE 0xffffffffu" in header
+    flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-c",
+             f"-I{dev / 'include'}", f"-I{REPO / 'runtime/kernels/portable'}"]
+    for src in (dev / "src/kernels/npu").glob("*.c"):
+        run_ok([gcc, *flags, str(src), "-o", str(tmp_path / f"{src.stem}.o")])
