@@ -131,11 +131,12 @@ def test_fault_at_every_memory_call_site(asynchronous: bool, schedule: str, tmp_
     assert injected == sum(sites.values())
 
 
-@pytest.mark.parametrize("extra", [(), ("--rtos", "rtx5", "--threads", "2", "--iterations",
-                                          "2", "--device-option", "async=on")],
-                         ids=["bare", "rtx5-threads-async"])
+@pytest.mark.parametrize("extra,runs", [
+    ((), 1),
+    (("--rtos", "rtx5", "--threads", "2", "--iterations", "2", "--device-option", "async=on"),
+     4)], ids=["bare", "rtx5-threads-async"])
 def test_keyword_spotting_from_device_memory_on_mps2_an386(
-        extra: tuple[str, ...], cli: Callable[..., Result],
+        extra: tuple[str, ...], runs: int, cli: Callable[..., Result],
         tflite_model: Callable[[str], Path], tmp_path: Path) -> None:
     """The firmware: the device's memory a static array of its own on the board, the
     weights sent once, the outputs TFLM's; also on RTX5 with two threads sharing the
@@ -155,6 +156,9 @@ def test_keyword_spotting_from_device_memory_on_mps2_an386(
     assert r.out.rstrip().endswith("PASS"), r.out
     assert ("bytes on the bus per run: 500 to the devices, 8000 back; 23552 of constants "
             "per load") in r.out
+    # What the device counted: the weights (18 tensors) once, whatever the runs.
+    assert (f"device npu0: {runs * 500 + 23552} bytes copied in ({runs + 18} copies), "
+            f"{runs * 8000} out ({runs})") in r.out, r.out
     outputs = import_file(path).to_model().outputs
     want = tflm_ref.outputs(path.read_bytes(), xs, len(outputs))
     for name, w in zip(outputs, want, strict=True):
