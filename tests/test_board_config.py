@@ -36,7 +36,7 @@ CASES: list[tuple[str, str, Callable[[str], str], str | None, str, str | None]] 
     ("typo under memory", "mps2_an385", _sub("^  stack:", "  stak:"), "stak:",
      "unknown key 'stak' in memory", "known keys: code, ram, stack"),
     ("typo under offload", "host", lambda t: t + OFFLOAD.replace("ops:", "opps:"), "opps:",
-     "unknown key 'opps' in offload", "known keys: device, kind, ops, gemm"),
+     "unknown key 'opps' in offload", "known keys: device, kind, ops, memory, gemm"),
     ("typo under toolchain", "host", _sub("^  cc:", "  ccc:"), "ccc:",
      "unknown key 'ccc' in toolchain", "known keys: cc, cflags, defines, ldflags"),
     ("typo at the top", "host", _sub("^kernels:", "kernals:"), "kernals:",

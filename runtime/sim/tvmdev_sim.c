@@ -36,7 +36,7 @@ static int thread_slot(void)
 }
 
 const char *const tvmdev_sim_fn_names[TVMDEV_SIM_FN_COUNT] = {
-    "activate", "open", "operator", "close", "deactivate",
+    "activate", "open", "operator", "close", "deactivate", "copy_to", "copy_from", "wait",
 };
 
 static struct {
@@ -138,6 +138,19 @@ int tvmdev_sim_parse_fault(const char *spec)
     return -1;
 }
 
+/* A restart: the memory holds garbage, nothing is pending. */
+static void lose_memory(struct tvmdev_sim_instance *inst)
+{
+    uint32_t i;
+
+    for (i = 0; i < inst->memory_size; i++) {
+        inst->memory[i] = 0xa5;
+    }
+    inst->pending_now = 0;
+    inst->pending_bytes = 0;
+    inst->lost++;
+}
+
 int32_t tvmdev_sim_enter(struct tvmdev_sim_instance *inst, enum tvmdev_sim_fn fn)
 {
     int32_t status = TVM_DEVICE_OK;
@@ -146,16 +159,23 @@ int32_t tvmdev_sim_enter(struct tvmdev_sim_instance *inst, enum tvmdev_sim_fn fn
     global_calls[fn]++;
     if ((int)fn == fail_fn && global_calls[fn] == fail_nth) {
         status = fail_code;
+        if (inst != NULL && inst->memory != NULL) {
+            lose_memory(inst); /* a failing device restarts: its memory is gone */
+        }
     } else if (inst == NULL) {
         status = TVM_DEVICE_ERR_INVALID;
-    } else if (fn == TVMDEV_SIM_OPERATOR) {
+    } else if (fn == TVMDEV_SIM_OPERATOR || fn == TVMDEV_SIM_COPY_TO
+               || fn == TVMDEV_SIM_COPY_FROM || fn == TVMDEV_SIM_WAIT) {
+        if (fn != TVMDEV_SIM_WAIT && inst->pending_now > 0) {
+            inst->violations++; /* a second call before the Wait that ends the first */
+        }
         if (inst->open_now <= 0 || inst->active_now <= 0) {
             inst->violations++; /* an operator ran on a device not open, or not active */
             if (thread_slot() >= 0) {
                 tvmdev_sim_thread_violations[thread_slot()]++;
             }
             status = TVM_DEVICE_ERR_NOT_READY;
-        } else {
+        } else if (fn == TVMDEV_SIM_OPERATOR) {
             inst->inside++;
             if (inst->inside > inst->max_inside) {
                 inst->max_inside = inst->inside;
@@ -207,4 +227,131 @@ void tvmdev_sim_leave(struct tvmdev_sim_instance *inst, enum tvmdev_sim_fn fn, i
         }
     }
     SIM_UNLOCK();
+}
+
+#ifndef TVMDEV_SIM_ASYNC
+#define TVMDEV_SIM_ASYNC 0
+#endif
+
+void tvmdev_sim_attach_memory(struct tvmdev_sim_instance *inst, uint8_t *memory, uint32_t size)
+{
+    inst->memory = memory;
+    inst->memory_size = size;
+}
+
+uint8_t *tvmdev_sim_at(struct tvmdev_sim_instance *inst, uint32_t addr, uint32_t nbytes)
+{
+    if (inst == NULL || inst->memory == NULL || addr > inst->memory_size
+        || nbytes > inst->memory_size - addr) {
+        if (inst != NULL) {
+            SIM_LOCK();
+            inst->violations++;
+            SIM_UNLOCK();
+        }
+        return NULL;
+    }
+    return inst->memory + addr;
+}
+
+static void copy_bytes(void *dst, const void *src, uint32_t nbytes)
+{
+    uint8_t *d = (uint8_t *)dst;
+    const uint8_t *s = (const uint8_t *)src;
+    uint32_t i;
+
+    for (i = 0; i < nbytes; i++) {
+        d[i] = s[i];
+    }
+}
+
+/* One copy: now, or (asynchronous) at the next Wait. */
+static int32_t start_copy(struct tvmdev_sim_instance *inst, enum tvmdev_sim_fn fn, void *dst,
+                          const void *src, uint32_t nbytes)
+{
+    int32_t status = TVM_DEVICE_OK;
+
+    if (TVMDEV_SIM_ASYNC) {
+        inst->pending_dst = dst;
+        inst->pending_src = src;
+        inst->pending_bytes = nbytes;
+        status = TVM_DEVICE_PENDING;
+    } else {
+        copy_bytes(dst, src, nbytes);
+    }
+    SIM_LOCK();
+    if (fn == TVMDEV_SIM_COPY_TO) {
+        inst->bytes_to += nbytes;
+    } else {
+        inst->bytes_from += nbytes;
+    }
+    if (status == TVM_DEVICE_PENDING) {
+        inst->pending_now++;
+    }
+    SIM_UNLOCK();
+    tvmdev_sim_leave(inst, fn, TVM_DEVICE_OK);
+    return status;
+}
+
+int32_t tvmdev_sim_copy_to(const void *tvm_dev, uint32_t dst, const void *src, uint32_t nbytes)
+{
+    struct tvmdev_sim_instance *inst = tvmdev_sim_of(tvm_dev);
+    int32_t status = tvmdev_sim_enter(inst, TVMDEV_SIM_COPY_TO);
+    uint8_t *to;
+
+    if (status != TVM_DEVICE_OK) {
+        return status;
+    }
+    to = tvmdev_sim_at(inst, dst, nbytes);
+    if (to == NULL || src == NULL) {
+        return TVM_DEVICE_ERR_INVALID;
+    }
+    return start_copy(inst, TVMDEV_SIM_COPY_TO, to, src, nbytes);
+}
+
+int32_t tvmdev_sim_copy_from(const void *tvm_dev, void *dst, uint32_t src, uint32_t nbytes)
+{
+    struct tvmdev_sim_instance *inst = tvmdev_sim_of(tvm_dev);
+    int32_t status = tvmdev_sim_enter(inst, TVMDEV_SIM_COPY_FROM);
+    uint8_t *from;
+
+    if (status != TVM_DEVICE_OK) {
+        return status;
+    }
+    from = tvmdev_sim_at(inst, src, nbytes);
+    if (from == NULL || dst == NULL) {
+        return TVM_DEVICE_ERR_INVALID;
+    }
+    return start_copy(inst, TVMDEV_SIM_COPY_FROM, dst, from, nbytes);
+}
+
+int32_t tvmdev_sim_wait(const void *tvm_dev, uint32_t timeout_ms)
+{
+    struct tvmdev_sim_instance *inst = tvmdev_sim_of(tvm_dev);
+    int32_t status = tvmdev_sim_enter(inst, TVMDEV_SIM_WAIT);
+
+    (void)timeout_ms;
+    if (status != TVM_DEVICE_OK) {
+        return status;
+    }
+    if (inst->pending_bytes > 0) {
+        copy_bytes(inst->pending_dst, inst->pending_src, inst->pending_bytes);
+        inst->pending_bytes = 0;
+    }
+    SIM_LOCK();
+    inst->pending_now = 0;
+    SIM_UNLOCK();
+    tvmdev_sim_leave(inst, TVMDEV_SIM_WAIT, TVM_DEVICE_OK);
+    return TVM_DEVICE_OK;
+}
+
+int32_t tvmdev_sim_job_done(struct tvmdev_sim_instance *inst, int32_t status)
+{
+    tvmdev_sim_leave(inst, TVMDEV_SIM_OPERATOR, status);
+    if (status != TVM_DEVICE_OK || !TVMDEV_SIM_ASYNC || inst == NULL) {
+        return status;
+    }
+    SIM_LOCK();
+    inst->pending_now++;
+    SIM_UNLOCK();
+    return TVM_DEVICE_PENDING;
 }

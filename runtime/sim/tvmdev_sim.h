@@ -4,6 +4,13 @@
  * checks the protocol (operators only while open, Close after Open, Deactivate after
  * Activate) and injects a failure at the Nth call of one device function.
  *
+ * A device kind with memory of its own (docs/device-memory.md) gets a separate memory per
+ * instance, attached by tvmdev_sim_attach_memory: CopyTo, CopyFrom and Wait move bytes
+ * in and out of it and count them, and its kernels find their tensors there. Built with
+ * -DTVMDEV_SIM_ASYNC=1, every copy and kernel returns TVM_DEVICE_PENDING and a copy only
+ * moves its bytes at the next Wait (as DMA would), so an executor that reads too early
+ * reads stale bytes.
+ *
  * Build with -DTVMDEV_SIM_PTHREAD on hosts where several threads share an instance.
  */
 #ifndef TVMDEV_SIM_H_
@@ -23,6 +30,9 @@ enum tvmdev_sim_fn {
     TVMDEV_SIM_OPERATOR,
     TVMDEV_SIM_CLOSE,
     TVMDEV_SIM_DEACTIVATE,
+    TVMDEV_SIM_COPY_TO,
+    TVMDEV_SIM_COPY_FROM,
+    TVMDEV_SIM_WAIT,
     TVMDEV_SIM_FN_COUNT
 };
 
@@ -35,6 +45,17 @@ struct tvmdev_sim_instance {
     int32_t inside;                      /* operators running on it now */
     int32_t max_inside;                  /* ... and at most */
     uint32_t violations;                 /* protocol errors seen */
+    /* A device with memory: its memory (not the CPU's workspace), attached by the harness. */
+    uint8_t *memory;
+    uint32_t memory_size;
+    uint32_t bytes_to;   /* copied into its memory */
+    uint32_t bytes_from; /* copied out of it */
+    int32_t pending_now; /* calls that returned TVM_DEVICE_PENDING and no Wait ended */
+    int32_t lost;        /* times it lost its memory (a failure injected into it) */
+    /* The copy an asynchronous device moves at the next Wait. */
+    void *pending_dst;
+    const void *pending_src;
+    uint32_t pending_bytes;
 };
 
 /*
@@ -62,6 +83,20 @@ extern uint32_t tvmdev_sim_thread_violations[TVMDEV_SIM_MAX_THREADS];
 /* fn returns the calling thread's row (0 .. TVMDEV_SIM_MAX_THREADS - 1), or -1. */
 void tvmdev_sim_set_thread_index(int (*fn)(void));
 
+/* Give the instance inst a memory of size bytes (before its device's Init). */
+void tvmdev_sim_attach_memory(struct tvmdev_sim_instance *inst, uint8_t *memory, uint32_t size);
+
+/* The device memory of inst at addr, or NULL when [addr, addr + nbytes) is not inside it
+ * (a protocol violation). */
+uint8_t *tvmdev_sim_at(struct tvmdev_sim_instance *inst, uint32_t addr, uint32_t nbytes);
+
+/* CopyTo, CopyFrom and Wait of a simulated device with memory, and the end of its kernels:
+ * TVM_DEVICE_OK, TVM_DEVICE_PENDING (asynchronous), an injected failure or an error. */
+int32_t tvmdev_sim_copy_to(const void *tvm_dev, uint32_t dst, const void *src, uint32_t nbytes);
+int32_t tvmdev_sim_copy_from(const void *tvm_dev, void *dst, uint32_t src, uint32_t nbytes);
+int32_t tvmdev_sim_wait(const void *tvm_dev, uint32_t timeout_ms);
+int32_t tvmdev_sim_job_done(struct tvmdev_sim_instance *inst, int32_t status);
+
 /* The counters attached to tvm_dev, or NULL. */
 struct tvmdev_sim_instance *tvmdev_sim_of(const void *tvm_dev);
 
@@ -77,7 +112,8 @@ int32_t tvmdev_sim_enter(struct tvmdev_sim_instance *inst, enum tvmdev_sim_fn fn
 /* Called after a simulated function did its work with the given result. */
 void tvmdev_sim_leave(struct tvmdev_sim_instance *inst, enum tvmdev_sim_fn fn, int32_t status);
 
-/* Names for reports: "activate", "open", "operator", "close", "deactivate". */
+/* Names for reports: "activate", "open", "operator", "close", "deactivate", "copy_to",
+ * "copy_from", "wait". */
 extern const char *const tvmdev_sim_fn_names[TVMDEV_SIM_FN_COUNT];
 
 #ifdef __cplusplus

@@ -38,6 +38,7 @@ from ..run.threads import unsound_threads
 from ..write.files import check_out_dir, write
 from ..write.journal import recover
 from .importing import load_any
+from .sim_memory import kinds_with_memory, memory_lines, split_options
 
 # Flags that change how a command runs, not what it generates, and the output folder:
 # kept out of banners, so that `--force`, `--dry-run` or the spelling of `-o` never
@@ -94,10 +95,13 @@ def compile_options(args: argparse.Namespace, run: bool) -> Options:
     """The pipeline's options from ``aot``'s or ``run``'s arguments (``run``: device kinds
     without the user's implementation run as tvmdev's stand-in, with its kernels)."""
     device_dir = Path(args.device_dir) if args.device_dir else None
+    specs = user_device_specs(device_dir) if device_dir is not None else ()
     return Options(args.schedule, tuple(Path(k) for k in args.kernels or []), device_dir,
-                   user_device_specs(device_dir) if device_dir is not None else (),
+                   specs,
                    (("cmsis_nn", args.cmsis_nn),) if getattr(args, "cmsis_nn", None) else (),
-                   stand_in_kernels=run, fold_pads=getattr(args, "fold_pads", True))
+                   stand_in_kernels=run, fold_pads=getattr(args, "fold_pads", True),
+                   # the user's kinds that declare memory of their own (their manifest)
+                   device_memory=tuple((s.name, s.memory) for s in specs if s.memory))
 
 
 def _prepare_out_dir(out_dir: Path, dry_run: bool) -> None:
@@ -196,7 +200,7 @@ def cmd_aot(args: argparse.Namespace) -> int:
     print(f"arena: {mem.arena_size} bytes ({mem.tensor_arena_size} without kernel scratch"
           f"{state}; lower bound {mem.lower_bound}, ratio {mem.ratio:.3f}); kernels: "
           f"{', '.join(k.name for k in compiled.kernels)}")
-    for line in _library_lines(compiled):
+    for line in [*_library_lines(compiled), *memory_lines(compiled)]:
         print(line)
     if compiled.folds:
         print("pads folded into their readers: " + ", ".join(
@@ -207,8 +211,9 @@ def cmd_aot(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     """``tvmdev run``: generate, build and run a model on a board, then compare."""
     m = load_any(args)
+    sim = split_options(args.device_option)
     board = with_device_options(with_rtos(board_by_name(args.board), args.rtos,
-                                          args.instructions), args.device_option)
+                                          args.instructions), sim.rest)
     backend = backend_for(board)
     if args.cpu and not backend.emulates_cpu:
         raise TvmdevError(f"--cpu picks the CPU an emulator runs; board {board.name} "
@@ -232,15 +237,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.save_outputs:
         check_out_dir(Path(args.save_outputs), "--save-outputs")
     backend.check_host()
-    compiled = compile_model(m, board, compile_options(args, run=True),
-                             device_root=build_dir.resolve() / "devices")
+    options = compile_options(args, run=True)
+    options = replace(options, device_memory=options.device_memory + kinds_with_memory(
+        m, board, sim.memory, [s.name for s in options.device_specs]))
+    compiled = compile_model(m, board, options, device_root=build_dir.resolve() / "devices")
     job = stage(compiled, build_dir, inputs,
                 {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None,
                 instructions=args.instructions,
                 command=model_command(Path(args.model), args))
     if board.rtos is not None:  # the firmware's threads, compiled in
         job.defines += [f"TVMDEV_THREADS={args.threads}", f"TVMDEV_ITERATIONS={args.iterations}"]
-    said = _library_lines(compiled)
+    if sim.asynchronous:
+        job.defines.append("TVMDEV_SIM_ASYNC=1")
+    said = [*_library_lines(compiled), *memory_lines(compiled)]
     at_run_time = backend.fault_at_run_time
     backend.build(job, fault=None if at_run_time else args.fail, extra_cflags=cflags)
     result = execute(job, inputs, RunOptions(fault=args.fail if at_run_time else None,

@@ -27,7 +27,10 @@ from .importing import add_import_options, cmd_import
 from .listing import cmd_list
 
 Handler = Callable[[argparse.Namespace], int]
-FAIL_FUNCTIONS = ("activate", "open", "operator", "close", "deactivate")
+# The simulated device functions a fault can hit (runtime/sim/tvmdev_sim.h); the last three
+# only on a device with memory of its own.
+FAIL_FUNCTIONS = ("activate", "open", "operator", "close", "deactivate", "copy_to",
+                  "copy_from", "wait")
 
 
 def positive_int(text: str) -> int:
@@ -43,7 +46,7 @@ def positive_int(text: str) -> int:
 
 def fail_spec(text: str) -> str:
     """An argparse type: ``FN:N:CODE``, a simulated device failure."""
-    m = re.fullmatch(r"([a-z]+):([0-9]{1,10}):(-?[0-9]{1,12})", text)
+    m = re.fullmatch(r"([a-z_]+):([0-9]{1,10}):(-?[0-9]{1,12})", text)
     if (not m or m.group(1) not in FAIL_FUNCTIONS or int(m.group(2)) < 1
             or not -(2**31) <= int(m.group(3)) < 2**31 or int(m.group(3)) == 0):
         raise argparse.ArgumentTypeError(
@@ -145,7 +148,8 @@ def _add_run(sub: Any, common: argparse.ArgumentParser) -> None:
     add_import_options(rn)
     rn.add_argument("--fail", metavar="FN:N:CODE", type=fail_spec,
                     help="simulated devices: make the Nth call of FN (activate, open, "
-                         "operator, close, deactivate) return CODE")
+                         "operator, close, deactivate; with memory also copy_to, "
+                         "copy_from, wait) return CODE")
     rn.add_argument("--cpu", help="qemu-user boards: the CPU to emulate (for example "
                     "cortex-a53, which lacks dotprod, i8mm and SME)")
     rn.add_argument("--kleidiai", metavar="PATH",

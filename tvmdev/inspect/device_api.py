@@ -11,12 +11,17 @@ DEFINED = "defined"
 REMOVED = "removed by the linker"
 
 
+# What a kind with memory of its own adds (docs/device-memory.md).
+MEMORY_FUNCTIONS = ("CopyTo", "CopyFrom", "Wait")
+
+
 def device_states(kind: str, defined: set[str], removed: frozenset[str],
-                  referenced: set[str]) -> dict[str, str]:
-    """The state of each of the six functions of ``kind``, given the functions the ELF
-    defines, those the linker removed and every name its symbol table holds."""
+                  referenced: set[str], memory: bool = False) -> dict[str, str]:
+    """The state of each of the six functions of ``kind`` (nine with ``memory``), given
+    the functions the ELF defines, those the linker removed and every name its symbol
+    table holds."""
     out = {}
-    for fn in DEVICE_FUNCTIONS:
+    for fn in (*DEVICE_FUNCTIONS, *(MEMORY_FUNCTIONS if memory else ())):
         name = f"TVMDevice{camel(kind)}{fn}"
         out[fn] = (DEFINED if name in defined else REMOVED if name in removed else
                    "referenced only" if name in referenced else "missing")
@@ -37,4 +42,5 @@ def device_api_line(kind: str, states: dict[str, str]) -> str:
     why = f"{', '.join(gone)} {REMOVED}: never called" if gone else ""
     if bad:
         return f"device API {kind}: MISSING {', '.join(bad)}" + (f"; {why}" if why else "")
-    return f"device API {kind}: all six functions defined" + (f" ({why})" if why else "")
+    count = "six" if len(states) == len(DEVICE_FUNCTIONS) else "nine"
+    return f"device API {kind}: all {count} functions defined" + (f" ({why})" if why else "")

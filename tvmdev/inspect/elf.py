@@ -313,7 +313,9 @@ def inspect(path: Path, model_dir: Path | None = None, kinds: list[str] | None =
         report.link_map = str(link_map.path) if link_map else None
         removed = link_map.removed if link_map else frozenset()
         for kind in kinds or []:
-            report.device_kinds[kind] = device_states(kind, defined, removed, referenced)
+            report.device_kinds[kind] = device_states(
+                kind, defined, removed, referenced,
+                memory=model_dir is not None and kind in plan.memory_kinds)
         expected = set(kernels or [])
         kernel_like = sorted(n for n in defined
                              if n in expected or _looks_like_kernel(n, kinds or []))

@@ -31,6 +31,9 @@ class Plan:
     # ``trees``: CMSIS-NN's), whose code counts as the kernels' (with the global functions
     # they define, which CMSIS-NN names arm_*).
     tree_files: set[str]
+    # The kinds with memory of their own (plan.json ``pools``): they also need CopyTo,
+    # CopyFrom and Wait.
+    memory_kinds: frozenset[str] = frozenset()
 
 
 def read_plan(model_dir: Path) -> Plan:
@@ -56,4 +59,7 @@ def read_plan(model_dir: Path) -> Plan:
     trees = plan.get("trees")
     tree_files = {Path(str(src)).name for t in trees or [] if isinstance(t, dict)
                   for src in t.get("sources") or []} if isinstance(trees, list) else set()
-    return Plan(model, sorted(set(kinds)), sorted(set(kernels)), tree_files)
+    kind_of = dict(zip(_named(plan.get("devices"), "name") or [], kinds, strict=False))
+    pools = _named(plan.get("pools"), "device") or []
+    return Plan(model, sorted(set(kinds)), sorted(set(kernels)), tree_files,
+                frozenset(kind_of[d] for d in pools if d in kind_of))

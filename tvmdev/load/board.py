@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TvmdevError, Where, shown
+from ..model.device import DeviceMemory
 from ..model.ops import OPS
 from ..model.scratch import Tuning
 from ..resources import boards_dir, runtime_dir
@@ -87,6 +88,7 @@ class Offload:
     kind: str
     ops: tuple[str, ...]
     metal_crossover_m: int | None = None
+    memory: DeviceMemory | None = None  # the device's own (docs/device-memory.md)
 
 
 @dataclass(frozen=True)
@@ -196,7 +198,10 @@ def load_board(path: Path, origin: str = "path") -> Board:
         kernels=_paths(doc.get("kernels"), base),
         libraries=_libraries(doc),
         offload=Offload(off["device"], off["kind"], tuple(off["ops"]),
-                        (off.get("gemm") or {}).get("metal_crossover_m")) if off else None,
+                        (off.get("gemm") or {}).get("metal_crossover_m"),
+                        DeviceMemory(int(off["memory"]["size"]),
+                                     int(off["memory"].get("alignment", 16)))
+                        if off.get("memory") else None) if off else None,
         line=doc.where("name").line,
         tuning=Tuning(**doc.get("tuning") or {}),
         rtos=doc.get("rtos"),

@@ -43,6 +43,15 @@ def device_name(given: str, where: Where | None = None) -> str:
 
 
 @dataclass(frozen=True)
+class DeviceMemory:
+    """Memory a device kind has of its own: its size and the alignment its addresses need
+    (docs/device-memory.md)."""
+
+    size: int
+    alignment: int
+
+
+@dataclass(frozen=True)
 class DeviceSpec:
     """One accelerator kind and the platforms to generate its C Device API for."""
 
@@ -52,6 +61,7 @@ class DeviceSpec:
     ops: tuple[str, ...] = ("gemm", "matmul")
     command: str = ""
     given: str = field(default="", compare=False)
+    memory: DeviceMemory | None = None  # memory of its own (docs/device-memory.md)
 
     @property
     def camel(self) -> str:

@@ -82,7 +82,8 @@ def _aligned(n: int) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
-def plan_memory(model: Model, inplace: bool = True, scratch: Mapping[int, int] | None = None
+def plan_memory(model: Model, inplace: bool = True, scratch: Mapping[int, int] | None = None,
+                exclude: frozenset[str] = frozenset(), no_inplace: frozenset[int] = frozenset()
                 ) -> MemoryPlan:
     """Give every intermediate tensor an arena offset, and every operator in ``scratch``
     (operator index -> bytes) its kernel's scratch.
@@ -94,10 +95,12 @@ def plan_memory(model: Model, inplace: bool = True, scratch: Mapping[int, int] |
     Scratch is placed afterwards, so it never moves a tensor: each operator's at the lowest
     offset free of the buffers live during that operator; the arena grows only by the
     scratch that fits in no gap. The model's state tensors come last, each aligned, in a
-    region no other buffer meets (they live across runs).
+    region no other buffer meets (they live across runs). ``exclude``: intermediates that
+    never exist in CPU memory (they live in a device's); ``no_inplace``: operators that do
+    not compute in place (they run from a device's memory).
     """
     tensors = model.tensors
-    owner, members, start, end, pairs = _buffer_lifetimes(model, inplace)
+    owner, members, start, end, pairs = _buffer_lifetimes(model, inplace, exclude, no_inplace)
     roots = list(members)
     sizes = {r: _aligned(max(tensors[t].nbytes for t in members[r])) for r in roots}
     # Two placement orders; the smaller arena wins: largest first (ties: earliest), and
@@ -212,7 +215,8 @@ _Lifetimes = tuple[dict[str, str], dict[str, list[str]], dict[str, int], dict[st
                    list[tuple[str, str]]]
 
 
-def _buffer_lifetimes(model: Model, inplace: bool) -> _Lifetimes:
+def _buffer_lifetimes(model: Model, inplace: bool, exclude: frozenset[str] = frozenset(),
+                      no_inplace: frozenset[int] = frozenset()) -> _Lifetimes:
     """Which buffer each intermediate tensor lives in (an elementwise operator whose input
     dies there writes in place), and each buffer's first writer and last reader:
     (owner, members, start, end, in-place pairs)."""
@@ -230,14 +234,14 @@ def _buffer_lifetimes(model: Model, inplace: bool) -> _Lifetimes:
     pairs: list[tuple[str, str]] = []
     for op in model.operators:
         out = op.outputs[0]
-        if tensors[out].role != "intermediate":
+        if tensors[out].role != "intermediate" or out in exclude:
             # Writes a model output: no buffer starts here, but its inputs live until now.
             for t in op.inputs:
                 if t is not None and t in owner:
                     end[owner[t]] = max(end[owner[t]], op.index)
             continue
         source = None
-        if inplace:
+        if inplace and op.index not in no_inplace:
             for idx in OPS[op.op].inplace:
                 t = op.inputs[idx] if idx < len(op.inputs) else None
                 if (t is not None and tensors[t].role == "intermediate"

@@ -18,7 +18,7 @@ adds the devices and a harness, builds and runs. The stages, in order:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -31,11 +31,12 @@ from ..load.library import Kernel, Library, load_library
 from ..load.platform import all_platforms, platform_by_name
 from ..load.rtos import load_rtos
 from ..model.cnames import check_model
-from ..model.device import DeviceSpec
+from ..model.device import DeviceMemory, DeviceSpec
 from ..model.graph import Model
 from ..model.limits import object_problem
 from ..model.scratch import Tuning
 from ..resources import runtime_dir
+from .device_memory import DeviceMemoryPlan, plan_device_memory
 from .devices import DevicePlan, plan_devices
 from .fit import check_fit
 from .kernels import (
@@ -48,7 +49,7 @@ from .kernels import (
 )
 from .memory import MemoryPlan, plan_memory
 from .padfold import fold_pads
-from .placement import Placement, TreeSources, place
+from .placement import Placed, Placement, TreeSources, place
 from .prepare import Prepared, operator_params, prepare
 from .schedule import Step, schedule
 
@@ -73,6 +74,8 @@ class Options:
     # Fold a PAD into the convolution or max pool reading it where that is exact
     # (:mod:`.padfold`); off: every PAD runs as its own operator (--no-fold-pads).
     fold_pads: bool = True
+    # The device kinds with memory of their own, by kind (docs/device-memory.md).
+    device_memory: tuple[tuple[str, DeviceMemory], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,8 @@ class Compiled:
     notes: tuple[str, ...] = ()  # why a board library is not in use
     device_notes: tuple[str, ...] = ()  # the device kinds whose kernels are not known
     folds: tuple[tuple[str, str], ...] = ()  # (operator, the PAD folded into it)
+    # The pools, copies and waits of the devices with memory; None without such devices.
+    device_memory: DeviceMemoryPlan | None = None
 
     @property
     def schedule_kind(self) -> str:
@@ -141,8 +146,10 @@ class Compiled:
         return tuple(t.library for t in self.trees)
 
 
-def generated_specs(dplan: DevicePlan, board: Board) -> list[DeviceSpec]:
-    """Specs of the kinds tvmdev generates for a build (all but the user's own)."""
+def generated_specs(dplan: DevicePlan, board: Board,
+                    memory: tuple[tuple[str, DeviceMemory], ...] = ()) -> list[DeviceSpec]:
+    """Specs of the kinds tvmdev generates for a build (all but the user's own);
+    ``memory``: the kinds with memory of their own."""
     board_plat = platform_by_name(board.platform)
     flags: tuple[tuple[str, Any], ...] = tuple((o.name, True) for o in board_plat.options
                                                if o.kind == "flag")
@@ -150,7 +157,8 @@ def generated_specs(dplan: DevicePlan, board: Board) -> list[DeviceSpec]:
         flags += load_rtos(board.rtos).device_options
     flags += board.device_options  # the board's, or tvmdev run --device-option
     return [DeviceSpec(k.kind, (k.platform,), options=flags if k.platform == board.platform
-                       else (), ops=k.ops, command=SIM_COMMAND, given=k.kind)
+                       else (), ops=k.ops, command=SIM_COMMAND, given=k.kind,
+                       memory=dict(memory).get(k.kind))
             for k in dplan.kinds if k.origin != "user"]
 
 
@@ -221,14 +229,40 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
                    frozenset(lib.kind for lib in device_libs if lib.kind))
     # Every spelling once more, now with a board's offload device and the kernels called.
     check_model(model, all_platforms(), [k.name for c in placed.chains.values() for k in c])
-    memory = plan_memory(model, scratch=operator_scratch(model, placed.chains, board.tuning,
-                                                         placed.scratch, params))
+    scratch = operator_scratch(model, placed.chains, board.tuning, placed.scratch, params)
+    dev_mem = _device_memory(model, steps, placed, scratch, dict(options.device_memory))
+    if dev_mem is not None:
+        steps = dev_mem.steps
+        # No kernel takes over at run time: the tensors are in the device's memory.
+        placed = replace(placed, chains={i: c[:1] if i in dev_mem.mem_ops else c
+                                         for i, c in placed.chains.items()},
+                         placements={i: replace(p, then=None) if i in dev_mem.mem_ops else p
+                                     for i, p in placed.placements.items()})
+        scratch = {i: n for i, n in scratch.items() if i not in dev_mem.mem_ops}
+    memory = plan_memory(model, scratch=scratch,
+                         exclude=dev_mem.device_only if dev_mem else frozenset(),
+                         no_inplace=frozenset(dev_mem.mem_ops) if dev_mem else frozenset())
     problem = object_problem(memory.arena_size)
     if problem is not None:
         raise TvmdevError(f"the workspace of model '{model.name}' needs {problem}",
                           model.path, hint="split the model, or make its tensors smaller")
     check_fit(model, memory, board)
     return Compiled(model, board, options, dplan, steps, memory,
-                    prepare(model, params, placed, memory), placed.trees,
+                    prepare(model, params, placed, memory,
+                            {i: a for p in dev_mem.pools for i, a in p.scratch.items()}
+                            if dev_mem else {}), placed.trees,
                     _companions(generated_specs(dplan, board), dplan, options.device_specs),
-                    tuple(notes), tuple(device_notes), tuple(folds.items()))
+                    tuple(notes), tuple(device_notes), tuple(folds.items()), dev_mem)
+
+
+def _device_memory(model: Model, steps: tuple[Step, ...], placed: Placed,
+                   scratch: dict[int, int], memories: dict[str, DeviceMemory]
+                   ) -> DeviceMemoryPlan | None:
+    """The plan of the devices whose kinds have memory (``memories``, by kind), or None
+    when no operator runs from such a device's memory: those its kind has a kernel for."""
+    by_device = {d.name: memories[d.kind] for d in model.devices if d.kind in memories}
+    mem_ops = {op.index: op.device for op in model.operators
+               if op.device in by_device and placed.chains[op.index][0].level == "device"}
+    if not mem_ops:
+        return None
+    return plan_device_memory(model, steps, mem_ops, by_device, scratch)

@@ -42,13 +42,16 @@ def operator_params(model: Model) -> dict[int, tuple[str, dict[str, Any]]]:
 
 
 def prepare(model: Model, params: dict[int, tuple[str, dict[str, Any]]], placed: Placed,
-            memory: MemoryPlan) -> tuple[Prepared, ...]:
+            memory: MemoryPlan, device_scratch: Mapping[int, tuple[int, int]] | None = None
+            ) -> tuple[Prepared, ...]:
     """The records of ``model``'s operators, from their ``params`` and ``placed`` chains
-    (with a board library's precomputed fields), and the scratch ``memory`` gave them."""
+    (with a board library's precomputed fields), and the scratch ``memory`` gave them
+    (``device_scratch``: an operator run from a device's memory, its address there)."""
+    scratch = {**memory.scratch, **(device_scratch or {})}
     with_scratch = scratch_structs()
     return tuple(
         Prepared(op.index, placed.chains[op.index], placed.placements[op.index],
                  params[op.index][0],
                  MappingProxyType({**params[op.index][1], **placed.params.get(op.index, {})}),
-                 params[op.index][0] in with_scratch, memory.scratch.get(op.index, (0, 0)))
+                 params[op.index][0] in with_scratch, scratch.get(op.index, (0, 0)))
         for op in model.operators)

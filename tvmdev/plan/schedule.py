@@ -11,11 +11,15 @@ SCHEDULES = ("eager", "lazy")
 
 @dataclass(frozen=True)
 class Step:
-    """One step of the run function: ``activate``/``deactivate`` a device, or run ``op``."""
+    """One step of the run function: ``activate``/``deactivate`` a device, or run ``op``;
+    for a device with memory also ``open``, ``load`` (its constants, when not loaded),
+    ``copy_to``/``copy_from`` ``tensor``, ``wait`` and ``close``
+    (:mod:`tvmdev.plan.device_memory`)."""
 
     action: str
     device: str | None = None
     op: int | None = None  # index into model.operators
+    tensor: str | None = None  # what a copy copies
 
 
 def schedule(model: Model, kind: str = "eager") -> tuple[Step, ...]:

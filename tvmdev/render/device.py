@@ -18,11 +18,12 @@ from ..load.device_kernels import FLOAT_HEADER, Variant, struct_doc, variants
 from ..load.platform import Platform, all_platforms, platform_by_name
 from ..model import status
 from ..model.device import DeviceSpec, check_collisions, specs_from_manifest
-from ..model.ops import OPS, kernel_params, kernel_prototype
+from ..model.ops import OPS, kernel_params, kernel_prototype, scratch_structs
 from ..plan.kernels import portable_library
 from ..resources import runtime_dir
 from ..write.files import OutFile
 from ..write.manifest import MANIFEST, MANIFEST_HINT, read_manifest
+from .device_memory import memory_context, memory_prototype, sim_tensors
 from .engine import banner, render
 
 _PORTABLE = "kernels/portable"  # the portable kernel library, under runtime/
@@ -73,6 +74,7 @@ def device_context(spec: DeviceSpec) -> dict[str, Any]:
         "ops": list(spec.ops),
         # The CMake target of its kernels (src/kernels/<name>/), if it has any.
         "kernels_target": f"tvm_kernels_{spec.name}" if kernels else "",
+        "memory": memory_context(spec),
     }
 
 
@@ -100,9 +102,11 @@ def status_header(path: str, command: str) -> OutFile:
     return _rendered("status.h.j2", path, "owned", command, statuses=status.STATUSES)
 
 
-def _variant_context(v: Variant) -> dict[str, Any]:
+def _variant_context(v: Variant, memory_kind: str | None = None) -> dict[str, Any]:
     """One scaffolded kernel: name, prototype, arguments, registry entry, and for an int8
-    one its params struct documented from the portable header that declares it."""
+    one its params struct documented from the portable header that declares it.
+    ``memory_kind``: the kind, when it has memory of its own (its kernels take addresses:
+    :mod:`.device_memory`)."""
     opdef = OPS[v.op]
     dtypes = dict(v.dtypes)
     args = [n for _, n in kernel_params(opdef, dtypes, v.params_struct)]
@@ -116,6 +120,10 @@ def _variant_context(v: Variant) -> dict[str, Any]:
         "args": ", ".join(args),
         "arg_meta": "{" + ", ".join(f"{a}: [{dtypes.get(a, 'T0')}]"
                                     for a in (*opdef.inputs, *opdef.outputs)) + "}",
+        **({"prototype": memory_prototype(opdef, v.name, memory_kind, dtypes,
+                                          v.params_struct),
+            "tensors": sim_tensors(opdef, dtypes, v.params_struct),
+            "takes_scratch": v.params_struct in scratch_structs()} if memory_kind else {}),
     }
 
 
@@ -125,7 +133,8 @@ def kernel_contexts(spec: DeviceSpec) -> list[dict[str, Any]]:
     out = []
     portable = portable_library()
     for opname in spec.ops:
-        forms = [_variant_context(v) for v in variants(spec.name, opname, portable)]
+        forms = [_variant_context(v, spec.name if spec.memory else None)
+                 for v in variants(spec.name, opname, portable)]
         out.append({"op": opname, "source": f"src/kernels/{spec.name}/{opname}.c",
                     "variants": forms, "float": any(not f["int8"] for f in forms)})
     return out
@@ -230,6 +239,9 @@ def device_files(spec: DeviceSpec, sim: bool = False) -> list[OutFile]:
         for k in kernels:
             files.append(_rendered("device_kernel.c.j2", k["source"], scaffold, spec.command,
                                    dev=dev, k=k, sim=sim))
+    if sim and spec.memory is not None:  # its memory, tvmdev's simulated one
+        files.append(_rendered("sim_memory.c.j2", f"src/device/{spec.name}/sim_memory.c",
+                               "owned", spec.command, dev=dev))
     fmt = {"name": spec.name, "dashed": dev["dashed"]}
     for plat in _platforms(spec):
         plat_ctx = platform_context(plat, spec)

@@ -18,6 +18,7 @@ from ..model.ops import CTYPES, OPS, kernel_params
 from ..model.shapes import ACTIVATIONS, numel
 from ..model.windowed import LAYOUTS
 from ..naming import camel
+from ..plan.device_memory import DeviceMemoryPlan
 from ..plan.memory import MemoryPlan
 from ..plan.pipeline import Compiled
 from ..plan.prepare import Prepared
@@ -32,6 +33,7 @@ from .cvalues import (
     params_arrays,
 )
 from .engine import banner, c_call, c_declarator, c_split, render
+from .executor_memory import memory_call, memory_context, memory_steps
 from .planfile import plan_json
 
 CTYPE = CTYPES
@@ -138,6 +140,7 @@ def _op_context(model: Model, prep: Prepared, names: Names) -> dict[str, Any]:
             f"{out.nbytes}U"], 4),
         "out_bytes": out.nbytes,
         "out_shape": list(out.shape),
+        "memory": False,  # run from a device's memory (_with_memory)
     }
 
 
@@ -167,7 +170,7 @@ def _steps_context(model: Model, steps: tuple[Step, ...], ops: dict[int, dict[st
     active: list[str] = []
     for s in steps:
         ctx: dict[str, Any] = {
-            "action": s.action, "device": s.device,
+            "action": s.action, "device": s.device, "memory_step": False,
             "camel": camel(model.device(s.device).kind) if s.device else None,
             "op": ops[s.op] if s.op is not None else None}
         if s.action == "activate":
@@ -243,12 +246,35 @@ def executor_files(compiled: Compiled, command: str) -> list[OutFile]:
     names = Names(model.name)
     ctx = _context(model, compiled.schedule_kind, compiled.steps, compiled.ops,
                    compiled.memory, names)
+    if compiled.device_memory is not None:
+        ctx = _with_memory(ctx, model, compiled.device_memory, compiled.ops, names)
     c_banner = banner("c", command, "owned")
     return [OutFile(f"{names.prefix}.h", render("executor.h.j2", banner=c_banner, **ctx),
                     "owned"),
             OutFile(f"{names.prefix}.c", render("executor.c.j2", banner=c_banner, **ctx),
                     "owned"),
             OutFile(f"{names.prefix}_plan.json", plan_json(compiled) + "\n", "owned")]
+
+
+def _with_memory(ctx: dict[str, Any], model: Model, plan: DeviceMemoryPlan,
+                 prepared: tuple[Prepared, ...], names: Names) -> dict[str, Any]:
+    """The context of a model with devices with memory of their own: their operators call
+    the device's kernel with addresses, an operator its kind has no kernel for runs on the
+    CPU with no Open, and the steps open, load, copy, wait and close."""
+    ops = {o["index"]: o for o in ctx["ops"]}
+    pools = {p.device: p for p in plan.pools}
+    for p in prepared:
+        device = model.operators[p.index].device
+        if p.index in plan.mem_ops:
+            ops[p.index].update(memory=True, scratch=None, fallback_calls=[],
+                                first_call=memory_call(model, p, pools[plan.mem_ops[p.index]],
+                                                       names))
+        elif device is not None and model.device(device).kind in {
+                model.device(d).kind for d in pools}:
+            ops[p.index]["device"] = None
+    bits = {d["name"]: d["bit"] for d in ctx["used_devices"]}
+    return {**ctx, "steps": memory_steps(model, plan, ops, bits, names),
+            **memory_context(model, plan, names, bits)}
 
 
 def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
@@ -277,6 +303,7 @@ def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
                           "bit": bit, "value": f"0x{1 << i:x}U"}
                          for i, (name, bit) in enumerate(bits.items())],
         "kinds": list(model.kinds),
+        "mem_pools": [],  # devices with memory of their own (_with_memory)
         **_constants_context(model, names),
         "ops": [ops[i] for i in sorted(ops)],
         "steps": _steps_context(model, steps, ops, bits, names.prefix),

@@ -44,6 +44,8 @@ class Harness:
     icount: bool = False  # firmware: count the run's instructions (tvmdev run --instructions)
     # firmware: each device kind's CMSIS-Driver (usart, spi, i2c), as it was generated
     drivers: dict[str, str] = field(default_factory=dict)
+    # simulated devices with memory of their own: (bytes, alignment) by kind
+    memory: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def context(self, embed_inputs: bool) -> dict[str, Any]:
         """The template context; ``embed_inputs`` compiles the inputs in (firmware)."""
@@ -61,6 +63,7 @@ class Harness:
             "rtos": self.board.rtos,
             "kinds": [{"kind": k.kind, "platform": k.platform} for k in self.devices.kinds],
             "sim": bool(sim),
+            "memory": any(d.kind in sim and d.kind in self.memory for d in m.devices),
             "int_outputs": [{"dtype": d, "ctype": CTYPES[d], "put": _PUT[d]} for d in sorted(
                 {m.tensors[n].dtype for n in m.outputs} - {"float32"})],
             "float_outputs": any(m.tensors[n].dtype == "float32" for n in m.outputs),
@@ -83,6 +86,10 @@ class Harness:
                          "sim_var": names.harness("sim", d.name),
                          "type": f"tvm_device_{d.kind}_t", "sim": d.kind in sim,
                          "kai_stats": d.kind in kai,
+                         "memory": ({"var": names.harness("mem", d.name),
+                                     "size": self.memory[d.kind][0],
+                                     "align": max(16, self.memory[d.kind][1])}
+                                    if d.kind in sim and d.kind in self.memory else None),
                          "camel": camel(d.kind)} for d in m.devices],
         }
 

@@ -27,7 +27,8 @@ def plan_json(gen: Compiled) -> str:
         "schedule": gen.schedule_kind,
         "devices": [{"name": d.name, "kind": d.kind} for d in m.devices],
         "steps": [{"action": s.action, "device": s.device,
-                   "operator": m.operators[s.op].name if s.op is not None else None}
+                   "operator": m.operators[s.op].name if s.op is not None else None,
+                   **({"tensor": s.tensor} if s.tensor is not None else {})}
                   for s in gen.steps],
         "operators": [{"name": op.name, **({"c_name": op.cname} if op.cname != op.name else {}),
                        "op": op.op, "device": op.device,
@@ -59,6 +60,7 @@ def plan_json(gen: Compiled) -> str:
                   # the model's state: its own region, kept across runs
                   **({"state": {"offset": mem.state_region[0], "size": mem.state_region[1]}}
                      if mem.states else {})},
+        **(_pools_json(gen) if gen.device_memory is not None else {}),
         "tuning": asdict(gen.tuning),
         "kernels": [{"name": k.name, "op": k.op, "library": k.library,
                      "header": k.header} for k in gen.kernels],
@@ -69,6 +71,26 @@ def plan_json(gen: Compiled) -> str:
                   for t in gen.trees],
     }
     return json_lines(doc)
+
+
+def _pools_json(gen: Compiled) -> dict[str, Any]:
+    """The devices with memory of their own: each pool, and the bytes a run copies."""
+    plan = gen.device_memory
+    assert plan is not None
+    m = gen.model
+    return {"pools": [{"device": p.device, "size": p.size, "capacity": p.capacity,
+                       "alignment": p.alignment, "lower_bound": p.lower_bound,
+                       "ratio": round(p.ratio, 4),
+                       "constants": {"address": p.constant_region[0],
+                                     "size": p.constant_region[1],
+                                     "tensors": list(p.constants)},
+                       "addresses": dict(sorted(p.addresses.items(), key=lambda a: a[1])),
+                       "scratch": {m.operators[i].name: {"address": a, "bytes": n}
+                                   for i, (a, n) in p.scratch.items()}}
+                      for p in plan.pools],
+            "copies": {"to_devices": plan.bytes_copied(m, "copy_to"),
+                       "from_devices": plan.bytes_copied(m, "copy_from"),
+                       "constants_per_load": plan.bytes_loaded(m)}}
 
 
 def _placement_json(gen: Compiled, index: int) -> dict[str, str]:

@@ -168,7 +168,8 @@ def parse_output(stdout: str) -> tuple[int, str, dict[str, dict[str, int]],
         if parts[:2] == ["tvmdev:", "status"] and len(parts) >= 3:
             status, name = int(parts[2]), (parts[3] if len(parts) > 3 else "")
         elif parts[:2] == ["tvmdev:", "device"] and len(parts) >= 3:
-            devices[parts[2]] = {k: int(v) for k, v in (p.split("=") for p in parts[3:])}
+            devices.setdefault(parts[2], {}).update(
+                {k: int(v) for k, v in (p.split("=") for p in parts[3:])})
         elif parts[:2] == ["tvmdev:", "output"] and len(parts) == 4:
             current = data.setdefault(parts[2], [])
         elif parts[:2] == ["tvmdev:", "data"] and current is not None:

@@ -84,7 +84,8 @@ class RunResult:
         bad = []
         for name, c in self.devices.items():
             if (c["open"] != c["close"] or c["activate"] != c["deactivate"]
-                    or c["open_now"] != 0 or c["active_now"] != 0 or c["violations"] != 0):
+                    or c["open_now"] != 0 or c["active_now"] != 0 or c["violations"] != 0
+                    or c.get("pending_now", 0) != 0):
                 bad.append(name)
         return bad
 
@@ -214,6 +215,10 @@ def report(result: RunResult) -> list[str]:
         lines.append(f"device {name}: activate {c['activate']} / deactivate {c['deactivate']}, "
                      f"open {c['open']} / close {c['close']}, operators {c['operator']}: "
                      f"{'balanced' if ok else 'NOT BALANCED'}")
+        if "bytes_to" in c:  # a simulated device with memory: what it moved, all runs
+            lines.append(f"device {name}: {c['bytes_to']} bytes copied in ({c['copy_to']} "
+                         f"copies), {c['bytes_from']} out ({c['copy_from']}), {c['wait']} "
+                         f"waits")
     lines += thread_lines(result.stdout)
     lines += kleidiai_lines(result.stdout)
     if result.stack is not None:

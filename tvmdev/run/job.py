@@ -45,7 +45,7 @@ def _devices(job: Job, external_dirs: dict[str, Path] | None) -> list[OutFile]:
     compiled = job.compiled
     dev_out = job.build_dir / "devices"
     builds_module = job.backend.builds_device_module
-    specs = generated_specs(compiled.devices, job.board)
+    specs = generated_specs(compiled.devices, job.board, compiled.options.device_memory)
     files = [f for f in project_files(specs) if f.path.startswith("include/") or builds_module]
     for spec in specs:
         files += device_files(spec, sim=spec.name in compiled.devices.sim_kinds)
@@ -53,6 +53,8 @@ def _devices(job: Job, external_dirs: dict[str, Path] | None) -> list[OutFile]:
         plat = platform_by_name(kind.platform)
         if kind.origin != "user" and not builds_module:
             job.sources.append(dev_out / plat.device_source.format(name=kind.kind))
+            if kind.origin == "sim" and kind.kind in dict(compiled.options.device_memory):
+                job.sources.append(dev_out / f"src/device/{kind.kind}/sim_memory.c")
         build = platform_tree(plat, (external_dirs or {}).get(plat.name))
         if build is not None:
             job.trees.append(build)
@@ -126,7 +128,9 @@ def stage(compiled: Compiled, build_dir: Path, inputs: dict[str, np.ndarray] | N
     dev_sources = list(job.sources)
     job.sources = []
     harness = Harness(model, board, compiled.devices, inputs, f"tvmdev run {Path(model.path).name}",
-                      icount=instructions, drivers=cmsis_drivers(compiled))
+                      icount=instructions, drivers=cmsis_drivers(compiled),
+                      memory={k: (m.size, m.alignment)
+                              for k, m in compiled.options.device_memory})
     files += backend.harness_files(harness, job)
     main = [build_dir / "main.c"] if any(f.path == "main.c" for f in files) else []
     kernels = dict.fromkeys(lay.mapped(s, model_dir) for s in compiled.sources())

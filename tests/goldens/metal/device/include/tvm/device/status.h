@@ -31,6 +31,8 @@
 #define TVM_DEVICE_ERR_UNSUPPORTED (-6)
 /* A kernel declines this call (shape, layout or CPU feature it cannot serve); the executor falls back to the next kernel registered for the operator. Never returned by tvmgen_<model>_run unless no kernel accepts the call. */
 #define TVM_DEVICE_DECLINED (-7)
+/* The call started a job that ends at the next Wait (devices with memory of their own: docs/device-memory.md); positive, so a < 0 check still finds every error. */
+#define TVM_DEVICE_PENDING (1)
 
 /* The name of a status code, for logs: "TVM_DEVICE_ERR_TIMEOUT". */
 static inline const char *TVMDeviceStatusName(int32_t status)
@@ -52,6 +54,8 @@ static inline const char *TVMDeviceStatusName(int32_t status)
         return "TVM_DEVICE_ERR_UNSUPPORTED";
     case TVM_DEVICE_DECLINED:
         return "TVM_DEVICE_DECLINED";
+    case TVM_DEVICE_PENDING:
+        return "TVM_DEVICE_PENDING";
     default:
         return "TVM_DEVICE_UNKNOWN_STATUS";
     }

@@ -1,0 +1,66 @@
+"""What a device kind with memory of its own adds to its generated code
+(docs/device-memory.md): the names of its memory API, and its kernels' prototypes, whose
+tensor arguments are addresses in its memory, with the scratch address last.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model.device import DeviceSpec
+from ..model.ops import OpDef, kernel_params
+
+
+def memory_context(spec: DeviceSpec) -> dict[str, Any] | None:
+    """The names of a kind's memory API, or None when it has no memory."""
+    if spec.memory is None:
+        return None
+    upper, camel = spec.upper, spec.camel
+    return {
+        "size": spec.memory.size, "alignment": spec.memory.alignment,
+        "addr_t": f"tvm_device_{spec.name}_addr_t",
+        "size_macro": f"TVM_DEVICE_{upper}_MEMORY_SIZE",
+        "align_macro": f"TVM_DEVICE_{upper}_MEMORY_ALIGN",
+        "none_macro": f"TVM_DEVICE_{upper}_ADDR_NONE",
+        "copy_to": f"TVMDevice{camel}CopyTo", "copy_from": f"TVMDevice{camel}CopyFrom",
+        "wait": f"TVMDevice{camel}Wait",
+    }
+
+
+def _tensor_args(op: OpDef) -> tuple[str, ...]:
+    return (*op.inputs, *op.outputs)
+
+
+def memory_params(op: OpDef, kind: str, dtypes: dict[str, str], struct: str
+                  ) -> list[tuple[str, str]]:
+    """(C type, name) of each parameter of a memory kind's kernel: every tensor an
+    address, then params, resource_handle and the scratch address."""
+    addr = f"tvm_device_{kind}_addr_t "
+    tensors = set(_tensor_args(op))
+    return ([(addr if n in tensors else t, n) for t, n in kernel_params(op, dtypes, struct)]
+            + [(addr, "scratch")])
+
+
+def memory_prototype(op: OpDef, name: str, kind: str, dtypes: dict[str, str], struct: str
+                     ) -> str:
+    """The kernel's prototype, wrapped at 100 columns as the CPU kernels' are."""
+    parts = [f"{t}{n}" for t, n in memory_params(op, kind, dtypes, struct)]
+    head = f"int32_t {name}("
+    lines, line = [], head
+    for i, part in enumerate(parts):
+        piece = part + (", " if i < len(parts) - 1 else ")")
+        if len(line) + len(piece.rstrip()) > 100 and line.strip() != head.strip():
+            lines.append(line.rstrip())
+            line = " " * len(head)
+        line += piece
+    lines.append(line)
+    return "\n".join(lines)
+
+
+def sim_tensors(op: OpDef, dtypes: dict[str, str], struct: str) -> list[dict[str, Any]]:
+    """The tensor arguments as tvmdev's simulated kernel translates them: the pointer type
+    the portable kernel takes, and whether it may be absent (an optional input)."""
+    types = dict((n, t) for t, n in kernel_params(op, dtypes, struct))
+    return [{"name": n, "ctype": types[n].rstrip(" *") + " *",
+             "optional": n in op.optional}
+            for n in _tensor_args(op)]
