@@ -95,6 +95,9 @@ class Compiled:
     notes: tuple[str, ...] = ()  # why a board library is not in use
     device_notes: tuple[str, ...] = ()  # the device kinds whose kernels are not known
     folds: tuple[tuple[str, str], ...] = ()  # (operator, the PAD folded into it)
+    # The model as imported, before the plan's exact rewrites (PAD folding); None when
+    # the plan rewrote nothing. A run's reference evaluates it, not the rewritten model.
+    imported: Model | None = None
     # The pools, copies and waits of the devices with memory; None without such devices.
     device_memory: DeviceMemoryPlan | None = None
 
@@ -252,7 +255,8 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
                             {i: a for p in dev_mem.pools for i, a in p.scratch.items()}
                             if dev_mem else {}), placed.trees,
                     _companions(generated_specs(dplan, board), dplan, options.device_specs),
-                    tuple(notes), tuple(device_notes), tuple(folds.items()), dev_mem)
+                    tuple(notes), tuple(device_notes), tuple(folds.items()),
+                    device_memory=dev_mem, imported=dplan.model if folds else None)
 
 
 def _device_memory(model: Model, steps: tuple[Step, ...], placed: Placed,

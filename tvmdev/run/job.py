@@ -166,9 +166,13 @@ def execute(job: Job, inputs: dict[str, np.ndarray] | None = None,
     # A model with state runs its iterations as consecutive invocations: so does the
     # reference, from a reset state.
     state: dict[str, np.ndarray] = {}
-    overrides = host_references(job)
+    # The reference evaluates the model as imported: the plan's exact rewrites (PAD
+    # folding) are what the run checks, so they are not in the reference.
+    ref_model = job.compiled.imported or model
+    by_name = {op.name: op.index for op in ref_model.operators}
+    overrides = {by_name[model.operators[i].name]: f for i, f in host_references(job).items()}
     for _ in range(options.iterations if model.states else 1):
-        ref = reference.evaluate(model, inputs, overrides=overrides, state=state)
+        ref = reference.evaluate(ref_model, inputs, overrides=overrides, state=state)
     result = RunResult(raw.status, raw.status_name, raw.outputs,
                        {k: ref[k] for k in model.outputs}, raw.devices,
                        stdout=raw.proc.stdout, stderr=raw.proc.stderr,
