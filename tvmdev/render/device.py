@@ -106,6 +106,7 @@ def platform_context(plat: Platform, spec: DeviceSpec) -> dict[str, Any]:
     return {
         "name": plat.name,
         "guard": f"TVM_DEVICE_{spec.upper}_{plat.name.upper()}_H_",
+        "user_guard": f"TVM_DEVICE_{spec.upper}_{plat.name.upper()}_USER_H_",
         "handle_type": handle_type if handle_type.endswith("*") else handle_type + " ",
         "handle_name": plat.handle_name,
         "handle_doc": plat.handle_doc,
