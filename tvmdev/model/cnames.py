@@ -36,7 +36,7 @@ DEVICE_FUNCTIONS = ("Init", "Activate", "Open", "Close", "Deactivate", "Destroy"
 MEMORY_FUNCTIONS = ("CopyTo", "CopyFrom", "Wait")
 # Macros a device kind's headers define beside their guards, on some platform.
 KIND_MACROS = ("API_VERSION", "OPEN_TIMEOUT_MS", "OPEN_TIMEOUT_TICKS", "MUTEX_CB_SIZE",
-               "TIMEOUT_MS", "DEFINE", "MEMORY_SIZE", "MEMORY_ALIGN", "TRANSFER_TIMEOUT")
+               "TIMEOUT_MS", "DEFINE", "MEMORY_SIZE", "MEMORY_ALIGN", "TRANSFER_TIMEOUT", "BUS_ADDRESS")
 STATUS_SPELLINGS = (
     "TVM_DEVICE_STATUS_H_", "TVM_DEVICE_API_VERSION", "TVM_DEVICE_OK", "TVM_DEVICE_PENDING",
     "TVM_DEVICE_ERR_BUSY",
