@@ -187,7 +187,8 @@ def test_zephyr_device_structure(cli: Callable[..., Result], tmp_path: Path) -> 
                   and isinstance(n.type, c_ast.Struct) and n.type.name == "tvm_device_woofles"
                   and n.type.decls)
     members = {d.name: d for d in struct.decls}
-    assert set(members) == {"dev", "lock", "owner", "active"}
+    assert set(members) == {"dev", "lock", "owner", "active", "user"}
+    assert members["user"].type.type.name == "tvm_device_woofles_user"  # zephyr_user.h
     assert isinstance(members["dev"].type, c_ast.PtrDecl)
     assert members["dev"].type.type.type.name == "device"
     assert "const" in members["dev"].type.type.quals

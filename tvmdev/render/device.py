@@ -69,6 +69,18 @@ def _memory_prototypes(spec: DeviceSpec) -> dict[str, str]:
             "wait": c_declarator(f"{fn}Wait", [dev, "uint32_t timeout_ms"], width=90)}
 
 
+def _driver_prototypes(name: str) -> dict[str, str]:
+    """The prototypes of the Zephyr skeleton driver's functions, laid out to fit."""
+    dev = "const struct device *dev"
+    return {"write": c_declarator(f"static int {name}_write",
+                                  [dev, "uint32_t addr", "const void *src", "size_t nbytes"]),
+            "read": c_declarator(f"static int {name}_read",
+                                 [dev, "uint32_t addr", "void *dst", "size_t nbytes"]),
+            "irq": c_declarator(f"static void {name}_irq",
+                                ["const struct device *port", "struct gpio_callback *cb",
+                                 "gpio_port_pins_t pins"])}
+
+
 def device_context(spec: DeviceSpec) -> dict[str, Any]:
     """Names and options of one device kind, as templates use them."""
     camel = spec.camel
@@ -91,6 +103,7 @@ def device_context(spec: DeviceSpec) -> dict[str, Any]:
                    {"size": spec.memory.size, "alignment": spec.memory.alignment}),
         "addr_type": f"tvm_device_{spec.name}_addr_t",
         "proto": _memory_prototypes(spec),
+        "driver": _driver_prototypes(spec.name),
         "user_tag": f"tvm_device_{spec.name}_user",
         "opts": option_context(spec),
         "ops": list(spec.ops),
