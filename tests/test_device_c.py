@@ -142,7 +142,8 @@ def _parse_zephyr(path: Path, include: Path) -> c_ast.FileAST:
                   f"-I{REPO}/platforms/zephyr/fake_include", f"-I{include}",
                   "-DCONFIG_TVM_DEVICE_WOOFLES_OPEN_TIMEOUT_MS=-1",
                   "-DCONFIG_TVM_DEVICE_WOOFLES_LOG_LEVEL=3",
-                  "-DCONFIG_KERNEL_INIT_PRIORITY_DEVICE=50", str(path)]).stdout
+                  "-DCONFIG_KERNEL_INIT_PRIORITY_DEVICE=50",
+                  "-DCONFIG_TVM_DEVICE_WOOFLES_INIT_PRIORITY=50", str(path)]).stdout
     return c_parser.CParser().parse(pre, str(path))
 
 

@@ -164,7 +164,8 @@ def kind_spellings(kind: str, platforms: Iterable[str]) -> list[Spelling]:
     up, cc = kind.upper(), naming.camel(kind)
     platforms = sorted(platforms)
     macros = [f"TVM_DEVICE_{up}_H_", f"TVM_KERNELS_{up}_H_", f"CONFIG_TVM_DEVICE_{up}",
-              f"CONFIG_TVM_DEVICE_{up}_OPEN_TIMEOUT_MS", f"CONFIG_TVM_DEVICE_{up}_LOG_LEVEL"]
+              f"CONFIG_TVM_DEVICE_{up}_OPEN_TIMEOUT_MS", f"CONFIG_TVM_DEVICE_{up}_LOG_LEVEL", f"CONFIG_TVM_DEVICE_{up}_INIT_PRIORITY",
+              f"CONFIG_TVM_DEVICE_{up}_DRIVER"]
     macros += [f"TVM_DEVICE_{up}_{p.upper()}_H_" for p in platforms]
     macros += [f"TVM_DEVICE_{up}_{p.upper()}_USER_H_" for p in platforms]
     macros += [f"TVM_DEVICE_{up}_{m}" for m in KIND_MACROS]
