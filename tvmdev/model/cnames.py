@@ -36,7 +36,8 @@ DEVICE_FUNCTIONS = ("Init", "Activate", "Open", "Close", "Deactivate", "Destroy"
 MEMORY_FUNCTIONS = ("CopyTo", "CopyFrom", "Wait")
 # Macros a device kind's headers define beside their guards, on some platform.
 KIND_MACROS = ("API_VERSION", "OPEN_TIMEOUT_MS", "OPEN_TIMEOUT_TICKS", "MUTEX_CB_SIZE",
-               "TIMEOUT_MS", "DEFINE", "MEMORY_SIZE", "MEMORY_ALIGN", "TRANSFER_TIMEOUT", "BUS_ADDRESS")
+               "TIMEOUT_MS", "DEFINE", "MEMORY_SIZE", "MEMORY_ALIGN", "TRANSFER_TIMEOUT",
+               "BUS_ADDRESS")
 STATUS_SPELLINGS = (
     "TVM_DEVICE_STATUS_H_", "TVM_DEVICE_API_VERSION", "TVM_DEVICE_OK", "TVM_DEVICE_PENDING",
     "TVM_DEVICE_ERR_BUSY",
@@ -164,8 +165,8 @@ def kind_spellings(kind: str, platforms: Iterable[str]) -> list[Spelling]:
     up, cc = kind.upper(), naming.camel(kind)
     platforms = sorted(platforms)
     macros = [f"TVM_DEVICE_{up}_H_", f"TVM_KERNELS_{up}_H_", f"CONFIG_TVM_DEVICE_{up}",
-              f"CONFIG_TVM_DEVICE_{up}_OPEN_TIMEOUT_MS", f"CONFIG_TVM_DEVICE_{up}_LOG_LEVEL", f"CONFIG_TVM_DEVICE_{up}_INIT_PRIORITY",
-              f"CONFIG_TVM_DEVICE_{up}_DRIVER"]
+              f"CONFIG_TVM_DEVICE_{up}_OPEN_TIMEOUT_MS", f"CONFIG_TVM_DEVICE_{up}_LOG_LEVEL",
+              f"CONFIG_TVM_DEVICE_{up}_INIT_PRIORITY", f"CONFIG_TVM_DEVICE_{up}_DRIVER"]
     macros += [f"TVM_DEVICE_{up}_{p.upper()}_H_" for p in platforms]
     macros += [f"TVM_DEVICE_{up}_{p.upper()}_USER_H_" for p in platforms]
     macros += [f"TVM_DEVICE_{up}_{m}" for m in KIND_MACROS]
