@@ -250,6 +250,8 @@ BAD = [
      "letters, digits or '-' (acme, acme-ai)"),
     (["--platform", "zephyr", "--bus", "spi"], "tvmdev: --bus needs --zephyr-driver"),
 ]
+BUILTIN = ("tvmdev: --memory does not apply to the built-in kind 'kleidiai' (platform "
+           "kleidiai runs it in the host's memory)")
 
 
 @pytest.mark.parametrize("args,message", BAD, ids=[" ".join(a[2:]) for a, _ in BAD])
@@ -260,6 +262,14 @@ def test_bad_input(args: list[str], message: str, cli: Callable[..., Result],
     assert r.err.splitlines()[0] == message
     assert r.err.splitlines()[1].startswith("  hint: ")
     assert "Traceback" not in r.err
+    assert tree(tmp_path) == {}
+
+
+def test_memory_is_refused_for_a_builtin_kind(cli: Callable[..., Result],
+                                              tmp_path: Path) -> None:
+    r = cli("new-device", "kleidiai", "--platform", "kleidiai", "--memory", "4K", "-o", "out",
+            cwd=tmp_path)
+    assert (r.code, r.err.splitlines()[0]) == (1, BUILTIN)
     assert tree(tmp_path) == {}
 
 

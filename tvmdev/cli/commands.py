@@ -176,6 +176,11 @@ def cmd_new_device(args: argparse.Namespace) -> int:
     if len(set(ops)) != len(ops):
         raise TvmdevError("--ops names an op twice")
     memory = parse_memory(args.memory) if args.memory is not None else None
+    builtin = [p for p in chosen if platform_by_name(p).builtin_kind]
+    if memory is not None and builtin:
+        raise TvmdevError(f"--memory does not apply to the built-in kind '{name}' "
+                          f"(platform {builtin[0]} runs it in the host's memory)",
+                          hint="drop --memory")
     spec = DeviceSpec(name=name, platforms=tuple(chosen), options=tuple(sorted(options.items())),
                       ops=ops, command=recorded_command(args.argv), given=args.name,
                       memory=memory)
