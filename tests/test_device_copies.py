@@ -63,7 +63,22 @@ def test_posix_copies_run(cli: Callable[..., Result], tmp_path: Path) -> None:
     run_ok([gcc, *WARN, f"-I{out}/include", str(TESTS_C / "posix_copy_test.c"),
             str(out / "src/device/npu/posix.c"), "-lpthread", "-o", str(exe)])
     _run(exe)
-    assert cli("check", str(out)).code == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("platform", ["posix", "cmsis", "zephyr"])
+def test_check_knows_the_copy_functions(platform: str, cli: Callable[..., Result],
+                                        tmp_path: Path) -> None:
+    """tvmdev check parses the scaffold's CopyTo/CopyFrom/Wait against the header, and
+    misses a Wait that is not there."""
+    out = _device(cli, tmp_path, "--platform", platform, "--memory", "4K")
+    r = cli("check", str(out))
+    assert r.code == 0, r.out + r.err
+    src = out / f"src/device/npu/{platform}.c"
+    src.write_text(src.read_text().replace("int32_t TVMDeviceNpuWait(", "int32_t NotWait("))
+    r = cli("check", str(out))
+    assert r.code == 1
+    assert f"src/device/npu/{platform}.c: TVMDeviceNpuWait is not defined" in r.out
 
 
 @pytest.mark.slow
