@@ -98,6 +98,14 @@ def test_cmsis_copies_on_a_fake_driver(driver: str, rtos: str, cli: Callable[...
         src += [str(TESTS_C / "fake_cmsis_rtos2.c"), "-lpthread"]
     run_ok([gcc, *flags, *src, "-o", str(tmp_path / "t")])
     _run(tmp_path / "t")
+    # For a Cortex-M4, against Arm's own CMSIS-Driver and CMSIS-RTOS2 headers where
+    # CMSIS 6 is present (the declarations in platforms/cmsis/include are tvmdev's).
+    core = os.environ.get("CMSIS_6_SOURCE_DIR")
+    arm = need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
+    arm_inc = ([f"-I{core}/CMSIS/RTOS2/Include", f"-I{core}/CMSIS/Driver/Include"]
+               if core and Path(core, "CMSIS/Driver/Include").is_dir() else [f"-I{CMSIS_INC}"])
+    run_ok([arm, "-mcpu=cortex-m4", "-mthumb", "-Os", *WARN, *arm_inc, f"-I{out}/include",
+            "-c", src[1], "-o", str(tmp_path / "cmsis.o")])
 
 
 @pytest.mark.slow
