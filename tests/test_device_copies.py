@@ -152,6 +152,40 @@ def _asm_function(asm: str, name: str) -> str:
 
 
 @pytest.mark.slow
+def test_simulated_accelerator_keeps_its_memory(tmp_path: Path) -> None:
+    """tvmdev's simulated accelerator (tvmdev run without --device-dir) renders the copies
+    on a memory in the instance, not over a bus: on POSIX the scaffold's own default, run
+    with posix_copy_test.c; on CMSIS memcpy too, no frame on the UART the firmware binds
+    (built for a Cortex-M3 with and without an RTOS)."""
+    from tvmdev.model.device import DeviceMemory, DeviceSpec
+    from tvmdev.render.device import device_files, project_files
+    gcc = need_tool("gcc")
+    arm = need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
+    memory = DeviceMemory(4096, 32)
+    for plat, options in (("posix", ()), ("cmsis", (("rtos", "none"),)),
+                          ("cmsis", (("rtos", "cmsis-rtos2"),))):
+        out = tmp_path / f"{plat}-{len(options) and options[0][1]}"
+        spec = DeviceSpec("npu", (plat,), options=options, memory=memory)
+        for f in device_files(spec, sim=True) + project_files([spec]):
+            (out / f.path).parent.mkdir(parents=True, exist_ok=True)
+            (out / f.path).write_text(str(f.content))
+        device = out / f"src/device/npu/{plat}.c"
+        if plat == "posix":
+            run_ok([gcc, *WARN, f"-I{out}/include", f"-I{REPO}/runtime/sim",
+                    str(TESTS_C / "posix_copy_test.c"), str(device),
+                    str(REPO / "runtime/sim/tvmdev_sim.c"), "-lpthread",
+                    "-o", str(tmp_path / "t")])
+            _run(tmp_path / "t")
+            continue
+        text = device.read_text()
+        assert "memcpy(&tvm_dev->user.memory[dst], src, nbytes);" in text
+        assert "FRAME_WRITE" not in text and "signal_event" not in text
+        run_ok([arm, "-mcpu=cortex-m3", "-mthumb", "-Os", *WARN, f"-I{out}/include",
+                f"-I{CMSIS_INC}", f"-I{REPO}/runtime/sim", "-c", str(device),
+                "-o", str(tmp_path / "sim.o")])
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("dcache", [False, True], ids=["no-cache", "dcache"])
 def test_zephyr_copies_on_a_fake_kernel(dcache: bool, cli: Callable[..., Result],
                                         tmp_path: Path) -> None:
