@@ -142,7 +142,8 @@ def _parse_zephyr(path: Path, include: Path) -> c_ast.FileAST:
                   f"-I{REPO}/platforms/zephyr/fake_include", f"-I{include}",
                   "-DCONFIG_TVM_DEVICE_WOOFLES_OPEN_TIMEOUT_MS=-1",
                   "-DCONFIG_TVM_DEVICE_WOOFLES_LOG_LEVEL=3",
-                  "-DCONFIG_KERNEL_INIT_PRIORITY_DEVICE=50", str(path)]).stdout
+                  "-DCONFIG_KERNEL_INIT_PRIORITY_DEVICE=50",
+                  "-DCONFIG_TVM_DEVICE_WOOFLES_INIT_PRIORITY=50", str(path)]).stdout
     return c_parser.CParser().parse(pre, str(path))
 
 
@@ -187,7 +188,8 @@ def test_zephyr_device_structure(cli: Callable[..., Result], tmp_path: Path) -> 
                   and isinstance(n.type, c_ast.Struct) and n.type.name == "tvm_device_woofles"
                   and n.type.decls)
     members = {d.name: d for d in struct.decls}
-    assert set(members) == {"dev", "lock", "owner", "active"}
+    assert set(members) == {"dev", "lock", "owner", "active", "user"}
+    assert members["user"].type.type.name == "tvm_device_woofles_user"  # zephyr_user.h
     assert isinstance(members["dev"].type, c_ast.PtrDecl)
     assert members["dev"].type.type.type.name == "device"
     assert "const" in members["dev"].type.type.quals

@@ -122,7 +122,9 @@ def test_header_is_plain_c(cli: Callable[..., Result], tmp_path: Path) -> None:
     text = _read(header)
     assert "id<" not in text and "@" not in text and "#import" not in text
     assert re.findall(r"#include ([<\"][^>\"]+[>\"])", text) == [
-        "<pthread.h>", "<stdint.h>", '"tvm/device/gpu.h"']
+        "<pthread.h>", "<stdint.h>", '"tvm/device/gpu.h"', '"tvm/device/gpu/metal_user.h"']
+    user_h = _read(out / "include/tvm/device/gpu/metal_user.h")  # the user's fields: plain C too
+    assert "id<" not in user_h and "@" not in user_h and "#import" not in user_h
     assert "#if TVM_DEVICE_GPU_API_VERSION != 1\n#error" in text
     struct = re.search(r"struct tvm_device_gpu \{(.*?)\n\};", text, re.S)
     assert struct is not None

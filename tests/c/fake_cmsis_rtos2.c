@@ -238,3 +238,123 @@ osStatus_t osMutexDelete(osMutexId_t mutex_id)
     pthread_mutex_unlock(&big_lock);
     return osOK;
 }
+
+/*
+ * Counting semaphores: where both kernels agree (RTX5 rtx_semaphore.c,
+ * svcRtxSemaphoreAcquire/isrRtxSemaphoreAcquire/svcRtxSemaphoreRelease; CMSIS-FreeRTOS
+ * cmsis_os2.c, osSemaphoreAcquire/osSemaphoreRelease): no token and no wait is
+ * osErrorResource, a wait that ends without one osErrorTimeout, a wait from an
+ * interrupt osErrorParameter, a release of a full semaphore osErrorResource. The pool is
+ * FAKE_MUTEXES objects.
+ */
+struct fake_semaphore {
+    int used;
+    uint32_t count, max;
+    pthread_cond_t given;
+};
+
+static struct fake_semaphore semaphores[FAKE_MUTEXES];
+
+osSemaphoreId_t osSemaphoreNew(uint32_t max_count, uint32_t initial_count,
+                               const osSemaphoreAttr_t *attr)
+{
+    osSemaphoreId_t id = NULL;
+    int i;
+
+    (void)attr;
+    if (thread_is_isr || max_count == 0U || initial_count > max_count) {
+        return NULL;
+    }
+    pthread_mutex_lock(&big_lock);
+    for (i = 0; i < FAKE_MUTEXES && id == NULL; i++) {
+        if (!semaphores[i].used) {
+            semaphores[i].used = 1;
+            semaphores[i].count = initial_count;
+            semaphores[i].max = max_count;
+            pthread_cond_init(&semaphores[i].given, NULL);
+            id = &semaphores[i];
+        }
+    }
+    pthread_mutex_unlock(&big_lock);
+    return id;
+}
+
+osStatus_t osSemaphoreAcquire(osSemaphoreId_t semaphore_id, uint32_t timeout)
+{
+    struct fake_semaphore *s = semaphore_id;
+    struct timespec deadline;
+    osStatus_t status = osOK;
+
+    if (s == NULL || !s->used || (thread_is_isr && timeout != 0U)) {
+        return osErrorParameter;
+    }
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += (time_t)(timeout / 1000U);
+    deadline.tv_nsec += (long)(timeout % 1000U) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&big_lock);
+    while (s->count == 0U && status == osOK) {
+        if (timeout == 0U) {
+            status = osErrorResource;
+        } else if (timeout == osWaitForever) {
+            pthread_cond_wait(&s->given, &big_lock);
+        } else if (pthread_cond_timedwait(&s->given, &big_lock, &deadline) == ETIMEDOUT) {
+            status = s->count == 0U ? osErrorTimeout : osOK;
+        }
+    }
+    if (status == osOK) {
+        s->count--;
+    }
+    pthread_mutex_unlock(&big_lock);
+    return status;
+}
+
+osStatus_t osSemaphoreRelease(osSemaphoreId_t semaphore_id)
+{
+    struct fake_semaphore *s = semaphore_id;
+    osStatus_t status = osOK;
+
+    if (s == NULL || !s->used) {
+        return osErrorParameter;
+    }
+    pthread_mutex_lock(&big_lock);
+    if (s->count == s->max) {
+        status = osErrorResource;
+    } else {
+        s->count++;
+        pthread_cond_signal(&s->given);
+    }
+    pthread_mutex_unlock(&big_lock);
+    return status;
+}
+
+osStatus_t osSemaphoreDelete(osSemaphoreId_t semaphore_id)
+{
+    struct fake_semaphore *s = semaphore_id;
+
+    if (thread_is_isr) {
+        return osErrorISR;
+    }
+    if (s == NULL || !s->used) {
+        return osErrorParameter;
+    }
+    pthread_mutex_lock(&big_lock);
+    s->used = 0;
+    pthread_cond_destroy(&s->given);
+    pthread_mutex_unlock(&big_lock);
+    return osOK;
+}
+
+int fake_rtos_live_semaphores(void)
+{
+    int n = 0;
+    int i;
+
+    for (i = 0; i < FAKE_MUTEXES; i++) {
+        n += semaphores[i].used;
+    }
+    return n;
+}

@@ -13,6 +13,7 @@ typedef struct {
 void fake_rtos_set_state(osKernelState_t state);
 void fake_rtos_set_isr(int isr); /* this thread runs as an interrupt handler */
 int fake_rtos_live_mutexes(void);
+int fake_rtos_live_semaphores(void);
 int fake_rtos_static_mutexes(void);
 int fake_rtos_non_owner_releases(void); /* releases a non-owner made (FreeRTOS only) */
 

@@ -119,8 +119,8 @@ bool atomic_cas(atomic_t *target, atomic_val_t old_value, atomic_val_t new_value
     return true;
 }
 
-static const struct device npu = {"npu0", NULL, NULL};
-static const struct device broken = {"broken", NULL, NULL};
+static const struct device npu = {"npu0", NULL, NULL, NULL};
+static const struct device broken = {"broken", NULL, NULL, NULL};
 
 bool device_is_ready(const struct device *dev)
 {

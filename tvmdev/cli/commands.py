@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import replace
@@ -20,7 +21,7 @@ from ..load.board import Board, board_by_name
 from ..load.kernel_tree import OFF
 from ..load.platform import PlatformOption, all_platforms, platform_by_name
 from ..load.rtos import core_of, load_rtos
-from ..model.device import DeviceSpec, device_name
+from ..model.device import DeviceSpec, device_name, parse_memory
 from ..model.graph import Model
 from ..model.ops import OPS
 from ..model.status import describe
@@ -130,6 +131,32 @@ def platform_option_flags() -> dict[str, PlatformOption]:
     return flags
 
 
+def _platform_options(args: argparse.Namespace, chosen: list[str]) -> dict[str, Any]:
+    """The platform options given to new-device, each checked: its platform selected, a
+    string in its syntax, the flag it requires given."""
+    options: dict[str, Any] = {}
+    flags = platform_option_flags()
+    for oname, opt in flags.items():
+        value = getattr(args, oname)
+        if value is None:
+            continue
+        owners = [p for p in chosen if oname in {o.name for o in platform_by_name(p).options}]
+        if not owners:
+            declared = [p.name for p in all_platforms().values()
+                        if oname in {o.name for o in p.options}]
+            raise TvmdevError(f"{opt.flag} applies to platform {', '.join(declared)}, "
+                              "which is not selected",
+                              hint=f"add --platform {declared[0]} or drop {opt.flag}")
+        if opt.pattern is not None and not re.fullmatch(opt.pattern, str(value)):
+            raise TvmdevError(f"{opt.flag} {shown(value)} is not {opt.syntax or opt.pattern}",
+                              hint=f"{opt.flag} takes {opt.syntax or opt.pattern}")
+        if opt.requires is not None and not getattr(args, opt.requires):
+            need = flags[opt.requires].flag
+            raise TvmdevError(f"{opt.flag} needs {need}", hint=f"add {need} or drop {opt.flag}")
+        options[oname] = value
+    return options
+
+
 def cmd_new_device(args: argparse.Namespace) -> int:
     """``tvmdev new-device``: generate (or add to) a device folder."""
 
@@ -147,27 +174,22 @@ def cmd_new_device(args: argparse.Namespace) -> int:
         chosen.append(p)
     if not chosen:
         raise UsageError("new-device needs at least one --platform (see: tvmdev list platforms)")
-    options: dict[str, Any] = {}
-    for oname, opt in platform_option_flags().items():
-        value = getattr(args, oname)
-        if value is None:
-            continue
-        owners = [p for p in chosen if oname in {o.name for o in platform_by_name(p).options}]
-        if not owners:
-            declared = [p.name for p in all_platforms().values()
-                        if oname in {o.name for o in p.options}]
-            raise TvmdevError(f"{opt.flag} applies to platform {', '.join(declared)}, "
-                              "which is not selected",
-                              hint=f"add --platform {declared[0]} or drop {opt.flag}")
-        options[oname] = value
+    options = _platform_options(args, chosen)
     ops = tuple(o for o in (args.ops if args.ops is not None else "gemm,matmul").split(",") if o)
     for o in ops:
         if o not in OPS:
             raise TvmdevError(f"--ops: unknown op {shown(o)}", hint="known ops: " + ", ".join(OPS))
     if len(set(ops)) != len(ops):
         raise TvmdevError("--ops names an op twice")
+    memory = parse_memory(args.memory) if args.memory is not None else None
+    builtin = [p for p in chosen if platform_by_name(p).builtin_kind]
+    if memory is not None and builtin:
+        raise TvmdevError(f"--memory does not apply to the built-in kind '{name}' "
+                          f"(platform {builtin[0]} runs it in the host's memory)",
+                          hint="drop --memory")
     spec = DeviceSpec(name=name, platforms=tuple(chosen), options=tuple(sorted(options.items())),
-                      ops=ops, command=recorded_command(args.argv), given=args.name)
+                      ops=ops, command=recorded_command(args.argv), given=args.name,
+                      memory=memory)
     out_dir = Path(args.output)
     _prepare_out_dir(out_dir, args.dry_run)
     specs = folder_specs(out_dir, spec)

@@ -93,6 +93,10 @@ def _add_new_device(sub: Any, common: argparse.ArgumentParser) -> None:
                     help="output folder (default: the current folder)")
     nd.add_argument("--ops", metavar="OP,OP",
                     help="operators the device's kernel library claims (default: gemm,matmul)")
+    nd.add_argument("--memory", metavar="SIZE[:ALIGN]",
+                    help="the device has memory of its own: SIZE bytes (K, M), addresses "
+                         "aligned to ALIGN (default 16); adds CopyTo, CopyFrom and Wait "
+                         "(example: --memory 256K:32)")
     nd.add_argument("--force", action="store_true",
                     help="overwrite files you edited (your version is saved as .orig)")
     nd.add_argument("--dry-run", action="store_true", help="list what would be written")
@@ -100,6 +104,9 @@ def _add_new_device(sub: Any, common: argparse.ArgumentParser) -> None:
         if opt.kind == "flag":
             nd.add_argument(opt.flag, dest=oname, action="store_const", const=True,
                             default=None, help=opt.help)
+        elif opt.kind == "string":
+            nd.add_argument(opt.flag, dest=oname, metavar=oname.upper(), default=None,
+                            help=f"{opt.help} (default: {opt.default})")
         else:
             nd.add_argument(opt.flag, dest=oname, choices=[c.value for c in opt.choices],
                             default=None, help=f"{opt.help} (default: {opt.default})")

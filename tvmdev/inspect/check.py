@@ -21,6 +21,7 @@ from ..errors import TvmdevError
 from ..load.device_kernels import variants
 from ..load.library import load_library
 from ..load.platform import Platform, all_platforms, platform_by_name
+from ..model.cnames import MEMORY_FUNCTIONS
 from ..model.device import DeviceSpec, specs_from_manifest
 from ..model.ops import OPS, kernel_params
 from ..reading import read_bytes
@@ -185,7 +186,8 @@ def check_folder(folder: Path) -> list[Problem]:
 
 
 def _check_device(folder: Path, spec: DeviceSpec, plat: Platform) -> list[Problem]:
-    """The six device functions of one platform's implementation against the headers."""
+    """The six device functions of one platform's implementation (and CopyTo, CopyFrom
+    and Wait of a kind with memory) against the headers."""
     src = folder / plat.device_source.format(name=spec.name)
     rel = str(src.relative_to(folder))
     if not os.path.lexists(src):
@@ -195,7 +197,7 @@ def _check_device(folder: Path, spec: DeviceSpec, plat: Platform) -> list[Proble
     defines = [d.format(macro=f"TVM_DEVICE_{spec.upper}") for d in plat.check.defines]
     parsed = _read(src, rel, plat, [folder / "include"], defines)
     decls, defs, problems = parsed.decls, parsed.defs, parsed.problems
-    for fn in DEVICE_FUNCTIONS:
+    for fn in DEVICE_FUNCTIONS + (MEMORY_FUNCTIONS if spec.memory is not None else ()):
         fname = f"TVMDevice{spec.camel}{fn}"
         if fname not in defs:
             problems.append(Problem(rel, 0, f"{fname} is not defined"))

@@ -80,6 +80,20 @@ class Support:
     env: tuple[tuple[str, str], ...] = ()
 
 
+# The alignment of the workspace and of every planned buffer without a cache to align to.
+BASE_ALIGNMENT = 16
+
+
+@dataclass(frozen=True)
+class Cache:
+    """The CPU's data cache, as buffers a device reads or writes by DMA must respect:
+    cleaned and invalidated by whole lines, so aligned to one (``cache: {line: 32,
+    dcache: true}``)."""
+
+    line: int
+    dcache: bool = True
+
+
 @dataclass(frozen=True)
 class Offload:
     """Operators no device runs that go to a device of ``kind`` named ``device``."""
@@ -112,6 +126,15 @@ class Board:
     rtos: str | None = None  # the CMSIS-RTOS2 kernel the firmware runs on (rtx5, freertos)
     # options of the simulated devices a run generates (cmsis_driver: spi)
     device_options: tuple[tuple[str, str], ...] = ()
+    cache: Cache | None = None  # the CPU's data cache, if it has one
+
+    def buffer_alignment(self, device: DeviceMemory | None = None) -> int:
+        """The alignment of the workspace and of buffers a device reads or writes: 16
+        bytes, or the data cache's line where there is one (cache maintenance works on
+        whole lines), or the device memory's own alignment if larger."""
+        cached = self.cache.line if self.cache is not None and self.cache.dcache else 0
+        own = device.alignment if device is not None else 0
+        return max(BASE_ALIGNMENT, cached, own)
 
     @property
     def where(self) -> Where:
@@ -207,6 +230,8 @@ def load_board(path: Path, origin: str = "path") -> Board:
         rtos=doc.get("rtos"),
         device_options=tuple((str(k), str(v)) for k, v in
                              (doc.get("device_options") or {}).items()),
+        cache=Cache(int(doc["cache"]["line"]), bool(doc["cache"].get("dcache", True)))
+        if doc.get("cache") else None,
     )
 
 

@@ -37,9 +37,12 @@ class PlatformOption:
     name: str
     flag: str
     help: str
-    kind: str  # "choice" or "flag"
+    kind: str  # "choice", "flag" or "string"
     choices: tuple[OptionChoice, ...]
     default: str | bool
+    pattern: str | None = None  # a string option's syntax (a regular expression)
+    syntax: str = ""  # the syntax in words, for the hint when a value does not match
+    requires: str | None = None  # a flag option this one needs set, if any
 
     def choice(self, value: str) -> OptionChoice:
         """The choice called ``value``."""
@@ -123,12 +126,13 @@ def _file_rules(node: Any) -> tuple[FileRule, ...]:
 def _options(node: Any) -> tuple[PlatformOption, ...]:
     options = []
     for oname, onode in (node or {}).items():
-        kind = "flag" if onode.get("type") == "flag" else "choice"
+        kind = str(onode.get("type", "choice"))
         choices = tuple(OptionChoice(str(v), tuple(sorted((facts or {}).items())))
                         for v, facts in (onode.get("choices") or {}).items())
         default = onode.get("default", False if kind == "flag" else "")
         options.append(PlatformOption(oname, str(onode["flag"]), str(onode["help"]), kind,
-                                      choices, default))
+                                      choices, default, onode.get("pattern"),
+                                      str(onode.get("syntax", "")), onode.get("requires")))
     return tuple(options)
 
 

@@ -32,11 +32,15 @@ TAG = "tag"
 FILE = "file"  # header paths (case-insensitively: macOS)
 
 DEVICE_FUNCTIONS = ("Init", "Activate", "Open", "Close", "Deactivate", "Destroy")
+# Those of a kind with memory of its own (new-device --memory).
+MEMORY_FUNCTIONS = ("CopyTo", "CopyFrom", "Wait")
 # Macros a device kind's headers define beside their guards, on some platform.
 KIND_MACROS = ("API_VERSION", "OPEN_TIMEOUT_MS", "OPEN_TIMEOUT_TICKS", "MUTEX_CB_SIZE",
-               "TIMEOUT_MS", "DEFINE")
+               "TIMEOUT_MS", "DEFINE", "MEMORY_SIZE", "MEMORY_ALIGN", "TRANSFER_TIMEOUT",
+               "BUS_ADDRESS")
 STATUS_SPELLINGS = (
-    "TVM_DEVICE_STATUS_H_", "TVM_DEVICE_API_VERSION", "TVM_DEVICE_OK", "TVM_DEVICE_ERR_BUSY",
+    "TVM_DEVICE_STATUS_H_", "TVM_DEVICE_API_VERSION", "TVM_DEVICE_OK", "TVM_DEVICE_PENDING",
+    "TVM_DEVICE_ERR_BUSY",
     "TVM_DEVICE_ERR_TIMEOUT", "TVM_DEVICE_ERR_NOT_READY", "TVM_DEVICE_ERR_INVALID",
     "TVM_DEVICE_ERR_IO", "TVM_DEVICE_ERR_UNSUPPORTED", "TVM_DEVICE_DECLINED")
 # The harnesses' own identifiers (templates/harness/**).
@@ -161,17 +165,23 @@ def kind_spellings(kind: str, platforms: Iterable[str]) -> list[Spelling]:
     up, cc = kind.upper(), naming.camel(kind)
     platforms = sorted(platforms)
     macros = [f"TVM_DEVICE_{up}_H_", f"TVM_KERNELS_{up}_H_", f"CONFIG_TVM_DEVICE_{up}",
-              f"CONFIG_TVM_DEVICE_{up}_OPEN_TIMEOUT_MS", f"CONFIG_TVM_DEVICE_{up}_LOG_LEVEL"]
+              f"CONFIG_TVM_DEVICE_{up}_OPEN_TIMEOUT_MS", f"CONFIG_TVM_DEVICE_{up}_LOG_LEVEL",
+              f"CONFIG_TVM_DEVICE_{up}_INIT_PRIORITY", f"CONFIG_TVM_DEVICE_{up}_DRIVER"]
     macros += [f"TVM_DEVICE_{up}_{p.upper()}_H_" for p in platforms]
+    macros += [f"TVM_DEVICE_{up}_{p.upper()}_USER_H_" for p in platforms]
     macros += [f"TVM_DEVICE_{up}_{m}" for m in KIND_MACROS]
-    idents = [f"tvm_device_{kind}_t", *(f"TVMDevice{cc}{fn}" for fn in DEVICE_FUNCTIONS),
+    idents = [f"tvm_device_{kind}_t", f"tvm_device_{kind}_addr_t",
+              *(f"TVMDevice{cc}{fn}" for fn in DEVICE_FUNCTIONS + MEMORY_FUNCTIONS),
               *(f"{kind}_{op}_f32" for op in OPS),
               *(f"{kind}_{s}" for s in ("data", "config", "init", "driver")),
               f"tvmdev_{kind}"]
     files = [f"tvm/device/{kind}.h", f"tvm/kernels/{kind}.h",
-             *(f"tvm/device/{kind}/{p}.h" for p in platforms)]
+             *(f"tvm/device/{kind}/{p}.h" for p in platforms),
+             *(f"tvm/device/{kind}/{p}_user.h" for p in platforms)]
     return ([Spelling(MACRO, m) for m in macros] + [Spelling(GLOBAL, i) for i in idents]
-            + [Spelling(TAG, f"tvm_device_{kind}"), name_key("kind", kind)]
+            + [Spelling(TAG, t) for t in (f"tvm_device_{kind}", f"tvm_device_{kind}_user",
+                                          f"tvm_device_{kind}_driver_api")]
+            + [name_key("kind", kind)]
             + [Spelling(FILE, f) for f in files])
 
 

@@ -44,11 +44,48 @@ def device_name(given: str, where: Where | None = None) -> str:
 
 @dataclass(frozen=True)
 class DeviceMemory:
-    """Memory a device kind has of its own: its size and the alignment its addresses need
-    (docs/device-memory.md)."""
+    """A device kind's own memory: its size and the alignment of addresses in it, in
+    bytes (``tvmdev new-device NAME --memory SIZE[:ALIGN]``)."""
 
     size: int
     alignment: int
+
+
+_SIZE = re.compile(r"([0-9]+)([KM]?)\Z")
+_UNITS = {"": 1, "K": 1024, "M": 1024 * 1024}
+MEMORY_HINT = "give SIZE[:ALIGN] in bytes, K or M, alignment a power of two: --memory 256K:32"
+DEFAULT_ALIGNMENT = 16
+
+
+def _bytes(text: str) -> int | None:
+    found = _SIZE.match(text.strip().upper())
+    return int(found.group(1)) * _UNITS[found.group(2)] if found else None
+
+
+def parse_memory(given: str, where: Where | None = None) -> DeviceMemory:
+    """``256K:32`` -> DeviceMemory(262144, 32); nonsense is one line with a hint."""
+    size_text, _, align_text = given.partition(":")
+    size = _bytes(size_text)
+    align = _bytes(align_text) if align_text else DEFAULT_ALIGNMENT
+    if size is None or align is None:
+        raise TvmdevError(f"--memory {shown(given)} is not a size", where, hint=MEMORY_HINT)
+    return memory_of(size, align, f"--memory {shown(given)}", where)
+
+
+def memory_of(size: int, alignment: int, what: str, where: Where | None = None
+              ) -> DeviceMemory:
+    """A checked DeviceMemory: a positive size below 4 GiB (addresses are 32 bits), an
+    alignment a power of two that divides it."""
+    if alignment <= 0 or alignment & (alignment - 1):
+        raise TvmdevError(f"{what}: the alignment {alignment} is not a power of two", where,
+                          hint=MEMORY_HINT)
+    if not 0 < size < 1 << 32:
+        raise TvmdevError(f"{what}: the size {size} is not between 1 byte and 4 GiB", where,
+                          hint=MEMORY_HINT)
+    if size % alignment:
+        raise TvmdevError(f"{what}: the size {size} is not a multiple of the alignment "
+                          f"{alignment}", where, hint=MEMORY_HINT)
+    return DeviceMemory(size, alignment)
 
 
 @dataclass(frozen=True)
@@ -61,7 +98,7 @@ class DeviceSpec:
     ops: tuple[str, ...] = ("gemm", "matmul")
     command: str = ""
     given: str = field(default="", compare=False)
-    memory: DeviceMemory | None = None  # memory of its own (docs/device-memory.md)
+    memory: DeviceMemory | None = None  # the kind's own memory, if it declares one
 
     @property
     def camel(self) -> str:
@@ -79,8 +116,12 @@ class DeviceSpec:
 
     def to_json(self) -> dict[str, Any]:
         """The data as JSON-compatible values."""
-        return {"platforms": list(self.platforms), "options": dict(self.options),
-                "ops": list(self.ops), "command": self.command, "given": self.given or self.name}
+        out: dict[str, Any] = {
+            "platforms": list(self.platforms), "options": dict(self.options),
+            "ops": list(self.ops), "command": self.command, "given": self.given or self.name}
+        if self.memory is not None:
+            out["memory"] = {"size": self.memory.size, "alignment": self.memory.alignment}
+        return out
 
     @staticmethod
     def from_json(name: str, data: dict[str, Any]) -> DeviceSpec:
@@ -89,7 +130,10 @@ class DeviceSpec:
                           options=tuple(sorted(data.get("options", {}).items())),
                           ops=tuple(data.get("ops", ("gemm", "matmul"))),
                           command=str(data.get("command", "")),
-                          given=str(data.get("given", name)))
+                          given=str(data.get("given", name)),
+                          memory=(DeviceMemory(data["memory"]["size"],
+                                               data["memory"]["alignment"])
+                                  if "memory" in data else None))
 
 
 def _strings(value: Any) -> bool:
@@ -116,6 +160,20 @@ def _manifest_problem(data: Any, platforms: Collection[str]) -> str | None:
         return "needs strings or true/false as 'options'"
     if not all(isinstance(data.get(k, ""), str) for k in ("command", "given")):
         return "needs strings as 'command' and 'given'"
+    return _memory_problem(data.get("memory"))
+
+
+def _memory_problem(memory: Any) -> str | None:
+    """What is wrong with a manifest's 'memory' record, or None."""
+    if memory is None:
+        return None
+    if not isinstance(memory, dict) or set(memory) != {"size", "alignment"} or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in memory.values()):
+        return "needs {size, alignment} in bytes as 'memory'"
+    try:
+        memory_of(memory["size"], memory["alignment"], "memory")
+    except TvmdevError as err:
+        return f"has a bad 'memory' ({err.message})"
     return None
 
 

@@ -17,6 +17,9 @@ class Status:
 
 STATUSES: tuple[Status, ...] = (
     Status("TVM_DEVICE_OK", 0, "Success."),
+    Status("TVM_DEVICE_PENDING", 1,
+           "The call started a job (a copy, an operator) that ends at the device's next "
+           "Wait; positive, so `ret < 0` error checks are unchanged."),
     Status("TVM_DEVICE_ERR_BUSY", -1,
            "The device is in use and the call would have to wait; try again later."),
     Status("TVM_DEVICE_ERR_TIMEOUT", -2,

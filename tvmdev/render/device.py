@@ -24,7 +24,7 @@ from ..resources import runtime_dir
 from ..write.files import OutFile
 from ..write.manifest import MANIFEST, MANIFEST_HINT, read_manifest
 from .device_memory import memory_context, memory_prototype, sim_tensors
-from .engine import banner, render
+from .engine import banner, c_declarator, render
 
 _PORTABLE = "kernels/portable"  # the portable kernel library, under runtime/
 _LOCAL_INCLUDE = re.compile(r'^#include "([^"/]+)"', re.MULTILINE)
@@ -49,9 +49,37 @@ def option_context(spec: DeviceSpec) -> dict[str, Any]:
     for plat in _platforms(spec):
         for opt in plat.options:
             value = values.get(opt.name, opt.default)
-            out[opt.name] = (bool(value) if opt.kind == "flag"
-                             else {"value": value, **opt.choice(str(value)).as_dict()})
+            if opt.kind == "flag":
+                out[opt.name] = bool(value)
+            elif opt.kind == "string":  # its C spellings too: acme-ai -> acme_ai, ACME_AI
+                ident = str(value).replace("-", "_")
+                out[opt.name] = {"value": value, "ident": ident, "macro": ident.upper()}
+            else:
+                out[opt.name] = {"value": value, **opt.choice(str(value)).as_dict()}
     return out
+
+
+def _memory_prototypes(spec: DeviceSpec) -> dict[str, str]:
+    """The prototypes of CopyTo, CopyFrom and Wait (without the ';'), laid out to fit."""
+    dev, addr, fn = f"tvm_device_{spec.name}_t *tvm_dev", f"tvm_device_{spec.name}_addr_t", \
+        f"int32_t TVMDevice{spec.camel}"
+    return {"copy_to": c_declarator(f"{fn}CopyTo", [dev, f"{addr} dst", "const void *src",
+                                                    "uint32_t nbytes"], width=90),
+            "copy_from": c_declarator(f"{fn}CopyFrom", [dev, "void *dst", f"{addr} src",
+                                                        "uint32_t nbytes"], width=90),
+            "wait": c_declarator(f"{fn}Wait", [dev, "uint32_t timeout_ms"], width=90)}
+
+
+def _driver_prototypes(name: str) -> dict[str, str]:
+    """The prototypes of the Zephyr skeleton driver's functions, laid out to fit."""
+    dev = "const struct device *dev"
+    return {"write": c_declarator(f"static int {name}_write",
+                                  [dev, "uint32_t addr", "const void *src", "size_t nbytes"]),
+            "read": c_declarator(f"static int {name}_read",
+                                 [dev, "uint32_t addr", "void *dst", "size_t nbytes"]),
+            "irq": c_declarator(f"static void {name}_irq",
+                                ["const struct device *port", "struct gpio_callback *cb",
+                                 "gpio_port_pins_t pins"])}
 
 
 def device_context(spec: DeviceSpec) -> dict[str, Any]:
@@ -68,13 +96,20 @@ def device_context(spec: DeviceSpec) -> dict[str, Any]:
         "type": f"tvm_device_{spec.name}_t",
         "guard": f"TVM_DEVICE_{spec.upper}_H_",
         "fn": {fn: f"TVMDevice{camel}{fn.capitalize()}" for fn in
-               ("init", "activate", "open", "close", "deactivate", "destroy")}
-        | {"set_open_timeout": f"TVMDevice{camel}SetOpenTimeout"},
+               ("init", "activate", "open", "close", "deactivate", "destroy", "wait")}
+        | {"set_open_timeout": f"TVMDevice{camel}SetOpenTimeout",
+           "copy_to": f"TVMDevice{camel}CopyTo", "copy_from": f"TVMDevice{camel}CopyFrom"},
+        # The device's own memory (--memory), or None: the copy functions exist with it;
+        # its names, as the executor and the simulated device use them (.device_memory).
+        "memory": memory_context(spec),
+        "addr_type": f"tvm_device_{spec.name}_addr_t",
+        "proto": _memory_prototypes(spec),
+        "driver": _driver_prototypes(spec.name),
+        "user_tag": f"tvm_device_{spec.name}_user",
         "opts": option_context(spec),
         "ops": list(spec.ops),
         # The CMake target of its kernels (src/kernels/<name>/), if it has any.
         "kernels_target": f"tvm_kernels_{spec.name}" if kernels else "",
-        "memory": memory_context(spec),
     }
 
 
@@ -85,6 +120,7 @@ def platform_context(plat: Platform, spec: DeviceSpec) -> dict[str, Any]:
     return {
         "name": plat.name,
         "guard": f"TVM_DEVICE_{spec.upper}_{plat.name.upper()}_H_",
+        "user_guard": f"TVM_DEVICE_{spec.upper}_{plat.name.upper()}_USER_H_",
         "handle_type": handle_type if handle_type.endswith("*") else handle_type + " ",
         "handle_name": plat.handle_name,
         "handle_doc": plat.handle_doc,
@@ -243,6 +279,8 @@ def device_files(spec: DeviceSpec, sim: bool = False) -> list[OutFile]:
         files.append(_rendered("sim_memory.c.j2", f"src/device/{spec.name}/sim_memory.c",
                                "owned", spec.command, dev=dev))
     fmt = {"name": spec.name, "dashed": dev["dashed"]}
+    fmt |= {k: v["value"] for k, v in dev["opts"].items()
+            if isinstance(v, dict) and "ident" in v}  # string options: {vendor}
     for plat in _platforms(spec):
         plat_ctx = platform_context(plat, spec)
         for rule in plat.files:
@@ -257,6 +295,12 @@ def device_files(spec: DeviceSpec, sim: bool = False) -> list[OutFile]:
                                    "owned" if sim else rule.kind, spec.command,
                                    dev=dev, plat=plat_ctx, opts=dev["opts"], sim=sim))
     return files
+
+
+def _vendors(devs: list[dict[str, Any]]) -> list[str]:
+    """The devicetree vendor prefixes of the devices with a Zephyr driver, sorted."""
+    return sorted({d["opts"]["vendor"]["value"] for d in devs
+                   if d["opts"].get("zephyr_driver") and "vendor" in d["opts"]})
 
 
 def project_files(specs: list[DeviceSpec]) -> list[OutFile]:
@@ -275,9 +319,12 @@ def project_files(specs: list[DeviceSpec]) -> list[OutFile]:
         (zephyr_frags if plat.cmake_context == "zephyr" else standalone_frags).append(frag)
         for rule in plat.project_files:
             assert rule.template is not None
+            if rule.when and not any(d["opts"].get(rule.when) for d in devs):
+                continue
             files.append(_rendered(rule.template, rule.path, rule.kind, command, devices=devs,
                                    any_driver=any(d["opts"].get("zephyr_driver")
-                                                  for d in devs)))
+                                                  for d in devs),
+                                   vendors=_vendors(devs)))
     portable = portable_sources(specs)
     files += _portable_files(portable, portable_headers(specs), used)
     kernel_libraries = [{"name": s.name, "target": device_context(s)["kernels_target"],
@@ -314,7 +361,7 @@ def folder_specs(out_dir: Path, new: DeviceSpec) -> list[DeviceSpec]:
         options = dict(old.options)
         options.update(dict(new.options))
         new = DeviceSpec(new.name, merged, tuple(sorted(options.items())), new.ops,
-                         new.command, new.given)
+                         new.command, new.given, new.memory or old.memory)
     specs[new.name] = new
     ordered = [specs[k] for k in sorted(specs)]
     check_collisions(ordered, all_platforms())

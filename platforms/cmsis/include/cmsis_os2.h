@@ -59,6 +59,7 @@ typedef enum {
 /* Opaque object handles. */
 typedef void *osThreadId_t;
 typedef void *osMutexId_t;
+typedef void *osSemaphoreId_t;
 
 typedef void (*osThreadFunc_t)(void *argument);
 
@@ -112,6 +113,20 @@ osStatus_t osMutexAcquire(osMutexId_t mutex_id, uint32_t timeout);
 osStatus_t osMutexRelease(osMutexId_t mutex_id);
 osStatus_t osMutexDelete(osMutexId_t mutex_id);
 osThreadId_t osMutexGetOwner(osMutexId_t mutex_id);
+
+/* Semaphores: attributes as for mutexes (name, attr_bits, cb_mem, cb_size). */
+typedef struct {
+    const char *name;
+    uint32_t attr_bits;
+    void *cb_mem;
+    uint32_t cb_size;
+} osSemaphoreAttr_t;
+
+osSemaphoreId_t osSemaphoreNew(uint32_t max_count, uint32_t initial_count,
+                               const osSemaphoreAttr_t *attr);
+osStatus_t osSemaphoreAcquire(osSemaphoreId_t semaphore_id, uint32_t timeout);
+osStatus_t osSemaphoreRelease(osSemaphoreId_t semaphore_id);
+osStatus_t osSemaphoreDelete(osSemaphoreId_t semaphore_id);
 
 #ifdef __cplusplus
 }

@@ -8,9 +8,10 @@ struct device {
     const char *name;
     const void *config;
     void *data;
+    const void *api;
 };
 bool device_is_ready(const struct device *dev);
 #define DEVICE_DT_INST_DEFINE(inst, init_fn, pm, data_ptr, config_ptr, level, prio, api) \
-    const struct device tvmdev_fake_device_##inst = {"inst", config_ptr, data_ptr};        \
+    const struct device tvmdev_fake_device_##inst = {"inst", config_ptr, data_ptr, api};   \
     int (*const tvmdev_fake_init_##inst)(const struct device *) = init_fn;
 #endif

@@ -5,4 +5,5 @@
 struct device;
 int pm_device_runtime_get(const struct device *dev);
 int pm_device_runtime_put(const struct device *dev);
+int pm_device_runtime_enable(const struct device *dev);
 #endif

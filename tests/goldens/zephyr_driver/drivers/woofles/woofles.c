@@ -8,13 +8,21 @@
  * devicetree node with compatible "tvmdev,woofles". Fill in the init
  * function and the hardware access; TVMDeviceWooflesInit receives these
  * devices, and an operator reaches the driver through tvm_dev->dev.
+ *
+ * Runtime power management is enabled at init: TVMDeviceWooflesActivate's
+ * pm_device_runtime_get resumes the device (woofles_pm_action's
+ * PM_DEVICE_ACTION_RESUME) and Deactivate's pm_device_runtime_put suspends it.
  */
 #define DT_DRV_COMPAT tvmdev_woofles
+
+#include <errno.h>
 
 #include <zephyr/device.h>
 #include <zephyr/devicetree.h>
 #include <zephyr/kernel.h>
 #include <zephyr/logging/log.h>
+#include <zephyr/pm/device.h>
+#include <zephyr/pm/device_runtime.h>
 
 LOG_MODULE_REGISTER(woofles_driver, CONFIG_TVM_DEVICE_WOOFLES_LOG_LEVEL);
 
@@ -26,25 +34,46 @@ struct woofles_data {
     uint32_t invocations;
 };
 
+/* Runtime power management: called by pm_device_runtime_get (resume) and _put
+ * (suspend), which Activate and Deactivate call. */
+static int woofles_pm_action(const struct device *dev, enum pm_device_action action)
+{
+    switch (action) {
+    case PM_DEVICE_ACTION_RESUME:
+        /* TODO: power the accelerator up and restore its state. */
+        LOG_DBG("%s: resumed", dev->name);
+        return 0;
+    case PM_DEVICE_ACTION_SUSPEND:
+        /* TODO: save its state and power it down. */
+        LOG_DBG("%s: suspended", dev->name);
+        return 0;
+    default:
+        return -ENOTSUP;
+    }
+}
+
 static int woofles_init(const struct device *dev)
 {
     const struct woofles_config *config = dev->config;
     struct woofles_data *data = dev->data;
 
     data->invocations = 0U;
-    /* TODO: reset and probe the accelerator; return a negative errno on failure,
-     * which leaves the device not ready (TVMDeviceWooflesInit then refuses it). */
+    /* TODO: probe the accelerator; return a negative errno on failure, which leaves
+     * the device not ready (TVMDeviceWooflesInit then refuses it). */
     LOG_DBG("%s: instance %u ready", dev->name, (unsigned int)config->instance);
-    return 0;
+    /* Suspended until the first pm_device_runtime_get (Activate). */
+    return pm_device_runtime_enable(dev);
 }
 
-#define TVM_DEVICE_WOOFLES_DEFINE(inst)                                   \
-    static struct woofles_data woofles_data_##inst;                       \
-    static const struct woofles_config woofles_config_##inst = {          \
-        .instance = inst,                                                 \
-    };                                                                    \
-    DEVICE_DT_INST_DEFINE(inst, woofles_init, NULL, &woofles_data_##inst, \
-                          &woofles_config_##inst, POST_KERNEL,            \
-                          CONFIG_KERNEL_INIT_PRIORITY_DEVICE, NULL);
+#define TVM_DEVICE_WOOFLES_DEFINE(inst)                                         \
+    static struct woofles_data woofles_data_##inst;                             \
+    static const struct woofles_config woofles_config_##inst = {                \
+        .instance = inst,                                                       \
+    };                                                                          \
+    PM_DEVICE_DT_INST_DEFINE(inst, woofles_pm_action);                          \
+    DEVICE_DT_INST_DEFINE(inst, woofles_init, PM_DEVICE_DT_INST_GET(inst),      \
+                          &woofles_data_##inst, &woofles_config_##inst,         \
+                          POST_KERNEL, CONFIG_TVM_DEVICE_WOOFLES_INIT_PRIORITY, \
+                          NULL);
 
 DT_INST_FOREACH_STATUS_OKAY(TVM_DEVICE_WOOFLES_DEFINE)

@@ -17,6 +17,8 @@
 
 /* Success. */
 #define TVM_DEVICE_OK (0)
+/* The call started a job (a copy, an operator) that ends at the device's next Wait; positive, so `ret < 0` error checks are unchanged. */
+#define TVM_DEVICE_PENDING (1)
 /* The device is in use and the call would have to wait; try again later. */
 #define TVM_DEVICE_ERR_BUSY (-1)
 /* The device did not become available or did not answer in time. */
@@ -40,6 +42,8 @@ static inline const char *TVMDeviceStatusName(int32_t status)
     switch (status) {
     case TVM_DEVICE_OK:
         return "TVM_DEVICE_OK";
+    case TVM_DEVICE_PENDING:
+        return "TVM_DEVICE_PENDING";
     case TVM_DEVICE_ERR_BUSY:
         return "TVM_DEVICE_ERR_BUSY";
     case TVM_DEVICE_ERR_TIMEOUT:

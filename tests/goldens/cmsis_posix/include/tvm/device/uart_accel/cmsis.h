@@ -16,6 +16,7 @@
 #include "Driver_USART.h"
 
 #include "tvm/device/uart_accel.h"
+#include "tvm/device/uart_accel/cmsis_user.h"
 
 #if TVM_DEVICE_UART_ACCEL_API_VERSION != 1
 #error "tvm/device/uart_accel/cmsis.h is stale: regenerate with tvmdev"
@@ -32,6 +33,8 @@ struct tvm_device_uart_accel {
     uint32_t active;
     /* Set from Open to Close: without an RTOS, a reentrancy check. */
     uint8_t open;
+    /* Your fields: tvm/device/uart_accel/cmsis_user.h. */
+    struct tvm_device_uart_accel_user user;
 };
 
 /*

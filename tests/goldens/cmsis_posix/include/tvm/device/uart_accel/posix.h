@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "tvm/device/uart_accel.h"
+#include "tvm/device/uart_accel/posix_user.h"
 
 #if TVM_DEVICE_UART_ACCEL_API_VERSION != 1
 #error "tvm/device/uart_accel/posix.h is stale: regenerate with tvmdev"
@@ -34,6 +35,7 @@ struct tvm_device_uart_accel {
     pthread_mutex_t state_lock; /* guards active */
     uint32_t active;            /* Activate calls not yet matched by Deactivate */
     uint8_t initialized;
+    struct tvm_device_uart_accel_user user; /* your fields: tvm/device/uart_accel/posix_user.h */
 };
 
 /* Prepare tvm_dev; ctx is an opaque context pointer (your simulator's state); may be NULL. */

@@ -17,6 +17,7 @@
 #include "cmsis_os2.h"
 
 #include "tvm/device/ethos_u.h"
+#include "tvm/device/ethos_u/cmsis_user.h"
 
 #if TVM_DEVICE_ETHOS_U_API_VERSION != 1
 #error "tvm/device/ethos_u/cmsis.h is stale: regenerate with tvmdev"
@@ -78,6 +79,8 @@ struct tvm_device_ethos_u {
     TVM_DEVICE_ETHOS_U_MUTEX_CB_TYPE lock_cb;
     TVM_DEVICE_ETHOS_U_MUTEX_CB_TYPE power_lock_cb;
 #endif
+    /* Your fields: tvm/device/ethos_u/cmsis_user.h. */
+    struct tvm_device_ethos_u_user user;
 };
 
 /*

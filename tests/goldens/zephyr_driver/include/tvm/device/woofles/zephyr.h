@@ -16,6 +16,7 @@
 #include <zephyr/kernel.h>
 
 #include "tvm/device/woofles.h"
+#include "tvm/device/woofles/zephyr_user.h"
 
 #if TVM_DEVICE_WOOFLES_API_VERSION != 1
 #error "tvm/device/woofles/zephyr.h is stale: regenerate with tvmdev"
@@ -30,6 +31,7 @@ struct tvm_device_woofles {
     struct k_mutex lock;      /* held from Open to Close */
     k_tid_t owner;            /* the thread holding lock, or NULL */
     atomic_t active;          /* Activate calls not yet matched by Deactivate */
+    struct tvm_device_woofles_user user; /* your fields: tvm/device/woofles/zephyr_user.h */
 };
 
 /*

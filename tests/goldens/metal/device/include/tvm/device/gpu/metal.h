@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "tvm/device/gpu.h"
+#include "tvm/device/gpu/metal_user.h"
 
 #if TVM_DEVICE_GPU_API_VERSION != 1
 #error "tvm/device/gpu/metal.h is stale: regenerate with tvmdev"
@@ -57,6 +58,7 @@ struct tvm_device_gpu {
     uint8_t metal4;             /* 1: the device is in MTLGPUFamilyMetal4 and the OS has
                                    the Metal 4 API */
     uint8_t initialized;
+    struct tvm_device_gpu_user user; /* your fields: tvm/device/gpu/metal_user.h */
 };
 
 /*
