@@ -124,7 +124,7 @@ static void send_status(uint8_t type, uint8_t seq, int32_t status)
 }
 
 /* [addr, addr + n) lies in the device memory, addr aligned to align. */
-static int in_memory(uint32_t addr, uint32_t n, uint32_t align)
+static int in_memory(uint32_t addr, uint64_t n, uint32_t align)
 {
     return addr <= TVMDEV_COPROC_MEMORY_SIZE && n <= TVMDEV_COPROC_MEMORY_SIZE - addr &&
            addr % align == 0U;
@@ -147,13 +147,15 @@ static void delay_ms(uint32_t ms)
     syst[0] = 0U;
 }
 
-/* The bytes each tensor of a job spans; 0 when a dimension is negative. */
-static uint32_t span(int32_t a, int32_t b, int32_t c, int32_t d)
+/* The bytes a tensor of a job spans (more than any memory when a dimension is
+ * negative or the product overflows 32 bits). */
+static uint64_t span(int32_t a, int32_t b, int32_t c, int32_t d)
 {
-    if (a < 0 || b < 0 || c < 0 || d < 0) {
-        return 0xFFFFFFFFU;
+    if (a < 0 || b < 0 || c < 0 || d < 0 || a > 0xFFFF || b > 0xFFFF || c > 0xFFFF ||
+        d > 0xFFFF) {
+        return UINT64_MAX;
     }
-    return (uint32_t)a * (uint32_t)b * (uint32_t)c * (uint32_t)d;
+    return (uint64_t)a * (uint64_t)b * (uint64_t)c * (uint64_t)d;
 }
 
 /* Every tensor of the job lies in the device memory. */
@@ -167,10 +169,12 @@ static int job_in_memory(const struct tvmdev_coproc_job *j, int depthwise)
            in_memory(j->weights, span(w_n, j->KH, j->KW, w_ch), 1U) &&
            (j->bias == TVMDEV_COPROC_NO_ADDR || in_memory(j->bias, span(out_ch, 4, 1, 1), 4U)) &&
            in_memory(j->output, span(j->N, j->OH, j->OW, out_ch), 1U) &&
-           in_memory(j->multiplier, span(out_ch, 4, 1, 1), 4U) &&
-           in_memory(j->shift, span(out_ch, 4, 1, 1), 4U) &&
            in_memory(j->scratch, j->scratch_bytes, 4U);
 }
+
+/* The job's requantization, one per output channel (RUN carries them). */
+static int32_t multipliers[TVMDEV_COPROC_MAX_CHANNELS];
+static int32_t shifts[TVMDEV_COPROC_MAX_CHANNELS];
 
 static int32_t run_kernel(uint16_t kernel, const struct tvmdev_coproc_job *j)
 {
@@ -185,7 +189,7 @@ static int32_t run_kernel(uint16_t kernel, const struct tvmdev_coproc_job *j)
             j->N, j->C, j->H, j->W, j->KH, j->KW, j->OH, j->OW, j->stride_h, j->stride_w,
             j->pad_top, j->pad_left, j->dil_h, j->dil_w, j->M_or_mult, j->group,
             j->input_offset, j->output_offset, j->activation_min, j->activation_max,
-            (const int32_t *)(memory + j->multiplier), (const int32_t *)(memory + j->shift),
+            multipliers, shifts,
             (int32_t)j->scratch_bytes, memory + j->scratch};
 
         return CONV2D_S8(x, w, b, y, &params, NULL);
@@ -194,7 +198,7 @@ static int32_t run_kernel(uint16_t kernel, const struct tvmdev_coproc_job *j)
             j->N, j->C, j->H, j->W, j->KH, j->KW, j->OH, j->OW, j->stride_h, j->stride_w,
             j->pad_top, j->pad_left, j->dil_h, j->dil_w, j->M_or_mult,
             j->input_offset, j->output_offset, j->activation_min, j->activation_max,
-            (const int32_t *)(memory + j->multiplier), (const int32_t *)(memory + j->shift),
+            multipliers, shifts,
             (int32_t)j->scratch_bytes, memory + j->scratch};
 
         return DEPTHWISE_CONV2D_S8(x, w, b, y, &params, NULL);
@@ -215,7 +219,10 @@ static void run_job(const struct tvmdev_coproc_frame *f)
     int32_t status;
     uint32_t t0;
 
-    if (tvmdev_coproc_job_decode(f->payload, f->length, &kernel, &job) != 0) {
+    int32_t channels = tvmdev_coproc_job_decode(f->payload, f->length, &kernel, &job,
+                                                multipliers, shifts);
+
+    if (channels < 0) {
         send_status(TVMDEV_COPROC_ERROR, f->seq, TVMDEV_COPROC_E_FRAME);
         return;
     }
@@ -224,7 +231,9 @@ static void run_job(const struct tvmdev_coproc_frame *f)
         send_status(TVMDEV_COPROC_ERROR, f->seq, TVMDEV_COPROC_E_KERNEL);
         return;
     }
-    if (!job_in_memory(&job, kernel == TVMDEV_COPROC_KERNEL_DEPTHWISE_CONV2D_S8)) {
+    if (!job_in_memory(&job, kernel == TVMDEV_COPROC_KERNEL_DEPTHWISE_CONV2D_S8) ||
+        channels != (kernel == TVMDEV_COPROC_KERNEL_CONV2D_S8 ? job.M_or_mult
+                                                               : job.C * job.M_or_mult)) {
         send_status(TVMDEV_COPROC_ERROR, f->seq, TVMDEV_COPROC_E_ADDRESS);
         return;
     }

@@ -112,9 +112,14 @@ int32_t tvmdev_coproc_feed(struct tvmdev_coproc_decoder *d, uint8_t byte,
     int32_t result = TVMDEV_COPROC_MORE;
     int32_t r;
 
-    /* A frame returned last time is consumed now: its bytes leave the buffer. */
+    /* A frame returned last time is consumed now: its bytes leave the buffer (after a
+     * resync, bytes of the next frame may follow them). */
     if (d->returned != 0U) {
-        d->len = 0U;
+        uint32_t total = TVMDEV_COPROC_HEADER + ((uint32_t)d->buf[3] | ((uint32_t)d->buf[4] << 8)) +
+                         TVMDEV_COPROC_TRAILER;
+
+        memmove(d->buf, d->buf + total, d->len - total);
+        d->len -= total;
         d->returned = 0U;
     }
     if (d->len == 0U && byte != TVMDEV_COPROC_SYNC) {
@@ -137,11 +142,11 @@ int32_t tvmdev_coproc_feed(struct tvmdev_coproc_decoder *d, uint8_t byte,
 }
 
 uint32_t tvmdev_coproc_job_encode(uint8_t *out, uint16_t kernel,
-                                  const struct tvmdev_coproc_job *job)
+                                  const struct tvmdev_coproc_job *job, uint32_t channels,
+                                  const int32_t *multiplier, const int32_t *shift)
 {
     const uint32_t words[TVMDEV_COPROC_JOB_WORDS] = {
-        job->input, job->weights, job->bias, job->output, job->multiplier, job->shift,
-        job->scratch, job->scratch_bytes,
+        job->input, job->weights, job->bias, job->output, job->scratch, job->scratch_bytes,
         (uint32_t)job->N, (uint32_t)job->C, (uint32_t)job->H, (uint32_t)job->W,
         (uint32_t)job->KH, (uint32_t)job->KW, (uint32_t)job->OH, (uint32_t)job->OW,
         (uint32_t)job->stride_h, (uint32_t)job->stride_w, (uint32_t)job->pad_top,
@@ -149,58 +154,79 @@ uint32_t tvmdev_coproc_job_encode(uint8_t *out, uint16_t kernel,
         (uint32_t)job->M_or_mult, (uint32_t)job->group, (uint32_t)job->input_offset,
         (uint32_t)job->output_offset, (uint32_t)job->activation_min,
         (uint32_t)job->activation_max};
+    uint8_t *p = out + 4U;
     uint32_t i;
 
+    if (channels > TVMDEV_COPROC_MAX_CHANNELS) {
+        return 0U;
+    }
     out[0] = (uint8_t)kernel;
     out[1] = (uint8_t)(kernel >> 8);
-    out[2] = 0U;
-    out[3] = 0U;
-    for (i = 0; i < TVMDEV_COPROC_JOB_WORDS; i++) {
-        tvmdev_coproc_put_u32(out + 4U + 4U * i, words[i]);
+    out[2] = (uint8_t)channels;
+    out[3] = (uint8_t)(channels >> 8);
+    for (i = 0; i < TVMDEV_COPROC_JOB_WORDS; i++, p += 4) {
+        tvmdev_coproc_put_u32(p, words[i]);
     }
-    return 4U + 4U * TVMDEV_COPROC_JOB_WORDS;
+    for (i = 0; i < channels; i++, p += 4) {
+        tvmdev_coproc_put_u32(p, (uint32_t)multiplier[i]);
+    }
+    for (i = 0; i < channels; i++, p += 4) {
+        tvmdev_coproc_put_u32(p, (uint32_t)shift[i]);
+    }
+    return (uint32_t)(p - out);
 }
 
 int32_t tvmdev_coproc_job_decode(const uint8_t *in, uint32_t n, uint16_t *kernel,
-                                 struct tvmdev_coproc_job *job)
+                                 struct tvmdev_coproc_job *job, int32_t *multiplier,
+                                 int32_t *shift)
 {
     uint32_t w[TVMDEV_COPROC_JOB_WORDS];
-    uint32_t i;
+    uint32_t channels, i;
+    const uint8_t *p = in + 4U;
 
-    if (n != 4U + 4U * TVMDEV_COPROC_JOB_WORDS) {
+    if (n < 4U + 4U * TVMDEV_COPROC_JOB_WORDS) {
+        return TVMDEV_COPROC_E_FRAME;
+    }
+    channels = (uint32_t)in[2] | ((uint32_t)in[3] << 8);
+    if (channels > TVMDEV_COPROC_MAX_CHANNELS ||
+        n != 4U + 4U * TVMDEV_COPROC_JOB_WORDS + 8U * channels) {
         return TVMDEV_COPROC_E_FRAME;
     }
     *kernel = (uint16_t)(in[0] | (in[1] << 8));
-    for (i = 0; i < TVMDEV_COPROC_JOB_WORDS; i++) {
-        w[i] = tvmdev_coproc_get_u32(in + 4U + 4U * i);
+    for (i = 0; i < TVMDEV_COPROC_JOB_WORDS; i++, p += 4) {
+        w[i] = tvmdev_coproc_get_u32(p);
+    }
+    for (i = 0; i < channels; i++, p += 4) {
+        multiplier[i] = (int32_t)tvmdev_coproc_get_u32(p);
+    }
+    for (i = 0; i < channels; i++, p += 4) {
+        shift[i] = (int32_t)tvmdev_coproc_get_u32(p);
     }
     job->input = w[0];
     job->weights = w[1];
     job->bias = w[2];
     job->output = w[3];
-    job->multiplier = w[4];
-    job->shift = w[5];
-    job->scratch = w[6];
-    job->scratch_bytes = w[7];
-    job->N = (int32_t)w[8];
-    job->C = (int32_t)w[9];
-    job->H = (int32_t)w[10];
-    job->W = (int32_t)w[11];
-    job->KH = (int32_t)w[12];
-    job->KW = (int32_t)w[13];
-    job->OH = (int32_t)w[14];
-    job->OW = (int32_t)w[15];
-    job->stride_h = (int32_t)w[16];
-    job->stride_w = (int32_t)w[17];
-    job->pad_top = (int32_t)w[18];
-    job->pad_left = (int32_t)w[19];
-    job->dil_h = (int32_t)w[20];
-    job->dil_w = (int32_t)w[21];
-    job->M_or_mult = (int32_t)w[22];
-    job->group = (int32_t)w[23];
-    job->input_offset = (int32_t)w[24];
-    job->output_offset = (int32_t)w[25];
-    job->activation_min = (int32_t)w[26];
-    job->activation_max = (int32_t)w[27];
-    return 0;
+    job->scratch = w[4];
+    job->scratch_bytes = w[5];
+    job->N = (int32_t)w[6];
+    job->C = (int32_t)w[7];
+    job->H = (int32_t)w[8];
+    job->W = (int32_t)w[9];
+    job->KH = (int32_t)w[10];
+    job->KW = (int32_t)w[11];
+    job->OH = (int32_t)w[12];
+    job->OW = (int32_t)w[13];
+    job->stride_h = (int32_t)w[14];
+    job->stride_w = (int32_t)w[15];
+    job->pad_top = (int32_t)w[16];
+    job->pad_left = (int32_t)w[17];
+    job->dil_h = (int32_t)w[18];
+    job->dil_w = (int32_t)w[19];
+    job->M_or_mult = (int32_t)w[20];
+    job->group = (int32_t)w[21];
+    job->input_offset = (int32_t)w[22];
+    job->output_offset = (int32_t)w[23];
+    job->activation_min = (int32_t)w[24];
+    job->activation_max = (int32_t)w[25];
+    return (int32_t)channels;
 }

@@ -18,7 +18,9 @@
  *
  * A receiver looks for the sync byte, reads the header, refuses a length above the
  * maximum, and checks the CRC. A frame that fails is dropped and the search resumes one
- * byte after its sync byte, so garbage on the line costs only the frames it touches.
+ * byte after its sync byte, so garbage on the line costs only the frames it touches. A
+ * frame cut short by a sender that died waits for bytes that never come: a receiver that
+ * gives up on an answer (a timeout) resets its decoder.
  *
  * Types (-> main board to co-processor, <- co-processor to main board):
  *
@@ -27,9 +29,13 @@
  *                            that sees a new one knows the device memory was lost.
  *   WRITE  -> u32 addr, then the bytes to write at addr in the device memory.
  *             <- STATUS.
- *   READ   -> u32 addr, u32 count (at most max_payload). <- DATA (the bytes) or ERROR.
- *   RUN    -> u16 kernel id, u16 reserved, then the job descriptor (tvmdev_coproc_job):
- *             every address in it is an offset into the device memory. <- DONE.
+ *   READ   -> u32 addr, u32 count (at most max_payload). <- DATA or ERROR.
+ *   DATA   <- the count bytes read.
+ *   RUN    -> u16 kernel id, u16 channels, then the job descriptor (tvmdev_coproc_job:
+ *             TVMDEV_COPROC_JOB_WORDS 32-bit words; every address in it is an offset
+ *             into the device memory), then the per-channel requantization: channels
+ *             i32 multipliers, then channels i32 shifts (they travel with the job, as
+ *             the params struct carries them: CPU arrays). <- DONE.
  *   DONE   <- i32 status (0: the kernel ran; negative: it failed), u32 cycles it took.
  *   STATUS <- i32 status: 0 (a WRITE landed), or a negative TVMDEV_COPROC_E_* code.
  *   ERROR  <- i32 code (TVMDEV_COPROC_E_*): the request was refused (a bad address,
@@ -53,7 +59,7 @@ extern "C" {
 #define TVMDEV_COPROC_SYNC 0xA5U
 #define TVMDEV_COPROC_HEADER 5U
 #define TVMDEV_COPROC_TRAILER 2U
-#define TVMDEV_COPROC_MAX_PAYLOAD 1024U
+#define TVMDEV_COPROC_MAX_PAYLOAD 2048U
 #define TVMDEV_COPROC_MAX_FRAME \
     (TVMDEV_COPROC_HEADER + TVMDEV_COPROC_MAX_PAYLOAD + TVMDEV_COPROC_TRAILER)
 
@@ -130,7 +136,6 @@ void tvmdev_coproc_put_u32(uint8_t *p, uint32_t v);
 
 struct tvmdev_coproc_job {
     uint32_t input, weights, bias, output; /* bias: 0xFFFFFFFF for none */
-    uint32_t multiplier, shift;            /* int32 arrays, one per output channel */
     uint32_t scratch, scratch_bytes;       /* a buffer the kernel may use */
     int32_t N, C, H, W, KH, KW, OH, OW;
     int32_t stride_h, stride_w, pad_top, pad_left, dil_h, dil_w;
@@ -138,13 +143,21 @@ struct tvmdev_coproc_job {
     int32_t input_offset, output_offset, activation_min, activation_max;
 };
 #define TVMDEV_COPROC_NO_ADDR 0xFFFFFFFFU
-#define TVMDEV_COPROC_JOB_WORDS 28U
+#define TVMDEV_COPROC_JOB_WORDS 26U
+/* The most output channels a RUN can carry the requantization of. */
+#define TVMDEV_COPROC_MAX_CHANNELS \
+    ((TVMDEV_COPROC_MAX_PAYLOAD - 4U - 4U * TVMDEV_COPROC_JOB_WORDS) / 8U)
 
-/* The job as RUN's payload (4 + 4 * TVMDEV_COPROC_JOB_WORDS bytes) and back. */
+/* The job as RUN's payload (4 + 4 * TVMDEV_COPROC_JOB_WORDS + 8 * channels bytes, into
+ * out of TVMDEV_COPROC_MAX_PAYLOAD bytes; 0 with more than TVMDEV_COPROC_MAX_CHANNELS). */
 uint32_t tvmdev_coproc_job_encode(uint8_t *out, uint16_t kernel,
-                                  const struct tvmdev_coproc_job *job);
+                                  const struct tvmdev_coproc_job *job, uint32_t channels,
+                                  const int32_t *multiplier, const int32_t *shift);
+/* Back: the job, and the arrays into multiplier and shift (room for
+ * TVMDEV_COPROC_MAX_CHANNELS each); the channel count, or TVMDEV_COPROC_E_FRAME. */
 int32_t tvmdev_coproc_job_decode(const uint8_t *in, uint32_t n, uint16_t *kernel,
-                                 struct tvmdev_coproc_job *job);
+                                 struct tvmdev_coproc_job *job, int32_t *multiplier,
+                                 int32_t *shift);
 
 #ifdef __cplusplus
 }
