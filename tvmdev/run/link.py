@@ -9,9 +9,11 @@ socket lives in a fresh temporary folder (a UNIX socket path is short, under 108
     run = LinkedRun(main_board, main_elf, coproc_board, coproc_elf)
     result = run.run(faults=[Fault(2.0, "kill")])   # main's exit ends both
 
-A fault is what a test does to the co-processor at a moment after the main board started:
-``kill`` (SIGKILL: it dies mid-inference), ``restart`` (killed, then booted again on the
-same socket; it says HELLO with a new epoch).
+A fault is what a test does to the co-processor at a moment after the main board started,
+or when the co-processor's console says something (``after``): ``kill`` (SIGKILL: it dies
+mid-inference), ``restart`` (killed, then booted again on the same socket with a new
+epoch on its command line, so it says HELLO with a new epoch). A co-processor that exits
+by itself is booted again too.
 """
 
 from __future__ import annotations
@@ -31,10 +33,12 @@ SOCKET_WAIT_S = 10.0  # how long the co-processor's QEMU may take to open its so
 
 @dataclass(frozen=True)
 class Fault:
-    """What happens to the co-processor ``at_s`` seconds after the main board started."""
+    """What happens to the co-processor ``at_s`` seconds after the main board started,
+    or, with ``after``, once its console has printed that text (and ``at_s`` passed)."""
 
     at_s: float
     action: str  # "kill" or "restart"
+    after: str | None = None
 
 
 @dataclass
@@ -84,14 +88,16 @@ class LinkedRun:
         self.coproc, self.coproc_elf, self.coproc_uart = coproc, coproc_elf, coproc_uart
         self._coproc_out: list[str] = []
         self._procs: list[subprocess.Popen[str]] = []
+        self._boots = 0  # the epoch each boot of the co-processor gets
 
     def _start_coproc(self, sock: Path) -> subprocess.Popen[str]:
         sock.unlink(missing_ok=True)
         assert self.coproc.run.qemu is not None
+        self._boots += 1
         argv = [self.coproc.run.qemu,
                 *link_args(self.coproc, self.coproc_uart,
                            f"socket,id=link,path={sock},server=on,wait=off"),
-                "-kernel", str(self.coproc_elf)]
+                "-kernel", str(self.coproc_elf), "-append", str(self._boots)]
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, text=True)
         self._procs.append(proc)
@@ -104,6 +110,13 @@ class LinkedRun:
                                   log="".join(self._coproc_out)[-2000:] or None)
             time.sleep(0.01)
         return proc
+
+    def _due(self, fault: Fault, now: float, seen: int) -> bool:
+        """Whether ``fault`` happens now: its time has come and its text was printed."""
+        if now < fault.at_s:
+            return False
+        return fault.after is None or any(fault.after in line
+                                          for line in self._coproc_out[seen:])
 
     def run(self, faults: tuple[Fault, ...] | list[Fault] = (), timeout: float | None = None
             ) -> LinkedResult:
@@ -136,18 +149,24 @@ class LinkedRun:
         start = time.monotonic()
         codes: list[int | None] = []
         timed_out = False
+        seen = 0  # the co-processor's console up to its latest boot
         while main.poll() is None:
             now = time.monotonic() - start
             if now > timeout:
                 timed_out = True
                 main.kill()
                 break
-            if faults and now >= faults[0].at_s:
+            if faults and self._due(faults[0], now, seen):
                 fault = faults.pop(0)
                 coproc.kill()
                 codes.append(coproc.wait())
                 if fault.action == "restart":
+                    seen = len(self._coproc_out)
                     coproc = self._start_coproc(sock)
+            elif coproc.poll() is not None:  # it stopped by itself: boot it again
+                codes.append(coproc.returncode)
+                seen = len(self._coproc_out)
+                coproc = self._start_coproc(sock)
             time.sleep(0.005)
         main.wait()
         reader.join(timeout=5)

@@ -1,0 +1,189 @@
+"""Issue 23 item 1: a co-processor across a real UART between two QEMUs.
+
+The co-processor is tvmdev's reference firmware (runtime/coproc) on mps3_an547 (Cortex-M55,
+CMSIS-NN when CMSIS_NN_SOURCE_DIR is set); the main board is mps2_an386 (Cortex-M4) under
+RTX5, running examples/uart_npu's driver (an ordinary `new-device` scaffold, filled in)
+from tests/c/coproc_main.c, which calls it as the executor calls a device with memory.
+Their UART1s are joined by a socket (tvmdev.run.link). keyword_spotting's first four
+layers run on the co-processor, with weights copied once; every output is compared with
+TFLM's tensors (tests/tflm_ref.py). The faults (a corrupted answer, a late answer, the
+co-processor killed mid-inference and restarted) each return their code, every Open has
+its Close, and the next run succeeds.
+
+Without QEMU, the Arm toolchain, RTX5's trees or the model, the tests skip, saying why
+(under CI the toolchain and QEMU are required: conftest.need_tool).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import REPO, Result, need_module, need_tool
+
+from tvmdev.errors import TvmdevError
+from tvmdev.load.board import board_by_name
+from tvmdev.load.rtos import load_rtos, missing_trees
+from tvmdev.resources import runtime_dir
+from tvmdev.run.coproc import Image, build_image, coprocessor_image
+from tvmdev.run.link import Fault, LinkedResult, LinkedRun, link_args
+from tvmdev.run.rtos import rtos_build
+
+EXAMPLE = REPO / "examples/uart_npu"
+FAULT_BAD_CRC, FAULT_DELAY = 1, 2
+WAIT_MS = 1000
+
+
+def _need_everything() -> None:
+    for board in ("mps2_an386", "mps3_an547"):
+        b = board_by_name(board)
+        need_tool(b.toolchain.cc, "apt-get install gcc-arm-none-eabi")
+        assert b.run.qemu is not None
+        need_tool(b.run.qemu, "apt-get install qemu-system-arm")
+    missing = missing_trees(load_rtos("rtx5"))
+    if missing:
+        pytest.skip(", ".join(f"{t.env} is not set: the {t.name} tree" for t in missing))
+
+
+def _build(board: str, image: Image, out: Path) -> Path:
+    """build_image, its compiler's messages in the failure."""
+    try:
+        return build_image(board_by_name(board), image, out)
+    except TvmdevError as e:
+        pytest.fail(f"{e}\n{e.log}")
+
+
+def _main_image(tmp: Path, cli: Callable[..., Result], case_header: str) -> Path:
+    """The main board's firmware: the device folder new-device writes, the example's files
+    over its scaffold, the case, RTX5."""
+    board = board_by_name("mps2_an386")
+    assert cli("new-device", "uart_npu", "--platform", "cmsis", "--rtos", "cmsis-rtos2",
+               "--ops", "conv2d,depthwise_conv2d", "-o", "dev", cwd=tmp).code == 0
+    dev = tmp / "dev"
+    for src in EXAMPLE.rglob("*"):
+        if src.is_file() and src.suffix in (".c", ".h"):
+            dst = dev / src.relative_to(EXAMPLE)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dst)
+    (tmp / "case").mkdir(exist_ok=True)
+    (tmp / "case/coproc_case.h").write_text(case_header)
+    assert board.run.clock_hz is not None
+    kernel = rtos_build(load_rtos("rtx5"), board.cpu, board.name, board.run.clock_hz,
+                        tmp / "glue", "tests/test_coproc.py")
+    rt = runtime_dir()
+    image = Image("main", [REPO / "tests/c/coproc_main.c", dev / "src/device/uart_npu/cmsis.c",
+                           dev / "src/kernels/uart_npu/conv2d.c",
+                           dev / "src/kernels/uart_npu/depthwise_conv2d.c",
+                           rt / "coproc/protocol.c"],
+                  [*kernel.include_dirs, tmp / "case", dev / "include", rt / "coproc"],
+                  [*kernel.defines, "UART_NPU_MEMORY_SIZE=65536u", "UART_NPU_MEMORY_ALIGN=16u"],
+                  link_uart=1, foreign=kernel.sources)
+    return _build(board.name, image, tmp / "main")
+
+
+def _coproc_image(tmp: Path) -> Path:
+    return _build("mps3_an547", coprocessor_image(board_by_name("mps3_an547"), 65536, 16),
+                  tmp / "coproc")
+
+
+def _outputs(stdout: str) -> dict[int, np.ndarray]:
+    """Each run's output the firmware printed, by run number."""
+    found: dict[int, list[int]] = {}
+    current: list[int] | None = None
+    for line in stdout.splitlines():
+        m = re.match(r"tvmdev: output run(\d+) 0$", line)
+        if m:
+            current = found.setdefault(int(m[1]), [])
+        elif line.startswith("tvmdev: data") and current is not None:
+            current += [int(w, 16) for w in line.split()[2:]]
+    return {k: np.array(v, dtype=np.uint8).view(np.int8) for k, v in found.items()}
+
+
+def _run(tmp: Path, cli: Callable[..., Result], tflite_model: Callable[[str], Path],
+         runs: int, fault: int = 0, fault_arg: int = 0,
+         faults: tuple[Fault, ...] = ()) -> tuple[LinkedResult, list[np.ndarray]]:
+    from coproc_case import build
+    from tflm_ref import tensors
+
+    need_module("tflite", "pip install -e '.[tflite]'")
+    _need_everything()
+    kws = tflite_model("keyword_spotting.tflite")
+    case = build(kws, tensors, runs, fault, fault_arg, WAIT_MS)
+    main = _main_image(tmp, cli, case.header)
+    coproc = _coproc_image(tmp)
+    run = LinkedRun(board_by_name("mps2_an386"), main, board_by_name("mps3_an547"), coproc)
+    result = run.run(faults, timeout=120)
+    return result, case.expected
+
+
+def _check_balanced(out: str) -> None:
+    m = re.search(r"opens=(\d+) closes=(\d+)", out)
+    assert m is not None and m[1] == m[2], out[-3000:]
+    assert "destroy TVM_DEVICE_OK" in out, out[-3000:]
+
+
+def test_link_args_put_the_chardev_on_the_uart() -> None:
+    board = board_by_name("mps3_an547")
+    args = link_args(board, 1, "socket,id=link,path=/tmp/x")
+    serials = [args[i + 1] for i, a in enumerate(args) if a == "-serial"]
+    assert serials == ["stdio", "chardev:link", "null"]
+    assert args[-2:] == ["-chardev", "socket,id=link,path=/tmp/x"]
+
+
+@pytest.mark.slow
+def test_keyword_spotting_layers_on_the_coprocessor(tmp_path: Path, cli: Callable[..., Result],
+                                                    tflite_model: Callable[[str], Path]
+                                                    ) -> None:
+    """Three runs over the link, bit-exact with TFLM; the weights cross once."""
+    result, expected = _run(tmp_path, cli, tflite_model, runs=3)
+    out = result.main.stdout
+    assert "init TVM_DEVICE_OK" in out, out[-3000:] + result.coproc_stdout[-2000:]
+    outputs = _outputs(out)
+    assert sorted(outputs) == [0, 1, 2], out[-3000:]
+    for run, got in outputs.items():
+        np.testing.assert_array_equal(got, expected[run % 2].reshape(-1))
+    first = re.search(r"bus first to_device=(\d+) from_device=(\d+)", out)
+    steady = re.findall(r"bus steady to_device=(\d+) from_device=(\d+)", out)
+    assert first is not None and len(steady) == 2
+    # The first run carries the weights; the others only inputs, jobs and the output.
+    assert int(first[1]) > int(steady[0][0]) + 7000 and steady[0] == steady[1]
+    assert "coproc: ran kernel 1" in result.coproc_stdout
+    _check_balanced(out)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault,arg,code", [(FAULT_BAD_CRC, 0, "TVM_DEVICE_ERR_IO"),
+                                            (FAULT_DELAY, 3 * WAIT_MS, "TVM_DEVICE_ERR_TIMEOUT")],
+                         ids=["corrupted-answer", "late-answer"])
+def test_a_faulty_answer_returns_its_code(fault: int, arg: int, code: str, tmp_path: Path,
+                                          cli: Callable[..., Result],
+                                          tflite_model: Callable[[str], Path]) -> None:
+    result, expected = _run(tmp_path, cli, tflite_model, runs=1, fault=fault, fault_arg=arg)
+    out = result.main.stdout
+    assert f"faulted run {code}" in out, out[-3000:] + result.coproc_stdout[-2000:]
+    assert "recovery run TVM_DEVICE_OK" in out, out[-3000:]
+    outputs = _outputs(out)
+    np.testing.assert_array_equal(outputs[max(outputs)], expected[0].reshape(-1))
+    _check_balanced(out)
+
+
+@pytest.mark.slow
+def test_coprocessor_killed_mid_inference(tmp_path: Path, cli: Callable[..., Result],
+                                          tflite_model: Callable[[str], Path]) -> None:
+    """The co-processor is killed while it holds a job (its answer delayed), then booted
+    again: the run times out, the next reloads the weights and is bit-exact again."""
+    kill = Fault(0.0, "restart", after="coproc: fault delay")
+    result, expected = _run(tmp_path, cli, tflite_model, runs=1, fault=FAULT_DELAY,
+                            fault_arg=10 * WAIT_MS, faults=(kill,))
+    out = result.main.stdout
+    assert len(result.coproc_returncodes) >= 2, result.coproc_stdout  # killed, and again
+    assert "faulted run TVM_DEVICE_ERR_TIMEOUT" in out, out[-3000:]
+    assert "recovery run TVM_DEVICE_OK" in out, out[-3000:] + result.coproc_stdout[-2000:]
+    assert result.coproc_stdout.count("coproc: epoch") == 2
+    outputs = _outputs(out)
+    np.testing.assert_array_equal(outputs[max(outputs)], expected[0].reshape(-1))
+    _check_balanced(out)
