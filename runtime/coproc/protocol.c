@@ -84,6 +84,12 @@ static int32_t parse(struct tvmdev_coproc_decoder *d, struct tvmdev_coproc_frame
     uint32_t n, total;
     uint16_t crc;
 
+    if (d->len == 0U) {
+        return TVMDEV_COPROC_MORE;
+    }
+    if (d->buf[0] != TVMDEV_COPROC_SYNC) {
+        return TVMDEV_COPROC_BAD; /* what a consumed frame left starts mid-garbage */
+    }
     if (d->len < TVMDEV_COPROC_HEADER) {
         return TVMDEV_COPROC_MORE;
     }

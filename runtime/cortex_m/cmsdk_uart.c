@@ -35,6 +35,7 @@
 /* Every instance is polled: no interrupt is ever attached. */
 #define tvmdev_irq_attach(irqn, handler) ((void)(irqn), (void)(handler))
 #define tvmdev_irq_detach(irqn) ((void)(irqn))
+#define tvmdev_irq_pend(irqn) ((void)(irqn))
 #endif
 
 #ifndef TVMDEV_UART_CLOCK
@@ -263,7 +264,6 @@ static int drain_rx(struct uart *u)
 static int32_t receive_irq(struct uart *u, uint8_t *bytes, uint32_t num)
 {
     uint32_t key = lock();
-    int done;
 
     if (u->rx_busy) {
         unlock(key);
@@ -273,15 +273,15 @@ static int32_t receive_irq(struct uart *u, uint8_t *bytes, uint32_t num)
     u->rx_num = num;
     u->rx_count = 0U;
     u->rx_busy = 1U;
-    /* Enable first, then take what is waiting: a byte landing in between raises the
-     * interrupt instead of sitting unseen in the buffer. */
     *reg(u, UART_INTSTATUS) = INT_RX;
     *reg(u, UART_CTRL) |= CTRL_RX_INTEN;
-    done = drain_rx(u);
-    unlock(key);
-    if (done) {
-        notify(u, ARM_USART_EVENT_RECEIVE_COMPLETE);
+    /* A byte already waiting raised no interrupt (it came while the receive interrupt
+     * was off): pend the line, so the interrupt takes it. Never complete here: a
+     * callback that receives again from its own event would recurse once per byte. */
+    if (*reg(u, UART_STATE) & STATE_RX_FULL) {
+        tvmdev_irq_pend(u->rx_irq);
     }
+    unlock(key);
     return ARM_DRIVER_OK;
 }
 

@@ -18,5 +18,7 @@ typedef void (*tvmdev_irq_handler_t)(void);
 void tvmdev_irq_attach(uint32_t irqn, tvmdev_irq_handler_t handler);
 /* Disable line irqn; once this returns its handler is no longer called. */
 void tvmdev_irq_detach(uint32_t irqn);
+/* Make line irqn pending, as if its device had raised it. */
+void tvmdev_irq_pend(uint32_t irqn);
 
 #endif /* TVMDEV_NVIC_H_ */

@@ -6,6 +6,7 @@
 #include "semihosting.h"
 
 #define SYS_WRITE0 0x04U
+#define SYS_CLOCK 0x10U
 #define SYS_TIME 0x11U
 #define SYS_GET_CMDLINE 0x15U
 #define SYS_EXIT_EXTENDED 0x20U
@@ -49,4 +50,9 @@ int32_t tvmdev_semihosting_cmdline(char *buf, uint32_t n)
 uint32_t tvmdev_semihosting_time(void)
 {
     return semihosting_call(SYS_TIME, 0);
+}
+
+uint32_t tvmdev_semihosting_clock(void)
+{
+    return semihosting_call(SYS_CLOCK, 0);
 }

@@ -88,6 +88,15 @@ void tvmdev_irq_detach(uint32_t irqn)
     irq_handlers[irqn] = 0;
 }
 
+void tvmdev_irq_pend(uint32_t irqn)
+{
+    volatile uint32_t *ispr = (volatile uint32_t *)0xE000E200U;
+
+    if (irqn < TVMDEV_IRQ_LINES) {
+        ispr[irqn / 32U] = 1U << (irqn % 32U);
+    }
+}
+
 static void irq_dispatch(void)
 {
     uint32_t ipsr;

@@ -58,7 +58,7 @@ static void put_status(const char *what, int32_t status)
 static void put_output(uint32_t run)
 {
     static const char hex[] = "0123456789abcdef";
-    char line[8 + 32 * 3 + 2];
+    char line[12 + 32 * 3 + 2]; /* "tvmdev: data", 32 " xx", "\n", NUL */
     uint32_t i, n = 0U;
 
     put("tvmdev: output run");
