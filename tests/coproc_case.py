@@ -47,15 +47,12 @@ def _c_array(ctype: str, name: str, values: Any) -> str:
 
 
 def _params(struct: str, name: str, p: dict[str, Any]) -> str:
-    fields = []
+    # The scratch is the device's (the job carries its address): the CPU pointer is NULL.
+    fields = [f".scratch_bytes = {SCRATCH_BYTES}", ".scratch = NULL"]
     for k, v in p.items():
         if k in ("output_multiplier", "output_shift"):
             fields.append(f".{k} = {name}_{k}")
-        elif k == "scratch_bytes":
-            fields.append(f".{k} = {SCRATCH_BYTES}")
-        elif k == "scratch":
-            fields.append(".scratch = NULL")
-        elif isinstance(v, (int, np.integer)):
+        elif isinstance(v, (int, np.integer)) and k not in ("scratch_bytes", "scratch"):
             fields.append(f".{k} = {int(v)}")
     return f"static const struct {struct} {name}_params = {{{', '.join(fields)}}};\n"
 

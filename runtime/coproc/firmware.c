@@ -236,7 +236,8 @@ static void run_job(const struct tvmdev_coproc_frame *f)
     }
     t0 = cycles_now();
     status = run_kernel(kernel, &job);
-    console_u32("coproc: ran kernel ", kernel);
+    console_u32(status < 0 ? "coproc: kernel failed, status -" : "coproc: ran kernel ",
+                status < 0 ? (uint32_t)-status : kernel);
     tvmdev_coproc_put_u32(done, (uint32_t)(status < 0 ? TVMDEV_COPROC_E_KERNEL_FAILED : 0));
     tvmdev_coproc_put_u32(done + 4, (t0 - cycles_now()) & 0xFFFFFFU);
     if (fault_kind == TVMDEV_COPROC_FAULT_DELAY) {
