@@ -43,7 +43,8 @@ def _c_array(ctype: str, name: str, values: Any) -> str:
     flat = [int(v) for v in np.asarray(values).reshape(-1)]
     rows = [", ".join(str(v) for v in flat[i:i + 16]) for i in range(0, len(flat), 16)]
     body = ",\n    ".join(rows)
-    return f"static const {ctype} {name}[{len(flat)}] __attribute__((aligned(16))) = {{\n    {body}\n}};\n"
+    return (f"static const {ctype} {name}[{len(flat)}] __attribute__((aligned(16))) = "
+            f"{{\n    {body}\n}};\n")
 
 
 def _params(struct: str, name: str, p: dict[str, Any]) -> str:
