@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import re
 import shutil
+import socket
+import subprocess
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO, Result, need_module, need_tool
+from conftest import REPO, Result, need_module, need_tool, run_ok
 
 from tvmdev.errors import TvmdevError
 from tvmdev.load.board import board_by_name
@@ -187,3 +190,56 @@ def test_coprocessor_killed_mid_inference(tmp_path: Path, cli: Callable[..., Res
     outputs = _outputs(out)
     np.testing.assert_array_equal(outputs[max(outputs)], expected[0].reshape(-1))
     _check_balanced(out)
+
+
+@pytest.mark.slow
+def test_zephyr_qemu_cortex_m3_uart1_can_be_joined(tmp_path: Path) -> None:
+    """Issue 23 asks whether Zephyr's qemu_cortex_m3 can take the co-processor too: its
+    machine's UART1 is QEMU's second -serial, and bytes cross a socket chardev there both
+    ways (checked bare metal: Zephyr's devicetree enables uart1, a ti,stellaris-uart)."""
+    board = board_by_name("qemu_cortex_m3")
+    cc = need_tool(board.toolchain.cc, "apt-get install gcc-arm-none-eabi")
+    assert board.run.qemu is not None
+    qemu = need_tool(board.run.qemu, "apt-get install qemu-system-arm")
+    rt = runtime_dir() / "cortex_m"
+    (tmp_path / "link.ld").write_text(
+        "MEMORY { CODE (rx) : ORIGIN = 0x0, LENGTH = 0x40000\n"
+        "         RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 0x10000 }\nENTRY(Reset_Handler)\n"
+        "SECTIONS { .text : { KEEP(*(.vectors)) *(.text*) *(.rodata*) . = ALIGN(4); } > CODE\n"
+        " .data : { . = ALIGN(4); __data_start__ = .; *(.data*) . = ALIGN(4);"
+        " __data_end__ = .; } > RAM AT > CODE\n __data_load__ = LOADADDR(.data);\n"
+        " .bss (NOLOAD) : { . = ALIGN(4); __bss_start__ = .; *(.bss*) *(COMMON) . = ALIGN(4);"
+        " __bss_end__ = .; } > RAM\n"
+        " .stack (NOLOAD) : { . = ALIGN(8); . = . + 0x800; __stack_top__ = .; } > RAM }\n")
+    elf = tmp_path / "uart1.elf"
+    run_ok([cc, "-mcpu=cortex-m3", "-mthumb", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror",
+            f"-I{rt}", str(REPO / "tests/c/lm3s_uart1.c"), str(rt / "startup.c"),
+            str(rt / "semihosting.c"), f"-T{tmp_path / 'link.ld'}", "-nostartfiles",
+            "--specs=nano.specs", "-o", str(elf)])
+    with tempfile.TemporaryDirectory(prefix="tvmdev-lm3s-") as tmp:
+        path = str(Path(tmp) / "s.sock")
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(path)
+        server.listen(1)
+        args = list(board.run.args)  # the console, then UART1 on the socket
+        at = args.index("-serial") + 2
+        args[at:at] = ["-serial", "chardev:link"]
+        proc = subprocess.Popen([qemu, *args, "-chardev", f"socket,id=link,path={path}",
+                                 "-kernel", str(elf)], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        try:
+            server.settimeout(20)
+            conn, _ = server.accept()
+            conn.settimeout(20)
+            data = b""
+            while not data.endswith(b"\n"):
+                data += conn.recv(64)
+            conn.sendall(b"K")
+            out, _ = proc.communicate(timeout=20)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            server.close()
+    assert data == b"lm3s6965evb UART1 says hello\n"
+    assert "got K over UART1" in out and proc.returncode == 0, out
