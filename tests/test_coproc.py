@@ -243,3 +243,25 @@ def test_zephyr_qemu_cortex_m3_uart1_can_be_joined(tmp_path: Path) -> None:
             server.close()
     assert data == b"lm3s6965evb UART1 says hello\n"
     assert "got K over UART1" in out and proc.returncode == 0, out
+
+
+@pytest.mark.slow
+def test_the_firmware_backend_runs_both_machines(tmp_path: Path) -> None:
+    """Through the run backend (Job.coprocessor): an ordinary model on mps2_an386 with the
+    co-processor booted beside it; the model's outputs still match numpy, and the
+    co-processor's console was collected (it booted and listened)."""
+    _need_everything()
+    from tvmdev.load.model import load_model
+    from tvmdev.run.backend import Coprocessor
+    from tvmdev.run.job import execute, prepare
+
+    coproc = _coproc_image(tmp_path)
+    model = load_model(REPO / "examples/mlp/mlp.yaml")
+    job = prepare(model, board_by_name("mps2_an386"), tmp_path / "b")
+    job.backend.build(job)
+    job.coprocessor = Coprocessor(board_by_name("mps3_an547"), coproc)
+    result = execute(job)
+    assert result.status == 0, result.stdout[-2000:]
+    for name, want in result.reference.items():
+        np.testing.assert_allclose(result.outputs[name], want, rtol=1e-5, atol=1e-5)
+    assert "coproc: ready" in job.coproc_console
