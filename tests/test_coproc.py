@@ -37,7 +37,7 @@ from tvmdev.run.link import Fault, LinkedResult, LinkedRun, link_args
 from tvmdev.run.rtos import rtos_build
 
 EXAMPLE = REPO / "examples/uart_npu"
-FAULT_BAD_CRC, FAULT_DELAY = 1, 2
+FAULT_BAD_CRC, FAULT_DELAY, FAULT_DIE = 1, 2, 3
 WAIT_MS = 1000
 
 
@@ -175,13 +175,20 @@ def test_a_faulty_answer_returns_its_code(fault: int, arg: int, code: str, tmp_p
 
 
 @pytest.mark.slow
-def test_coprocessor_killed_mid_inference(tmp_path: Path, cli: Callable[..., Result],
-                                          tflite_model: Callable[[str], Path]) -> None:
-    """The co-processor is killed while it holds a job (its answer delayed), then booted
-    again: the run times out, the next reloads the weights and is bit-exact again."""
-    kill = Fault(0.0, "restart", after="coproc: fault delay")
-    result, expected = _run(tmp_path, cli, tflite_model, runs=1, fault=FAULT_DELAY,
-                            fault_arg=10 * WAIT_MS, faults=(kill,))
+@pytest.mark.parametrize("how", ["killed", "dies"])
+def test_coprocessor_gone_mid_inference(how: str, tmp_path: Path, cli: Callable[..., Result],
+                                        tflite_model: Callable[[str], Path]) -> None:
+    """The co-processor stops while it holds a job, then boots again: killed by the test
+    (SIGKILL while its answer is delayed), or exiting by itself on the job (the DIE fault;
+    the launcher boots it again). The run times out, the next reloads the weights and is
+    bit-exact again."""
+    if how == "killed":
+        kill = (Fault(0.0, "restart", after="coproc: fault delay"),)
+        fault, arg = FAULT_DELAY, 10 * WAIT_MS
+    else:
+        kill, fault, arg = (), FAULT_DIE, 0
+    result, expected = _run(tmp_path, cli, tflite_model, runs=1, fault=fault, fault_arg=arg,
+                            faults=kill)
     out = result.main.stdout
     assert len(result.coproc_returncodes) >= 2, result.coproc_stdout  # killed, and again
     assert "faulted run TVM_DEVICE_ERR_TIMEOUT" in out, out[-3000:]
@@ -265,3 +272,18 @@ def test_the_firmware_backend_runs_both_machines(tmp_path: Path) -> None:
     for name, want in result.reference.items():
         np.testing.assert_allclose(result.outputs[name], want, rtol=1e-5, atol=1e-5)
     assert "coproc: ready" in job.coproc_console
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cpu", ["cortex-m3", "cortex-m4", "cortex-m7", "cortex-m55"])
+def test_interrupt_driven_uart_compiles_for_every_core(cpu: str, tmp_path: Path) -> None:
+    """The UART driver in both modes and startup's interrupt table, -Wall -Wextra -Werror."""
+    cc = need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
+    rt = runtime_dir() / "cortex_m"
+    base = [cc, f"-mcpu={cpu}", "-mthumb", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror",
+            f"-I{rt}", f"-I{REPO / 'platforms/cmsis/include'}", "-DTVMDEV_UART_CLOCK=25000000",
+            "-DTVMDEV_UART0_BASE=0x40004000", "-DTVMDEV_UART1_BASE=0x40005000",
+            "-DTVMDEV_UART1_RX_IRQ=2", "-DTVMDEV_UART1_TX_IRQ=3"]
+    for mode in ([], ["-DTVMDEV_IRQ_TABLE", "-DTVMDEV_UART1_INTERRUPTS"]):
+        for src in ("cmsdk_uart.c", "startup.c"):
+            run_ok([*base, *mode, "-c", str(rt / src), "-o", str(tmp_path / "x.o")])
