@@ -83,7 +83,7 @@ def build(kws: Path, tflm_tensors: Any, runs: int, fault: int, fault_arg: int,
     addr = scratch + SCRATCH_BYTES
     out = ["#ifndef COPROC_CASE_H_\n#define COPROC_CASE_H_\n#include <stddef.h>\n",
            '#include "uart_npu_link.h"\n']
-    consts, layers = [], []
+    consts, layers, local = [], [], []
     for i, op in enumerate(ops):
         struct, p = model.operator_params(op)
         name = f"layer{i}"
@@ -99,6 +99,10 @@ def build(kws: Path, tflm_tensors: Any, runs: int, fault: int, fault_arg: int,
             addr = _align(addr + data.nbytes)
         out.append(_params(struct, name, p))
         fn = "uart_npu_conv2d_s8" if op.op == "conv2d" else "uart_npu_depthwise_conv2d_s8"
+        w, b = (f"{name}_{t}" for t in op.inputs[1:3])
+        local.append(f"    case {i}: {{\n        struct {struct} p = {name}_params;\n\n"
+                     f"        p.scratch = scratch;\n        return CASE_LOCAL_{op.op.upper()}"
+                     f"(in, {w}, {b}, out, &p, NULL);\n    }}\n")
         layers.append(f"    case {i}:\n        return {fn}({buffers[i % 2]}u, {addrs[0]}u, "
                       f"{addrs[1]}u, {buffers[(i + 1) % 2]}u, &{name}_params, dev, "
                       f"{scratch}u);\n")
@@ -111,12 +115,17 @@ def build(kws: Path, tflm_tensors: Any, runs: int, fault: int, fault_arg: int,
     out.append("static int32_t case_layer(uint32_t i, tvm_device_uart_npu_t *dev)\n{\n"
                "    switch (i) {\n" + "".join(layers)
                + "    default:\n        return TVM_DEVICE_ERR_INVALID;\n    }\n}\n")
+    out.append("/* The same layer on the main board (no offload): in and out are CPU buffers. */\n"
+               "static int32_t case_layer_local(uint32_t i, const int8_t *in, int8_t *out, "
+               "void *scratch)\n{\n    switch (i) {\n" + "".join(local)
+               + "    default:\n        return TVM_DEVICE_ERR_INVALID;\n    }\n}\n")
     defines = {"CASE_INPUTS": 2, "CASE_CONSTANTS": len(consts), "CASE_LAYERS": len(ops),
                "CASE_INPUT_ADDR": "0u", "CASE_INPUT_BYTES": f"{inputs[0].size}u",
                "CASE_OUTPUT_ADDR": f"{buffers[len(ops) % 2]}u",
                "CASE_OUTPUT_BYTES": f"{expected[0].size}u", "CASE_RUNS": f"{runs}u",
                "CASE_FAULT": fault, "CASE_FAULT_ARG": f"{fault_arg}u",
-               "CASE_WAIT_MS": f"{wait_ms}u"}
+               "CASE_WAIT_MS": f"{wait_ms}u", "CASE_ACT_BYTES": f"{act}u",
+               "CASE_SCRATCH_BYTES": f"{SCRATCH_BYTES}u"}
     out += [f"#define {k} {v}\n" for k, v in defines.items()]
     out.append("#endif\n")
     return Case("".join(out), expected, inputs[0].size,

@@ -32,7 +32,7 @@ from tvmdev.errors import TvmdevError
 from tvmdev.load.board import board_by_name
 from tvmdev.load.rtos import load_rtos, missing_trees
 from tvmdev.resources import runtime_dir
-from tvmdev.run.coproc import Image, build_image, coprocessor_image
+from tvmdev.run.coproc import Image, build_image, cmsis_nn_tree, coprocessor_image
 from tvmdev.run.link import Fault, LinkedResult, LinkedRun, link_args
 from tvmdev.run.rtos import rtos_build
 
@@ -82,9 +82,22 @@ def _main_image(tmp: Path, cli: Callable[..., Result], case_header: str) -> Path
                            dev / "src/kernels/uart_npu/conv2d.c",
                            dev / "src/kernels/uart_npu/depthwise_conv2d.c",
                            rt / "coproc/protocol.c"],
-                  [*kernel.include_dirs, tmp / "case", dev / "include", rt / "coproc"],
+                  [*kernel.include_dirs, tmp / "case", dev / "include", rt / "coproc",
+                   rt / "kernels/portable"],
                   [*kernel.defines, "UART_NPU_MEMORY_SIZE=65536u", "UART_NPU_MEMORY_ALIGN=16u"],
                   link_uart=1, foreign=kernel.sources)
+    # The same layers on the main board, for the figure without offload: CMSIS-NN's
+    # kernels for the M4 when there is a tree, else the portable ones.
+    tree = cmsis_nn_tree(None)
+    if tree is None:
+        image.sources += [rt / "kernels/portable/conv2d_s8.c",
+                          rt / "kernels/portable/depthwise_conv2d_s8.c"]
+    else:
+        image.sources += [rt / "kernels/cmsis_nn/conv2d_s8.c",
+                          rt / "kernels/cmsis_nn/depthwise_conv2d_s8.c"]
+        image.include_dirs += [rt / "kernels/cmsis_nn", tree.root / "Include"]
+        image.defines.append("CASE_CMSIS_NN")
+        image.trees.append(tree)
     return _build(board.name, image, tmp / "main")
 
 
@@ -145,8 +158,10 @@ def test_keyword_spotting_layers_on_the_coprocessor(tmp_path: Path, cli: Callabl
     result, expected = _run(tmp_path, cli, tflite_model, runs=3)
     out = result.main.stdout
     assert "init TVM_DEVICE_OK" in out, out[-3000:] + result.coproc_stdout[-2000:]
+    assert len(re.findall(r"^run\d ticks=\d+ TVM_DEVICE_OK$", out, re.M)) == 3, out[-3000:]
     outputs = _outputs(out)
-    assert sorted(outputs) == [0, 1, 2], out[-3000:]
+    assert sorted(outputs) == [0, 1, 2, 99], out[-3000:]  # 99: the layers run locally
+    np.testing.assert_array_equal(outputs.pop(99), expected[0].reshape(-1))
     for run, got in outputs.items():
         np.testing.assert_array_equal(got, expected[run % 2].reshape(-1))
     first = re.search(r"bus first to_device=(\d+) from_device=(\d+)", out)

@@ -16,6 +16,15 @@
 #include <string.h>
 
 #include "cmsis_os2.h"
+#ifdef CASE_CMSIS_NN /* the main board's own kernels, for the run without offload */
+#include "tvmk_cmsis_nn.h"
+#define CASE_LOCAL_CONV2D tvmk_cmsis_nn_conv2d_s8
+#define CASE_LOCAL_DEPTHWISE_CONV2D tvmk_cmsis_nn_depthwise_conv2d_s8
+#else
+#include "tvmk_s8.h"
+#define CASE_LOCAL_CONV2D tvmk_conv2d_s8
+#define CASE_LOCAL_DEPTHWISE_CONV2D tvmk_depthwise_conv2d_s8
+#endif
 #include "coproc_case.h"
 #include "semihosting.h"
 #include "uart_npu_link.h"
@@ -142,6 +151,26 @@ static int32_t run_once(const int8_t *input)
     return status != TVM_DEVICE_OK ? status : closed;
 }
 
+/* The layers on the main board itself, from the same input: the figure to compare. */
+static void run_local(void)
+{
+    static int8_t act[2][CASE_ACT_BYTES] __attribute__((aligned(16)));
+    static uint8_t scratch[CASE_SCRATCH_BYTES] __attribute__((aligned(16)));
+    uint32_t t0 = osKernelGetTickCount();
+    int32_t status = TVM_DEVICE_OK;
+    uint32_t i;
+
+    memcpy(act[0], case_inputs[0], CASE_INPUT_BYTES);
+    for (i = 0U; i < CASE_LAYERS && status == TVM_DEVICE_OK; i++) {
+        status = case_layer_local(i, act[i % 2U], act[(i + 1U) % 2U], scratch);
+    }
+    put("local ticks=");
+    put_u32(osKernelGetTickCount() - t0);
+    put_status("", status);
+    memcpy(output, act[CASE_LAYERS % 2U], CASE_OUTPUT_BYTES);
+    put_output(99U);
+}
+
 static void report_bus(const char *what, const struct uart_npu_stats *a,
                        const struct uart_npu_stats *b)
 {
@@ -168,17 +197,22 @@ static void app(void *arg)
     }
     put_status("activate", TVMDeviceUartNpuActivate(&npu));
     for (i = 0U; i < CASE_RUNS; i++, run++) {
+        uint32_t t0 = osKernelGetTickCount();
+
         uart_npu_stats(&before);
         status = run_once(case_inputs[i % CASE_INPUTS]);
         uart_npu_stats(&after);
         put("run");
         put_u32(run);
+        put(" ticks=");
+        put_u32(osKernelGetTickCount() - t0);
         put_status("", status);
         report_bus(i == 0U ? "first" : "steady", &before, &after);
         if (status == TVM_DEVICE_OK) {
             put_output(run);
         }
     }
+    run_local();
 #if CASE_FAULT != 0
     put_status("arm fault", uart_npu_debug_fault(&npu, CASE_FAULT, CASE_FAULT_ARG));
     status = run_once(case_inputs[0]);
