@@ -6,6 +6,9 @@
 #include "semihosting.h"
 
 #define SYS_WRITE0 0x04U
+#define SYS_CLOCK 0x10U
+#define SYS_TIME 0x11U
+#define SYS_GET_CMDLINE 0x15U
 #define SYS_EXIT_EXTENDED 0x20U
 #define ADP_STOPPED_APPLICATION_EXIT 0x20026U
 
@@ -33,4 +36,23 @@ void tvmdev_semihosting_exit(int32_t status)
     for (;;) {
         /* Not under a debugger: stop here. */
     }
+}
+
+int32_t tvmdev_semihosting_cmdline(char *buf, uint32_t n)
+{
+    uint32_t block[2];
+
+    block[0] = (uint32_t)(uintptr_t)buf;
+    block[1] = n;
+    return semihosting_call(SYS_GET_CMDLINE, block) == 0U ? 0 : -1;
+}
+
+uint32_t tvmdev_semihosting_time(void)
+{
+    return semihosting_call(SYS_TIME, 0);
+}
+
+uint32_t tvmdev_semihosting_clock(void)
+{
+    return semihosting_call(SYS_CLOCK, 0);
 }

@@ -8,6 +8,9 @@
 #include <stdint.h>
 
 #include "semihosting.h"
+#ifdef TVMDEV_IRQ_TABLE
+#include "nvic.h"
+#endif
 
 /* Exit statuses of the firmware itself (the model's run returns small negative codes,
  * mapped by main to 0..); these stand apart. */
@@ -55,6 +58,62 @@ void Default_Handler(void)
 
 typedef void (*vector_t)(void);
 
+#ifdef TVMDEV_IRQ_TABLE
+/* Device interrupts: every external vector enters one dispatcher, which calls the handler
+ * a driver attached (nvic.h). A table in RAM keeps the vector table const and lets a
+ * driver choose its interrupt lines from board data at run time. */
+static volatile tvmdev_irq_handler_t irq_handlers[TVMDEV_IRQ_LINES];
+
+void tvmdev_irq_attach(uint32_t irqn, tvmdev_irq_handler_t handler)
+{
+    volatile uint32_t *iser = (volatile uint32_t *)0xE000E100U;
+
+    if (irqn >= TVMDEV_IRQ_LINES) {
+        return;
+    }
+    irq_handlers[irqn] = handler;
+    __asm__ volatile("dsb" ::: "memory");
+    iser[irqn / 32U] = 1U << (irqn % 32U);
+}
+
+void tvmdev_irq_detach(uint32_t irqn)
+{
+    volatile uint32_t *icer = (volatile uint32_t *)0xE000E180U;
+
+    if (irqn >= TVMDEV_IRQ_LINES) {
+        return;
+    }
+    icer[irqn / 32U] = 1U << (irqn % 32U);
+    __asm__ volatile("dsb\n\tisb" ::: "memory");
+    irq_handlers[irqn] = 0;
+}
+
+void tvmdev_irq_pend(uint32_t irqn)
+{
+    volatile uint32_t *ispr = (volatile uint32_t *)0xE000E200U;
+
+    if (irqn < TVMDEV_IRQ_LINES) {
+        ispr[irqn / 32U] = 1U << (irqn % 32U);
+    }
+}
+
+static void irq_dispatch(void)
+{
+    uint32_t ipsr;
+    tvmdev_irq_handler_t handler;
+
+    __asm__ volatile("mrs %0, ipsr" : "=r"(ipsr));
+    handler = ipsr >= 16U ? irq_handlers[(ipsr - 16U) % TVMDEV_IRQ_LINES] : 0;
+    if (handler == 0) {
+        Default_Handler();
+    } else {
+        handler();
+    }
+}
+#define IRQ4(f) f, f, f, f
+#define IRQ16(f) IRQ4(f), IRQ4(f), IRQ4(f), IRQ4(f)
+#endif
+
 /* An RTOS kernel linked in gives these (RTX5: irq_armv7m.S; FreeRTOS: the port through
  * CMSIS-FreeRTOS's handlers.c), and a test may give NMI_Handler; else the defaults. */
 void NMI_Handler(void) __attribute__((weak, alias("Fault_Handler")));
@@ -65,9 +124,14 @@ void SysTick_Handler(void) __attribute__((weak, alias("Default_Handler")));
 void tvmdev_icount_systick_handler(void); /* icount.c, built in with TVMDEV_ICOUNT */
 #endif
 
-/* The initial stack pointer, then the system handlers. The firmware enables no
- * interrupt, so the table stops there. */
-__attribute__((section(".vectors"), used)) static const vector_t vectors[16] = {
+/* The initial stack pointer, then the system handlers. Without TVMDEV_IRQ_TABLE the
+ * firmware enables no interrupt, so the table stops there. */
+#ifdef TVMDEV_IRQ_TABLE
+#define VECTORS (16 + TVMDEV_IRQ_LINES)
+#else
+#define VECTORS 16
+#endif
+__attribute__((section(".vectors"), used)) static const vector_t vectors[VECTORS] = {
     (vector_t)(uintptr_t)&__stack_top__,
     Reset_Handler,
     NMI_Handler,
@@ -85,5 +149,8 @@ __attribute__((section(".vectors"), used)) static const vector_t vectors[16] = {
     SysTick_Handler,
 #else
     tvmdev_icount_systick_handler, /* SysTick: counts the wraps of icount.c's counter */
+#endif
+#ifdef TVMDEV_IRQ_TABLE
+    IRQ16(irq_dispatch), IRQ16(irq_dispatch), IRQ16(irq_dispatch), IRQ16(irq_dispatch),
 #endif
 };

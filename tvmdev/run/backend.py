@@ -47,6 +47,20 @@ class Job:
     trees: list[TreeBuild] = field(default_factory=list)
     stack: StackUsage | None = None  # firmware: the run's worst-case stack
     icount: bool = False  # firmware: count the run's instructions under QEMU -icount
+    # firmware: a second machine joined to this one's UART (tvmdev.run.link), started
+    # before the run and stopped after it; its console is kept in coproc_console.
+    coprocessor: Coprocessor | None = None
+    coproc_console: str = ""
+
+
+@dataclass(frozen=True)
+class Coprocessor:
+    """A co-processor board and its firmware, linked UART to UART to the main board."""
+
+    board: Board
+    elf: Path
+    main_uart: int = 1
+    coproc_uart: int = 1
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ the firmware also counts the run call's instructions and QEMU runs with -icount
 from __future__ import annotations
 
 import re
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from ..write.files import OutFile, sync
 from . import icount
 from .backend import Backend, Job, RawRun, RunOptions, parse_output
 from .compile import compile_program, object_dir
+from .link import LinkedRun
 from .rtos import rtos_build
 
 DEFAULT_CLOCK_HZ = 25_000_000  # a board without run.clock_hz: MPS2's
@@ -116,6 +118,25 @@ class QemuSystemBackend(Backend):
                             f"tvmgen_{job.model.name}_run")
         _record(job)
         return exe
+
+    def run_program(self, job: Job, argv: list[str], env: dict[str, str] | None = None
+                    ) -> subprocess.CompletedProcess[str]:
+        """Run ``argv`` within the board's timeout; with a co-processor, both machines
+        (:mod:`tvmdev.run.link`), the co-processor first and stopped last."""
+        if job.coprocessor is None:
+            return super().run_program(job, argv, env)
+        if job.icount:
+            raise TvmdevError("instructions cannot be counted with a co-processor attached",
+                              str(job.exe), hint="-icount would stop the main board's "
+                              "clock while it waits for the co-processor")
+        cop = job.coprocessor
+        linked = LinkedRun(self.board, job.exe, cop.board, cop.elf, cop.main_uart,
+                           cop.coproc_uart).run()
+        job.coproc_console = linked.coproc_stdout
+        if linked.timed_out:
+            raise TvmdevError(f"the program did not finish in {self.board.run.timeout:g} s",
+                              str(job.exe))
+        return linked.main
 
     def command(self, job: Job) -> list[str]:
         """The emulator command line that runs the firmware."""

@@ -1,0 +1,137 @@
+"""The reference co-processor's firmware (runtime/coproc): built for a qemu-system board
+(``mps3_an547``, a Cortex-M55) with the board's toolchain, startup, linker script and
+interrupt-driven link UART, its kernels on CMSIS-NN when a tree is given (compiled through
+the pinned-tree cache of :mod:`.trees`), else the portable ones.
+
+The firmware is model-agnostic: only the size and alignment of its memory (the device
+kind's declaration) are built in. :func:`build_image` is the same build for any
+bare-metal program of a board (the main board's test firmware uses it too).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import TvmdevError, log_excerpt
+from ..load.board import Board
+from ..load.kernel_tree import board_library
+from ..load.tree import locate
+from ..render.device import status_header
+from ..render.engine import banner, render
+from ..resources import platforms_dir, runtime_dir
+from ..write.files import OutFile, sync
+from .trees import TreeBuild, compile_trees
+
+# The CMSIS-NN sources the co-processor's two kernels reach (through arm_convolve_wrapper_s8
+# and arm_depthwise_conv_wrapper_s8), by folder of the tree's Source/.
+CMSIS_NN_FOLDERS = ("ConvolutionFunctions", "NNSupportFunctions", "TransposeFunctions")
+
+
+@dataclass
+class Image:
+    """A bare-metal program for one board: what :func:`build_image` compiles."""
+
+    name: str
+    sources: list[Path]
+    include_dirs: list[Path] = field(default_factory=list)
+    defines: list[str] = field(default_factory=list)
+    trees: list[TreeBuild] = field(default_factory=list)
+    link_uart: int | None = None  # the UART built interrupt-driven
+    # Third-party sources (an RTOS kernel's), compiled without -Werror and the C standard
+    # flag, as the firmware harness compiles them.
+    foreign: list[Path] = field(default_factory=list)
+
+
+def build_image(board: Board, image: Image, build_dir: Path) -> Path:
+    """Compile and link ``image`` for ``board`` into ``build_dir/<name>.elf`` with the
+    board's startup (its device interrupts routed), semihosting and UART driver, its
+    linker script and ``tvm/device/status.h``; skipped when nothing changed."""
+    mem, tc = board.memory, board.toolchain
+    if mem is None or board.run.method != "qemu-system":
+        raise TvmdevError(f"board {board.name} runs no bare-metal firmware", board.where)
+    build_dir = build_dir.resolve()
+    sync(build_dir, [status_header("include/tvm/device/status.h", "tvmdev coproc"),
+                     _link_script(board)])
+    defines = [*tc.defines, *(f"{k}={v}" for k, v in board.support.defines), *image.defines]
+    if image.link_uart is not None:
+        defines += ["TVMDEV_IRQ_TABLE", f"TVMDEV_UART{image.link_uart}_INTERRUPTS"]
+    # The image's folders first: an RTOS kernel's cmsis_os2.h before the stand-in one.
+    includes = [*image.include_dirs, build_dir / "include", *board.support.include,
+                platforms_dir() / "cmsis/include"]
+    flags = [*tc.cflags, *(f"-D{d}" for d in defines), *(f"-I{i}" for i in includes)]
+    objects = compile_trees(tc.cc, list(tc.cflags), image.trees)
+    elf = build_dir / f"{image.name}.elf"
+    sources = [*board.support.sources, *image.sources]
+    lenient = [f for f in flags if f not in ("-Werror", "-std=c99")]
+    cmds = [[tc.cc, *lenient, "-c", str(src), "-o", str(build_dir / f"{image.name}-f{i}.o")]
+            for i, src in enumerate(image.foreign)]
+    foreign = [c[-1] for c in cmds]
+    cmds.append([tc.cc, *flags, *(str(s) for s in sources), *(str(o) for o in objects),
+                 *foreign, f"-T{build_dir / 'link.ld'}", "-o", str(elf), *tc.ldflags])
+    digest = hashlib.sha256("\n".join(" ".join(c) for c in cmds).encode())
+    for path in [*sources, *image.foreign,
+                 *(h for i in includes for h in sorted(i.glob("*.h")))]:
+        digest.update(path.read_bytes())
+    stamp = build_dir / f".{image.name}.stamp"
+    if elf.is_file() and stamp.is_file() and stamp.read_text() == digest.hexdigest():
+        return elf
+    for cmd in cmds:
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise TvmdevError(f"the build of {image.name} failed ({tc.cc} exited "
+                              f"{proc.returncode})", str(build_dir),
+                              log=log_excerpt(proc.stderr, 40))
+    stamp.write_text(digest.hexdigest())
+    return elf
+
+
+def _link_script(board: Board) -> OutFile:
+    """The board's linker script, as the firmware harness writes it."""
+    mem = board.memory
+    assert mem is not None
+    return OutFile("link.ld", render(
+        "harness/firmware/link.ld.j2", banner=banner("c", f"tvmdev coproc {board.name}",
+                                                     "owned"),
+        board=board.name, code_origin=hex(mem.code.origin), code_length=hex(mem.code.length),
+        ram_origin=hex(mem.ram.origin), ram_length=hex(mem.ram.length),
+        stack_size=hex(mem.stack)), "owned")
+
+
+def cmsis_nn_tree(cmsis_nn: Path | None) -> TreeBuild | None:
+    """CMSIS-NN's convolution sources from ``cmsis_nn`` (else $CMSIS_NN_SOURCE_DIR), or
+    None without a tree."""
+    tree = board_library("cmsis_nn").tree
+    root = locate(tree, cmsis_nn)
+    if root is None:
+        return None
+    sources = tuple(sorted(p for folder in CMSIS_NN_FOLDERS
+                           for p in (root / "Source" / folder).glob("*.c")))
+    return TreeBuild(tree, root, (("", sources),))
+
+
+def coprocessor_image(board: Board, memory_size: int, memory_align: int,
+                      cmsis_nn: Path | None = None, uart: int = 1) -> Image:
+    """The co-processor firmware for ``board``: its memory, the link on ``uart``, and its
+    kernels (CMSIS-NN when a tree is found, else portable)."""
+    rt = runtime_dir()
+    if uart not in board.support.accelerator_uarts:
+        raise TvmdevError(f"board {board.name} has no accelerator UART{uart}", board.where)
+    portable = rt / "kernels/portable"
+    image = Image("coproc", [rt / "coproc/firmware.c", rt / "coproc/protocol.c"],
+                  [rt / "coproc", portable],
+                  [f"TVMDEV_COPROC_MEMORY_SIZE={memory_size}",
+                   f"TVMDEV_COPROC_MEMORY_ALIGN={memory_align}",
+                   f"TVMDEV_COPROC_USART=Driver_USART{uart}"], link_uart=uart)
+    tree = cmsis_nn_tree(cmsis_nn)
+    if tree is None:
+        image.sources += [portable / "conv2d_s8.c", portable / "depthwise_conv2d_s8.c"]
+    else:
+        cm = rt / "kernels/cmsis_nn"
+        image.sources += [cm / "conv2d_s8.c", cm / "depthwise_conv2d_s8.c"]
+        image.include_dirs += [cm, *(tree.root / i for i in tree.tree.include)]
+        image.defines.append("TVMDEV_COPROC_CMSIS_NN")
+        image.trees.append(tree)
+    return image
