@@ -24,6 +24,7 @@ from ..model.device import DeviceSpec, device_name
 from ..model.graph import Model
 from ..model.ops import OPS
 from ..model.status import describe
+from ..plan.memory_map import parse_places
 from ..plan.pipeline import Compiled, Options, compile_model
 from ..plan.placement import kernels_line
 from ..render.device import folder_specs, manifest_for, user_device_specs
@@ -79,6 +80,8 @@ def model_command(model: Path, args: argparse.Namespace) -> str:
         parts += ["--board", Path(args.board).name]
     if getattr(args, "cmsis_nn", None) == OFF:
         parts += ["--cmsis-nn", OFF]
+    for value in _listed(getattr(args, "place_memory", None)):
+        parts += ["--place-memory", value]
     return shlex.join(parts)
 
 
@@ -95,7 +98,8 @@ def compile_options(args: argparse.Namespace, run: bool) -> Options:
     return Options(args.schedule, tuple(Path(k) for k in args.kernels or []), device_dir,
                    user_device_specs(device_dir) if device_dir is not None else (),
                    (("cmsis_nn", args.cmsis_nn),) if getattr(args, "cmsis_nn", None) else (),
-                   stand_in_kernels=run)
+                   stand_in_kernels=run,
+                   place_memory=parse_places(getattr(args, "place_memory", None)))
 
 
 def _prepare_out_dir(out_dir: Path, dry_run: bool) -> None:

@@ -62,6 +62,10 @@ def _model_options(p: argparse.ArgumentParser) -> None:
                    help="a folder made by new-device: its device code and kernels are used")
     p.add_argument("--kernels", action="append", metavar="FILE",
                    help="a user kernel library YAML (repeatable; takes precedence)")
+    p.add_argument("--place-memory", action="append", metavar="POOL=REGION",
+                   help="put a pool (workspace, constants) in a region of the board's "
+                        "memory map, for example workspace=sram,constants=qspi (default: "
+                        "the fastest region that holds it)")
 
 
 def _cmsis_nn_option(p: argparse.ArgumentParser) -> None:

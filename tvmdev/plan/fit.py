@@ -11,6 +11,9 @@ what the firmware reserves for certain:
   less than the code and strings of the smallest firmware (a model of one relu: 2,328
   bytes of .text and .rodata on mps3_an547, 2,528 on mps2_an385).
 
+A board that lists more regions than the program's two (``memory.regions``) has its pools
+placed in them (:mod:`.memory_map`): then each region is checked on its own.
+
 The rest (the kernels' code beyond that floor, the C library's and the devices' .data and
 .bss: tens to hundreds of bytes) is left to the linker, so the estimate never refuses a
 model that would fit; a model that passes it but does not link gets the same one line from
@@ -25,6 +28,7 @@ from ..errors import TvmdevError
 from ..load.board import Board, Memory
 from ..model.graph import Model
 from .memory import MemoryPlan
+from .memory_map import MemoryMap, Pool, place_pools
 
 CODE_FLOOR = 2048
 # The regions of the firmware's linker script (templates/harness/firmware/link.ld.j2), and
@@ -88,14 +92,47 @@ def _error(model: Model, board: Board, mem: Memory, ram: list[tuple[str, int]],
         model.path, hint=_hint(ram_need > mem.ram.length, flash_need > mem.code.length))
 
 
-def check_fit(model: Model, memory: MemoryPlan, board: Board) -> None:
-    """Raise the one-line error when ``model`` cannot fit ``board``'s memory map."""
+def pools(model: Model, memory: MemoryPlan) -> list[Pool]:
+    """The pools the firmware is linked with: the workspace (state included) and the
+    constants."""
+    return [Pool("workspace", memory.arena_size), Pool("constants", constant_bytes(model), "ro")]
+
+
+def _reserved(model: Model, mem: Memory) -> list[tuple[str, str, int]]:
+    """What the program itself puts in its regions: the harness's inputs and a floor for
+    the code in the code region, the harness's outputs and the stack in the RAM one."""
+    outputs = sum(model.tensors[n].nbytes for n in model.outputs)
+    inputs = sum(model.tensors[n].nbytes for n in model.inputs)
+    return [(mem.code.name, "inputs", inputs), (mem.code.name, "code at least", CODE_FLOOR),
+            (mem.ram.name, "outputs", outputs), (mem.ram.name, "stack", mem.stack)]
+
+
+def check_fit(model: Model, memory: MemoryPlan, board: Board,
+              asked: tuple[tuple[str, str], ...] = ()) -> MemoryMap | None:
+    """Place the pools in ``board``'s regions, or raise the one-line error when ``model``
+    cannot fit its memory map; None for a board without one."""
     mem = board.memory
     if mem is None:
-        return
-    ram, flash = _estimate(model, memory, mem)
-    if sum(v for _, v in ram) > mem.ram.length or sum(v for _, v in flash) > mem.code.length:
-        raise _error(model, board, mem, ram, flash)
+        if asked:
+            raise TvmdevError(f"--place-memory: board {board.name} has no memory map",
+                              board.where, hint="it places memory with a board that lists "
+                                                "memory regions (tvmdev list boards)")
+        return None
+    if not mem.extra:  # the program's two regions: today's check, item by item
+        ram, flash = _estimate(model, memory, mem)
+        if (sum(v for _, v in ram) > mem.ram.length
+                or sum(v for _, v in flash) > mem.code.length):
+            raise _error(model, board, mem, ram, flash)
+    placed = place_pools(pools(model, memory), board, _reserved(model, mem), asked,
+                         model.path)
+    for region in mem.regions:
+        if placed.used(region) > region.length:
+            raise TvmdevError(
+                f"model {model.name} does not fit region {region.name} of board "
+                f"{board.name}: it needs {_n(placed.used(region))} bytes "
+                f"({_parts(placed.items(region))}); the region has {_n(region.length)}",
+                model.path, hint="--place-memory puts a pool in another region")
+    return placed
 
 
 def link_overflow(stderr: str, model: Model, memory: MemoryPlan, board: Board

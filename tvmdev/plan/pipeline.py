@@ -12,7 +12,7 @@ adds the devices and a harness, builds and runs. The stages, in order:
 2. kernels: the registry (the user's libraries, the device kinds', the board's kernel
    libraries, portable) and each operator's chain (:mod:`.kernels`, :mod:`.placement`);
 3. memory: the schedule, and the workspace with every kernel's scratch (:mod:`.memory`);
-4. fit: the board's memory map (:mod:`.fit`);
+4. fit: the board's memory map, each pool in a region (:mod:`.fit`, :mod:`.memory_map`);
 5. prepared operators: each operator's chain, params and scratch, once (:mod:`.prepare`).
 """
 
@@ -47,6 +47,7 @@ from .kernels import (
     tensor_dtypes,
 )
 from .memory import MemoryPlan, plan_memory
+from .memory_map import MemoryMap
 from .placement import Placement, TreeSources, place
 from .prepare import Prepared, operator_params, prepare
 from .schedule import Step, schedule
@@ -69,6 +70,8 @@ class Options:
     # tvmdev generates for them: a run's simulated accelerator or scaffold does; aot plans
     # their operators on the other libraries, since the kind's own kernels are unknown.
     stand_in_kernels: bool = False
+    # --place-memory: (pool, region) pairs; the other pools go to the fastest that fit
+    place_memory: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,7 @@ class Compiled:
     companions: tuple[Path, ...] = ()
     notes: tuple[str, ...] = ()  # why a board library is not in use
     device_notes: tuple[str, ...] = ()  # the device kinds whose kernels are not known
+    regions: MemoryMap | None = None  # each pool's region of the board (None: no map)
 
     @property
     def schedule_kind(self) -> str:
@@ -222,8 +226,8 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
     if problem is not None:
         raise TvmdevError(f"the workspace of model '{model.name}' needs {problem}",
                           model.path, hint="split the model, or make its tensors smaller")
-    check_fit(model, memory, board)
+    regions = check_fit(model, memory, board, options.place_memory)
     return Compiled(model, board, options, dplan, steps, memory,
                     prepare(model, params, placed, memory), placed.trees,
                     _companions(generated_specs(dplan, board), dplan, options.device_specs),
-                    tuple(notes), tuple(device_notes))
+                    tuple(notes), tuple(device_notes), regions)

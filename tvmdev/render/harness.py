@@ -23,9 +23,11 @@ from ..model.graph import Model
 from ..model.ops import CTYPES
 from ..naming import camel
 from ..plan.devices import DevicePlan
+from ..plan.memory_map import MemoryMap
 from ..write.files import OutFile
 from .cvalues import c_bits, c_decimals
 from .engine import banner, render
+from .linker import linker_script
 
 # Threads the host harness runs at most (--threads).
 MAX_THREADS = 4
@@ -44,6 +46,7 @@ class Harness:
     icount: bool = False  # firmware: count the run's instructions (tvmdev run --instructions)
     # firmware: each device kind's CMSIS-Driver (usart, spi, i2c), as it was generated
     drivers: dict[str, str] = field(default_factory=dict)
+    regions: MemoryMap | None = None  # firmware: each pool's region (the linker script)
 
     def context(self, embed_inputs: bool) -> dict[str, Any]:
         """The template context; ``embed_inputs`` compiles the inputs in (firmware)."""
@@ -140,12 +143,8 @@ def firmware_files(h: Harness) -> list[OutFile]:
     ctx["console_uart"] = console
     ctx["uarts"] = sorted({console, *(int(d["uart"]) for d in ctx["devices"]
                                       if d["uart"] is not None)})
-    mem = board.memory
-    link = render("harness/firmware/link.ld.j2",
-                  banner=banner("c", f"tvmdev run --board {board.name}", "owned"),
-                  board=board.name, code_origin=hex(mem.code.origin),
-                  code_length=hex(mem.code.length), ram_origin=hex(mem.ram.origin),
-                  ram_length=hex(mem.ram.length), stack_size=hex(mem.stack))
+    link = linker_script(board.memory, h.regions, board.name,
+                         banner("c", f"tvmdev run --board {board.name}", "owned"))
     return [OutFile("link.ld", link, "owned"),
             OutFile("main.c", render("harness/firmware/main.c.j2", banner=h.c_banner(),
                                      **ctx), "owned")]
