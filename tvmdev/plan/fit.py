@@ -93,18 +93,17 @@ def _error(model: Model, board: Board, mem: Memory, ram: list[tuple[str, int]],
 
 
 def pools(model: Model, memory: MemoryPlan) -> list[Pool]:
-    """The pools the firmware is linked with: the workspace (state included) and the
-    constants."""
-    return [Pool("workspace", memory.arena_size), Pool("constants", constant_bytes(model), "ro")]
-
-
-def _reserved(model: Model, mem: Memory) -> list[tuple[str, str, int]]:
-    """What the program itself puts in its regions: the harness's inputs and a floor for
-    the code in the code region, the harness's outputs and the stack in the RAM one."""
+    """The pools the firmware is linked with: the workspace (state included), the output
+    buffers the harness keeps, the constants and the inputs the firmware compiles in."""
     outputs = sum(model.tensors[n].nbytes for n in model.outputs)
     inputs = sum(model.tensors[n].nbytes for n in model.inputs)
-    return [(mem.code.name, "inputs", inputs), (mem.code.name, "code at least", CODE_FLOOR),
-            (mem.ram.name, "outputs", outputs), (mem.ram.name, "stack", mem.stack)]
+    return [Pool("workspace", memory.arena_size), Pool("outputs", outputs),
+            Pool("constants", constant_bytes(model), "ro"), Pool("inputs", inputs, "ro")]
+
+
+def _reserved(mem: Memory) -> list[tuple[str, str, int]]:
+    """What the program itself puts in its regions: a floor for the code, the stack."""
+    return [(mem.code.name, "code at least", CODE_FLOOR), (mem.ram.name, "stack", mem.stack)]
 
 
 def check_fit(model: Model, memory: MemoryPlan, board: Board,
@@ -123,7 +122,7 @@ def check_fit(model: Model, memory: MemoryPlan, board: Board,
         if (sum(v for _, v in ram) > mem.ram.length
                 or sum(v for _, v in flash) > mem.code.length):
             raise _error(model, board, mem, ram, flash)
-    placed = place_pools(pools(model, memory), board, _reserved(model, mem), asked,
+    placed = place_pools(pools(model, memory), board, _reserved(mem), asked,
                          model.path)
     for region in mem.regions:
         if placed.used(region) > region.length:

@@ -25,7 +25,9 @@ from ..plan.memory_map import MemoryMap
 from .engine import render
 
 # The input sections of the executor's pools (templates/executor.c.j2's default sections).
-POOL_SECTIONS = {"workspace": "*(.bss.noinit.tvm)", "constants": "*(.rodata.tvm)"}
+POOL_SECTIONS = {"workspace": "*(.bss.noinit.tvm)", "constants": "*(.rodata.tvm)",
+                 # the firmware harness's (templates/harness/firmware/main.c.j2)
+                 "inputs": "*(.rodata.tvm_inputs)", "outputs": "*(.bss.tvm_outputs)"}
 _ATTRS = {"code": "rwx", "ram": "rw", "flash": "rx"}
 
 
@@ -62,9 +64,9 @@ def _sections(regions: MemoryMap) -> tuple[list[dict[str, Any]], list[dict[str, 
                    "end": f"__{n}_bss_end__", "patterns": [*named, f"*(.bss.{n} .bss.{n}.*)"],
                    "region": label, "load": None, "load_symbol": None}
             sections += [data, bss]
-            copies.append({"load": data["load_symbol"], "start": data["start"],
-                           "end": data["end"]})
-            zeros.append({"start": bss["start"], "end": bss["end"]})
+            copies.append({"load": f"__{n}_data_load__", "start": f"__{n}_data_start__",
+                           "end": f"__{n}_data_end__"})
+            zeros.append({"start": f"__{n}_bss_start__", "end": f"__{n}_bss_end__"})
         else:
             sections.append({"name": f".{n}.rodata", "what": f"{n}: {', '.join(pools)}",
                              "noload": False, "align": 16, "start": None, "end": None,
