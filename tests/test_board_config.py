@@ -41,7 +41,8 @@ CASES: list[tuple[str, str, Callable[[str], str], str | None, str, str | None]] 
      "unknown key 'ccc' in toolchain", "known keys: cc, cflags, defines, ldflags"),
     ("typo at the top", "host", _sub("^kernels:", "kernals:"), "kernals:",
      "unknown key 'kernals'", "known keys: name, aliases, description, platform, cpu, "
-     "toolchain, memory, run, support, kernels, rtos, device_options, libraries, tuning, offload"),
+     "toolchain, memory, run, support, kernels, io, rtos, device_options, libraries, tuning, "
+     "offload"),
     ("missing toolchain.cc", "host", _sub("^  cc: gcc\n", ""), "toolchain:",
      "toolchain needs 'cc'", "cc: the C compiler, for example gcc"),
     ("missing run.method", "host", _sub("^  method: native\n", ""), "run:",

@@ -5,7 +5,9 @@ link gets the same line from the linker's `region overflowed` message.
 
 These are the checks of a board with the program's two regions only: the built-in boards
 list more (memory.regions, where the plan puts what does not fit: tests/test_regions.py),
-so the tests use each board's copy without them (`two_regions`).
+so the tests use each board's copy without them (`two_regions`), with the model's inputs
+and outputs in the caller's buffers (--io caller; --io workspace counts them in the
+arena: tests/test_regions.py).
 
 The figures are checked against what they stand for: the arena against the plan.json
 `tvmdev aot` writes for the same model, the rest against the tensors' shapes and the
@@ -85,8 +87,8 @@ def refused(cli: Callable[..., Result], tmp_path: Path, text: str, board: str
     path = tmp_path / "m.yaml"
     path.write_text(text)
     build = tmp_path / "build"
-    r = cli("run", str(path), "--board", str(two_regions(board, tmp_path)), "--build-dir",
-            str(build))
+    r = cli("run", str(path), "--board", str(two_regions(board, tmp_path)), "--io", "caller",
+            "--build-dir", str(build))
     assert r.code == 1, r.out + r.err
     lines = r.err.strip().splitlines()
     assert len(lines) == 2 and lines[0].startswith(f"tvmdev: {path}: ") and lines[1].startswith(
@@ -200,7 +202,7 @@ def test_link_overflow_on_mps3_an547(cli: Callable[..., Result], tmp_path: Path)
     path = tmp_path / "m.yaml"
     path.write_text(ACTIVATIONS.format(n=61_437))
     r = cli("run", str(path), "--board", str(two_regions("mps3_an547", tmp_path)),
-            "--build-dir", str(tmp_path / "b"))
+            "--io", "caller", "--build-dir", str(tmp_path / "b"))
     assert r.code == 1, r.out + r.err
     lines = r.err.strip().splitlines()
     assert len(lines) == 2 and "does not fit board mps3_an547" in lines[0], r.err

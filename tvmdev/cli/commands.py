@@ -80,6 +80,8 @@ def model_command(model: Path, args: argparse.Namespace) -> str:
         parts += ["--board", Path(args.board).name]
     if getattr(args, "cmsis_nn", None) == OFF:
         parts += ["--cmsis-nn", OFF]
+    if getattr(args, "io", None):
+        parts += ["--io", args.io]
     for value in _listed(getattr(args, "place_memory", None)):
         parts += ["--place-memory", value]
     return shlex.join(parts)
@@ -99,7 +101,8 @@ def compile_options(args: argparse.Namespace, run: bool) -> Options:
                    user_device_specs(device_dir) if device_dir is not None else (),
                    (("cmsis_nn", args.cmsis_nn),) if getattr(args, "cmsis_nn", None) else (),
                    stand_in_kernels=run,
-                   place_memory=parse_places(getattr(args, "place_memory", None)))
+                   place_memory=parse_places(getattr(args, "place_memory", None)),
+                   io=getattr(args, "io", None))
 
 
 def _prepare_out_dir(out_dir: Path, dry_run: bool) -> None:

@@ -62,6 +62,11 @@ def _model_options(p: argparse.ArgumentParser) -> None:
                    help="a folder made by new-device: its device code and kernels are used")
     p.add_argument("--kernels", action="append", metavar="FILE",
                    help="a user kernel library YAML (repeatable; takes precedence)")
+    p.add_argument("--io", choices=["workspace", "caller"],
+                   help="the model's inputs and outputs: planned in the workspace (the "
+                        "caller fills and reads the pointers tvmgen_<model>_map_inputs and "
+                        "_map_outputs give) or the caller's buffers (default: the board's "
+                        "io:, workspace on the bare-metal boards, caller elsewhere)")
     p.add_argument("--place-memory", action="append", metavar="POOL=REGION",
                    help="put a pool (workspace, constants) in a region of the board's "
                         "memory map, for example workspace=sram,constants=qspi (default: "

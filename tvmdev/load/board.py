@@ -140,6 +140,7 @@ class Board:
     rtos: str | None = None  # the CMSIS-RTOS2 kernel the firmware runs on (rtx5, freertos)
     # options of the simulated devices a run generates (cmsis_driver: spi)
     device_options: tuple[tuple[str, str], ...] = ()
+    io: str = "caller"  # the model's I/O by default: in the workspace, or the caller's
 
     @property
     def where(self) -> Where:
@@ -260,6 +261,7 @@ def load_board(path: Path, origin: str = "path") -> Board:
         rtos=doc.get("rtos"),
         device_options=tuple((str(k), str(v)) for k, v in
                              (doc.get("device_options") or {}).items()),
+        io=str(doc.get("io", "caller")),
     )
 
 

@@ -69,10 +69,11 @@ def constant_bytes(model: Model) -> int:
     return total
 
 
-def _estimate(model: Model, memory: MemoryPlan, mem: Memory
+def _estimate(model: Model, memory: MemoryPlan, mem: Memory, io: bool = False
               ) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
-    """What the firmware reserves for certain: RAM and flash, item by item."""
-    outputs = sum(model.tensors[n].nbytes for n in model.outputs)
+    """What the firmware reserves for certain: RAM and flash, item by item (with ``io``,
+    the outputs are in the arena)."""
+    outputs = 0 if io else sum(model.tensors[n].nbytes for n in model.outputs)
     inputs = sum(model.tensors[n].nbytes for n in model.inputs)
     state = memory.state_region[1]
     ram = [("arena", memory.arena_size - state), *([("state", state)] if state else []),
@@ -92,12 +93,15 @@ def _error(model: Model, board: Board, mem: Memory, ram: list[tuple[str, int]],
         model.path, hint=_hint(ram_need > mem.ram.length, flash_need > mem.code.length))
 
 
-def pools(model: Model, memory: MemoryPlan) -> list[Pool]:
-    """The pools the firmware is linked with: the workspace (state included), the output
-    buffers the harness keeps, the constants and the inputs the firmware compiles in."""
-    outputs = sum(model.tensors[n].nbytes for n in model.outputs)
+def pools(model: Model, memory: MemoryPlan, io: bool = False) -> list[Pool]:
+    """The pools the firmware is linked with: the workspace (state included, and with
+    ``io`` the model's inputs and outputs), the output buffers the harness keeps (none
+    with ``io``: it prints them from the workspace), the constants and the inputs the
+    firmware compiles in."""
+    outputs = 0 if io else sum(model.tensors[n].nbytes for n in model.outputs)
     inputs = sum(model.tensors[n].nbytes for n in model.inputs)
-    return [Pool("workspace", memory.arena_size), Pool("outputs", outputs),
+    return [Pool("workspace", memory.arena_size),
+            *([Pool("outputs", outputs)] if outputs else []),
             Pool("constants", constant_bytes(model), "ro"), Pool("inputs", inputs, "ro")]
 
 
@@ -107,7 +111,7 @@ def _reserved(mem: Memory) -> list[tuple[str, str, int]]:
 
 
 def check_fit(model: Model, memory: MemoryPlan, board: Board,
-              asked: tuple[tuple[str, str], ...] = ()) -> MemoryMap | None:
+              asked: tuple[tuple[str, str], ...] = (), io: bool = False) -> MemoryMap | None:
     """Place the pools in ``board``'s regions, or raise the one-line error when ``model``
     cannot fit its memory map; None for a board without one."""
     mem = board.memory
@@ -118,11 +122,11 @@ def check_fit(model: Model, memory: MemoryPlan, board: Board,
                                                 "memory regions (tvmdev list boards)")
         return None
     if not mem.extra:  # the program's two regions: today's check, item by item
-        ram, flash = _estimate(model, memory, mem)
+        ram, flash = _estimate(model, memory, mem, io)
         if (sum(v for _, v in ram) > mem.ram.length
                 or sum(v for _, v in flash) > mem.code.length):
             raise _error(model, board, mem, ram, flash)
-    placed = place_pools(pools(model, memory), board, _reserved(mem), asked,
+    placed = place_pools(pools(model, memory, io), board, _reserved(mem), asked,
                          model.path)
     for region in mem.regions:
         if placed.used(region) > region.length:
@@ -134,8 +138,8 @@ def check_fit(model: Model, memory: MemoryPlan, board: Board,
     return placed
 
 
-def link_overflow(stderr: str, model: Model, memory: MemoryPlan, board: Board
-                  ) -> TvmdevError | None:
+def link_overflow(stderr: str, model: Model, memory: MemoryPlan, board: Board,
+                  io: bool = False) -> TvmdevError | None:
     """The linker's ``region `RAM' overflowed by N bytes`` (or CODE) as the fit check's
     one line, the overflowing region's need from the linker's figure (what the estimate
     leaves out shown as the rest); None when the link failed for another reason."""
@@ -144,7 +148,7 @@ def link_overflow(stderr: str, model: Model, memory: MemoryPlan, board: Board
              if m.group(1) in REGIONS}
     if mem is None or not found:
         return None
-    ram, flash = _estimate(model, memory, mem)
+    ram, flash = _estimate(model, memory, mem, io)
     for kind, items, length in (("RAM", ram, mem.ram.length),
                                 ("flash", flash, mem.code.length)):
         over = sum(v for r, v in found.items() if REGIONS[r] == kind)

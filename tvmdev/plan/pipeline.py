@@ -18,7 +18,7 @@ adds the devices and a harness, builds and runs. The stages, in order:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -72,6 +72,9 @@ class Options:
     stand_in_kernels: bool = False
     # --place-memory: (pool, region) pairs; the other pools go to the fastest that fit
     place_memory: tuple[tuple[str, str], ...] = ()
+    # --io: the model's inputs and outputs in the workspace, or the caller's buffers;
+    # None: the board's default (its io:)
+    io: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,11 @@ class Compiled:
     def schedule_kind(self) -> str:
         """The activation schedule: eager or lazy."""
         return self.options.schedule
+
+    @property
+    def workspace_io(self) -> bool:
+        """The model's inputs and outputs are planned in the workspace (--io workspace)."""
+        return self.options.io == "workspace"
 
     @property
     def tuning(self) -> Tuning:
@@ -194,6 +202,7 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
     """Plan ``model`` for ``board``: devices, kernels, memory and fit. ``device_root``:
     where a build puts the device code tvmdev generates (its kernels' sources are found
     there; nothing generated depends on it)."""
+    options = replace(options, io=options.io or board.io)
     user_kinds = ({s.name: s.platforms for s in options.device_specs}
                   if options.device_dir is not None else None)
     dplan = plan_devices(model, board, user_kinds)
@@ -221,12 +230,14 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
     # Every spelling once more, now with a board's offload device and the kernels called.
     check_model(model, all_platforms(), [k.name for c in placed.chains.values() for k in c])
     memory = plan_memory(model, scratch=operator_scratch(model, placed.chains, board.tuning,
-                                                         placed.scratch, params))
+                                                         placed.scratch, params),
+                         io=options.io == "workspace")
     problem = object_problem(memory.arena_size)
     if problem is not None:
         raise TvmdevError(f"the workspace of model '{model.name}' needs {problem}",
                           model.path, hint="split the model, or make its tensors smaller")
-    regions = check_fit(model, memory, board, options.place_memory)
+    regions = check_fit(model, memory, board, options.place_memory,
+                        io=options.io == "workspace")
     return Compiled(model, board, options, dplan, steps, memory,
                     prepare(model, params, placed, memory), placed.trees,
                     _companions(generated_specs(dplan, board), dplan, options.device_specs),

@@ -47,6 +47,7 @@ class Harness:
     # firmware: each device kind's CMSIS-Driver (usart, spi, i2c), as it was generated
     drivers: dict[str, str] = field(default_factory=dict)
     regions: MemoryMap | None = None  # firmware: each pool's region (the linker script)
+    workspace_io: bool = False  # the model's inputs and outputs are in its workspace
 
     def context(self, embed_inputs: bool) -> dict[str, Any]:
         """The template context; ``embed_inputs`` compiles the inputs in (firmware)."""
@@ -61,6 +62,7 @@ class Harness:
             "states": bool(m.states),
             "board": self.board.name,
             "icount": self.icount,
+            "workspace_io": self.workspace_io,
             "rtos": self.board.rtos,
             "kinds": [{"kind": k.kind, "platform": k.platform} for k in self.devices.kinds],
             "sim": bool(sim),
@@ -157,6 +159,9 @@ def zephyr_files(h: Harness, expected: dict[str, np.ndarray],
     tvmgen_<model>.cmake): glue with the expected outputs and each one's (atol, rtol) (0, 0:
     bit-exact), the sources list of the glue and the devices (with their include folders
     and macros), the devicetree overlay and the Kconfig fragment."""
+    if h.workspace_io:
+        raise TvmdevError(f"model '{h.model.name}': the Zephyr app passes its own input and "
+                          "output buffers", h.model.path, hint="--io caller")
     ints = [n for n in (*h.model.inputs, *h.model.outputs)
             if h.model.tensors[n].dtype != "float32"]
     if ints:

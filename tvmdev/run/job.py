@@ -127,7 +127,7 @@ def stage(compiled: Compiled, build_dir: Path, inputs: dict[str, np.ndarray] | N
     job.sources = []
     harness = Harness(model, board, compiled.devices, inputs, f"tvmdev run {Path(model.path).name}",
                       icount=instructions, drivers=cmsis_drivers(compiled),
-                      regions=compiled.regions)
+                      regions=compiled.regions, workspace_io=compiled.workspace_io)
     files += backend.harness_files(harness, job)
     main = [build_dir / "main.c"] if any(f.path == "main.c" for f in files) else []
     kernels = dict.fromkeys(lay.mapped(s, model_dir) for s in compiled.sources())
