@@ -30,7 +30,9 @@ from ..plan.placement import kernels_line
 from ..render.device import folder_specs, manifest_for, user_device_specs
 from ..render.device import generate as device_folder_files
 from ..render.harness import MAX_THREADS
+from ..render.memory_report import memory_report
 from ..render.model import model_files
+from ..render.plan_picture import plan_ascii
 from ..run import icount
 from ..run.backend import Job, RunOptions, backend_for
 from ..run.compare import RunResult, load_inputs, report, save_outputs
@@ -196,6 +198,11 @@ def cmd_aot(args: argparse.Namespace) -> int:
     report = write(out_dir, model_files(compiled, command), records, force=args.force,
                    dry_run=args.dry_run)
     _print_report(report.lines(), args.dry_run)
+    for line in memory_report(compiled):
+        print(line)
+    if args.show_plan:
+        for line in plan_ascii(compiled.model, compiled.memory):
+            print(line)
     mem = compiled.memory
     state = f"; state {mem.state_region[1]} of it" if mem.states else ""
     print(f"arena: {mem.arena_size} bytes ({mem.tensor_arena_size} without kernel scratch"

@@ -125,6 +125,9 @@ def _add_aot(sub: Any, common: argparse.ArgumentParser) -> None:
     ao.add_argument("--board", help="plan for this board: its kernel tuning and kernel "
                     "libraries (default: none, the portable kernels as tuned off Cortex-M)")
     _cmsis_nn_option(ao)
+    ao.add_argument("--show-plan", action="store_true",
+                    help="print the memory plan: a line per operator, the workspace across "
+                         "(tvmgen_<model>_plan.svg draws it)")
     ao.add_argument("--force", action="store_true", help="overwrite files you edited")
     ao.add_argument("--dry-run", action="store_true", help="list what would be written")
     ao.set_defaults(handler=cmd_aot)

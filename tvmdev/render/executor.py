@@ -33,6 +33,7 @@ from .cvalues import (
 )
 from .engine import banner, c_call, c_declarator, c_split, render
 from .executor_io import io_context, io_signatures
+from .plan_picture import plan_svg
 from .planfile import plan_json
 
 CTYPE = CTYPES
@@ -247,8 +248,8 @@ def _constants_context(model: Model, names: Names) -> dict[str, Any]:
 
 
 def executor_files(compiled: Compiled, command: str) -> list[OutFile]:
-    """``tvmgen_<model>.h``, ``.c`` and ``_plan.json`` of a compiled model; ``command`` is
-    what their banners record."""
+    """``tvmgen_<model>.h``, ``.c``, ``_plan.json`` and the plan's picture ``_plan.svg``
+    of a compiled model; ``command`` is what their banners record."""
     model = compiled.model
     names = Names(model.name)
     ctx = _context(model, compiled.schedule_kind, compiled.steps, compiled.ops,
@@ -258,7 +259,8 @@ def executor_files(compiled: Compiled, command: str) -> list[OutFile]:
                     "owned"),
             OutFile(f"{names.prefix}.c", render("executor.c.j2", banner=c_banner, **ctx),
                     "owned"),
-            OutFile(f"{names.prefix}_plan.json", plan_json(compiled) + "\n", "owned")]
+            OutFile(f"{names.prefix}_plan.json", plan_json(compiled) + "\n", "owned"),
+            OutFile(f"{names.prefix}_plan.svg", plan_svg(model, compiled.memory), "owned")]
 
 
 def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
