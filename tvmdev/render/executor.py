@@ -260,7 +260,9 @@ def executor_files(compiled: Compiled, command: str) -> list[OutFile]:
             OutFile(f"{names.prefix}.c", render("executor.c.j2", banner=c_banner, **ctx),
                     "owned"),
             OutFile(f"{names.prefix}_plan.json", plan_json(compiled) + "\n", "owned"),
-            OutFile(f"{names.prefix}_plan.svg", plan_svg(model, compiled.memory), "owned")]
+            OutFile(f"{names.prefix}_plan.svg", plan_svg(model, compiled.memory, tuple(
+                line.removeprefix("# ") for line in
+                banner("hash", command, "owned").splitlines())), "owned")]
 
 
 def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],

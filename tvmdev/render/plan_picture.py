@@ -45,14 +45,17 @@ def _ordered(plan: MemoryPlan) -> list[Buffer]:
     return sorted(plan.buffers, key=lambda b: (b.offset, b.start, b.size))
 
 
-def plan_svg(model: Model, plan: MemoryPlan) -> str:
-    """The SVG picture of the plan (deterministic: regenerating gives the same bytes)."""
+def plan_svg(model: Model, plan: MemoryPlan, banner: tuple[str, ...] = ()) -> str:
+    """The SVG picture of the plan (deterministic: regenerating gives the same bytes);
+    ``banner``: the lines of the generated files' banner, in its ``desc`` element (an
+    XML comment may not hold the command's ``--``)."""
     n_ops = max(len(model.operators), 1)
     arena = max(plan.arena_size, 1)
     width = _MARGIN * 2 + n_ops * _CELL_W
     height = _MARGIN * 2 + _H
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="10">',
+           *(["<desc>", *(escape(line) for line in banner), "</desc>"] if banner else []),
            f"<title>{escape(model.name)}: workspace of {plan.arena_size:,} bytes "
            f"(lower bound {plan.lower_bound:,}) over {len(model.operators)} operators"
            "</title>",
