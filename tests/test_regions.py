@@ -92,8 +92,8 @@ def test_place_memory_puts_a_pool_where_asked(tmp_path: Path) -> None:
     (["state=psram"], "--place-memory: no pool 'state'",
      "pools: constants, inputs, workspace"),
     (["workspace"], "--place-memory: 'workspace' is not POOL=REGION",
-     "for example --place-memory workspace=sram,constants=qspi (tvmdev list boards shows "
-     "regions)"),
+     "for example --place-memory workspace=sram,constants=qspi (tvmdev list boards --json "
+     "shows regions)"),
 ])
 def test_a_bad_place_is_one_line(cli: Callable[..., Result], tmp_path: Path,
                                  places: list[str], message: str, hint: str) -> None:
@@ -105,6 +105,17 @@ def test_a_bad_place_is_one_line(cli: Callable[..., Result], tmp_path: Path,
     lines = r.err.strip().splitlines()
     assert lines[0].endswith(message) and lines[1] == f"  hint: {hint}", r.err
     assert not build.exists()
+
+
+def test_list_boards_shows_the_regions(cli: Callable[..., Result]) -> None:
+    r = cli("list", "boards", "--json")
+    regions = {b["name"]: b["regions"] for b in json.loads(r.out)}
+    assert regions["host"] == []
+    an547 = {x["name"]: x for x in regions["mps3_an547"]}
+    assert list(an547) == ["itcm", "dtcm", "sram", "isram", "ddr", "qspi"]
+    assert an547["sram"] == {"name": "sram", "origin": 0x11000000, "length": 2 << 20,
+                             "kind": "ram", "rank": 1, "masters": ["cpu", "dma", "npu"]}
+    assert an547["dtcm"]["masters"] == ["cpu"] and an547["qspi"]["kind"] == "flash"
 
 
 def test_a_pool_too_large_for_its_asked_region(tmp_path: Path) -> None:

@@ -78,7 +78,7 @@ def parse_places(text: list[str] | None) -> tuple[tuple[str, str], ...]:
             if m is None:
                 raise TvmdevError(f"--place-memory: {shown(item)} is not POOL=REGION",
                                   hint="for example --place-memory workspace=sram,"
-                                       "constants=qspi (tvmdev list boards shows regions)")
+                                       "constants=qspi (tvmdev list boards --json shows regions)")
             if m[1] in out:
                 raise TvmdevError(f"--place-memory names pool {m[1]} twice")
             out[m[1]] = m[2]
