@@ -232,3 +232,62 @@ def test_field_models_run_bit_exact(cli: Callable[..., Result], tmp_path: Path, 
     assert region["bytes"] > 512 * 1024 and region["region"] != "dtcm"
     address = _symbols(build / f"{m.name}.elf")[f"tvmgen_{m.name}_workspace"]
     assert region["origin"] <= address < region["origin"] + region["length"]
+
+
+# A program whose data lives in the sram region: .data.sram is loaded in CODE and must be
+# copied by the startup code's copy table to SRAM; .bss.sram is in the zero table (QEMU's
+# RAM starts zeroed, so only the copy can fail here).
+REGION_PROGRAM = r"""
+#include <stdint.h>
+uint32_t copied[4] __attribute__((section(".data.sram"))) = {0x12345678U, 1U, 2U, 3U};
+uint32_t zeroed[4] __attribute__((section(".bss.sram")));
+int main(void)
+{
+    uintptr_t at = (uintptr_t)&copied[0];
+    if (at < 0x11000000U || at >= 0x11200000U || (uintptr_t)&zeroed[0] < 0x11000000U) {
+        return 3; /* not where the linker script was to put it */
+    }
+    if (copied[0] != 0x12345678U || copied[3] != 3U) {
+        return 1; /* not copied from its load address in CODE */
+    }
+    return zeroed[0] == 0U && zeroed[3] == 0U ? 0 : 2;
+}
+"""
+
+
+@pytest.mark.slow
+def test_startup_copies_the_data_of_another_region(tmp_path: Path) -> None:
+    cc = need_tool("arm-none-eabi-gcc",
+                   "apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi")
+    qemu = need_tool("qemu-system-arm", "apt-get install qemu-system-arm")
+    board = board_by_name("mps3_an547")
+    assert board.memory is not None
+    m = load_model(_model(tmp_path, 16))
+    placed = check_fit(m, plan_memory(m), board, parse_places(["workspace=sram"]))
+    (tmp_path / "link.ld").write_text(linker_script(board.memory, placed, board.name,
+                                                    "/* test */"))
+    (tmp_path / "main.c").write_text(REGION_PROGRAM)
+    sup = board.support
+    elf = tmp_path / "p.elf"
+    subprocess.run([cc, *board.toolchain.cflags, *(f"-D{d}" for d in board.toolchain.defines),
+                    *(f"-I{d}" for d in sup.include), str(tmp_path / "main.c"),
+                    str(sup.sources[0]), str(sup.sources[1]), f"-T{tmp_path / 'link.ld'}",
+                    "-o", str(elf), *board.toolchain.ldflags], check=True)
+    run = board.run
+    proc = subprocess.run([qemu, *run.args, "-kernel", str(elf)], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_host_runs_with_the_io_in_the_workspace(cli: Callable[..., Result], tmp_path: Path
+                                                ) -> None:
+    """--io workspace on the host: the harness fills the mapped inputs before each run of
+    each thread and the outputs agree with the reference."""
+    need_tool("gcc")
+    r = cli("run", str(REPO / "examples/cnn/cnn.yaml"), "--io", "workspace", "--threads",
+            "2", "--iterations", "2", "--build-dir", str(tmp_path / "b"))
+    assert r.code == 0 and "\nPASS" in r.out, r.out + r.err
+    header = (tmp_path / "b/model/tvmgen_cnn.h").read_text()
+    assert "int32_t tvmgen_cnn_run(const struct tvmgen_cnn_devices *devices);" in header
+    assert "struct tvmgen_cnn_inputs tvmgen_cnn_map_inputs(void *workspace);" in header
