@@ -206,7 +206,7 @@ def check_io_plan(m: Model) -> MemoryPlan:
     return plan
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(0, 12, 4))
 def test_random_graphs_plan_io_safely(seed: int, tmp_path: Path) -> None:
     check_io_plan(random_model(tmp_path, 20 + seed * 15, seed))
 
