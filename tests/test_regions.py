@@ -28,7 +28,7 @@ from tvmdev.frontends.importer import import_file
 from tvmdev.frontends.tflite import read
 from tvmdev.load.board import board_by_name
 from tvmdev.load.model import load_model
-from tvmdev.plan.fit import check_fit
+from tvmdev.plan.fit import check_fit, link_overflow
 from tvmdev.plan.memory import plan_memory
 from tvmdev.plan.memory_map import parse_places
 from tvmdev.render.linker import linker_script
@@ -148,6 +148,27 @@ def test_a_pool_no_region_holds_is_refused(cli: Callable[..., Result], tmp_path:
         "(tvmdev aot --show-plan shows what is live at once)"]
     plan = plan_memory(load_model(path), io=True)
     assert plan.arena_size == plan.lower_bound == 40_000_000
+
+
+def test_a_region_the_linker_overflows_is_one_line(tmp_path: Path) -> None:
+    """The linker's overflow of another region (SRAM) names it with what the plan put
+    there (the workspace where asked; the 800,000 bytes of outputs, too many for the
+    DTCM), and the rest the estimate left out."""
+    board = board_by_name("mps3_an547")
+    m = load_model(_model(tmp_path, 200_000))
+    plan = plan_memory(m)
+    placed = check_fit(m, plan, board, parse_places(["workspace=sram"]))
+    assert placed is not None
+    err = link_overflow("ld: region `SRAM' overflowed by 96 bytes\n", m, plan, board,
+                        regions=placed)
+    assert err is not None and err.message == (
+        f"model wide does not fit region sram of board mps3_an547: it needs "
+        f"{2 * 1024 * 1024 + 96:,} bytes (workspace {plan.arena_size:,} + outputs 800,000 "
+        f"+ the rest {2 * 1024 * 1024 + 96 - plan.arena_size - 800_000:,}); the region has "
+        "2,097,152 (the "
+        "linker: region SRAM overflowed by 96 bytes)")
+    assert link_overflow("ld: undefined reference to `f'\n", m, plan, board,
+                         regions=placed) is None
 
 
 def test_the_linker_script_has_a_section_per_region(tmp_path: Path) -> None:

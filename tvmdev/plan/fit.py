@@ -139,11 +139,15 @@ def check_fit(model: Model, memory: MemoryPlan, board: Board,
 
 
 def link_overflow(stderr: str, model: Model, memory: MemoryPlan, board: Board,
-                  io: bool = False) -> TvmdevError | None:
+                  io: bool = False, regions: MemoryMap | None = None) -> TvmdevError | None:
     """The linker's ``region `RAM' overflowed by N bytes`` (or CODE) as the fit check's
     one line, the overflowing region's need from the linker's figure (what the estimate
-    leaves out shown as the rest); None when the link failed for another reason."""
+    leaves out shown as the rest); None when the link failed for another reason. With
+    ``regions`` (a board that lists more regions), the line of the first region that
+    overflowed, with what the plan put there."""
     mem = board.memory
+    if mem is not None and mem.extra and regions is not None:
+        return _region_overflow(stderr, model, board, regions)
     found = {m.group(1): int(m.group(2)) for m in _OVERFLOW.finditer(stderr)
              if m.group(1) in REGIONS}
     if mem is None or not found:
@@ -157,3 +161,23 @@ def link_overflow(stderr: str, model: Model, memory: MemoryPlan, board: Board,
     note = "".join(f" (the linker: region {r} overflowed by {_n(v)} bytes)"
                    for r, v in found.items())
     return _error(model, board, mem, ram, flash, note)
+
+
+def _region_overflow(stderr: str, model: Model, board: Board, regions: MemoryMap
+                     ) -> TvmdevError | None:
+    """The linker's overflow of a region of the firmware's linker script (CODE and RAM:
+    the program's; the others by their names in capitals, :mod:`tvmdev.render.linker`)."""
+    mem = regions.memory
+    labels = {"CODE": mem.code, "RAM": mem.ram, **{r.name.upper(): r for r in mem.extra}}
+    found = [(labels[m.group(1)], m.group(1), int(m.group(2)))
+             for m in _OVERFLOW.finditer(stderr) if m.group(1) in labels]
+    if not found:
+        return None
+    region, label, over = found[0]
+    items = regions.items(region)
+    items.append(("the rest", region.length + over - sum(v for _, v in items)))
+    return TvmdevError(
+        f"model {model.name} does not fit region {region.name} of board {board.name}: it "
+        f"needs {_n(region.length + over)} bytes ({_parts(items)}); the region has "
+        f"{_n(region.length)} (the linker: region {label} overflowed by {_n(over)} bytes)",
+        model.path, hint="--place-memory puts a pool in another region")
