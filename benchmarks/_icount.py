@@ -180,7 +180,7 @@ def calibrate(board: str | Board, work_dir: Path,
     """Build and run a firmware that counts loops of exactly 2n instructions on
     ``board``; returns (2n, instructions counted) for each n. A counter that works gives
     pairs within ``resolution(board)`` of each other."""
-    from tvmdev.render.engine import render
+    from tvmdev.render.linker import linker_script
     from tvmdev.resources import platforms_dir
 
     b = _board(board)
@@ -191,11 +191,8 @@ def calibrate(board: str | Board, work_dir: Path,
     (work / "main.c").write_text(_CALIBRATION_C % {
         "uart": uart, "loops": ", ".join(f"{n}U" for n in loops)})
     mem = b.memory
-    (work / "link.ld").write_text(render(
-        "harness/firmware/link.ld.j2", banner="/* icount calibration */", board=b.name,
-        code_origin=hex(mem.code.origin), code_length=hex(mem.code.length),
-        ram_origin=hex(mem.ram.origin), ram_length=hex(mem.ram.length),
-        stack_size=hex(mem.stack)))
+    (work / "link.ld").write_text(linker_script(mem, None, b.name,
+                                                "/* icount calibration */"))
     elf = work / "calibration.elf"
     tc, sup = b.toolchain, b.support
     cmd = [tc.cc, *tc.cflags, *(f"-D{d}" for d in tc.defines),

@@ -37,6 +37,10 @@ MODELS: dict[str, Source] = {
     "autoencoder_example.float32.tflite": Source(
         _MLTK, _MLTK_MODELS + "examples/autoencoder_example.mltk.zip",
         "autoencoder_example.float32.tflite"),
+    # A float32 CNN whose ~538 KB activations need more RAM than a TCM: issue 24 item 4.
+    "rock_paper_scissors.float32.tflite": Source(
+        _MLTK, _MLTK_MODELS + "siliconlabs/rock_paper_scissors.mltk.zip",
+        "rock_paper_scissors.float32.tflite"),
     # int8 models, for the int8 issue.
     **{f"{m}.tflite": Source(_MLTK, _MLTK_MODELS + f"tinyml/{m}.mltk.zip", f"{m}.tflite")
        for m in ("anomaly_detection", "image_classification", "keyword_spotting",

@@ -3,6 +3,12 @@ one line with the bytes of RAM and flash needed, item by item, and the board's, 
 nothing written (tvmdev/plan/fit.py). A model that passes that estimate but does not
 link gets the same line from the linker's `region overflowed` message.
 
+These are the checks of a board with the program's two regions only: the built-in boards
+list more (memory.regions, where the plan puts what does not fit: tests/test_regions.py),
+so the tests use each board's copy without them (`two_regions`), with the model's inputs
+and outputs in the caller's buffers (--io caller; --io workspace counts them in the
+arena: tests/test_regions.py).
+
 The figures are checked against what they stand for: the arena against the plan.json
 `tvmdev aot` writes for the same model, the rest against the tensors' shapes and the
 board file."""
@@ -19,7 +25,7 @@ import pytest
 from conftest import Result, need_tool
 
 from tvmdev.errors import TvmdevError
-from tvmdev.load.board import board_by_name
+from tvmdev.load.board import board_by_name, load_board
 from tvmdev.load.model import load_model
 from tvmdev.plan.fit import CODE_FLOOR, check_fit, link_overflow
 from tvmdev.plan.memory import plan_memory
@@ -50,6 +56,17 @@ operators:
 """
 
 
+def two_regions(board: str, tmp_path: Path) -> Path:
+    """A copy of built-in ``board``'s file without ``memory.regions``: the program's code
+    and RAM regions only, as boards were before they listed their other memories."""
+    text = board_by_name(board).path.read_text()
+    path = tmp_path / "boards" / f"{board}.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(re.sub(r"^  regions:\n(    .*\n|       .*\n)+", "", text, flags=re.M))
+    assert "regions:" not in path.read_text()
+    return path
+
+
 def figures(line: str) -> dict[str, int]:
     """'arena 2,400,000' -> {'arena': 2400000}, and 'RAM'/'flash' for the totals needed
     and 'board RAM'/'board flash' for the board's."""
@@ -70,7 +87,8 @@ def refused(cli: Callable[..., Result], tmp_path: Path, text: str, board: str
     path = tmp_path / "m.yaml"
     path.write_text(text)
     build = tmp_path / "build"
-    r = cli("run", str(path), "--board", board, "--build-dir", str(build))
+    r = cli("run", str(path), "--board", str(two_regions(board, tmp_path)), "--io", "caller",
+            "--build-dir", str(build))
     assert r.code == 1, r.out + r.err
     lines = r.err.strip().splitlines()
     assert len(lines) == 2 and lines[0].startswith(f"tvmdev: {path}: ") and lines[1].startswith(
@@ -119,7 +137,7 @@ def test_weights_beyond_flash(cli: Callable[..., Result], tmp_path: Path) -> Non
 def test_a_model_that_just_fits_passes(tmp_path: Path) -> None:
     """At exactly the board's RAM the estimate lets the model through (the linker has
     the last word); 16 bytes more of arena and it is refused."""
-    board = board_by_name("mps3_an547")
+    board = load_board(two_regions("mps3_an547", tmp_path))
     assert board.memory is not None
     path = tmp_path / "m.yaml"
     path.write_text(ACTIVATIONS.format(n=1000))
@@ -183,7 +201,8 @@ def test_link_overflow_on_mps3_an547(cli: Callable[..., Result], tmp_path: Path)
     need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi")
     path = tmp_path / "m.yaml"
     path.write_text(ACTIVATIONS.format(n=61_437))
-    r = cli("run", str(path), "--board", "mps3_an547", "--build-dir", str(tmp_path / "b"))
+    r = cli("run", str(path), "--board", str(two_regions("mps3_an547", tmp_path)),
+            "--io", "caller", "--build-dir", str(tmp_path / "b"))
     assert r.code == 1, r.out + r.err
     lines = r.err.strip().splitlines()
     assert len(lines) == 2 and "does not fit board mps3_an547" in lines[0], r.err

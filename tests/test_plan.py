@@ -170,3 +170,73 @@ def test_schedules(tmp_path: Path) -> None:
     # npu0 serves conv1 (0) and fc (8): active across both.
     assert lazy[0] == ("activate", "npu0", None)
     assert lazy.index(("deactivate", "npu0", None)) == lazy.index(("op", "npu0", 8)) + 1
+
+
+def check_io_plan(m: Model) -> MemoryPlan:
+    """With the model's inputs and outputs in the workspace (--io workspace): each has its
+    own buffer from its first use (an input: the start) to its last reader (an output:
+    the end of the run), they share no bytes with any buffer alive with them, and the
+    lower bound counts them."""
+    plan = plan_memory(m, io=True)
+    last = len(m.operators) - 1
+    by_tensor = {t: b for b in plan.buffers for t in b.tensors}
+    for name in (*m.inputs, *m.outputs):
+        b = by_tensor[name]
+        assert b.tensors == (name,) and plan.offsets[name] == b.offset
+        assert b.offset + m.tensors[name].nbytes <= plan.arena_size
+        readers = [op.index for op in m.operators if name in op.inputs]
+        if name in m.outputs:
+            writer = next(op.index for op in m.operators if name in op.outputs)
+            assert (b.start, b.end) == (writer, last)
+        else:
+            assert (b.start, b.end) == (0, max(readers))
+    bufs = plan.buffers
+    for i, a in enumerate(bufs):
+        for b in bufs[i + 1:]:
+            if a.start <= b.end and b.start <= a.end:
+                assert a.offset + a.size <= b.offset or b.offset + b.size <= a.offset, (a, b)
+    assert plan.lower_bound <= plan.arena_size
+    # The bound is the most bytes live at one operator, the I/O's included; the I/O adds
+    # at most its own bytes to it.
+    live = [sum(b.size for b in bufs if b.start <= k <= b.end) for k in range(last + 1)]
+    assert plan.lower_bound == max(live)
+    caller = plan_memory(m)
+    io_bytes = sum(by_tensor[n].size for n in (*m.inputs, *m.outputs))
+    assert caller.lower_bound <= plan.lower_bound <= caller.lower_bound + io_bytes
+    return plan
+
+
+@pytest.mark.parametrize("seed", range(0, 12, 4))
+def test_random_graphs_plan_io_safely(seed: int, tmp_path: Path) -> None:
+    check_io_plan(random_model(tmp_path, 20 + seed * 15, seed))
+
+
+QUANTIZED_INPUT = """\
+name: qin
+inputs:
+  x: {shape: [1, 1024], dtype: float32}
+outputs:
+  y: {shape: [1, 1024], dtype: int8, quant: {scale: [0.02], zero_point: [0]}}
+tensors:
+  xq: {dtype: int8, quant: {scale: [0.02], zero_point: [0]}}
+  h: {dtype: int8, quant: {scale: [0.0078125], zero_point: [0]}}
+operators:
+  - {name: q, op: quantize, inputs: [x], outputs: [xq]}
+  - {name: r, op: tanh, inputs: [xq], outputs: [h]}
+  - {name: a, op: add, inputs: [h, xq], outputs: [y]}
+"""
+
+
+def test_a_float_input_is_free_once_quantize_has_read_it(tmp_path: Path) -> None:
+    """The 4,096-byte float input dies at QUANTIZE: the int8 tensors after it reuse its
+    bytes, so the workspace holds it only as long as it is needed (4,096 + 1,024 bytes
+    at QUANTIZE, then three int8 tensors of 1,024)."""
+    (tmp_path / "m.yaml").write_text(QUANTIZED_INPUT)
+    m = load_model(tmp_path / "m.yaml")
+    plan = check_io_plan(m)
+    x = next(b for b in plan.buffers if b.tensors == ("x",))
+    assert (x.start, x.end) == (0, 0)
+    assert plan.lower_bound == 4096 + 1024
+    later = [b for b in plan.buffers if b.start >= 1]
+    assert any(b.offset < x.offset + x.size and x.offset < b.offset + b.size for b in later)
+    assert plan.arena_size == plan.lower_bound

@@ -21,7 +21,7 @@ from tvmdev.errors import TvmdevError
 from tvmdev.load.board import board_by_name
 from tvmdev.load.rtos import load_rtos, missing_trees, rtos_names
 from tvmdev.load.tree import locate
-from tvmdev.render.engine import render
+from tvmdev.render.linker import linker_script
 from tvmdev.run.rtos import rtos_build
 
 TESTS_C = REPO / "tests/c"
@@ -73,11 +73,7 @@ def build_firmware(kernel: str, static: bool, tmp_path: Path,
                     f"tests/test_rtos.py {kernel}")
     mem = board.memory
     assert mem is not None
-    (tmp_path / "link.ld").write_text(render(
-        "harness/firmware/link.ld.j2", banner="/* test */", board=board.name,
-        code_origin=hex(mem.code.origin), code_length=hex(mem.code.length),
-        ram_origin=hex(mem.ram.origin), ram_length=hex(mem.ram.length),
-        stack_size=hex(mem.stack)))
+    (tmp_path / "link.ld").write_text(linker_script(mem, None, board.name, "/* test */"))
     flags = [f for f in board.toolchain.cflags if f not in ("-Werror", "-std=c99")]
     flags += [f"-D{d}" for d in [*board.toolchain.defines, *kb.defines]]
     flags += [f"-I{p}" for p in [*kb.include_dirs, RUNTIME, tmp_path / "dev/include"]]

@@ -437,7 +437,7 @@ def test_the_fit_counts_the_state(cli: Callable[..., Result], tmp_path: Path) ->
     compiled = compile_model(m, board_by_name("host"))
     board = board_by_name("mps2_an386")
     assert board.memory is not None
-    small = replace(board.memory, ram=replace(board.memory.ram, length=64))
+    small = replace(board.memory, ram=replace(board.memory.ram, length=64), extra=())
     with pytest.raises(TvmdevError) as e:
         check_fit(m, compiled.memory, replace(board, memory=small))
     start, size = compiled.memory.state_region

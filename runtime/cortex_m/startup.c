@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Startup for tvmdev's bare-metal Cortex-M boards: the vector table, the reset handler
- * (copy .data, zero .bss, enable the FPU and MVE where the board has them, run main)
+ * (copy .data, zero .bss, and the same for the sections of the other memory regions the
+ * linker script lists in its copy and zero tables; enable the FPU and MVE where the board
+ * has them, run main)
  * and fault handlers that report over semihosting. main's return value becomes the
  * semihosting exit status, so QEMU exits with it.
  */
@@ -19,6 +21,12 @@
 extern uint32_t __data_load__, __data_start__, __data_end__;
 extern uint32_t __bss_start__, __bss_end__;
 extern uint32_t __stack_top__;
+/* The linker script's tables of the other regions' sections: (load, start, end) words to
+ * copy, (start, end) words to zero. Weak: a linker script without them has none. */
+extern const uint32_t __copy_table_start__[] __attribute__((weak));
+extern const uint32_t __copy_table_end__[] __attribute__((weak));
+extern const uint32_t __zero_table_start__[] __attribute__((weak));
+extern const uint32_t __zero_table_end__[] __attribute__((weak));
 
 int main(void);
 void Reset_Handler(void);
@@ -35,6 +43,17 @@ void Reset_Handler(void)
     }
     for (dst = &__bss_start__; dst < &__bss_end__;) {
         *dst++ = 0U;
+    }
+    for (const uint32_t *row = __copy_table_start__; row < __copy_table_end__; row += 3) {
+        src = (uint32_t *)row[0];
+        for (dst = (uint32_t *)row[1]; dst < (uint32_t *)row[2];) {
+            *dst++ = *src++;
+        }
+    }
+    for (const uint32_t *row = __zero_table_start__; row < __zero_table_end__; row += 2) {
+        for (dst = (uint32_t *)row[0]; dst < (uint32_t *)row[1];) {
+            *dst++ = 0U;
+        }
     }
 #ifdef TVMDEV_ENABLE_FPU
     /* CPACR: full access to CP10 and CP11, which covers the FPU and MVE (Helium). */

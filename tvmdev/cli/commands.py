@@ -25,12 +25,15 @@ from ..model.device import DeviceSpec, device_name, parse_memory
 from ..model.graph import Model
 from ..model.ops import OPS
 from ..model.status import describe
+from ..plan.memory_map import parse_places
 from ..plan.pipeline import Compiled, Options, compile_model
 from ..plan.placement import kernels_line
 from ..render.device import folder_specs, manifest_for, user_device_specs
 from ..render.device import generate as device_folder_files
 from ..render.harness import MAX_THREADS
+from ..render.memory_report import memory_report
 from ..render.model import model_files
+from ..render.plan_picture import plan_ascii
 from ..run import icount
 from ..run.backend import Job, RunOptions, backend_for
 from ..run.compare import RunResult, load_inputs, report, save_outputs
@@ -83,6 +86,10 @@ def model_command(model: Path, args: argparse.Namespace) -> str:
         parts += ["--cmsis-nn", OFF]
     if not getattr(args, "fold_pads", True):
         parts += ["--no-fold-pads"]
+    if getattr(args, "io", None):
+        parts += ["--io", args.io]
+    for value in _listed(getattr(args, "place_memory", None)):
+        parts += ["--place-memory", value]
     return shlex.join(parts)
 
 
@@ -102,7 +109,9 @@ def compile_options(args: argparse.Namespace, run: bool) -> Options:
                    (("cmsis_nn", args.cmsis_nn),) if getattr(args, "cmsis_nn", None) else (),
                    stand_in_kernels=run, fold_pads=getattr(args, "fold_pads", True),
                    # the user's kinds that declare memory of their own (their manifest)
-                   device_memory=tuple((s.name, s.memory) for s in specs if s.memory))
+                   device_memory=tuple((s.name, s.memory) for s in specs if s.memory),
+                   place_memory=parse_places(getattr(args, "place_memory", None)),
+                   io=getattr(args, "io", None))
 
 
 def _prepare_out_dir(out_dir: Path, dry_run: bool) -> None:
@@ -217,6 +226,11 @@ def cmd_aot(args: argparse.Namespace) -> int:
     report = write(out_dir, model_files(compiled, command), records, force=args.force,
                    dry_run=args.dry_run)
     _print_report(report.lines(), args.dry_run)
+    for line in memory_report(compiled):
+        print(line)
+    if args.show_plan:
+        for line in plan_ascii(compiled.model, compiled.memory):
+            print(line)
     mem = compiled.memory
     state = f"; state {mem.state_region[1]} of it" if mem.states else ""
     print(f"arena: {mem.arena_size} bytes ({mem.tensor_arena_size} without kernel scratch"

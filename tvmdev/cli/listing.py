@@ -89,7 +89,14 @@ def _list_boards(args: argparse.Namespace) -> int:
         print(json.dumps([{"name": b.name, "description": b.description,
                            "platform": b.platform, "cpu": b.cpu, "method": b.run.method,
                            "aliases": list(b.aliases), "origin": b.origin,
-                           "path": str(b.path)} for b in boards.values()], indent=2))
+                           "path": str(b.path),
+                           # the memory map: the program's code and ram regions, then the
+                           # others (tvmdev aot/run --place-memory POOL=REGION)
+                           "regions": [{"name": r.name, "origin": r.origin,
+                                        "length": r.length, "kind": r.kind, "rank": r.rank,
+                                        "masters": list(r.masters)}
+                                       for r in (b.memory.regions if b.memory else ())]}
+                          for b in boards.values()], indent=2))
         return 0
     width = max(len(n) for n in boards)
     for b in boards.values():

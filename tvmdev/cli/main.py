@@ -68,6 +68,15 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-fold-pads", dest="fold_pads", action="store_false",
                    help="run every PAD as its own operator (default: a PAD whose padding "
                         "its convolution or max pool computes exactly is folded into it)")
+    p.add_argument("--io", choices=["workspace", "caller"],
+                   help="the model's inputs and outputs: planned in the workspace (the "
+                        "caller fills and reads the pointers tvmgen_<model>_map_inputs and "
+                        "_map_outputs give) or the caller's buffers (default: the board's "
+                        "io:, workspace on the bare-metal boards, caller elsewhere)")
+    p.add_argument("--place-memory", action="append", metavar="POOL=REGION",
+                   help="put a pool (workspace, constants) in a region of the board's "
+                        "memory map, for example workspace=sram,constants=qspi (default: "
+                        "the fastest region that holds it)")
 
 
 def _cmsis_nn_option(p: argparse.ArgumentParser) -> None:
@@ -129,6 +138,9 @@ def _add_aot(sub: Any, common: argparse.ArgumentParser) -> None:
     ao.add_argument("--board", help="plan for this board: its kernel tuning and kernel "
                     "libraries (default: none, the portable kernels as tuned off Cortex-M)")
     _cmsis_nn_option(ao)
+    ao.add_argument("--show-plan", action="store_true",
+                    help="print the memory plan: a line per operator, the workspace across "
+                         "(tvmgen_<model>_plan.svg draws it)")
     ao.add_argument("--force", action="store_true", help="overwrite files you edited")
     ao.add_argument("--dry-run", action="store_true", help="list what would be written")
     ao.set_defaults(handler=cmd_aot)

@@ -37,19 +37,49 @@ class Toolchain:
     ldflags: tuple[str, ...] = ()
 
 
+REGION_KINDS = ("code", "ram", "flash")
+
+
 @dataclass(frozen=True)
 class Region:
+    """One memory of the board's map. ``kind``: ``code`` is memory the program is loaded
+    into and runs from (a TCM or an SSRAM: read-write too), ``ram`` read-write data
+    (nothing loaded: zeroed or copied by the startup code), ``flash`` read-only once
+    loaded. ``rank``: 0 is the fastest. ``masters``: the bus masters that reach it (cpu,
+    dma, npu), for pools a device reads."""
+
     origin: int
     length: int
+    name: str = ""
+    kind: str = "ram"
+    rank: int = 0
+    masters: tuple[str, ...] = ("cpu",)
+
+    @property
+    def end(self) -> int:
+        """The first address past the region."""
+        return self.origin + self.length
 
 
 @dataclass(frozen=True)
 class Memory:
-    """A microcontroller's memory map, for the linker script and the fit check."""
+    """A microcontroller's memory map, for the linker script and the fit check: ``code``
+    holds the program, ``ram`` its data and stack; ``extra`` are the board's other
+    regions (``memory.regions``), where the plan may put its pools."""
 
     code: Region
     ram: Region
     stack: int = 0x4000
+    extra: tuple[Region, ...] = ()
+
+    @property
+    def regions(self) -> tuple[Region, ...]:
+        """Every region: the program's, then the others in the board file's order."""
+        return (self.code, self.ram, *self.extra)
+
+    def region(self, name: str) -> Region | None:
+        """The region called ``name``, or None."""
+        return next((r for r in self.regions if r.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -127,6 +157,7 @@ class Board:
     # options of the simulated devices a run generates (cmsis_driver: spi)
     device_options: tuple[tuple[str, str], ...] = ()
     cache: Cache | None = None  # the CPU's data cache, if it has one
+    io: str = "caller"  # the model's I/O by default: in the workspace, or the caller's
 
     def buffer_alignment(self, device: DeviceMemory | None = None) -> int:
         """The alignment of the workspace and of buffers a device reads or writes: 16
@@ -171,8 +202,37 @@ def _libraries(doc: Any) -> tuple[str, ...]:
     return names
 
 
-def _region(node: dict[str, Any]) -> Region:
-    return Region(int(node["origin"]), int(node["length"]))
+def _region(node: dict[str, Any], name: str, kind: str) -> Region:
+    return Region(int(node["origin"]), int(node["length"]), str(node.get("name", name)),
+                  str(node.get("kind", kind)), int(node.get("rank", 0)),
+                  tuple(str(m) for m in node.get("masters") or ("cpu",)))
+
+
+def _memory(mem: Any) -> Memory | None:
+    """The board's memory map; regions must have distinct names and must not overlap."""
+    if not mem:
+        return None
+    out = Memory(_region(mem["code"], "code", "code"), _region(mem["ram"], "ram", "ram"),
+                 int(mem.get("stack", 0x4000)),
+                 tuple(_region(node, str(node["name"]), str(node["kind"]))
+                       for node in mem.get("regions") or ()))
+    seen: dict[str, Region] = {}
+    for i, r in enumerate(out.regions):
+        where = (yamlio.where_of(mem["regions"], i - 2) if i >= 2
+                 else yamlio.where_of(mem, ("code", "ram")[i]))
+        if r.name in seen:
+            raise TvmdevError(f"memory: two regions are called {shown(r.name)}", where,
+                              hint="give each region its own name")
+        clash = next((o for o in seen.values() if r.origin < o.end and o.origin < r.end),
+                     None)
+        if clash is not None:
+            raise TvmdevError(f"memory: region {r.name} ({r.origin:#x}..{r.end:#x}) overlaps "
+                              f"region {clash.name} ({clash.origin:#x}..{clash.end:#x})",
+                              where, hint="each address belongs to one region")
+        if r.end > 1 << 32:
+            raise TvmdevError(f"memory: region {r.name} ends past 4 GiB", where)
+        seen[r.name] = r
+    return out
 
 
 def load_board(path: Path, origin: str = "path") -> Board:
@@ -211,8 +271,7 @@ def load_board(path: Path, origin: str = "path") -> Board:
         run=RunSpec(run["method"], float(run.get("timeout", 120)), run.get("requires"),
                     run.get("qemu"), tuple(run.get("args") or ()), run.get("cpu"),
                     run.get("exe"), run.get("elf"), run.get("clock_hz")),
-        memory=Memory(_region(mem["code"]), _region(mem["ram"]), int(mem.get("stack", 0x4000)))
-        if mem else None,
+        memory=_memory(mem),
         support=Support(_paths(sup.get("sources"), base), _paths(sup.get("include"), base),
                         tuple((str(k), str(v)) for k, v in (sup.get("defines") or {}).items()),
                         int(sup.get("console_uart", 0)),
@@ -232,6 +291,7 @@ def load_board(path: Path, origin: str = "path") -> Board:
                              (doc.get("device_options") or {}).items()),
         cache=Cache(int(doc["cache"]["line"]), bool(doc["cache"].get("dcache", True)))
         if doc.get("cache") else None,
+        io=str(doc.get("io", "caller")),
     )
 
 

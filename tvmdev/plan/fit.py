@@ -11,6 +11,9 @@ what the firmware reserves for certain:
   less than the code and strings of the smallest firmware (a model of one relu: 2,328
   bytes of .text and .rodata on mps3_an547, 2,528 on mps2_an385).
 
+A board that lists more regions than the program's two (``memory.regions``) has its pools
+placed in them (:mod:`.memory_map`): then each region is checked on its own.
+
 The rest (the kernels' code beyond that floor, the C library's and the devices' .data and
 .bss: tens to hundreds of bytes) is left to the linker, so the estimate never refuses a
 model that would fit; a model that passes it but does not link gets the same one line from
@@ -25,6 +28,7 @@ from ..errors import TvmdevError
 from ..load.board import Board, Memory
 from ..model.graph import Model
 from .memory import MemoryPlan
+from .memory_map import MemoryMap, Pool, place_pools
 
 CODE_FLOOR = 2048
 # The regions of the firmware's linker script (templates/harness/firmware/link.ld.j2), and
@@ -65,10 +69,11 @@ def constant_bytes(model: Model) -> int:
     return total
 
 
-def _estimate(model: Model, memory: MemoryPlan, mem: Memory
+def _estimate(model: Model, memory: MemoryPlan, mem: Memory, io: bool = False
               ) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
-    """What the firmware reserves for certain: RAM and flash, item by item."""
-    outputs = sum(model.tensors[n].nbytes for n in model.outputs)
+    """What the firmware reserves for certain: RAM and flash, item by item (with ``io``,
+    the outputs are in the arena)."""
+    outputs = 0 if io else sum(model.tensors[n].nbytes for n in model.outputs)
     inputs = sum(model.tensors[n].nbytes for n in model.inputs)
     state = memory.state_region[1]
     ram = [("arena", memory.arena_size - state), *([("state", state)] if state else []),
@@ -88,27 +93,66 @@ def _error(model: Model, board: Board, mem: Memory, ram: list[tuple[str, int]],
         model.path, hint=_hint(ram_need > mem.ram.length, flash_need > mem.code.length))
 
 
-def check_fit(model: Model, memory: MemoryPlan, board: Board) -> None:
-    """Raise the one-line error when ``model`` cannot fit ``board``'s memory map."""
+def pools(model: Model, memory: MemoryPlan, io: bool = False) -> list[Pool]:
+    """The pools the firmware is linked with: the workspace (state included, and with
+    ``io`` the model's inputs and outputs), the output buffers the harness keeps (none
+    with ``io``: it prints them from the workspace), the constants and the inputs the
+    firmware compiles in."""
+    outputs = 0 if io else sum(model.tensors[n].nbytes for n in model.outputs)
+    inputs = sum(model.tensors[n].nbytes for n in model.inputs)
+    return [Pool("workspace", memory.arena_size),
+            *([Pool("outputs", outputs)] if outputs else []),
+            Pool("constants", constant_bytes(model), "ro"), Pool("inputs", inputs, "ro")]
+
+
+def _reserved(mem: Memory) -> list[tuple[str, str, int]]:
+    """What the program itself puts in its regions: a floor for the code, the stack."""
+    return [(mem.code.name, "code at least", CODE_FLOOR), (mem.ram.name, "stack", mem.stack)]
+
+
+def check_fit(model: Model, memory: MemoryPlan, board: Board,
+              asked: tuple[tuple[str, str], ...] = (), io: bool = False) -> MemoryMap | None:
+    """Place the pools in ``board``'s regions, or raise the one-line error when ``model``
+    cannot fit its memory map; None for a board without one."""
     mem = board.memory
     if mem is None:
-        return
-    ram, flash = _estimate(model, memory, mem)
-    if sum(v for _, v in ram) > mem.ram.length or sum(v for _, v in flash) > mem.code.length:
-        raise _error(model, board, mem, ram, flash)
+        if asked:
+            raise TvmdevError(f"--place-memory: board {board.name} has no memory map",
+                              board.where, hint="it places memory with a board that lists "
+                                                "memory regions (tvmdev list boards)")
+        return None
+    if not mem.extra:  # the program's two regions: today's check, item by item
+        ram, flash = _estimate(model, memory, mem, io)
+        if (sum(v for _, v in ram) > mem.ram.length
+                or sum(v for _, v in flash) > mem.code.length):
+            raise _error(model, board, mem, ram, flash)
+    placed = place_pools(pools(model, memory, io), board, _reserved(mem), asked,
+                         model.path)
+    for region in mem.regions:
+        if placed.used(region) > region.length:
+            raise TvmdevError(
+                f"model {model.name} does not fit region {region.name} of board "
+                f"{board.name}: it needs {_n(placed.used(region))} bytes "
+                f"({_parts(placed.items(region))}); the region has {_n(region.length)}",
+                model.path, hint="--place-memory puts a pool in another region")
+    return placed
 
 
-def link_overflow(stderr: str, model: Model, memory: MemoryPlan, board: Board
-                  ) -> TvmdevError | None:
+def link_overflow(stderr: str, model: Model, memory: MemoryPlan, board: Board,
+                  io: bool = False, regions: MemoryMap | None = None) -> TvmdevError | None:
     """The linker's ``region `RAM' overflowed by N bytes`` (or CODE) as the fit check's
     one line, the overflowing region's need from the linker's figure (what the estimate
-    leaves out shown as the rest); None when the link failed for another reason."""
+    leaves out shown as the rest); None when the link failed for another reason. With
+    ``regions`` (a board that lists more regions), the line of the first region that
+    overflowed, with what the plan put there."""
     mem = board.memory
+    if mem is not None and mem.extra and regions is not None:
+        return _region_overflow(stderr, model, board, regions)
     found = {m.group(1): int(m.group(2)) for m in _OVERFLOW.finditer(stderr)
              if m.group(1) in REGIONS}
     if mem is None or not found:
         return None
-    ram, flash = _estimate(model, memory, mem)
+    ram, flash = _estimate(model, memory, mem, io)
     for kind, items, length in (("RAM", ram, mem.ram.length),
                                 ("flash", flash, mem.code.length)):
         over = sum(v for r, v in found.items() if REGIONS[r] == kind)
@@ -117,3 +161,23 @@ def link_overflow(stderr: str, model: Model, memory: MemoryPlan, board: Board
     note = "".join(f" (the linker: region {r} overflowed by {_n(v)} bytes)"
                    for r, v in found.items())
     return _error(model, board, mem, ram, flash, note)
+
+
+def _region_overflow(stderr: str, model: Model, board: Board, regions: MemoryMap
+                     ) -> TvmdevError | None:
+    """The linker's overflow of a region of the firmware's linker script (CODE and RAM:
+    the program's; the others by their names in capitals, :mod:`tvmdev.render.linker`)."""
+    mem = regions.memory
+    labels = {"CODE": mem.code, "RAM": mem.ram, **{r.name.upper(): r for r in mem.extra}}
+    found = [(labels[m.group(1)], m.group(1), int(m.group(2)))
+             for m in _OVERFLOW.finditer(stderr) if m.group(1) in labels]
+    if not found:
+        return None
+    region, label, over = found[0]
+    items = regions.items(region)
+    items.append(("the rest", region.length + over - sum(v for _, v in items)))
+    return TvmdevError(
+        f"model {model.name} does not fit region {region.name} of board {board.name}: it "
+        f"needs {_n(region.length + over)} bytes ({_parts(items)}); the region has "
+        f"{_n(region.length)} (the linker: region {label} overflowed by {_n(over)} bytes)",
+        model.path, hint="--place-memory puts a pool in another region")

@@ -83,8 +83,8 @@ def _aligned(n: int) -> int:
 
 
 def plan_memory(model: Model, inplace: bool = True, scratch: Mapping[int, int] | None = None,
-                exclude: frozenset[str] = frozenset(), no_inplace: frozenset[int] = frozenset()
-                ) -> MemoryPlan:
+                exclude: frozenset[str] = frozenset(), no_inplace: frozenset[int] = frozenset(),
+                io: bool = False) -> MemoryPlan:
     """Give every intermediate tensor an arena offset, and every operator in ``scratch``
     (operator index -> bytes) its kernel's scratch.
 
@@ -98,9 +98,15 @@ def plan_memory(model: Model, inplace: bool = True, scratch: Mapping[int, int] |
     region no other buffer meets (they live across runs). ``exclude``: intermediates that
     never exist in CPU memory (they live in a device's); ``no_inplace``: operators that do
     not compute in place (they run from a device's memory).
+
+    With ``io``, the model's inputs and outputs are buffers of the arena too (TVM USMP's
+    ``use_workspace_io``): an input from the start of the run to its last reader (a float
+    input that QUANTIZE reads is free after it), an output from its writer to the end.
     """
     tensors = model.tensors
     owner, members, start, end, pairs = _buffer_lifetimes(model, inplace, exclude, no_inplace)
+    if io:
+        _io_lifetimes(model, owner, members, start, end)
     roots = list(members)
     sizes = {r: _aligned(max(tensors[t].nbytes for t in members[r])) for r in roots}
     # Two placement orders; the smaller arena wins: largest first (ties: earliest), and
@@ -209,6 +215,20 @@ def _greedy(roots: list[str], sizes: dict[str, int], start: dict[str, int],
         for t in range(s, e + 1):
             live_at.setdefault(t, []).append(r)
     return offsets
+
+
+def _io_lifetimes(model: Model, owner: dict[str, str], members: dict[str, list[str]],
+                  start: dict[str, int], end: dict[str, int]) -> None:
+    """Add the model's inputs and outputs to the buffers: each its own (never in place)."""
+    last = max(len(model.operators) - 1, 0)
+    for name in (*model.inputs, *model.outputs):
+        if name in owner:
+            continue
+        readers = [op.index for op in model.operators if name in op.inputs]
+        writers = [op.index for op in model.operators if name in op.outputs]
+        owner[name], members[name] = name, [name]
+        start[name] = min(writers) if name in model.outputs and writers else 0
+        end[name] = last if name in model.outputs else max(readers, default=0)
 
 
 _Lifetimes = tuple[dict[str, str], dict[str, list[str]], dict[str, int], dict[str, int],

@@ -12,7 +12,7 @@ adds the devices and a harness, builds and runs. The stages, in order:
 2. kernels: the registry (the user's libraries, the device kinds', the board's kernel
    libraries, portable) and each operator's chain (:mod:`.kernels`, :mod:`.placement`);
 3. memory: the schedule, and the workspace with every kernel's scratch (:mod:`.memory`);
-4. fit: the board's memory map (:mod:`.fit`);
+4. fit: the board's memory map, each pool in a region (:mod:`.fit`, :mod:`.memory_map`);
 5. prepared operators: each operator's chain, params and scratch, once (:mod:`.prepare`).
 """
 
@@ -48,6 +48,7 @@ from .kernels import (
     tensor_dtypes,
 )
 from .memory import MemoryPlan, plan_memory
+from .memory_map import MemoryMap
 from .padfold import fold_pads
 from .placement import Placed, Placement, TreeSources, place
 from .prepare import Prepared, operator_params, prepare
@@ -71,11 +72,9 @@ class Options:
     # tvmdev generates for them: a run's simulated accelerator or scaffold does; aot plans
     # their operators on the other libraries, since the kind's own kernels are unknown.
     stand_in_kernels: bool = False
-    # Fold a PAD into the convolution or max pool reading it where that is exact
-    # (:mod:`.padfold`); off: every PAD runs as its own operator (--no-fold-pads).
-    fold_pads: bool = True
-    # The device kinds with memory of their own, by kind (docs/device-memory.md).
-    device_memory: tuple[tuple[str, DeviceMemory], ...] = ()
+from .memory_map import MemoryMap
+from .padfold import fold_pads
+from .placement import Placed, Placement, TreeSources, place
 
 
 @dataclass(frozen=True)
@@ -100,11 +99,17 @@ class Compiled:
     imported: Model | None = None
     # The pools, copies and waits of the devices with memory; None without such devices.
     device_memory: DeviceMemoryPlan | None = None
+    regions: MemoryMap | None = None  # each pool's region of the board (None: no map)
 
     @property
     def schedule_kind(self) -> str:
         """The activation schedule: eager or lazy."""
         return self.options.schedule
+
+    @property
+    def workspace_io(self) -> bool:
+        """The model's inputs and outputs are planned in the workspace (--io workspace)."""
+        return self.options.io == "workspace"
 
     @property
     def tuning(self) -> Tuning:
@@ -206,6 +211,7 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
     """Plan ``model`` for ``board``: devices, kernels, memory and fit. ``device_root``:
     where a build puts the device code tvmdev generates (its kernels' sources are found
     there; nothing generated depends on it)."""
+    options = replace(options, io=options.io or board.io)
     user_kinds = ({s.name: s.platforms for s in options.device_specs}
                   if options.device_dir is not None else None)
     dplan = plan_devices(model, board, user_kinds)
@@ -244,19 +250,22 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
         scratch = {i: n for i, n in scratch.items() if i not in dev_mem.mem_ops}
     memory = plan_memory(model, scratch=scratch,
                          exclude=dev_mem.device_only if dev_mem else frozenset(),
-                         no_inplace=frozenset(dev_mem.mem_ops) if dev_mem else frozenset())
+                         no_inplace=frozenset(dev_mem.mem_ops) if dev_mem else frozenset(),
+                         io=options.io == "workspace")
     problem = object_problem(memory.arena_size)
     if problem is not None:
         raise TvmdevError(f"the workspace of model '{model.name}' needs {problem}",
                           model.path, hint="split the model, or make its tensors smaller")
-    check_fit(model, memory, board)
+    regions = check_fit(model, memory, board, options.place_memory,
+                        io=options.io == "workspace")
     return Compiled(model, board, options, dplan, steps, memory,
                     prepare(model, params, placed, memory,
                             {i: a for p in dev_mem.pools for i, a in p.scratch.items()}
                             if dev_mem else {}), placed.trees,
                     _companions(generated_specs(dplan, board), dplan, options.device_specs),
                     tuple(notes), tuple(device_notes), tuple(folds.items()),
-                    device_memory=dev_mem, imported=dplan.model if folds else None)
+                    device_memory=dev_mem, imported=dplan.model if folds else None,
+                    regions=regions)
 
 
 def _device_memory(model: Model, steps: tuple[Step, ...], placed: Placed,

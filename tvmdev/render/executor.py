@@ -34,6 +34,8 @@ from .cvalues import (
 )
 from .engine import banner, c_call, c_declarator, c_split, render
 from .executor_memory import memory_call, memory_context, memory_steps
+from .executor_io import io_context, io_signatures
+from .plan_picture import plan_svg
 from .planfile import plan_json
 
 CTYPE = CTYPES
@@ -60,10 +62,14 @@ def _init_value(v: Any) -> str:
     return str(v)
 
 
-def _tensor_expr(model: Model, name: str | None, names: Names) -> str:
+def _tensor_expr(model: Model, name: str | None, names: Names, ws_io: bool = False) -> str:
+    """The C expression of tensor ``name`` in the run function (``ws_io``: the model's
+    inputs and outputs are in the workspace, as its intermediates)."""
     if name is None:
         return "NULL"
     t = model.tensors[name]
+    if ws_io and t.role in ("input", "output"):
+        return names.local(t.cname)
     if t.role == "input":
         return f"inputs->{t.cname}"
     if t.role == "output":
@@ -76,11 +82,11 @@ def _tensor_expr(model: Model, name: str | None, names: Names) -> str:
     return names.local(t.cname)
 
 
-def _input_exprs(model: Model, op: Operator, names: Names) -> dict[str, str]:
+def _input_exprs(model: Model, op: Operator, names: Names, ws_io: bool) -> dict[str, str]:
     """The C expression of each input argument of ``op``'s kernels: NULL for an absent
     optional input; the tensors of a variadic argument as a C99 compound literal array."""
     opdef = OPS[op.op]
-    given = [_tensor_expr(model, t, names) for t in op.inputs]
+    given = [_tensor_expr(model, t, names, ws_io) for t in op.inputs]
     if opdef.variadic:
         fixed = len(opdef.inputs) - 1
         exprs = dict(zip(opdef.inputs[:fixed], given[:fixed], strict=True))
@@ -92,7 +98,7 @@ def _input_exprs(model: Model, op: Operator, names: Names) -> dict[str, str]:
                     strict=True))
 
 
-def _op_context(model: Model, prep: Prepared, names: Names) -> dict[str, Any]:
+def _op_context(model: Model, prep: Prepared, names: Names, ws_io: bool) -> dict[str, Any]:
     op = model.operators[prep.index]
     chain = prep.chain
     opdef = OPS[op.op]
@@ -104,9 +110,9 @@ def _op_context(model: Model, prep: Prepared, names: Names) -> dict[str, Any]:
     if prep.takes_scratch:
         params["scratch_bytes"] = scratch_bytes  # the pointer is set at run time
     dev = model.device(op.device) if op.device else None
-    exprs = _input_exprs(model, op, names)
-    exprs.update(zip(opdef.outputs, [_tensor_expr(model, t, names) for t in op.outputs],
-                     strict=True))
+    exprs = _input_exprs(model, op, names, ws_io)
+    exprs.update(zip(opdef.outputs, [_tensor_expr(model, t, names, ws_io)
+                                     for t in op.outputs], strict=True))
     # With scratch, the kernels get a copy of the params pointing into the workspace.
     exprs["params"] = f"&{names.scratch_local(struct)}" if scratch_bytes else f"&{params_name}"
     exprs["resource_handle"] = f"devices->{dev.name}" if dev else "NULL"
@@ -134,9 +140,10 @@ def _op_context(model: Model, prep: Prepared, names: Names) -> dict[str, Any]:
         "scratch": {"local": names.scratch_local(struct), "offset": scratch_offset,
                     "bytes": scratch_bytes} if scratch_bytes else None,
         "kernels": [k.name for k in chain],
-        "out_expr": _tensor_expr(model, op.outputs[0], names),
+        "out_expr": _tensor_expr(model, op.outputs[0], names, ws_io),
         "trace_call": c_call("", f"{names.macro}_TRACE", [
-            str(op.index), c_string(op.name), _tensor_expr(model, op.outputs[0], names),
+            str(op.index), c_string(op.name),
+            _tensor_expr(model, op.outputs[0], names, ws_io),
             f"{out.nbytes}U"], 4),
         "out_bytes": out.nbytes,
         "out_shape": list(out.shape),
@@ -187,11 +194,15 @@ def _steps_context(model: Model, steps: tuple[Step, ...], ops: dict[int, dict[st
     return out
 
 
-def _signatures(prefix: str) -> dict[str, str]:
-    """The declarators of the public functions and of the unwind helper."""
+def _signatures(prefix: str, ws_io: bool) -> dict[str, str]:
+    """The declarators of the public functions and of the unwind helper (``ws_io``: the
+    run functions take no inputs or outputs: they are in the workspace)."""
     io = [f"const struct {prefix}_inputs *inputs", f"struct {prefix}_outputs *outputs",
           f"const struct {prefix}_devices *devices"]
+    if ws_io:
+        io = io[2:]
     return {
+        **io_signatures(prefix),
         "run": c_declarator(f"int32_t {prefix}_run", io),
         "run_with_workspace": c_declarator(f"int32_t {prefix}_run_with_workspace",
                                            [*io, "void *workspace"]),
@@ -240,12 +251,12 @@ def _constants_context(model: Model, names: Names) -> dict[str, Any]:
 
 
 def executor_files(compiled: Compiled, command: str) -> list[OutFile]:
-    """``tvmgen_<model>.h``, ``.c`` and ``_plan.json`` of a compiled model; ``command`` is
-    what their banners record."""
+    """``tvmgen_<model>.h``, ``.c``, ``_plan.json`` and the plan's picture ``_plan.svg``
+    of a compiled model; ``command`` is what their banners record."""
     model = compiled.model
     names = Names(model.name)
     ctx = _context(model, compiled.schedule_kind, compiled.steps, compiled.ops,
-                   compiled.memory, names)
+                   compiled.memory, names, compiled.workspace_io)
     if compiled.device_memory is not None:
         ctx = _with_memory(ctx, model, compiled.device_memory, compiled.ops, names)
     c_banner = banner("c", command, "owned")
@@ -253,7 +264,10 @@ def executor_files(compiled: Compiled, command: str) -> list[OutFile]:
                     "owned"),
             OutFile(f"{names.prefix}.c", render("executor.c.j2", banner=c_banner, **ctx),
                     "owned"),
-            OutFile(f"{names.prefix}_plan.json", plan_json(compiled) + "\n", "owned")]
+            OutFile(f"{names.prefix}_plan.json", plan_json(compiled) + "\n", "owned"),
+            OutFile(f"{names.prefix}_plan.svg", plan_svg(model, compiled.memory, tuple(
+                line.removeprefix("# ") for line in
+                banner("hash", command, "owned").splitlines())), "owned")]
 
 
 def _with_memory(ctx: dict[str, Any], model: Model, plan: DeviceMemoryPlan,
@@ -278,10 +292,10 @@ def _with_memory(ctx: dict[str, Any], model: Model, plan: DeviceMemoryPlan,
 
 
 def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
-             prepared: tuple[Prepared, ...], memory: MemoryPlan, names: Names
-             ) -> dict[str, Any]:
+             prepared: tuple[Prepared, ...], memory: MemoryPlan, names: Names,
+             ws_io: bool = False) -> dict[str, Any]:
     """What the executor templates lay out; every name comes from ``names``."""
-    ops = {p.index: _op_context(model, p, names) for p in prepared}
+    ops = {p.index: _op_context(model, p, names, ws_io) for p in prepared}
     bits = _device_bits(model, steps, names)
     structs = [p.struct for p in prepared if p.index in memory.scratch]
     scratch_params = [{"struct": st, "name": names.scratch_local(st)} for st in structs]
@@ -307,10 +321,12 @@ def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
         **_constants_context(model, names),
         "ops": [ops[i] for i in sorted(ops)],
         "steps": _steps_context(model, steps, ops, bits, names.prefix),
-        "signatures": _signatures(names.prefix),
+        "signatures": _signatures(names.prefix, ws_io),
+        **io_context(model, memory, names, ws_io),
         "workspace_size": memory.arena_size,
         "run_call": c_call("return ", f"{names.prefix}_run_with_workspace",
-                           ["inputs", "outputs", "devices", f"{names.prefix}_workspace"], 4),
+                           [*([] if ws_io else ["inputs", "outputs"]), "devices",
+                            f"{names.prefix}_workspace"], 4),
         "trace_hook": c_declarator(f"void {names.macro}_TRACE_HOOK", [
             "int32_t index", "const char *name", "const void *data", "uint32_t size"]),
         "static_workspace_size": max(memory.arena_size, 1),  # C has no empty arrays

@@ -23,9 +23,11 @@ from ..model.graph import Model
 from ..model.ops import CTYPES
 from ..naming import camel
 from ..plan.devices import DevicePlan
+from ..plan.memory_map import MemoryMap
 from ..write.files import OutFile
 from .cvalues import c_bits, c_decimals
 from .engine import banner, render
+from .linker import linker_script
 
 # Threads the host harness runs at most (--threads).
 MAX_THREADS = 4
@@ -46,6 +48,8 @@ class Harness:
     drivers: dict[str, str] = field(default_factory=dict)
     # simulated devices with memory of their own: (bytes, alignment) by kind
     memory: dict[str, tuple[int, int]] = field(default_factory=dict)
+    regions: MemoryMap | None = None  # firmware: each pool's region (the linker script)
+    workspace_io: bool = False  # the model's inputs and outputs are in its workspace
 
     def context(self, embed_inputs: bool) -> dict[str, Any]:
         """The template context; ``embed_inputs`` compiles the inputs in (firmware)."""
@@ -60,6 +64,7 @@ class Harness:
             "states": bool(m.states),
             "board": self.board.name,
             "icount": self.icount,
+            "workspace_io": self.workspace_io,
             "rtos": self.board.rtos,
             "kinds": [{"kind": k.kind, "platform": k.platform} for k in self.devices.kinds],
             "sim": bool(sim),
@@ -147,12 +152,8 @@ def firmware_files(h: Harness) -> list[OutFile]:
     ctx["console_uart"] = console
     ctx["uarts"] = sorted({console, *(int(d["uart"]) for d in ctx["devices"]
                                       if d["uart"] is not None)})
-    mem = board.memory
-    link = render("harness/firmware/link.ld.j2",
-                  banner=banner("c", f"tvmdev run --board {board.name}", "owned"),
-                  board=board.name, code_origin=hex(mem.code.origin),
-                  code_length=hex(mem.code.length), ram_origin=hex(mem.ram.origin),
-                  ram_length=hex(mem.ram.length), stack_size=hex(mem.stack))
+    link = linker_script(board.memory, h.regions, board.name,
+                         banner("c", f"tvmdev run --board {board.name}", "owned"))
     return [OutFile("link.ld", link, "owned"),
             OutFile("main.c", render("harness/firmware/main.c.j2", banner=h.c_banner(),
                                      **ctx), "owned")]
@@ -165,6 +166,9 @@ def zephyr_files(h: Harness, expected: dict[str, np.ndarray],
     tvmgen_<model>.cmake): glue with the expected outputs and each one's (atol, rtol) (0, 0:
     bit-exact), the sources list of the glue and the devices (with their include folders
     and macros), the devicetree overlay and the Kconfig fragment."""
+    if h.workspace_io:
+        raise TvmdevError(f"model '{h.model.name}': the Zephyr app passes its own input and "
+                          "output buffers", h.model.path, hint="--io caller")
     ints = [n for n in (*h.model.inputs, *h.model.outputs)
             if h.model.tensors[n].dtype != "float32"]
     if ints:

@@ -78,7 +78,8 @@ def compile_program(job: Job, defines: list[str], extra_cflags: tuple[str, ...] 
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             stamp.unlink(missing_ok=True)
-            overflow = link_overflow(proc.stderr, job.model, job.compiled.memory, job.board)
+            overflow = link_overflow(proc.stderr, job.model, job.compiled.memory, job.board,
+                                     job.compiled.workspace_io, job.compiled.regions)
             if overflow is not None:
                 raise overflow
             raise TvmdevError(f"the build failed ({tc.cc} exited {proc.returncode})",

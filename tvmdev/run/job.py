@@ -130,7 +130,8 @@ def stage(compiled: Compiled, build_dir: Path, inputs: dict[str, np.ndarray] | N
     harness = Harness(model, board, compiled.devices, inputs, f"tvmdev run {Path(model.path).name}",
                       icount=instructions, drivers=cmsis_drivers(compiled),
                       memory={k: (m.size, m.alignment)
-                              for k, m in compiled.options.device_memory})
+                              for k, m in compiled.options.device_memory},
+                      regions=compiled.regions, workspace_io=compiled.workspace_io)
     files += backend.harness_files(harness, job)
     main = [build_dir / "main.c"] if any(f.path == "main.c" for f in files) else []
     kernels = dict.fromkeys(lay.mapped(s, model_dir) for s in compiled.sources())

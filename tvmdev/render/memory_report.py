@@ -1,0 +1,48 @@
+"""What ``tvmdev aot`` prints of a compiled model's memory before anything is built: RAM
+(the workspace, and in it or beside it the model's inputs and outputs; the stack the
+board reserves) and flash (the constants; the code, at least the floor of
+:data:`tvmdev.plan.fit.CODE_FLOOR`), each with the region of the board it goes to."""
+
+from __future__ import annotations
+
+from ..plan.fit import CODE_FLOOR, constant_bytes
+from ..plan.pipeline import Compiled
+
+
+def _row(what: str, size: int, region: str, note: str) -> tuple[str, int, str, str]:
+    return (what, size, region, note)
+
+
+def memory_report(c: Compiled) -> list[str]:
+    """The report's lines."""
+    m, plan, mem = c.model, c.memory, c.board.memory
+    ins = sum(m.tensors[n].nbytes for n in m.inputs)
+    outs = sum(m.tensors[n].nbytes for n in m.outputs)
+
+    def region(pool: str, default: str) -> str:
+        r = c.regions.region_of(pool) if c.regions is not None else None
+        return r.name if r is not None else default
+
+    state = f"; state {plan.state_region[1]:,}" if plan.states else ""
+    io_note = (f"inputs {ins:,} + outputs {outs:,} in it" if c.workspace_io
+               else "the inputs and outputs are the caller's")
+    ram = [_row("workspace", plan.arena_size, region("workspace", "-"),
+                f"lower bound {plan.lower_bound:,}; {io_note}{state}")]
+    if not c.workspace_io:
+        ram += [_row("inputs", ins, "-", "the caller's buffers"),
+                _row("outputs", outs, "-", "the caller's buffers")]
+    ram.append(_row("stack", mem.stack, mem.ram.name, "the board's memory.stack")
+               if mem is not None else _row("stack", 0, "-", "the caller's thread's"))
+    code_region = mem.code.name if mem is not None else "-"
+    flash = [_row("constants", constant_bytes(m), region("constants", code_region), ""),
+             _row("code", CODE_FLOOR, code_region,
+                  "at least (the smallest firmware's); a build's map file has the figure")]
+    width = max(len(f"{r[1]:,}") for r in ram + flash)
+    regions = max(len(r[2]) for r in ram + flash)
+
+    def lines(rows: list[tuple[str, int, str, str]]) -> list[str]:
+        return [f"    {what:<10} {size:>{width},}  {reg:<{regions}}  {note}".rstrip()
+                for what, size, reg, note in rows]
+
+    return [f"RAM: {sum(r[1] for r in ram):,} bytes", *lines(ram),
+            f"flash: {sum(r[1] for r in flash):,} bytes at least", *lines(flash)]
