@@ -72,9 +72,16 @@ class Options:
     # tvmdev generates for them: a run's simulated accelerator or scaffold does; aot plans
     # their operators on the other libraries, since the kind's own kernels are unknown.
     stand_in_kernels: bool = False
-from .memory_map import MemoryMap
-from .padfold import fold_pads
-from .placement import Placed, Placement, TreeSources, place
+    # Fold a PAD into the convolution or max pool reading it where that is exact
+    # (:mod:`.padfold`); off: every PAD runs as its own operator (--no-fold-pads).
+    fold_pads: bool = True
+    # The device kinds with memory of their own, by kind (docs/device-memory.md).
+    device_memory: tuple[tuple[str, DeviceMemory], ...] = ()
+    # --place-memory: (pool, region) pairs; the other pools go to the fastest that fit
+    place_memory: tuple[tuple[str, str], ...] = ()
+    # --io: the model's inputs and outputs in the workspace, or the caller's buffers;
+    # None: the board's default (its io:)
+    io: str | None = None
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,8 @@ from .cvalues import (
     params_arrays,
 )
 from .engine import banner, c_call, c_declarator, c_split, render
-from .executor_memory import memory_call, memory_context, memory_steps
 from .executor_io import io_context, io_signatures
+from .executor_memory import memory_call, memory_context, memory_steps
 from .plan_picture import plan_svg
 from .planfile import plan_json
 

@@ -61,11 +61,7 @@ def plan_json(gen: Compiled) -> str:
                   **({"state": {"offset": mem.state_region[0], "size": mem.state_region[1]}}
                      if mem.states else {})},
         **(_pools_json(gen) if gen.device_memory is not None else {}),
-        # each pool's region of the board's memory map (tvmdev.plan.memory_map)
-        **({"regions": [{"pool": p.pool.name, "bytes": p.pool.size, "region": p.region.name,
-                         "origin": p.region.origin, "length": p.region.length,
-                         **({"asked": True} if p.asked else {})}
-                        for p in gen.regions.placed]} if gen.regions is not None else {}),
+        **_regions_json(gen),
         "tuning": asdict(gen.tuning),
         "kernels": [{"name": k.name, "op": k.op, "library": k.library,
                      "header": k.header} for k in gen.kernels],
@@ -76,6 +72,16 @@ def plan_json(gen: Compiled) -> str:
                   for t in gen.trees],
     }
     return json_lines(doc)
+
+
+def _regions_json(gen: Compiled) -> dict[str, Any]:
+    """Each pool's region of the board's memory map (tvmdev.plan.memory_map), if any."""
+    if gen.regions is None:
+        return {}
+    return {"regions": [{"pool": p.pool.name, "bytes": p.pool.size, "region": p.region.name,
+                         "origin": p.region.origin, "length": p.region.length,
+                         **({"asked": True} if p.asked else {})}
+                        for p in gen.regions.placed]}
 
 
 def _pools_json(gen: Compiled) -> dict[str, Any]:
