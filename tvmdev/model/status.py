@@ -36,9 +36,6 @@ STATUSES: tuple[Status, ...] = (
            "A kernel declines this call (shape, layout or CPU feature it cannot serve); "
            "the executor falls back to the next kernel registered for the operator. "
            "Never returned by tvmgen_<model>_run unless no kernel accepts the call."),
-    Status("TVM_DEVICE_PENDING", 1,
-           "The call started a job that ends at the next Wait (devices with memory of their "
-           "own: docs/device-memory.md); positive, so a < 0 check still finds every error."),
 )
 
 BY_VALUE = {s.value: s for s in STATUSES}

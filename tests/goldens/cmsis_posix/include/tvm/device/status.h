@@ -5,7 +5,8 @@
  */
 /*
  * Status codes of TVM's C Device API. Every TVMDevice* function and every kernel
- * returns one of these: 0 for success, a negative code otherwise.
+ * returns one of these: 0 for success, a negative code for an error, and
+ * TVM_DEVICE_PENDING (positive) for a job that ends at the device's next Wait.
  */
 #ifndef TVM_DEVICE_STATUS_H_
 #define TVM_DEVICE_STATUS_H_
@@ -33,8 +34,6 @@
 #define TVM_DEVICE_ERR_UNSUPPORTED (-6)
 /* A kernel declines this call (shape, layout or CPU feature it cannot serve); the executor falls back to the next kernel registered for the operator. Never returned by tvmgen_<model>_run unless no kernel accepts the call. */
 #define TVM_DEVICE_DECLINED (-7)
-/* The call started a job that ends at the next Wait (devices with memory of their own: docs/device-memory.md); positive, so a < 0 check still finds every error. */
-#define TVM_DEVICE_PENDING (1)
 
 /* The name of a status code, for logs: "TVM_DEVICE_ERR_TIMEOUT". */
 static inline const char *TVMDeviceStatusName(int32_t status)
@@ -58,8 +57,6 @@ static inline const char *TVMDeviceStatusName(int32_t status)
         return "TVM_DEVICE_ERR_UNSUPPORTED";
     case TVM_DEVICE_DECLINED:
         return "TVM_DEVICE_DECLINED";
-    case TVM_DEVICE_PENDING:
-        return "TVM_DEVICE_PENDING";
     default:
         return "TVM_DEVICE_UNKNOWN_STATUS";
     }
