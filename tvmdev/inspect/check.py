@@ -25,6 +25,7 @@ from ..model.cnames import MEMORY_FUNCTIONS
 from ..model.device import DeviceSpec, specs_from_manifest
 from ..model.ops import OPS, kernel_params
 from ..reading import read_bytes
+from ..render.device_memory import memory_params
 from ..resources import runtime_dir
 from ..write.manifest import MANIFEST, MANIFEST_HINT, read_manifest
 
@@ -236,8 +237,10 @@ def _check_kernel(folder: Path, spec: DeviceSpec, op: str) -> list[Problem]:
         node, line = parsed.defs[v.name]
         if node.param_decls is not None:  # K&R: reported
             continue
-        want = ("int32_t", tuple(" ".join(t.replace("*", " * ").split()) for t, _ in
-                                 kernel_params(OPS[op], dict(v.dtypes), v.params_struct)))
+        params = (memory_params(OPS[op], spec.name, dict(v.dtypes), v.params_struct)
+                  if spec.memory is not None  # addresses in its memory, scratch last
+                  else kernel_params(OPS[op], dict(v.dtypes), v.params_struct))
+        want = ("int32_t", tuple(" ".join(t.replace("*", " * ").split()) for t, _ in params))
         got = signature(node.decl)
         if got != want:
             problems.append(Problem(rel, line, f"kernel {v.name} is {_show(got)}, the "
