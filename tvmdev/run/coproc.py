@@ -20,7 +20,8 @@ from ..load.board import Board
 from ..load.kernel_tree import board_library
 from ..load.tree import locate
 from ..render.device import status_header
-from ..render.engine import banner, render
+from ..render.engine import banner
+from ..render.linker import linker_script
 from ..resources import platforms_dir, runtime_dir
 from ..write.files import OutFile, sync
 from .trees import TreeBuild, compile_trees
@@ -92,12 +93,8 @@ def _link_script(board: Board) -> OutFile:
     """The board's linker script, as the firmware harness writes it."""
     mem = board.memory
     assert mem is not None
-    return OutFile("link.ld", render(
-        "harness/firmware/link.ld.j2", banner=banner("c", f"tvmdev coproc {board.name}",
-                                                     "owned"),
-        board=board.name, code_origin=hex(mem.code.origin), code_length=hex(mem.code.length),
-        ram_origin=hex(mem.ram.origin), ram_length=hex(mem.ram.length),
-        stack_size=hex(mem.stack)), "owned")
+    return OutFile("link.ld", linker_script(
+        mem, None, board.name, banner("c", f"tvmdev coproc {board.name}", "owned")), "owned")
 
 
 def cmsis_nn_tree(cmsis_nn: Path | None) -> TreeBuild | None:
