@@ -57,22 +57,21 @@
 #define TVMK_SOFTMAX_DIFF_BITS 5
 #define TVMK_SOFTMAX_ACCUM_BITS 12
 
-/* exp of (x - max) * beta * scale in Q0.31, for a difference at least diff_min. */
-static inline int32_t tvmk_softmax_int_exp(int32_t diff, int32_t input_left_shift,
-                                           int32_t input_multiplier)
-{
-    const int32_t rescaled = tvmk_srdhm((int32_t)((uint32_t)diff << input_left_shift),
-                                        input_multiplier);
-    return tvmk_fp_exp_on_negative_values(rescaled, TVMK_SOFTMAX_DIFF_BITS);
-}
-
 /* SOFTMAX of int8 into out_t (bits wide: 8 or 16) over the last axis, TFLM's algorithm;
  * params_t has tvmk_softmax_s8_params' fields. Three passes over each row, no scratch:
  * its maximum; the sum of exp(beta * scale * (x - max)) in Q12.19 (gemmlowp's
  * exp_on_negative_values of the difference rescaled into Q5.26); each output as that exp
  * times the sum's reciprocal, in 2^-bits steps from -2^(bits - 1). A row whose sum of
- * exps reaches 512 is an error (TFLM aborts on it). */
+ * exps reaches 512 is an error (TFLM aborts on it). name##_exp: exp of
+ * (x - max) * beta * scale in Q0.31, for a difference at least diff_min. */
 #define TVMK_SOFTMAX_FROM_S8(name, out_t, params_t, bits)                                    \
+    static int32_t name##_exp(int32_t diff, const params_t *p)                               \
+    {                                                                                        \
+        const int32_t rescaled = tvmk_srdhm((int32_t)((uint32_t)diff << p->input_left_shift),\
+                                            p->input_multiplier);                            \
+        return tvmk_fp_exp_on_negative_values(rescaled, TVMK_SOFTMAX_DIFF_BITS);             \
+    }                                                                                        \
+                                                                                             \
     int32_t name(const int8_t *input, out_t *output, const params_t *params,                 \
                  void *resource_handle)                                                      \
     {                                                                                        \
@@ -99,10 +98,8 @@ static inline int32_t tvmk_softmax_int_exp(int32_t diff, int32_t input_left_shif
             for (c = 0; c < p->depth; ++c) {                                                 \
                 const int32_t diff = x[c] - max;                                             \
                 if (diff >= p->diff_min) {                                                   \
-                    sum = tvmk_fp_add(sum, tvmk_rounding_divide_by_pot(                      \
-                                               tvmk_softmax_int_exp(diff, p->input_left_shift, \
-                                                                    p->input_multiplier),    \
-                                               TVMK_SOFTMAX_ACCUM_BITS));                    \
+                    sum = tvmk_fp_add(sum, tvmk_rounding_divide_by_pot(name##_exp(diff, p),  \
+                                                                       TVMK_SOFTMAX_ACCUM_BITS)); \
                 }                                                                            \
             }                                                                                \
             scale = tvmk_fp_reciprocal(sum, TVMK_SOFTMAX_ACCUM_BITS, &bits_over_unit);       \
@@ -114,9 +111,8 @@ static inline int32_t tvmk_softmax_int_exp(int32_t diff, int32_t input_left_shif
                 const int32_t diff = x[c] - max;                                             \
                 int32_t v = lo;                                                              \
                 if (diff >= p->diff_min) {                                                   \
-                    const int32_t e = tvmk_softmax_int_exp(diff, p->input_left_shift,        \
-                                                           p->input_multiplier);             \
-                    v = tvmk_rounding_divide_by_pot(tvmk_srdhm(scale, e), exponent) + lo;    \
+                    v = tvmk_rounding_divide_by_pot(tvmk_srdhm(scale, name##_exp(diff, p)),  \
+                                                    exponent) + lo;                          \
                     v = v > hi ? hi : (v < lo ? lo : v);                                     \
                 }                                                                            \
                 y[c] = (out_t)v;                                                             \

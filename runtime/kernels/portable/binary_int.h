@@ -22,7 +22,8 @@
 #define TVMK_BINARY_INT_MAX 3
 #define TVMK_BINARY_INT_MIN 4
 
-/* The broadcast geometry and the element arithmetic's constants of either op. */
+/* The broadcast geometry, the element arithmetic's constants of either op and the
+ * output's range (ADD, SUB, MUL: the params' activation range). */
 struct tvmk_binary_int {
     int32_t ndim, count;
     const int32_t *shape;
@@ -34,12 +35,8 @@ struct tvmk_binary_int {
     int32_t act_min, act_max;
 };
 
-static inline int32_t tvmk_binary_int_clamp(int32_t v, int32_t lo, int32_t hi)
-{
-    return v < lo ? lo : (v > hi ? hi : v);
-}
-
-/* ADD, or SUB when sub is 1 (the scaled B subtracted, as TFLM's SubElementwise). */
+/* ADD, or SUB when sub is 1 (the scaled B subtracted, as TFLM's SubElementwise), before
+ * the activation's clamp. */
 static inline int32_t tvmk_add_int_one(int32_t a, int32_t b,
                                        const struct tvmk_add_s8_params *p, int sub)
 {
@@ -47,35 +44,37 @@ static inline int32_t tvmk_add_int_one(int32_t a, int32_t b,
     const int32_t vb = (int32_t)((uint32_t)(b + p->b_offset) << p->left_shift);
     const int32_t sa = tvmk_multiply_by_quantized_multiplier(va, p->a_multiplier, p->a_shift);
     const int32_t sb = tvmk_multiply_by_quantized_multiplier(vb, p->b_multiplier, p->b_shift);
-    const int32_t out = tvmk_multiply_by_quantized_multiplier(sub ? sa - sb : sa + sb,
-                                                              p->out_multiplier, p->out_shift);
-    return tvmk_binary_int_clamp(out + p->out_offset, p->act_min, p->act_max);
+    return tvmk_multiply_by_quantized_multiplier(sub ? sa - sb : sa + sb, p->out_multiplier,
+                                                 p->out_shift) + p->out_offset;
 }
 
+/* MUL, before the activation's clamp. */
 static inline int32_t tvmk_mul_int_one(int32_t a, int32_t b,
                                        const struct tvmk_mul_s8_params *p)
 {
     const int32_t prod = (a + p->a_offset) * (b + p->b_offset);
-    const int32_t out = tvmk_multiply_by_quantized_multiplier(prod, p->out_multiplier,
-                                                              p->out_shift);
-    return tvmk_binary_int_clamp(out + p->out_offset, p->act_min, p->act_max);
+    return tvmk_multiply_by_quantized_multiplier(prod, p->out_multiplier, p->out_shift) +
+           p->out_offset;
 }
 
 static inline int32_t tvmk_binary_int_one(const struct tvmk_binary_int *g, int32_t a,
                                           int32_t b)
 {
-    switch (g->op) {
-    case TVMK_BINARY_INT_ADD:
-        return tvmk_add_int_one(a, b, g->add, 0);
-    case TVMK_BINARY_INT_SUB:
-        return tvmk_add_int_one(a, b, g->add, 1);
-    case TVMK_BINARY_INT_MAX: /* raw values: TFLM requires one quantization throughout */
+    int32_t out;
+
+    if (g->op == TVMK_BINARY_INT_MAX) { /* raw values: TFLM requires one quantization */
         return a > b ? a : b;
-    case TVMK_BINARY_INT_MIN:
-        return a < b ? a : b;
-    default:
-        return tvmk_mul_int_one(a, b, g->mul);
     }
+    if (g->op == TVMK_BINARY_INT_MIN) {
+        return a < b ? a : b;
+    }
+    if (g->op == TVMK_BINARY_INT_MUL) {
+        out = tvmk_mul_int_one(a, b, g->mul);
+    } else {
+        out = tvmk_add_int_one(a, b, g->add, g->op == TVMK_BINARY_INT_SUB);
+    }
+    out = out < g->act_min ? g->act_min : out;
+    return out > g->act_max ? g->act_max : out;
 }
 
 /* g's geometry from a params struct's leading fields (every binary params struct has
@@ -94,10 +93,11 @@ static inline int32_t tvmk_binary_int_one(const struct tvmk_binary_int *g, int32
         (g).act_max = (hi);                                                                  \
     } while (0)
 
-/* tvmk_binary_<sfx>_run: the broadcasting walk over elements of type T. */
+/* tvmk_binary_<sfx>_run: the broadcasting walk over elements of type T; each file
+ * instantiates it once, before its kernels. */
 #define TVMK_BINARY_INT_RUN(sfx, T)                                                          \
-    static inline int32_t tvmk_binary_##sfx##_run(const struct tvmk_binary_int *g,           \
-                                                  const T *A, const T *B, T *C)              \
+    static int32_t tvmk_binary_##sfx##_run(const struct tvmk_binary_int *g, const T *A,      \
+                                           const T *B, T *C)                                 \
     {                                                                                        \
         int32_t idx[TVMK_MAX_DIMS];                                                          \
         int32_t d, o, j, inner, outer, sa, sb;                                               \
@@ -138,55 +138,35 @@ static inline int32_t tvmk_binary_int_one(const struct tvmk_binary_int *g, int32
         return TVM_DEVICE_OK;                                                                \
     }
 
-TVMK_BINARY_INT_RUN(s8, int8_t)
-TVMK_BINARY_INT_RUN(s16, int16_t)
+/* A binary kernel of T taking params_t: NULL pointers and (bad) refused, then the walk of
+ * op with ADD's (add_) or MUL's (mul_) constants, the output clamped to [lo, hi]. */
+#define TVMK_BINARY_INT_KERNEL(name, sfx, T, params_t, bad, op, add_, mul_, lo, hi)          \
+    int32_t name(const T *A, const T *B, T *C, const params_t *params, void *resource_handle) \
+    {                                                                                        \
+        struct tvmk_binary_int g;                                                            \
+                                                                                             \
+        (void)resource_handle;                                                               \
+        if (A == NULL || B == NULL || C == NULL || params == NULL || (bad)) {                \
+            return TVM_DEVICE_ERR_INVALID;                                                   \
+        }                                                                                    \
+        TVMK_BINARY_INT_INIT(g, params, op, add_, mul_, lo, hi);                             \
+        return tvmk_binary_##sfx##_run(&g, A, B, C);                                         \
+    }
 
 /* ADD (op TVMK_BINARY_INT_ADD) or SUB (TVMK_BINARY_INT_SUB) of T, tvmk_add_s8_params. */
 #define TVMK_ADD_INT(name, sfx, T, op)                                                       \
-    int32_t name(const T *A, const T *B, T *C, const struct tvmk_add_s8_params *params,      \
-                 void *resource_handle)                                                      \
-    {                                                                                        \
-        struct tvmk_binary_int g;                                                            \
-                                                                                             \
-        (void)resource_handle;                                                               \
-        if (A == NULL || B == NULL || C == NULL || params == NULL ||                         \
-            params->left_shift < 0 || params->left_shift > 30) {                             \
-            return TVM_DEVICE_ERR_INVALID;                                                   \
-        }                                                                                    \
-        TVMK_BINARY_INT_INIT(g, params, op, params, NULL, params->act_min, params->act_max); \
-        return tvmk_binary_##sfx##_run(&g, A, B, C);                                         \
-    }
+    TVMK_BINARY_INT_KERNEL(name, sfx, T, struct tvmk_add_s8_params,                          \
+                           params->left_shift < 0 || params->left_shift > 30, op, params,    \
+                           NULL, params->act_min, params->act_max)
 
 /* MUL of T, tvmk_mul_s8_params. */
 #define TVMK_MUL_INT(name, sfx, T)                                                           \
-    int32_t name(const T *A, const T *B, T *C, const struct tvmk_mul_s8_params *params,      \
-                 void *resource_handle)                                                      \
-    {                                                                                        \
-        struct tvmk_binary_int g;                                                            \
-                                                                                             \
-        (void)resource_handle;                                                               \
-        if (A == NULL || B == NULL || C == NULL || params == NULL) {                         \
-            return TVM_DEVICE_ERR_INVALID;                                                   \
-        }                                                                                    \
-        TVMK_BINARY_INT_INIT(g, params, TVMK_BINARY_INT_MUL, NULL, params, params->act_min,  \
-                             params->act_max);                                               \
-        return tvmk_binary_##sfx##_run(&g, A, B, C);                                         \
-    }
+    TVMK_BINARY_INT_KERNEL(name, sfx, T, struct tvmk_mul_s8_params, 0, TVMK_BINARY_INT_MUL,  \
+                           NULL, params, params->act_min, params->act_max)
 
 /* MAXIMUM (op TVMK_BINARY_INT_MAX) or MINIMUM (TVMK_BINARY_INT_MIN) of the raw values of
  * T, whose range is [lo, hi] (tvmk_binary_params). */
 #define TVMK_MINMAX_INT(name, sfx, T, op, lo, hi)                                            \
-    int32_t name(const T *A, const T *B, T *C, const struct tvmk_binary_params *params,      \
-                 void *resource_handle)                                                      \
-    {                                                                                        \
-        struct tvmk_binary_int g;                                                            \
-                                                                                             \
-        (void)resource_handle;                                                               \
-        if (A == NULL || B == NULL || C == NULL || params == NULL) {                         \
-            return TVM_DEVICE_ERR_INVALID;                                                   \
-        }                                                                                    \
-        TVMK_BINARY_INT_INIT(g, params, op, NULL, NULL, lo, hi);                             \
-        return tvmk_binary_##sfx##_run(&g, A, B, C);                                         \
-    }
+    TVMK_BINARY_INT_KERNEL(name, sfx, T, struct tvmk_binary_params, 0, op, NULL, NULL, lo, hi)
 
 #endif /* TVMK_PORTABLE_BINARY_INT_H_ */

@@ -10,6 +10,8 @@
 #include "binary_int.h"
 #include "tvmk_s16.h"
 
+TVMK_BINARY_INT_RUN(s16, int16_t)
+
 TVMK_ADD_INT(tvmk_add_s16, s16, int16_t, TVMK_BINARY_INT_ADD)
 TVMK_ADD_INT(tvmk_sub_s16, s16, int16_t, TVMK_BINARY_INT_SUB)
 TVMK_MUL_INT(tvmk_mul_s16, s16, int16_t)

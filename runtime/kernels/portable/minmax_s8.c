@@ -7,5 +7,7 @@
  */
 #include "binary_int.h"
 
+TVMK_BINARY_INT_RUN(s8, int8_t)
+
 TVMK_MINMAX_INT(tvmk_maximum_s8, s8, int8_t, TVMK_BINARY_INT_MAX, -128, 127)
 TVMK_MINMAX_INT(tvmk_minimum_s8, s8, int8_t, TVMK_BINARY_INT_MIN, -128, 127)

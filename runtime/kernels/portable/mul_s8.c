@@ -6,4 +6,6 @@
  */
 #include "binary_int.h"
 
+TVMK_BINARY_INT_RUN(s8, int8_t)
+
 TVMK_MUL_INT(tvmk_mul_s8, s8, int8_t)

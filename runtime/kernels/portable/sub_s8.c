@@ -6,4 +6,6 @@
  */
 #include "binary_int.h"
 
+TVMK_BINARY_INT_RUN(s8, int8_t)
+
 TVMK_ADD_INT(tvmk_sub_s8, s8, int8_t, TVMK_BINARY_INT_SUB)
