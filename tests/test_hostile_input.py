@@ -74,16 +74,23 @@ def quoted(text: str) -> str:
     return shown(text)
 
 
-def listing(root: Path) -> dict[str, bytes | str]:
-    """Everything under ``root``: files with their bytes, other entries by kind."""
-    out: dict[str, bytes | str] = {}
+def listing(root: Path) -> dict[str, bytes | str | tuple[int, int, int]]:
+    """Everything under ``root``: files with their bytes (one over 1 MiB, the tests' sparse
+    300 MiB file: its size, mtime and inode, which any write changes), other entries by
+    kind."""
+    out: dict[str, bytes | str | tuple[int, int, int]] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         for name in dirnames:
             out[os.path.relpath(os.path.join(dirpath, name), root)] = "folder"
         for name in filenames:
             path = Path(dirpath, name)
-            out[str(path.relative_to(root))] = (path.read_bytes() if path.is_file()
-                                                and not path.is_symlink() else "special")
+            rel = str(path.relative_to(root))
+            if not path.is_file() or path.is_symlink():
+                out[rel] = "special"
+                continue
+            st = path.stat()
+            out[rel] = (path.read_bytes() if st.st_size <= 1 << 20
+                        else (st.st_size, st.st_mtime_ns, st.st_ino))
     return out
 
 
