@@ -688,6 +688,19 @@ def test_nan_and_infinities_compare_exactly(got: list[float], ref: list[float],
     assert (err_abs, err_rel) == ((0.0, 0.0) if agree else (np.inf, np.inf))
 
 
+BEYOND_FLOAT32 = "m.yaml:9: constant 'c' has values beyond float32's range (±3.403e+38)"
+
+
+def test_warnings_never_reach_stderr_in_process(refuse: Refuse, tmp_path: Path) -> None:
+    """The in-process CLI under this module's -W error filters: a numpy overflow warning
+    would be an exception; the refusal is the one line (the slow lane runs a real
+    ``python -W error``)."""
+    write(tmp_path, {"m.yaml": MODEL.replace(VALUES, "npy: c.npy"),
+                     "c.npy": np.full((1, 4), 1e300)})
+    refuse(tmp_path, "aot", "m.yaml", "-o", "out", message=BEYOND_FLOAT32)
+
+
+@pytest.mark.slow
 def test_warnings_never_reach_stderr(tmp_path: Path) -> None:
     """Under python -W error a numpy warning would be a traceback: there is none."""
     write(tmp_path, {"m.yaml": MODEL.replace(VALUES, "npy: c.npy"),
@@ -695,8 +708,7 @@ def test_warnings_never_reach_stderr(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-W", "error", "-m", "tvmdev", "aot", "m.yaml",
                            "-o", "out"], cwd=tmp_path, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
-    assert (proc.returncode, proc.stderr) == (
-        1, "tvmdev: m.yaml:9: constant 'c' has values beyond float32's range (±3.403e+38)\n")
+    assert (proc.returncode, proc.stderr) == (1, f"tvmdev: {BEYOND_FLOAT32}\n")
 
 
 def _devices_model(n: int) -> str:
