@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: the bodies of the int8 and int16 (16x8) CONV_2D,
- * DEPTHWISE_CONV_2D and FULLY_CONNECTED kernels (conv2d_s8.c, depthwise_conv2d_s8.c,
- * fully_connected_s8.c; nn_s16.c instantiates them for int16). Private to this folder.
+ * TRANSPOSE_CONV, DEPTHWISE_CONV_2D and FULLY_CONNECTED kernels (conv2d_s8.c,
+ * transpose_conv2d_s8.c, depthwise_conv2d_s8.c, fully_connected_s8.c; nn_s16.c and
+ * transpose_conv2d_s16.c instantiate them for int16). Private to this folder.
  * Each macro defines one kernel over input x_t and int8 weights: sums in acc_t of
  * (x + input offset) * (w + weights offset), plus the bias (bias_t), requantized by
  * requant (one of the tvmk_requant_* below), plus the output offset, clamped to the
@@ -14,6 +15,7 @@
 
 #include <stddef.h>
 
+#include "transpose_conv2d.h"
 #include "tvmk_fixedpoint.h"
 #include "tvmk_s8.h"
 
@@ -55,6 +57,40 @@ static inline int32_t tvmk_requant_s16_b32(int64_t acc, int32_t multiplier, int3
         (acc) = v_ > (hi) ? (hi) : v_;                                                       \
     } while (0)
 
+/* The kernel `name` of a convolution over tvmk_conv2d_s8_params (CONV_2D and
+ * TRANSPOSE_CONV): each output value is name##_window's sum, then TVMK_CONV_INT_OUT. */
+#define TVMK_CONV_INT_KERNEL(name, x_t, bias_t, acc_t, requant)                              \
+    int32_t name(const x_t *X, const int8_t *W, const bias_t *B, x_t *Y,                     \
+                 const struct tvmk_conv2d_s8_params *params, void *resource_handle)          \
+    {                                                                                        \
+        const struct tvmk_conv2d_s8_params *p = params;                                      \
+        int32_t n, oy, ox, m;                                                                \
+                                                                                             \
+        (void)resource_handle;                                                               \
+        if (X == NULL || W == NULL || Y == NULL || p == NULL ||                              \
+            p->output_multiplier == NULL || p->output_shift == NULL || p->group < 1 ||       \
+            p->C % p->group != 0 || p->M % p->group != 0 || p->stride_h < 1 ||               \
+            p->stride_w < 1 || p->dil_h < 1 || p->dil_w < 1) {                               \
+            return TVM_DEVICE_ERR_INVALID;                                                   \
+        }                                                                                    \
+        for (n = 0; n < p->N; ++n) {                                                         \
+            for (oy = 0; oy < p->OH; ++oy) {                                                 \
+                for (ox = 0; ox < p->OW; ++ox) {                                             \
+                    x_t *y = Y + (((size_t)n * (size_t)p->OH + (size_t)oy) * (size_t)p->OW + \
+                                  (size_t)ox) * (size_t)p->M;                                \
+                    for (m = 0; m < p->M; ++m) {                                             \
+                        acc_t acc = name##_window(X, W, p, n, oy, ox, m);                    \
+                        TVMK_CONV_INT_OUT(acc, B, m, requant, p->output_multiplier[m],       \
+                                          p->output_shift[m], p->output_offset,              \
+                                          p->activation_min, p->activation_max);             \
+                        y[m] = (x_t)acc;                                                     \
+                    }                                                                        \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+        return TVM_DEVICE_OK;                                                                \
+    }
+
 /* CONV_2D (NHWC, W [M, KH, KW, C / group], tvmk_conv2d_s8_params) as TFLM's
  * reference_integer_ops::ConvPerChannel. */
 #define TVMK_CONV_INT(name, x_t, bias_t, acc_t, offset, requant)                             \
@@ -92,37 +128,48 @@ static inline int32_t tvmk_requant_s16_b32(int64_t acc, int32_t multiplier, int3
         }                                                                                    \
         return acc;                                                                          \
     }                                                                                        \
-                                                                                             \
-    int32_t name(const x_t *X, const int8_t *W, const bias_t *B, x_t *Y,                     \
-                 const struct tvmk_conv2d_s8_params *params, void *resource_handle)          \
+    TVMK_CONV_INT_KERNEL(name, x_t, bias_t, acc_t, requant)
+
+/* TRANSPOSE_CONV (NHWC, W [M, KH, KW, C / group], tvmk_conv2d_s8_params: pad_top /
+ * pad_left where input pixel 0 lands before the output) as TFLM's
+ * reference_integer_ops::TransposeConv: each output value is one sum over the input
+ * pixels that reach it (transpose_conv2d.h; an integer sum, so TFLM's scatter order gives
+ * the same), without TFLM's scratch. */
+#define TVMK_TCONV_INT(name, x_t, bias_t, acc_t, offset, requant)                            \
+    static acc_t name##_window(const x_t *X, const int8_t *W,                                \
+                               const struct tvmk_conv2d_s8_params *p, int32_t n, int32_t oy, \
+                               int32_t ox, int32_t m)                                        \
     {                                                                                        \
-        const struct tvmk_conv2d_s8_params *p = params;                                      \
-        int32_t n, oy, ox, m;                                                                \
+        const int32_t cg = p->C / p->group, c0 = (m / (p->M / p->group)) * cg;               \
+        acc_t acc = 0;                                                                       \
+        int32_t ky, kx, c;                                                                   \
                                                                                              \
-        (void)resource_handle;                                                               \
-        if (X == NULL || W == NULL || Y == NULL || p == NULL ||                              \
-            p->output_multiplier == NULL || p->output_shift == NULL || p->group < 1 ||       \
-            p->C % p->group != 0 || p->M % p->group != 0 || p->stride_h < 1 ||               \
-            p->stride_w < 1 || p->dil_h < 1 || p->dil_w < 1) {                               \
-            return TVM_DEVICE_ERR_INVALID;                                                   \
-        }                                                                                    \
-        for (n = 0; n < p->N; ++n) {                                                         \
-            for (oy = 0; oy < p->OH; ++oy) {                                                 \
-                for (ox = 0; ox < p->OW; ++ox) {                                             \
-                    x_t *y = Y + (((size_t)n * (size_t)p->OH + (size_t)oy) * (size_t)p->OW + \
-                                  (size_t)ox) * (size_t)p->M;                                \
-                    for (m = 0; m < p->M; ++m) {                                             \
-                        acc_t acc = name##_window(X, W, p, n, oy, ox, m);                    \
-                        TVMK_CONV_INT_OUT(acc, B, m, requant, p->output_multiplier[m],       \
-                                          p->output_shift[m], p->output_offset,              \
-                                          p->activation_min, p->activation_max);             \
-                        y[m] = (x_t)acc;                                                     \
-                    }                                                                        \
+        for (ky = 0; ky < p->KH; ++ky) {                                                     \
+            const int32_t iy = tvmk_tconv_source(oy, ky, p->stride_h, p->pad_top, p->dil_h,  \
+                                                 p->H);                                      \
+            if (iy < 0) {                                                                    \
+                continue;                                                                    \
+            }                                                                                \
+            for (kx = 0; kx < p->KW; ++kx) {                                                 \
+                const int32_t ix = tvmk_tconv_source(ox, kx, p->stride_w, p->pad_left,       \
+                                                     p->dil_w, p->W);                        \
+                const x_t *x;                                                                \
+                const int8_t *w;                                                             \
+                if (ix < 0) {                                                                \
+                    continue;                                                                \
+                }                                                                            \
+                x = X + (((size_t)n * (size_t)p->H + (size_t)iy) * (size_t)p->W +            \
+                         (size_t)ix) * (size_t)p->C + (size_t)c0;                            \
+                w = W + (((size_t)m * (size_t)p->KH + (size_t)ky) * (size_t)p->KW +          \
+                         (size_t)kx) * (size_t)cg;                                           \
+                for (c = 0; c < cg; ++c) {                                                   \
+                    acc += (acc_t)(((int32_t)x[c] + (offset)) * (int32_t)w[c]);              \
                 }                                                                            \
             }                                                                                \
         }                                                                                    \
-        return TVM_DEVICE_OK;                                                                \
-    }
+        return acc;                                                                          \
+    }                                                                                        \
+    TVMK_CONV_INT_KERNEL(name, x_t, bias_t, acc_t, requant)
 
 /* DEPTHWISE_CONV_2D (NHWC, filter [1, KH, KW, C * mult], output channel oc reading input
  * channel oc / mult; tvmk_depthwise_conv2d_s8_params) as TFLM's

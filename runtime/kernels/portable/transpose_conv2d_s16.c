@@ -8,13 +8,9 @@
  * tvmk_conv2d_s8_params (pad_top / pad_left: where input pixel 0 lands before the output).
  * Each output value is one sum over the input pixels that reach it (an integer sum, so
  * TFLM's scatter order gives the same), without TFLM's int64 scratch: the int8 kernel's
- * body (transpose_conv2d.h). Y must not overlap X.
+ * body (conv_int.h). Y must not overlap X.
  */
-#include <stddef.h>
-
-#include "transpose_conv2d.h"
-#include "tvmk_fixedpoint.h"
+#include "conv_int.h"
 #include "tvmk_s16.h"
 
-TVMK_TCONV_INT(tvmk_transpose_conv2d_s16, int16_t, int64_t, int64_t, 0,
-               tvmk_multiply_by_quantized_multiplier_64)
+TVMK_TCONV_INT(tvmk_transpose_conv2d_s16, int16_t, int64_t, int64_t, 0, tvmk_requant_s16)

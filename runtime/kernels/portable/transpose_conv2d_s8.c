@@ -6,14 +6,10 @@
  * are tvmk_conv2d_s8_params (pad_top / pad_left: where input pixel 0 lands before the
  * output). Each output value is one sum over the input pixels that reach it (an integer
  * sum, so TFLM's scatter order gives the same), without TFLM's int32 scratch: the body
- * of transpose_conv2d.h, which transpose_conv2d_s16.c instantiates for int16. Y must not
- * overlap X.
+ * of conv_int.h, which transpose_conv2d_s16.c instantiates for int16. Y must not overlap
+ * X.
  */
-#include <stddef.h>
-
-#include "transpose_conv2d.h"
-#include "tvmk_fixedpoint.h"
-#include "tvmk_s8.h"
+#include "conv_int.h"
 
 TVMK_TCONV_INT(tvmk_transpose_conv2d_s8, int8_t, int32_t, int32_t, p->input_offset,
-               tvmk_multiply_by_quantized_multiplier)
+               tvmk_requant_s8)
