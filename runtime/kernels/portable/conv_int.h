@@ -91,30 +91,37 @@ static inline int32_t tvmk_requant_s16_b32(int64_t acc, int32_t multiplier, int3
         return TVM_DEVICE_OK;                                                                \
     }
 
-/* CONV_2D (NHWC, W [M, KH, KW, C / group], tvmk_conv2d_s8_params) as TFLM's
- * reference_integer_ops::ConvPerChannel. */
-#define TVMK_CONV_INT(name, x_t, bias_t, acc_t, offset, requant)                             \
+/* The input row (or column) that filter row k brings onto output row o of a convolution,
+ * or -1 (padding). */
+static inline int32_t tvmk_conv_source(int32_t o, int32_t k, int32_t stride, int32_t pad,
+                                       int32_t dil, int32_t size)
+{
+    const int32_t i = o * stride - pad + k * dil;
+    return i < size ? i : -1; /* negative when in the top or left padding */
+}
+
+/* name##_window: the sum over the input pixels that reach output (n, oy, ox) for output
+ * channel m (its group's channels), source (tvmk_conv_source or tvmk_tconv_source)
+ * mapping output rows and columns to input ones. */
+#define TVMK_CONV_INT_WINDOW(name, x_t, acc_t, offset, source)                               \
     static acc_t name##_window(const x_t *X, const int8_t *W,                                \
                                const struct tvmk_conv2d_s8_params *p, int32_t n, int32_t oy, \
                                int32_t ox, int32_t m)                                        \
     {                                                                                        \
-        const int32_t cg = p->C / p->group;                                                  \
-        const int32_t c0 = (m / (p->M / p->group)) * cg;                                     \
-        const int32_t y0 = oy * p->stride_h - p->pad_top;                                    \
-        const int32_t x0 = ox * p->stride_w - p->pad_left;                                   \
+        const int32_t cg = p->C / p->group, c0 = (m / (p->M / p->group)) * cg;               \
         acc_t acc = 0;                                                                       \
         int32_t ky, kx, c;                                                                   \
                                                                                              \
         for (ky = 0; ky < p->KH; ++ky) {                                                     \
-            const int32_t iy = y0 + ky * p->dil_h;                                           \
-            if (iy < 0 || iy >= p->H) {                                                      \
+            const int32_t iy = source(oy, ky, p->stride_h, p->pad_top, p->dil_h, p->H);      \
+            if (iy < 0) {                                                                    \
                 continue;                                                                    \
             }                                                                                \
             for (kx = 0; kx < p->KW; ++kx) {                                                 \
-                const int32_t ix = x0 + kx * p->dil_w;                                       \
+                const int32_t ix = source(ox, kx, p->stride_w, p->pad_left, p->dil_w, p->W); \
                 const x_t *x;                                                                \
                 const int8_t *w;                                                             \
-                if (ix < 0 || ix >= p->W) {                                                  \
+                if (ix < 0) {                                                                \
                     continue;                                                                \
                 }                                                                            \
                 x = X + (((size_t)n * (size_t)p->H + (size_t)iy) * (size_t)p->W +            \
@@ -127,7 +134,12 @@ static inline int32_t tvmk_requant_s16_b32(int64_t acc, int32_t multiplier, int3
             }                                                                                \
         }                                                                                    \
         return acc;                                                                          \
-    }                                                                                        \
+    }
+
+/* CONV_2D (NHWC, W [M, KH, KW, C / group], tvmk_conv2d_s8_params) as TFLM's
+ * reference_integer_ops::ConvPerChannel. */
+#define TVMK_CONV_INT(name, x_t, bias_t, acc_t, offset, requant)                             \
+    TVMK_CONV_INT_WINDOW(name, x_t, acc_t, offset, tvmk_conv_source)                         \
     TVMK_CONV_INT_KERNEL(name, x_t, bias_t, acc_t, requant)
 
 /* TRANSPOSE_CONV (NHWC, W [M, KH, KW, C / group], tvmk_conv2d_s8_params: pad_top /
@@ -136,39 +148,7 @@ static inline int32_t tvmk_requant_s16_b32(int64_t acc, int32_t multiplier, int3
  * pixels that reach it (transpose_conv2d.h; an integer sum, so TFLM's scatter order gives
  * the same), without TFLM's scratch. */
 #define TVMK_TCONV_INT(name, x_t, bias_t, acc_t, offset, requant)                            \
-    static acc_t name##_window(const x_t *X, const int8_t *W,                                \
-                               const struct tvmk_conv2d_s8_params *p, int32_t n, int32_t oy, \
-                               int32_t ox, int32_t m)                                        \
-    {                                                                                        \
-        const int32_t cg = p->C / p->group, c0 = (m / (p->M / p->group)) * cg;               \
-        acc_t acc = 0;                                                                       \
-        int32_t ky, kx, c;                                                                   \
-                                                                                             \
-        for (ky = 0; ky < p->KH; ++ky) {                                                     \
-            const int32_t iy = tvmk_tconv_source(oy, ky, p->stride_h, p->pad_top, p->dil_h,  \
-                                                 p->H);                                      \
-            if (iy < 0) {                                                                    \
-                continue;                                                                    \
-            }                                                                                \
-            for (kx = 0; kx < p->KW; ++kx) {                                                 \
-                const int32_t ix = tvmk_tconv_source(ox, kx, p->stride_w, p->pad_left,       \
-                                                     p->dil_w, p->W);                        \
-                const x_t *x;                                                                \
-                const int8_t *w;                                                             \
-                if (ix < 0) {                                                                \
-                    continue;                                                                \
-                }                                                                            \
-                x = X + (((size_t)n * (size_t)p->H + (size_t)iy) * (size_t)p->W +            \
-                         (size_t)ix) * (size_t)p->C + (size_t)c0;                            \
-                w = W + (((size_t)m * (size_t)p->KH + (size_t)ky) * (size_t)p->KW +          \
-                         (size_t)kx) * (size_t)cg;                                           \
-                for (c = 0; c < cg; ++c) {                                                   \
-                    acc += (acc_t)(((int32_t)x[c] + (offset)) * (int32_t)w[c]);              \
-                }                                                                            \
-            }                                                                                \
-        }                                                                                    \
-        return acc;                                                                          \
-    }                                                                                        \
+    TVMK_CONV_INT_WINDOW(name, x_t, acc_t, offset, tvmk_tconv_source)                        \
     TVMK_CONV_INT_KERNEL(name, x_t, bias_t, acc_t, requant)
 
 /* DEPTHWISE_CONV_2D (NHWC, filter [1, KH, KW, C * mult], output channel oc reading input
