@@ -69,6 +69,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _icount  # noqa: E402
+from _tvmdev_output import first_error  # noqa: E402
 
 MODELS = ("keyword_spotting", "image_classification", "anomaly_detection",
           "visual_wake_words", "mcunet_vww")
@@ -105,13 +106,6 @@ class Cell:
     board: str
     tvmdev: dict[str, Measure] = field(default_factory=dict)
     tflm: Measure = field(default_factory=Measure)
-
-
-def first_error(output: str) -> str:
-    """The line a failing ``tvmdev`` command printed about why."""
-    lines = output.strip().splitlines()
-    return next((ln for ln in lines if ln.startswith(("tvmdev:", "FAIL"))),
-                lines[-1] if lines else "?")
 
 
 def code_bytes(elf: Path, build: Path) -> int:

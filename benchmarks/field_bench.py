@@ -46,18 +46,13 @@ for _p in (str(ROOT), str(HERE), str(ROOT / "tests")):
 
 import _tflm_peer as peer  # noqa: E402
 import field_models  # noqa: E402
+from _tvmdev_output import first_error  # noqa: E402
 
 from tvmdev.frontends.importer import import_file  # noqa: E402
 from tvmdev.frontends.tflite import read  # noqa: E402
 
 BOARDS = {"host": "host", "M4": "mps2_an386", "M55": "mps3_an547"}
 _INSTR = re.compile(r"^instructions per inference: ([\d,]+) ", re.M)
-
-
-def first_error(text: str) -> str:
-    lines = text.strip().splitlines()
-    line = next((ln for ln in lines if ln.startswith("tvmdev:")), lines[-1] if lines else "?")
-    return line if len(line) < 140 else line[:137] + "..."
 
 
 def run_tvmdev(path: Path, board: str, inputs: dict[str, np.ndarray], outputs: list[str],
@@ -76,7 +71,7 @@ def run_tvmdev(path: Path, board: str, inputs: dict[str, np.ndarray], outputs: l
     proc = subprocess.run(cmd, capture_output=True, text=True)
     text = proc.stdout + proc.stderr
     if proc.returncode != 0 or "\nPASS" not in text:
-        return first_error(text), None
+        return first_error(text, width=140), None
     got = [np.load(work / "out" / f"{n}.npy").tobytes() for n in outputs]
     found = _INSTR.search(text)
     return ("yes" if got == want else "NO"), (int(found[1].replace(",", "")) if found else None)

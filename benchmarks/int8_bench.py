@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _tvmdev_output import first_error  # noqa: E402
 from import_bench import tflm_arena  # noqa: E402
 
 from tvmdev.frontends.importer import import_file  # noqa: E402
@@ -76,12 +77,6 @@ class Row:
     by_function: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     reason: str | None = None
-
-
-def first_error(output: str) -> str:
-    """The line a failing ``tvmdev`` command printed about why (``tvmdev: ...``)."""
-    lines = output.strip().splitlines()
-    return next((ln for ln in lines if ln.startswith("tvmdev:")), lines[-1] if lines else "?")
 
 
 def tvmdev_run(path: Path, board: str, build: Path) -> str | None:

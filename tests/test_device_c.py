@@ -59,8 +59,14 @@ DRIVERS = {"usart": ("ARM_DRIVER_USART", "ARM_USART_SignalEvent_t"),
            "i2c": ("ARM_DRIVER_I2C", "ARM_I2C_SignalEvent_t")}
 
 
-@pytest.mark.parametrize("rtos", ["none", "cmsis-rtos2"])
-@pytest.mark.parametrize("driver", sorted(DRIVERS))
+# One driver per RTOS stays in the fast lane (each compiles and runs a host program and
+# cross-compiles); the other four combinations run in the slow one.
+FAST_CMSIS = {("spi", "cmsis-rtos2"), ("usart", "none")}
+
+
+@pytest.mark.parametrize("driver,rtos", [
+    (d, r) if (d, r) in FAST_CMSIS else pytest.param(d, r, marks=pytest.mark.slow)
+    for d in sorted(DRIVERS) for r in ("none", "cmsis-rtos2")])
 def test_cmsis_device(driver: str, rtos: str, cli: Callable[..., Result],
                       tmp_path: Path) -> None:
     assert cli("new-device", "uart_accel", "--platform", "cmsis", "--cmsis-driver", driver,
@@ -89,8 +95,13 @@ RTOS_CHECKS = {"before_start": 6, "destroy_isr": 2, "holding": 4, "static_memory
                "threads": 1}  # tests/c/cmsis_rtos_test.c: check -> the defect of issue 22
 
 
-@pytest.mark.parametrize("static", [False, True], ids=["kernel-memory", "static-memory"])
-@pytest.mark.parametrize("kernel", ["RTX5", "FREERTOS"])
+# RTX5 with kernel memory and FreeRTOS with static memory stay in the fast lane; the other
+# two combinations run in the slow one.
+@pytest.mark.parametrize("kernel,static", [
+    ("RTX5", False), pytest.param("RTX5", True, marks=pytest.mark.slow),
+    pytest.param("FREERTOS", False, marks=pytest.mark.slow), ("FREERTOS", True)],
+    ids=["RTX5-kernel-memory", "RTX5-static-memory", "FREERTOS-kernel-memory",
+         "FREERTOS-static-memory"])
 def test_cmsis_rtos2_device_on_fake_kernels(kernel: str, static: bool,
                                             cli: Callable[..., Result],
                                             tmp_path: Path) -> None:

@@ -74,16 +74,23 @@ def quoted(text: str) -> str:
     return shown(text)
 
 
-def listing(root: Path) -> dict[str, bytes | str]:
-    """Everything under ``root``: files with their bytes, other entries by kind."""
-    out: dict[str, bytes | str] = {}
+def listing(root: Path) -> dict[str, bytes | str | tuple[int, int, int]]:
+    """Everything under ``root``: files with their bytes (one over 1 MiB, the tests' sparse
+    300 MiB file: its size, mtime and inode, which any write changes), other entries by
+    kind."""
+    out: dict[str, bytes | str | tuple[int, int, int]] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         for name in dirnames:
             out[os.path.relpath(os.path.join(dirpath, name), root)] = "folder"
         for name in filenames:
             path = Path(dirpath, name)
-            out[str(path.relative_to(root))] = (path.read_bytes() if path.is_file()
-                                                and not path.is_symlink() else "special")
+            rel = str(path.relative_to(root))
+            if not path.is_file() or path.is_symlink():
+                out[rel] = "special"
+                continue
+            st = path.stat()
+            out[rel] = (path.read_bytes() if st.st_size <= 1 << 20
+                        else (st.st_size, st.st_mtime_ns, st.st_ino))
     return out
 
 
@@ -681,6 +688,19 @@ def test_nan_and_infinities_compare_exactly(got: list[float], ref: list[float],
     assert (err_abs, err_rel) == ((0.0, 0.0) if agree else (np.inf, np.inf))
 
 
+BEYOND_FLOAT32 = "m.yaml:9: constant 'c' has values beyond float32's range (±3.403e+38)"
+
+
+def test_warnings_never_reach_stderr_in_process(refuse: Refuse, tmp_path: Path) -> None:
+    """The in-process CLI under this module's -W error filters: a numpy overflow warning
+    would be an exception; the refusal is the one line (the slow lane runs a real
+    ``python -W error``)."""
+    write(tmp_path, {"m.yaml": MODEL.replace(VALUES, "npy: c.npy"),
+                     "c.npy": np.full((1, 4), 1e300)})
+    refuse(tmp_path, "aot", "m.yaml", "-o", "out", message=BEYOND_FLOAT32)
+
+
+@pytest.mark.slow
 def test_warnings_never_reach_stderr(tmp_path: Path) -> None:
     """Under python -W error a numpy warning would be a traceback: there is none."""
     write(tmp_path, {"m.yaml": MODEL.replace(VALUES, "npy: c.npy"),
@@ -688,8 +708,7 @@ def test_warnings_never_reach_stderr(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-W", "error", "-m", "tvmdev", "aot", "m.yaml",
                            "-o", "out"], cwd=tmp_path, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
-    assert (proc.returncode, proc.stderr) == (
-        1, "tvmdev: m.yaml:9: constant 'c' has values beyond float32's range (±3.403e+38)\n")
+    assert (proc.returncode, proc.stderr) == (1, f"tvmdev: {BEYOND_FLOAT32}\n")
 
 
 def _devices_model(n: int) -> str:

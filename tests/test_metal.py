@@ -591,8 +591,9 @@ def test_macos_smoke_test_compiles_as_c(cli: Callable[..., Result], tmp_path: Pa
 
 # --- builds without Apple's SDK ------------------------------------------------------
 
-def test_cmake_builds_metal_only_on_apple(cli: Callable[..., Result], tmp_path: Path) -> None:
-    cmake = need_tool("cmake")
+def test_cmakelists_builds_metal_only_on_apple(cli: Callable[..., Result],
+                                               tmp_path: Path) -> None:
+    """The CMakeLists guards metal (the slow lane configures it with CMake)."""
     out = _device(cli, tmp_path)
     text = _read(out / "CMakeLists.txt")
     _in_order(text, 'if("metal" IN_LIST TVMDEV_PLATFORMS)', "if(NOT APPLE)",
@@ -601,6 +602,14 @@ def test_cmake_builds_metal_only_on_apple(cli: Callable[..., Result], tmp_path: 
               'target_link_libraries(tvm_device_gpu_metal PUBLIC "-framework Metal" '
               '"-framework Foundation")')
     assert 'set(TVMDEV_PLATFORMS "" CACHE STRING' in text  # not built by default
+
+
+@pytest.mark.slow
+def test_cmake_configures_metal_only_on_apple(cli: Callable[..., Result],
+                                              tmp_path: Path) -> None:
+    """CMake itself: the folder configures without metal, and with it only on macOS."""
+    cmake = need_tool("cmake")
+    out = _device(cli, tmp_path)
     run_ok([cmake, "-S", str(out), "-B", str(tmp_path / "b1")])
     proc = subprocess.run([cmake, "-S", str(out), "-B", str(tmp_path / "b2"),
                            "-DTVMDEV_PLATFORMS=metal"], capture_output=True, text=True)

@@ -74,14 +74,19 @@ def _model(op: str, attrs: dict[str, Any], shape: list[int], weights: Any) -> by
     return bytes(m.SerializeToString())
 
 
-def test_random_windows_against_onnxruntime() -> None:
+# The 400 random nodes in two shards: the first 100 in the fast lane, the rest slow.
+@pytest.mark.parametrize("first,last", [(0, 100), pytest.param(100, 400,
+                                                              marks=pytest.mark.slow)])
+def test_random_windows_against_onnxruntime(first: int, last: int) -> None:
     rng = np.random.default_rng(2024)
     counts = {"match": 0, "refused": 0, "ort refuses": 0}
     wrong = []
-    for _ in range(400):
+    for i in range(last):
         op, attrs, shape, weights = _node(rng)
         raw = _model(op, attrs, shape, weights)
         x = rng.uniform(-1, 1, shape).astype(np.float32)
+        if i < first:
+            continue  # drawn, so that each shard sees the same nodes as one run of 400
         try:
             want = ort_run(raw, {"x": x})[0]
         except Exception:  # ONNX Runtime rejects the node: nothing to match
@@ -97,9 +102,9 @@ def test_random_windows_against_onnxruntime() -> None:
         if got.shape != want.shape or not np.allclose(got, want, atol=ATOL, rtol=RTOL):
             wrong.append((op, attrs, shape))
         counts["match"] += 1
-    print(f"\nrandom windows: {counts}")
+    print(f"\nrandom windows {first}-{last}: {counts}")
     assert not wrong, wrong
-    assert counts["match"] > 300
+    assert counts["match"] > 3 * (last - first) // 4  # 300 of the 400
 
 
 @pytest.mark.parametrize("mode", ["SAME_UPPER", "SAME_LOWER"])

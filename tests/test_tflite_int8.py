@@ -381,22 +381,47 @@ operators:
 """
 
 
+def _run_quantize(cli: Callable[..., Result], tmp_path: Path, board: str, model_text: str,
+                  x: np.ndarray) -> np.ndarray:
+    """``tvmdev run`` of a one-QUANTIZE model on ``board`` with input ``x`` (PASS: the
+    numpy reference agrees): the output."""
+    need_tool(BOARDS[board], "scripts/test.sh installs it")
+    model = tmp_path / "qz.yaml"
+    model.write_text(model_text)
+    (tmp_path / "in").mkdir()
+    np.save(tmp_path / "in/x.npy", x)
+    r = cli("run", str(model), "--board", board, "--inputs", str(tmp_path / "in"),
+            "--save-outputs", str(tmp_path / "out"), "--build-dir", str(tmp_path / "b"))
+    assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
+    return np.asarray(np.load(tmp_path / "out/y.npy"))
+
+
 @pytest.mark.parametrize("board", sorted(BOARDS))
 def test_quantize_edges_on_every_core(board: str, cli: Callable[..., Result],
                                       tmp_path: Path) -> None:
     """QUANTIZE's C kernel has a loop per FPU (Armv8's VMAXNM on M55, SSAT on M3/M4/M7,
     plain compares elsewhere): halves, the clamps, values beyond int32, infinities and NaN
     give the numpy reference's int8 on each."""
-    need_tool(BOARDS[board], "scripts/test.sh installs it")
-    model = tmp_path / "qz.yaml"
-    model.write_text(QUANTIZE_ONLY)
     x = np.array([0.25, -0.25, 0.74, 0.75, 1000.0, -1000.0, np.nan, 0.2499999, 63.0, 63.5,
                   -64.5, -65.0, 3e9, -3e38, np.inf, -np.inf], np.float32)
-    (tmp_path / "in").mkdir()
-    np.save(tmp_path / "in/x.npy", x)
-    r = cli("run", str(model), "--board", board, "--inputs", str(tmp_path / "in"),
-            "--save-outputs", str(tmp_path / "out"), "--build-dir", str(tmp_path / "b"))
-    assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
-    got = np.load(tmp_path / "out/y.npy")
+    got = _run_quantize(cli, tmp_path, board, QUANTIZE_ONLY, x)
     assert got.tolist() == [2, 0, 2, 3, 127, -128, -128, 1, 127, 127, -128, -128, 127,
                             -128, 127, -128]
+
+
+@pytest.mark.parametrize("board", sorted(BOARDS))
+def test_int16_quantize_edges_on_every_core(board: str, cli: Callable[..., Result],
+                                            tmp_path: Path) -> None:
+    """The int16 QUANTIZE is the int8 kernel's body (quantize_int.h), so it has the same
+    loop per FPU: halves, int16's clamps, values beyond int32, infinities and NaN give
+    x / scale rounded half away from zero (TFLM's std::round), offset and clamped (NaN:
+    the lowest value), on each."""
+    x = np.array([0.25, -0.25, 0.74, 0.75, 16383.0, 16383.25, 16383.5, -16384.5, -16385.0,
+                  1e6, np.nan, 3e9, -3e38, np.inf, -np.inf, -0.0], np.float32)
+    got = _run_quantize(cli, tmp_path, board, QUANTIZE_ONLY.replace("int8", "int16"), x)
+    v = x.astype(np.float64) / 0.5
+    with np.errstate(invalid="ignore"):
+        rounded = np.sign(v) * np.floor(np.abs(v) + 0.5)
+    want = np.clip(np.nan_to_num(rounded, nan=-1e10) + 1, -32768, 32767)
+    assert got.dtype == np.int16 and got.tolist() == want.astype(np.int16).tolist()
+    assert {-32768, 32767} <= set(got.tolist())

@@ -19,7 +19,7 @@ from pycparser.c_parser import ParseError
 
 from ..errors import TvmdevError
 from ..load.device_kernels import variants
-from ..load.library import load_library
+from ..load.library import load_shipped_library
 from ..load.platform import Platform, all_platforms, platform_by_name
 from ..model.cnames import MEMORY_FUNCTIONS
 from ..model.device import DeviceSpec, specs_from_manifest
@@ -222,8 +222,8 @@ def _check_kernel(folder: Path, spec: DeviceSpec, op: str) -> list[Problem]:
     calling convention."""
     src = folder / f"src/kernels/{spec.name}/{op}.c"
     rel = str(src.relative_to(folder))
-    portable = load_library(runtime_dir() / "kernels/portable/kernels.yaml", "portable",
-                            "portable")
+    portable = load_shipped_library(runtime_dir() / "kernels/portable/kernels.yaml",
+                                    "portable", "portable")
     forms = variants(spec.name, op, portable)
     if not os.path.lexists(src):
         return [Problem(rel, 0, f"missing (kernel {', '.join(v.name for v in forms)})")]

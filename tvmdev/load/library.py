@@ -38,6 +38,7 @@ calls them in turn while they return ``TVM_DEVICE_DECLINED``.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,20 @@ def load_library(path: Path, level: str, name: str | None = None,
     return Library(name or file, level, kind, path, tuple(reader.kernels),
                    tuple(reader.custom))
 
+
+# Shipped libraries loaded, by (path, digest of the YAML's bytes): a command reads the
+# portable library up to a dozen times, and each read parses and checks ~900 lines.
+_SHIPPED: dict[tuple[Path, str, str, str], Library] = {}
+
+
+def load_shipped_library(path: Path, level: str, name: str) -> Library:
+    """``load_library`` of a library shipped with tvmdev (runtime/kernels/...), whose
+    files tvmdev never writes: loaded once for each content of its YAML."""
+    key = (path.resolve(), hashlib.sha256(path.read_bytes()).hexdigest(), level, name)
+    lib = _SHIPPED.get(key)
+    if lib is None:
+        lib = _SHIPPED[key] = load_library(path, level, name)
+    return lib
 
 class _LibraryReader:
     """Reads the entries of one library, each op's kernels in turn."""

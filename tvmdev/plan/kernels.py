@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import TvmdevError
 from ..load.kernel_tree import ActiveLibrary
-from ..load.library import Kernel, Library, load_library
+from ..load.library import Kernel, Library, load_library, load_shipped_library
 from ..model.graph import Model, Operator
 from ..model.ops import OPS, scratch_structs
 from ..model.scratch import Tuning, scratch_need
@@ -24,8 +24,8 @@ from ..resources import runtime_dir
 
 def portable_library() -> Library:
     """tvmdev's portable kernel library (runtime/kernels/portable)."""
-    return load_library(runtime_dir() / "kernels/portable/kernels.yaml", "portable",
-                        "portable")
+    return load_shipped_library(runtime_dir() / "kernels/portable/kernels.yaml", "portable",
+                                "portable")
 
 
 @dataclass(frozen=True)

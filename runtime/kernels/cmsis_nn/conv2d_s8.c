@@ -9,7 +9,7 @@ int32_t tvmk_cmsis_nn_conv2d_s8(const int8_t *X, const int8_t *W, const int32_t 
                                 const struct tvmk_conv2d_s8_params *p, void *resource_handle)
 {
     cmsis_nn_context ctx;
-    cmsis_nn_conv_params conv;
+    const cmsis_nn_conv_params conv = tvmk_cmsis_nn_conv(p, p->input_offset, p->output_offset);
     const cmsis_nn_per_channel_quant_params quant =
         tvmk_cmsis_nn_per_channel(p->output_multiplier, p->output_shift);
     const cmsis_nn_dims input = tvmk_cmsis_nn_dims(p->N, p->H, p->W, p->C);
@@ -20,16 +20,6 @@ int32_t tvmk_cmsis_nn_conv2d_s8(const int8_t *X, const int8_t *W, const int32_t 
 
     ctx.buf = p->scratch;
     ctx.size = p->scratch_bytes;
-    conv.input_offset = p->input_offset;
-    conv.output_offset = p->output_offset;
-    conv.stride.h = p->stride_h;
-    conv.stride.w = p->stride_w;
-    conv.padding.h = p->pad_top;
-    conv.padding.w = p->pad_left;
-    conv.dilation.h = p->dil_h;
-    conv.dilation.w = p->dil_w;
-    conv.activation.min = p->activation_min;
-    conv.activation.max = p->activation_max;
     if (arm_convolve_wrapper_s8_get_buffer_size(&conv, &input, &filter, &output) > ctx.size) {
         return TVM_DEVICE_ERR_INVALID; /* planned for another architecture */
     }

@@ -11,7 +11,8 @@ int32_t tvmk_cmsis_nn_depthwise_conv2d_s8(const int8_t *input, const int8_t *fil
                                           void *resource_handle)
 {
     cmsis_nn_context ctx;
-    cmsis_nn_dw_conv_params dw;
+    const cmsis_nn_dw_conv_params dw = tvmk_cmsis_nn_dw_conv(p, p->input_offset,
+                                                             p->output_offset);
     const cmsis_nn_per_channel_quant_params quant =
         tvmk_cmsis_nn_per_channel(p->output_multiplier, p->output_shift);
     const int32_t depth = p->C * p->mult;
@@ -23,17 +24,6 @@ int32_t tvmk_cmsis_nn_depthwise_conv2d_s8(const int8_t *input, const int8_t *fil
 
     ctx.buf = p->scratch;
     ctx.size = p->scratch_bytes;
-    dw.input_offset = p->input_offset;
-    dw.output_offset = p->output_offset;
-    dw.ch_mult = p->mult;
-    dw.stride.h = p->stride_h;
-    dw.stride.w = p->stride_w;
-    dw.padding.h = p->pad_top;
-    dw.padding.w = p->pad_left;
-    dw.dilation.h = p->dil_h;
-    dw.dilation.w = p->dil_w;
-    dw.activation.min = p->activation_min;
-    dw.activation.max = p->activation_max;
     if (arm_depthwise_conv_wrapper_s8_get_buffer_size(&dw, &in, &f, &out) > ctx.size) {
         return TVM_DEVICE_ERR_INVALID; /* planned for another architecture */
     }

@@ -7,7 +7,7 @@
  * shape through arm_elementwise_add_s16 and arm_elementwise_mul_s16, SOFTMAX of int8 into
  * int16 through arm_softmax_s8_s16 and of int16 through arm_softmax_s16 (the tables
  * generation computed), AVERAGE_POOL_2D and MAX_POOL_2D through arm_avgpool_s16 and
- * arm_max_pool_s16. What these do not compute as TFLM's reference kernels do (zero points
+ * arm_max_pool_s16 (the int8 glue's, tvmk_cmsis_nn_glue.h). What these do not compute as TFLM's reference kernels do (zero points
  * they ignore, grouped convolutions, per-channel fully_connected, a broadcast, a softmax
  * row of one) was declined at generation time to the portable kernels.
  */
@@ -18,7 +18,7 @@ static int32_t conv16(const int16_t *X, const int8_t *W, const void *B, int bias
                       const struct tvmk_conv2d_s8_params *p)
 {
     cmsis_nn_context ctx;
-    cmsis_nn_conv_params conv;
+    const cmsis_nn_conv_params conv = tvmk_cmsis_nn_conv(p, 0, 0);
     /* the flag is const: set at initialisation, as TFLM's {bias, is_int32} */
     const cmsis_nn_bias_data bias_data = {B, bias32 != 0};
     const cmsis_nn_per_channel_quant_params quant =
@@ -30,16 +30,6 @@ static int32_t conv16(const int16_t *X, const int8_t *W, const void *B, int bias
 
     ctx.buf = p->scratch;
     ctx.size = p->scratch_bytes;
-    conv.input_offset = 0;
-    conv.output_offset = 0;
-    conv.stride.h = p->stride_h;
-    conv.stride.w = p->stride_w;
-    conv.padding.h = p->pad_top;
-    conv.padding.w = p->pad_left;
-    conv.dilation.h = p->dil_h;
-    conv.dilation.w = p->dil_w;
-    conv.activation.min = p->activation_min;
-    conv.activation.max = p->activation_max;
     if (p->group != 1 ||
         arm_convolve_wrapper_s16_get_buffer_size(&conv, &input, &filter, &output) > ctx.size) {
         return TVM_DEVICE_ERR_INVALID; /* planned for another architecture */
@@ -71,7 +61,7 @@ int32_t tvmk_cmsis_nn_depthwise_conv2d_s16(const int16_t *input, const int8_t *f
                                            void *resource_handle)
 {
     cmsis_nn_context ctx;
-    cmsis_nn_dw_conv_params dw;
+    const cmsis_nn_dw_conv_params dw = tvmk_cmsis_nn_dw_conv(p, 0, 0);
     const cmsis_nn_per_channel_quant_params quant =
         tvmk_cmsis_nn_per_channel(p->output_multiplier, p->output_shift);
     const cmsis_nn_dims in_dims = tvmk_cmsis_nn_dims(p->N, p->H, p->W, p->C);
@@ -82,17 +72,6 @@ int32_t tvmk_cmsis_nn_depthwise_conv2d_s16(const int16_t *input, const int8_t *f
 
     ctx.buf = NULL;
     ctx.size = 0;
-    dw.input_offset = 0;
-    dw.output_offset = 0;
-    dw.ch_mult = p->mult;
-    dw.stride.h = p->stride_h;
-    dw.stride.w = p->stride_w;
-    dw.padding.h = p->pad_top;
-    dw.padding.w = p->pad_left;
-    dw.dilation.h = p->dil_h;
-    dw.dilation.w = p->dil_w;
-    dw.activation.min = p->activation_min;
-    dw.activation.max = p->activation_max;
     return tvmk_cmsis_nn_status(arm_depthwise_conv_s16(&ctx, &dw, &quant, &in_dims, input,
                                                        &f_dims, filter, &b_dims, bias,
                                                        &out_dims, output));
@@ -159,32 +138,7 @@ int32_t tvmk_cmsis_nn_softmax_s8_s16(const int8_t *input, int16_t *output,
     return TVM_DEVICE_OK;
 }
 
-int32_t tvmk_cmsis_nn_avgpool2d_s16(const int16_t *X, int16_t *Y,
-                                    const struct tvmk_pool2d_s8_params *p,
-                                    void *resource_handle)
-{
-    cmsis_nn_context ctx;
-    cmsis_nn_pool_params pool;
-    cmsis_nn_dims in, filter, out;
-    (void)resource_handle;
-    tvmk_cmsis_nn_pool_args(p, &ctx, &pool, &in, &filter, &out);
-    if (arm_avgpool_s16_get_buffer_size(out.w, in.c) > ctx.size) {
-        return TVM_DEVICE_ERR_INVALID; /* planned for another architecture */
-    }
-    return tvmk_cmsis_nn_status(arm_avgpool_s16(&ctx, &pool, &in, X, &filter, &out, Y));
-}
-
-int32_t tvmk_cmsis_nn_maxpool2d_s16(const int16_t *X, int16_t *Y,
-                                    const struct tvmk_pool2d_s8_params *p,
-                                    void *resource_handle)
-{
-    cmsis_nn_context ctx;
-    cmsis_nn_pool_params pool;
-    cmsis_nn_dims in, filter, out;
-    (void)resource_handle;
-    tvmk_cmsis_nn_pool_args(p, &ctx, &pool, &in, &filter, &out);
-    return tvmk_cmsis_nn_status(arm_max_pool_s16(&ctx, &pool, &in, X, &filter, &out, Y));
-}
+TVMK_CMSIS_NN_POOLS(s16, int16_t)
 
 int32_t tvmk_cmsis_nn_softmax_s16(const int16_t *input, int16_t *output,
                                   const struct tvmk_softmax_s16_params *p,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What the cmsis_nn kernels share: CMSIS-NN's header and its status turned into tvmdev's.
+ * What the cmsis_nn kernels share: CMSIS-NN's header and its status turned into tvmdev's,
+ * the arguments their int8 and int16 forms fill alike, and the pools' glue of either type.
  */
 #ifndef TVMK_CMSIS_NN_GLUE_H_
 #define TVMK_CMSIS_NN_GLUE_H_
@@ -53,5 +54,77 @@ static inline void tvmk_cmsis_nn_pool_args(const struct tvmk_pool2d_s8_params *p
     *filter = tvmk_cmsis_nn_dims(1, p->KH, p->KW, 1);
     *out = tvmk_cmsis_nn_dims(p->N, p->OH, p->OW, p->C);
 }
+
+/* A convolution's CMSIS-NN params (int8: the params' offsets; int16: none), as TFLM's
+ * kernels/cmsis_nn/conv.cc fills them. */
+static inline cmsis_nn_conv_params tvmk_cmsis_nn_conv(const struct tvmk_conv2d_s8_params *p,
+                                                      int32_t input_offset,
+                                                      int32_t output_offset)
+{
+    cmsis_nn_conv_params conv;
+    conv.input_offset = input_offset;
+    conv.output_offset = output_offset;
+    conv.stride.h = p->stride_h;
+    conv.stride.w = p->stride_w;
+    conv.padding.h = p->pad_top;
+    conv.padding.w = p->pad_left;
+    conv.dilation.h = p->dil_h;
+    conv.dilation.w = p->dil_w;
+    conv.activation.min = p->activation_min;
+    conv.activation.max = p->activation_max;
+    return conv;
+}
+
+/* A depthwise convolution's CMSIS-NN params (int8: the params' offsets; int16: none), as
+ * TFLM's kernels/cmsis_nn/depthwise_conv.cc fills them. */
+static inline cmsis_nn_dw_conv_params tvmk_cmsis_nn_dw_conv(
+    const struct tvmk_depthwise_conv2d_s8_params *p, int32_t input_offset,
+    int32_t output_offset)
+{
+    cmsis_nn_dw_conv_params dw;
+    dw.input_offset = input_offset;
+    dw.output_offset = output_offset;
+    dw.ch_mult = p->mult;
+    dw.stride.h = p->stride_h;
+    dw.stride.w = p->stride_w;
+    dw.padding.h = p->pad_top;
+    dw.padding.w = p->pad_left;
+    dw.dilation.h = p->dil_h;
+    dw.dilation.w = p->dil_w;
+    dw.activation.min = p->activation_min;
+    dw.activation.max = p->activation_max;
+    return dw;
+}
+
+/* AVERAGE_POOL_2D and MAX_POOL_2D of T through CMSIS-NN's arm_avgpool_<sfx> and
+ * arm_max_pool_<sfx> (sfx: s8 or s16), as TFLM's kernels/cmsis_nn/pooling.cc. */
+#define TVMK_CMSIS_NN_POOLS(sfx, T)                                                          \
+    int32_t tvmk_cmsis_nn_avgpool2d_##sfx(const T *X, T *Y,                                  \
+                                          const struct tvmk_pool2d_s8_params *p,             \
+                                          void *resource_handle)                             \
+    {                                                                                        \
+        cmsis_nn_context ctx;                                                                \
+        cmsis_nn_pool_params pool;                                                           \
+        cmsis_nn_dims in, filter, out;                                                       \
+        (void)resource_handle;                                                               \
+        tvmk_cmsis_nn_pool_args(p, &ctx, &pool, &in, &filter, &out);                         \
+        if (arm_avgpool_##sfx##_get_buffer_size(out.w, in.c) > ctx.size) {                   \
+            return TVM_DEVICE_ERR_INVALID; /* planned for another architecture */            \
+        }                                                                                    \
+        return tvmk_cmsis_nn_status(arm_avgpool_##sfx(&ctx, &pool, &in, X, &filter, &out, Y)); \
+    }                                                                                        \
+                                                                                             \
+    int32_t tvmk_cmsis_nn_maxpool2d_##sfx(const T *X, T *Y,                                  \
+                                          const struct tvmk_pool2d_s8_params *p,             \
+                                          void *resource_handle)                             \
+    {                                                                                        \
+        cmsis_nn_context ctx;                                                                \
+        cmsis_nn_pool_params pool;                                                           \
+        cmsis_nn_dims in, filter, out;                                                       \
+        (void)resource_handle;                                                               \
+        tvmk_cmsis_nn_pool_args(p, &ctx, &pool, &in, &filter, &out);                         \
+        return tvmk_cmsis_nn_status(arm_max_pool_##sfx(&ctx, &pool, &in, X, &filter, &out,   \
+                                                       Y));                                  \
+    }
 
 #endif /* TVMK_CMSIS_NN_GLUE_H_ */

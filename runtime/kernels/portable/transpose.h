@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: the shared walk of the transpose and strided-slice kernels
- * (transpose.c, transpose_s8.c, strided_slice.c). Private to this folder. The output is written in order while an
+ * (transpose.c, transpose_s8.c, quantize_s16.c, strided_slice.c). Private to this folder. The output is written in order while an
  * odometer over its dims walks the input with in_strides; the innermost output dim is
  * one copy when its input stride is 1, else a strided loop. Not in place.
  */
@@ -56,6 +56,27 @@ static inline void tvmk_transpose_walk(const unsigned char *data, unsigned char 
 {
     tvmk_strided_walk(data, transposed, elem, params->ndim, params->count, params->shape,
                       params->in_strides, idx);
+}
+
+/* The int8 and int16 TRANSPOSE (tvmk_transpose_params; elements of elem bytes): the
+ * params checked, then the walk. */
+static inline int32_t tvmk_transpose_int(const unsigned char *data, unsigned char *transposed,
+                                         size_t elem,
+                                         const struct tvmk_transpose_params *params)
+{
+    int32_t idx[TVMK_MAX_DIMS];
+
+    if (data == NULL || transposed == NULL || params == NULL) {
+        return TVM_DEVICE_ERR_INVALID;
+    }
+    if (params->ndim < 1 || params->ndim > TVMK_MAX_DIMS || params->count < 0) {
+        return TVM_DEVICE_ERR_INVALID;
+    }
+    if (params->count == 0 || params->shape[params->ndim - 1] <= 0) {
+        return TVM_DEVICE_OK;
+    }
+    tvmk_transpose_walk(data, transposed, elem, params, idx);
+    return TVM_DEVICE_OK;
 }
 
 #endif /* TVMK_PORTABLE_TRANSPOSE_H_ */

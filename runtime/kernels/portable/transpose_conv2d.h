@@ -4,7 +4,7 @@
  * (transpose_conv2d.c, transpose_conv2d_s8.c, transpose_conv2d_s16.c). Private to this
  * folder. Input row iy and filter row ky reach output row iy * stride - pad + ky * dil;
  * the kernels compute each output value once, over the (iy, ky) that reach it, so they
- * need no accumulator.
+ * need no accumulator. (The int8 and int16 kernels' body: TVMK_TCONV_INT, conv_int.h.)
  */
 #ifndef TVMK_PORTABLE_TRANSPOSE_CONV2D_H_
 #define TVMK_PORTABLE_TRANSPOSE_CONV2D_H_

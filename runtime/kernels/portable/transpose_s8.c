@@ -5,27 +5,13 @@
  * the two tensors' quantization says): the walk of transpose.h over 1-byte elements. Not
  * in place: transposed must not overlap data.
  */
-#include <stddef.h>
-
 #include "transpose.h"
 #include "tvmk_s8_ops.h"
 
 int32_t tvmk_transpose_s8(const int8_t *data, int8_t *transposed,
                           const struct tvmk_transpose_params *params, void *resource_handle)
 {
-    int32_t idx[TVMK_MAX_DIMS];
-
     (void)resource_handle;
-    if (data == NULL || transposed == NULL || params == NULL) {
-        return TVM_DEVICE_ERR_INVALID;
-    }
-    if (params->ndim < 1 || params->ndim > TVMK_MAX_DIMS || params->count < 0) {
-        return TVM_DEVICE_ERR_INVALID;
-    }
-    if (params->count == 0 || params->shape[params->ndim - 1] <= 0) {
-        return TVM_DEVICE_OK;
-    }
-    tvmk_transpose_walk((const unsigned char *)data, (unsigned char *)transposed, 1, params,
-                        idx);
-    return TVM_DEVICE_OK;
+    return tvmk_transpose_int((const unsigned char *)data, (unsigned char *)transposed, 1,
+                              params);
 }
