@@ -23,9 +23,8 @@ from ..load.library import load_shipped_library
 from ..load.platform import Platform, all_platforms, platform_by_name
 from ..model.cnames import MEMORY_FUNCTIONS
 from ..model.device import DeviceSpec, specs_from_manifest
-from ..model.ops import OPS, kernel_params
+from ..model.ops import OPS, kernel_params, memory_params
 from ..reading import read_bytes
-from ..render.device_memory import memory_params
 from ..resources import runtime_dir
 from ..write.manifest import MANIFEST, MANIFEST_HINT, read_manifest
 

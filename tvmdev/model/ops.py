@@ -381,3 +381,13 @@ def kernel_prototype(op: OpDef, name: str, dtypes: dict[str, str] | None = None,
         line += piece
     lines.append(line)
     return "\n".join(lines)
+
+
+def memory_params(op: OpDef, kind: str, dtypes: dict[str, str], struct: str
+                  ) -> list[tuple[str, str]]:
+    """(C type, name) of each parameter of a memory kind's kernel: every tensor an
+    address, then params, resource_handle and the scratch address."""
+    addr = f"tvm_device_{kind}_addr_t "
+    tensors = {*op.inputs, *op.outputs}
+    return ([(addr if n in tensors else t, n) for t, n in kernel_params(op, dtypes, struct)]
+            + [(addr, "scratch")])

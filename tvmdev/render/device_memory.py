@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model.device import DeviceSpec
-from ..model.ops import OpDef, kernel_params
+from ..model.ops import OpDef, kernel_params, memory_params
 
 
 def memory_context(spec: DeviceSpec) -> dict[str, Any] | None:
@@ -25,20 +25,6 @@ def memory_context(spec: DeviceSpec) -> dict[str, Any] | None:
         "copy_to": f"TVMDevice{camel}CopyTo", "copy_from": f"TVMDevice{camel}CopyFrom",
         "wait": f"TVMDevice{camel}Wait",
     }
-
-
-def _tensor_args(op: OpDef) -> tuple[str, ...]:
-    return (*op.inputs, *op.outputs)
-
-
-def memory_params(op: OpDef, kind: str, dtypes: dict[str, str], struct: str
-                  ) -> list[tuple[str, str]]:
-    """(C type, name) of each parameter of a memory kind's kernel: every tensor an
-    address, then params, resource_handle and the scratch address."""
-    addr = f"tvm_device_{kind}_addr_t "
-    tensors = set(_tensor_args(op))
-    return ([(addr if n in tensors else t, n) for t, n in kernel_params(op, dtypes, struct)]
-            + [(addr, "scratch")])
 
 
 def memory_prototype(op: OpDef, name: str, kind: str, dtypes: dict[str, str], struct: str
@@ -63,4 +49,4 @@ def sim_tensors(op: OpDef, dtypes: dict[str, str], struct: str) -> list[dict[str
     types = dict((n, t) for t, n in kernel_params(op, dtypes, struct))
     return [{"name": n, "ctype": types[n].rstrip(" *") + " *",
              "optional": n in op.optional}
-            for n in _tensor_args(op)]
+            for n in (*op.inputs, *op.outputs)]

@@ -299,6 +299,9 @@ def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
     bits = _device_bits(model, steps, names)
     structs = [p.struct for p in prepared if p.index in memory.scratch]
     scratch_params = [{"struct": st, "name": names.scratch_local(st)} for st in structs]
+    # the tensors the run reads or writes (a graph input no operator reads has no local)
+    touched = {t for op in model.operators for t in (*op.inputs, *op.outputs) if t}
+    touched |= set(model.outputs)
 
     def tensor_ctx(name: str) -> dict[str, Any]:
         t = model.tensors[name]
@@ -334,7 +337,7 @@ def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
         "intermediates": [
             {"local": names.local(model.tensors[t].cname), "offset": off,
              "shape": list(model.tensors[t].shape), "ctype": CTYPE[model.tensors[t].dtype]}
-            for t, off in memory.offsets.items()],
+            for t, off in memory.offsets.items() if t in touched],
         "scratch_params": list({p["name"]: p for p in scratch_params}.values()),
         "states": [{"name": st.name, "offset": st.offset, "bytes": st.size,
                     "fill": f"0x{st.fill:02x}U"} for st in memory.states],
