@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "tvm/device/npu/cmsis.h"
+#include "expect.h"
 #ifdef WITH_RTOS
 #include "fake_cmsis_rtos2.h"
 #endif
@@ -47,26 +48,6 @@
 #else
 #error "build with -DFAKE_USART, -DFAKE_SPI or -DFAKE_I2C"
 #endif
-
-static int failures;
-
-#define EXPECT(call, want)                                                             \
-    do {                                                                               \
-        int32_t got_ = (call);                                                         \
-        if (got_ != (want)) {                                                          \
-            printf("%s:%d: %s = %s, want %s\n", __FILE__, __LINE__, #call,             \
-                   TVMDeviceStatusName(got_), TVMDeviceStatusName(want));              \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
-
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            printf("%s:%d: %s is false\n", __FILE__, __LINE__, #cond);                 \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
 
 /* --- the accelerator behind the bus --------------------------------------------- */
 

@@ -8,23 +8,13 @@
 #include <string.h>
 
 #include "tvm/device/uart_accel/cmsis.h"
+#include "expect.h"
 #ifdef WITH_RTOS
 #include "fake_cmsis_rtos2.h"
 #endif
 
-static int failures;
 static int n_init, n_uninit, n_power_full, n_power_off;
 static int32_t next_result; /* what the fake driver returns next */
-
-#define EXPECT(call, want)                                                             \
-    do {                                                                               \
-        int32_t got_ = (call);                                                         \
-        if (got_ != (want)) {                                                          \
-            printf("%s:%d: %s = %s, want %s\n", __FILE__, __LINE__, #call,             \
-                   TVMDeviceStatusName(got_), TVMDeviceStatusName(want));              \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
 
 static int32_t take_result(void)
 {

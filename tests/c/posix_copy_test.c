@@ -13,26 +13,7 @@
 #include <time.h>
 
 #include "tvm/device/npu/posix.h"
-
-static int failures;
-
-#define EXPECT(call, want)                                                             \
-    do {                                                                               \
-        int32_t got_ = (call);                                                         \
-        if (got_ != (want)) {                                                          \
-            printf("%s:%d: %s = %s, want %s\n", __FILE__, __LINE__, #call,             \
-                   TVMDeviceStatusName(got_), TVMDeviceStatusName(want));              \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
-
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            printf("%s:%d: %s is false\n", __FILE__, __LINE__, #cond);                 \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
+#include "expect.h"
 
 static tvm_device_npu_t dev; /* static: it holds the device's memory */
 

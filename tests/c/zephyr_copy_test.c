@@ -15,26 +15,7 @@
 #include <string.h>
 
 #include "tvm/device/npu/zephyr.h"
-
-static int failures;
-
-#define EXPECT(call, want)                                                             \
-    do {                                                                               \
-        int32_t got_ = (call);                                                         \
-        if (got_ != (want)) {                                                          \
-            printf("%s:%d: %s = %s, want %s\n", __FILE__, __LINE__, #call,             \
-                   TVMDeviceStatusName(got_), TVMDeviceStatusName(want));              \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
-
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            printf("%s:%d: %s is false\n", __FILE__, __LINE__, #cond);                 \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
+#include "expect.h"
 
 /* --- the fake kernel (one thread: nothing here blocks) ------------------------------- */
 

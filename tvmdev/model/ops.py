@@ -370,7 +370,13 @@ def kernel_prototype(op: OpDef, name: str, dtypes: dict[str, str] | None = None,
                      struct: str | None = None) -> str:
     """``int32_t name(const float *A, ..., void *resource_handle)``, wrapped at 100 columns
     (``dtypes`` and ``struct`` as :func:`kernel_params`)."""
-    parts = [f"{t}{n}" for t, n in kernel_params(op, dtypes, struct)]
+    return wrapped_prototype(name, kernel_params(op, dtypes, struct))
+
+
+def wrapped_prototype(name: str, params: list[tuple[str, str]]) -> str:
+    """``int32_t name(<type><name>, ...)`` of (C type, name) pairs, wrapped at 100 columns
+    with the continuation lines under the first parameter."""
+    parts = [f"{t}{n}" for t, n in params]
     head = f"int32_t {name}("
     lines, line = [], head
     for i, part in enumerate(parts):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model.device import DeviceSpec
-from ..model.ops import OpDef, kernel_params, memory_params
+from ..model.ops import OpDef, kernel_params, memory_params, wrapped_prototype
 
 
 def memory_context(spec: DeviceSpec) -> dict[str, Any] | None:
@@ -30,17 +30,7 @@ def memory_context(spec: DeviceSpec) -> dict[str, Any] | None:
 def memory_prototype(op: OpDef, name: str, kind: str, dtypes: dict[str, str], struct: str
                      ) -> str:
     """The kernel's prototype, wrapped at 100 columns as the CPU kernels' are."""
-    parts = [f"{t}{n}" for t, n in memory_params(op, kind, dtypes, struct)]
-    head = f"int32_t {name}("
-    lines, line = [], head
-    for i, part in enumerate(parts):
-        piece = part + (", " if i < len(parts) - 1 else ")")
-        if len(line) + len(piece.rstrip()) > 100 and line.strip() != head.strip():
-            lines.append(line.rstrip())
-            line = " " * len(head)
-        line += piece
-    lines.append(line)
-    return "\n".join(lines)
+    return wrapped_prototype(name, memory_params(op, kind, dtypes, struct))
 
 
 def sim_tensors(op: OpDef, dtypes: dict[str, str], struct: str) -> list[dict[str, Any]]:
