@@ -32,7 +32,7 @@ from ..render.harness import MAX_THREADS
 from ..render.memory_report import memory_report
 from ..render.model import model_files
 from ..render.plan_picture import plan_ascii
-from ..run import icount
+from ..run import coproc, icount
 from ..run.backend import Job, RunOptions, backend_for
 from ..run.compare import RunResult, load_inputs, report, save_outputs
 from ..run.job import execute, stage
@@ -215,6 +215,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         job.defines += [f"TVMDEV_THREADS={args.threads}", f"TVMDEV_ITERATIONS={args.iterations}"]
     if sim.asynchronous:
         job.defines.append("TVMDEV_SIM_ASYNC=1")
+    if args.coprocessor:
+        coproc.attach(job, args.coprocessor)
     said = [*_library_lines(compiled), *memory_lines(compiled)]
     at_run_time = backend.fault_at_run_time
     backend.build(job, fault=None if at_run_time else args.fail, extra_cflags=cflags)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import TvmdevError, log_excerpt
-from ..load.board import Board
+from ..load.board import Board, board_by_name
 from ..load.kernel_tree import board_library
 from ..load.tree import locate
 from ..render.device import status_header
@@ -24,6 +24,7 @@ from ..render.engine import banner
 from ..render.linker import linker_script
 from ..resources import platforms_dir, runtime_dir
 from ..write.files import OutFile, sync
+from .backend import Coprocessor, Job
 from .trees import TreeBuild, compile_trees
 
 # The CMSIS-NN sources the co-processor's two kernels reach (through arm_convolve_wrapper_s8
@@ -132,3 +133,39 @@ def coprocessor_image(board: Board, memory_size: int, memory_align: int,
         image.defines.append("TVMDEV_COPROC_CMSIS_NN")
         image.trees.append(tree)
     return image
+
+
+def attach(job: Job, given: str) -> None:
+    """``tvmdev run --coprocessor ID=BOARD``: device instance ID (a user kind with memory of
+    its own, talking runtime/coproc's protocol over its UART) is served by tvmdev's
+    co-processor firmware on BOARD, built for the kind's memory. The main board's link
+    UART is built interrupt-driven, the protocol joins the build, and the run starts and
+    stops both machines (:mod:`.link`)."""
+    name, sep, board_name = given.partition("=")
+    hint = "--coprocessor ID=BOARD, e.g. --coprocessor npu0=mps3_an547"
+    devices = job.model.devices
+    dev = next((d for d in devices if d.name == name), None)
+    if not sep or dev is None:
+        known = ", ".join(d.name for d in devices) or "none"
+        raise TvmdevError(f"--coprocessor {given}: no device {name or '?'} in the model "
+                          f"(devices: {known})", hint=hint)
+    spec = next((s for s in job.compiled.options.device_specs if s.name == dev.kind), None)
+    if spec is None or spec.memory is None:
+        raise TvmdevError(f"--coprocessor {given}: device {name} is not of a --device-dir "
+                          f"kind with memory of its own ({dev.kind})",
+                          hint="generate it with tvmdev new-device KIND --memory SIZE:ALIGN "
+                               "(examples/uart_npu/README.md)")
+    if job.board.rtos is None:
+        raise TvmdevError(f"--coprocessor {given}: the link's driver waits on the RTOS",
+                          hint="run with --rtos rtx5 or --rtos freertos")
+    coproc = board_by_name(board_name)
+    usart = [d.name for d in devices]  # the harness gives each its UART in this order
+    uarts = job.board.support.accelerator_uarts
+    main_uart = uarts[usart.index(name) % len(uarts)]
+    rt = runtime_dir()
+    job.sources.append(rt / "coproc/protocol.c")
+    job.include_dirs.append(rt / "coproc")
+    job.defines += ["TVMDEV_IRQ_TABLE", f"TVMDEV_UART{main_uart}_INTERRUPTS"]
+    image = coprocessor_image(coproc, spec.memory.size, spec.memory.alignment)
+    elf = build_image(coproc, image, job.build_dir / "coproc")
+    job.coprocessor = Coprocessor(coproc, elf, main_uart, 1)
