@@ -223,8 +223,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = execute(job, inputs, RunOptions(fault=args.fail if at_run_time else None,
                                              threads=args.threads,
                                              iterations=args.iterations, cpu=args.cpu))
-    return _finish(args, compiled.model, result, said,
-                   _instructions(job, result) if args.instructions else ())
+    after = [*(_instructions(job, result) if args.instructions else ()),
+             *coproc.bus_lines(result.stdout)]
+    return _finish(args, compiled.model, result, said, after)
 
 
 def with_rtos(board: Board, rtos: str | None, instructions: bool) -> Board:

@@ -11,6 +11,7 @@ bare-metal program of a board (the main board's test firmware uses it too).
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,3 +170,21 @@ def attach(job: Job, given: str) -> None:
     image = coprocessor_image(coproc, spec.memory.size, spec.memory.alignment)
     elf = build_image(coproc, image, job.build_dir / "coproc")
     job.coprocessor = Coprocessor(coproc, elf, main_uart, 1)
+
+
+def bus_lines(stdout: str) -> list[str]:
+    """What the device's driver counted on its bus (the harness's ``tvmdev: bus`` lines,
+    cumulative after each run of thread 0): the first run's bytes each way and a later
+    successful run's (the steady state), frames included."""
+    runs = [(int(m[1]), int(m[2]), int(m[3]), int(m[4])) for m in re.finditer(
+        r"^tvmdev: bus run=(\d+) status=(-?\d+) to_device=(\d+) from_device=(\d+)$",
+        stdout, re.M)]
+    if not runs:
+        return []
+    lines = [f"bus bytes counted by the driver, frames included: first run {runs[0][2]} "
+             f"to the device, {runs[0][3]} back"]
+    for (_, _, to0, from0), (i, status, to1, from1) in zip(runs, runs[1:]):
+        if status == 0:
+            lines.append(f"  run {i} (status {status}): {to1 - to0} to the device, "
+                         f"{from1 - from0} back")
+    return lines
