@@ -174,17 +174,22 @@ def attach(job: Job, given: str) -> None:
 
 def bus_lines(stdout: str) -> list[str]:
     """What the device's driver counted on its bus (the harness's ``tvmdev: bus`` lines,
-    cumulative after each run of thread 0): the first run's bytes each way and a later
-    successful run's (the steady state), frames included."""
-    runs = [(int(m[1]), int(m[2]), int(m[3]), int(m[4])) for m in re.finditer(
-        r"^tvmdev: bus run=(\d+) status=(-?\d+) to_device=(\d+) from_device=(\d+)$",
-        stdout, re.M)]
-    if not runs:
-        return []
-    lines = [f"bus bytes counted by the driver, frames included: first run {runs[0][2]} "
-             f"to the device, {runs[0][3]} back"]
-    for (_, _, to0, from0), (i, status, to1, from1) in zip(runs, runs[1:]):
-        if status == 0:
-            lines.append(f"  run {i} (status {status}): {to1 - to0} to the device, "
+    cumulative, after each of thread 0's runs), as bytes per run each way, frames
+    included; and each failed run the harness ran again (``tvmdev: faulted``)."""
+    lines: list[str] = []
+    to0 = from0 = 0
+    for line in stdout.splitlines():
+        m = re.match(r"tvmdev: bus run=(\d+) status=(-?\d+) to_device=(\d+) "
+                     r"from_device=(\d+)$", line)
+        if m:
+            to1, from1 = int(m[3]), int(m[4])
+            lines.append(f"  run {m[1]} status {m[2]}: {to1 - to0} to the device, "
                          f"{from1 - from0} back")
+            to0, from0 = to1, from1
+        m = re.match(r"tvmdev: faulted status (-?\d+) (\w+)$", line)
+        if m:
+            lines.append(f"  that run returned {m[1]} {m[2]}: run again (TVMDEV_RETRY)")
+    if lines:
+        lines.insert(0, "bytes on the bus per run, as the device's driver counted them "
+                        "(frames included):")
     return lines
