@@ -151,7 +151,7 @@ def test_keyword_spotting_convolutions_on_the_coprocessor(
 def test_a_fault_returns_its_code_and_the_next_run_is_tflms(
         fault: int, arg: int, code: str, cli: Callable[..., Result],
         tflite_model: Callable[[str], Path], tmp_path: Path) -> None:
-    r, want, got = run_kws(tmp_path, cli, tflite_model, "--cflags", "-DTVMDEV_RETRY=20",
+    r, want, got = run_kws(tmp_path, cli, tflite_model, "--cflags=-DTVMDEV_RETRY=20",
                            hook=FAULT_HOOK.format(fault=fault, arg=arg))
     assert re.search(rf"^  that run returned -\d+ {code}: run again", r.out, re.M), r.out
     assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
