@@ -269,7 +269,9 @@ def _instructions(job: Job, result: RunResult) -> list[str]:
     clock = job.board.run.clock_hz
     if ticks is None or clock is None:
         return ["instructions per inference: not counted (the firmware printed no ticks)"]
-    return [icount.summary(clock, ticks)]
+    loops = icount.idle_loops(result.stdout)
+    return [icount.summary(clock, ticks),
+            *([icount.idle_summary(clock, ticks, loops)] if loops else [])]
 
 
 def _library_lines(compiled: Compiled) -> list[str]:
