@@ -58,6 +58,7 @@ void tvmdev_before_run(uint32_t run, void *devices)
 def _need_everything() -> None:
     need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
     need_tool("qemu-system-arm", "apt-get install qemu-system-arm")
+    need_module("tflite", "pip install -e '.[tflite]'")
     need_module("tflite_micro", "pip install tflite_micro")
     missing = missing_trees(load_rtos("rtx5"))
     if missing:
@@ -159,3 +160,42 @@ def test_a_fault_returns_its_code_and_the_next_run_is_tflms(
     for (name, g), w in zip(got.items(), want, strict=True):
         assert np.array_equal(g, w), name
     assert bus(r.out)[-1][0] == 0
+
+
+def test_instructions_with_and_without_offload(cli: Callable[..., Result],
+                                               tflite_model: Callable[[str], Path],
+                                               tmp_path: Path) -> None:
+    """--instructions, side by side: everything on CMSIS-NN on the M4, and the convolutions
+    on the co-processor, where the count of the first run splits into the idle thread's
+    wait and the CPU's own work (the weights' load included)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    local, want, got = run_kws(tmp_path / "a", cli, tflite_model, "--instructions",
+                               place=False)
+    assert local.code == 0 and "of which the idle thread" not in local.out, local.out
+    off, want, got = run_kws(tmp_path / "b", cli, tflite_model, "--instructions")
+    assert off.code == 0, off.out
+    for (name, g), w in zip(got.items(), want, strict=True):
+        assert np.array_equal(g, w), name
+    alone = re.search(r"^instructions per inference: ([\d,]+)", local.out, re.M)
+    own = re.search(r"of which the idle thread waiting: ([\d,]+) .*the CPU's own work: "
+                    r"([\d,]+)$", off.out, re.M)
+    assert alone is not None and own is not None, off.out
+    alone_n, idle, cpu = (int(x.replace(",", "")) for x in (alone[1], own[1], own[2]))
+    print(f"main board, first run: {alone_n} instructions alone; with the co-processor "
+          f"{cpu} of its own work and {idle} idle")
+    assert idle > 0 and 0 < cpu < alone_n
+
+
+@pytest.mark.parametrize("given,says", [
+    ("npu9=mps3_an547", "no device npu9 in the model (devices: npu0, npu1)"),
+    ("npu0=mps3_an547", "device npu0 is not of a --device-dir kind with memory of its own"),
+    ("npu0", "expected ID=BOARD")])
+def test_coprocessor_refusals(given: str, says: str, cli: Callable[..., Result],
+                              tmp_path: Path) -> None:
+    """A --coprocessor that names no device of the model, or one tvmdev simulates (mlp's
+    npu0), is one line, nothing written."""
+    r = cli("run", str(REPO / "examples/mlp/mlp.yaml"), "--board", "mps2_an386",
+            "--coprocessor", given, "--build-dir", str(tmp_path / "b"))
+    assert r.code == 1 and f"tvmdev: --coprocessor {given}: {says}" in r.err, r.err
+    assert "Traceback" not in r.err and not (tmp_path / "b").exists(), r.err

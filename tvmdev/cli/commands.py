@@ -207,6 +207,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     options = replace(options, device_memory=options.device_memory + kinds_with_memory(
         m, board, sim.memory, [s.name for s in options.device_specs]))
     compiled = compile_model(m, board, options, device_root=build_dir.resolve() / "devices")
+    linked = coproc.check(compiled, args.coprocessor) if args.coprocessor else None
     job = stage(compiled, build_dir, inputs,
                 {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None,
                 instructions=args.instructions,
@@ -215,8 +216,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         job.defines += [f"TVMDEV_THREADS={args.threads}", f"TVMDEV_ITERATIONS={args.iterations}"]
     if sim.asynchronous:
         job.defines.append("TVMDEV_SIM_ASYNC=1")
-    if args.coprocessor:
-        coproc.attach(job, args.coprocessor)
+    if linked is not None:
+        coproc.attach(job, linked)
     said = [*_library_lines(compiled), *memory_lines(compiled)]
     at_run_time = backend.fault_at_run_time
     backend.build(job, fault=None if at_run_time else args.fail, extra_cflags=cflags)

@@ -20,12 +20,15 @@ from ..errors import TvmdevError, log_excerpt
 from ..load.board import Board, board_by_name
 from ..load.kernel_tree import board_library
 from ..load.tree import locate
+from ..model.device import DeviceMemory
+from ..plan.pipeline import Compiled
 from ..render.device import status_header
 from ..render.engine import banner
 from ..render.linker import linker_script
 from ..resources import platforms_dir, runtime_dir
 from ..write.files import OutFile, sync
 from .backend import Coprocessor, Job
+from .job import cmsis_drivers
 from .trees import TreeBuild, compile_trees
 
 # The CMSIS-NN sources the co-processor's two kernels reach (through arm_convolve_wrapper_s8
@@ -136,40 +139,62 @@ def coprocessor_image(board: Board, memory_size: int, memory_align: int,
     return image
 
 
-def attach(job: Job, given: str) -> None:
-    """``tvmdev run --coprocessor ID=BOARD``: device instance ID (a user kind with memory of
-    its own, talking runtime/coproc's protocol over its UART) is served by tvmdev's
-    co-processor firmware on BOARD, built for the kind's memory. The main board's link
-    UART is built interrupt-driven, the protocol joins the build, and the run starts and
-    stops both machines (:mod:`.link`)."""
+@dataclass(frozen=True)
+class Linked:
+    """A checked ``--coprocessor ID=BOARD``: the board, the kind's memory, the main board's
+    UART the device is given."""
+
+    board: Board
+    memory: DeviceMemory
+    main_uart: int
+
+
+def check(compiled: Compiled, given: str) -> Linked:
+    """``tvmdev run --coprocessor ID=BOARD``, checked before anything is written: device
+    instance ID is of a --device-dir kind with memory of its own (its driver speaks
+    runtime/coproc's protocol over a USART), the main board runs an RTOS (the driver waits
+    on it), and BOARD takes the co-processor firmware."""
     name, sep, board_name = given.partition("=")
     hint = "--coprocessor ID=BOARD, e.g. --coprocessor npu0=mps3_an547"
-    devices = job.model.devices
+    devices = compiled.model.devices
     dev = next((d for d in devices if d.name == name), None)
-    if not sep or dev is None:
+    if not sep or not board_name:
+        raise TvmdevError(f"--coprocessor {given}: expected ID=BOARD", hint=hint)
+    if dev is None:
         known = ", ".join(d.name for d in devices) or "none"
-        raise TvmdevError(f"--coprocessor {given}: no device {name or '?'} in the model "
+        raise TvmdevError(f"--coprocessor {given}: no device {name} in the model "
                           f"(devices: {known})", hint=hint)
-    spec = next((s for s in job.compiled.options.device_specs if s.name == dev.kind), None)
-    if spec is None or spec.memory is None:
+    spec = next((s for s in compiled.options.device_specs if s.name == dev.kind), None)
+    drivers = cmsis_drivers(compiled)
+    if spec is None or spec.memory is None or drivers.get(dev.kind, "usart") != "usart":
         raise TvmdevError(f"--coprocessor {given}: device {name} is not of a --device-dir "
-                          f"kind with memory of its own ({dev.kind})",
+                          f"kind with memory of its own on a USART ({dev.kind})",
                           hint="generate it with tvmdev new-device KIND --memory SIZE:ALIGN "
                                "(examples/uart_npu/README.md)")
-    if job.board.rtos is None:
+    if compiled.board.rtos is None:
         raise TvmdevError(f"--coprocessor {given}: the link's driver waits on the RTOS",
                           hint="run with --rtos rtx5 or --rtos freertos")
     coproc = board_by_name(board_name)
-    usart = [d.name for d in devices]  # the harness gives each its UART in this order
-    uarts = job.board.support.accelerator_uarts
-    main_uart = uarts[usart.index(name) % len(uarts)]
+    if 1 not in coproc.support.accelerator_uarts:
+        raise TvmdevError(f"--coprocessor {given}: board {board_name} has no accelerator "
+                          f"UART1 for the co-processor's link", coproc.where)
+    # The harness gives each USART device the board's accelerator UARTs in turn.
+    usart = [d.name for d in devices if drivers.get(d.kind, "usart") == "usart"]
+    uarts = compiled.board.support.accelerator_uarts
+    return Linked(coproc, spec.memory, uarts[usart.index(name) % len(uarts)])
+
+
+def attach(job: Job, linked: Linked) -> None:
+    """Build the co-processor firmware for the kind's memory, add the protocol and the
+    interrupt-driven link UART to the main board's build, and have the run start and stop
+    both machines (:mod:`.link`)."""
     rt = runtime_dir()
     job.sources.append(rt / "coproc/protocol.c")
     job.include_dirs.append(rt / "coproc")
-    job.defines += ["TVMDEV_IRQ_TABLE", f"TVMDEV_UART{main_uart}_INTERRUPTS"]
-    image = coprocessor_image(coproc, spec.memory.size, spec.memory.alignment)
-    elf = build_image(coproc, image, job.build_dir / "coproc")
-    job.coprocessor = Coprocessor(coproc, elf, main_uart, 1)
+    job.defines += ["TVMDEV_IRQ_TABLE", f"TVMDEV_UART{linked.main_uart}_INTERRUPTS"]
+    image = coprocessor_image(linked.board, linked.memory.size, linked.memory.alignment)
+    elf = build_image(linked.board, image, job.build_dir / "coproc")
+    job.coprocessor = Coprocessor(linked.board, elf, linked.main_uart, 1)
 
 
 def bus_lines(stdout: str) -> list[str]:
