@@ -271,8 +271,13 @@ def _instructions(job: Job, result: RunResult) -> list[str]:
     if ticks is None or clock is None:
         return ["instructions per inference: not counted (the firmware printed no ticks)"]
     loops = icount.idle_loops(result.stdout)
-    return [icount.summary(clock, ticks),
-            *([icount.idle_summary(clock, ticks, loops)] if loops else [])]
+    lines = [icount.summary(clock, ticks),
+             *([icount.idle_summary(clock, ticks, loops)] if loops else [])]
+    last = icount.last_run(result.stdout)
+    if last is not None:
+        lines += [icount.summary(clock, last[0]).replace("per inference", "in the last run"),
+                  *([icount.idle_summary(clock, *last)] if last[1] else [])]
+    return lines
 
 
 def _library_lines(compiled: Compiled) -> list[str]:

@@ -76,6 +76,13 @@ def idle_loops(stdout: str) -> int | None:
     return int(found[1]) if found else None
 
 
+def last_run(stdout: str) -> tuple[int, int] | None:
+    """Thread 0's last run's ticks and idle loops (RTX5, more than one iteration)."""
+    found = re.search(r"^tvmdev: icount last run ticks (\d+) idle loops (\d+)$", stdout,
+                      re.M)
+    return (int(found[1]), int(found[2])) if found else None
+
+
 def instructions(clock_hz: int, count: int) -> int:
     """Instructions in ``count`` SysTick ticks at ``clock_hz`` (rounded to the nearest)."""
     per = 10**9 // NS_PER_INSTRUCTION
