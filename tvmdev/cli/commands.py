@@ -32,7 +32,7 @@ from ..render.harness import MAX_THREADS
 from ..render.memory_report import memory_report
 from ..render.model import model_files
 from ..render.plan_picture import plan_ascii
-from ..run import icount
+from ..run import coproc, icount
 from ..run.backend import Job, RunOptions, backend_for
 from ..run.compare import RunResult, load_inputs, report, save_outputs
 from ..run.job import execute, stage
@@ -207,6 +207,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     options = replace(options, device_memory=options.device_memory + kinds_with_memory(
         m, board, sim.memory, [s.name for s in options.device_specs]))
     compiled = compile_model(m, board, options, device_root=build_dir.resolve() / "devices")
+    linked = coproc.check(compiled, args.coprocessor) if args.coprocessor else None
     job = stage(compiled, build_dir, inputs,
                 {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None,
                 instructions=args.instructions,
@@ -215,14 +216,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         job.defines += [f"TVMDEV_THREADS={args.threads}", f"TVMDEV_ITERATIONS={args.iterations}"]
     if sim.asynchronous:
         job.defines.append("TVMDEV_SIM_ASYNC=1")
+    if linked is not None:
+        coproc.attach(job, linked)
     said = [*_library_lines(compiled), *memory_lines(compiled)]
     at_run_time = backend.fault_at_run_time
     backend.build(job, fault=None if at_run_time else args.fail, extra_cflags=cflags)
     result = execute(job, inputs, RunOptions(fault=args.fail if at_run_time else None,
                                              threads=args.threads,
                                              iterations=args.iterations, cpu=args.cpu))
-    return _finish(args, compiled.model, result, said,
-                   _instructions(job, result) if args.instructions else ())
+    after = [*(_instructions(job, result) if args.instructions else ()),
+             *coproc.bus_lines(result.stdout)]
+    return _finish(args, compiled.model, result, said, after)
 
 
 def with_rtos(board: Board, rtos: str | None, instructions: bool) -> Board:
@@ -266,7 +270,14 @@ def _instructions(job: Job, result: RunResult) -> list[str]:
     clock = job.board.run.clock_hz
     if ticks is None or clock is None:
         return ["instructions per inference: not counted (the firmware printed no ticks)"]
-    return [icount.summary(clock, ticks)]
+    loops = icount.idle_loops(result.stdout)
+    lines = [icount.summary(clock, ticks),
+             *([icount.idle_summary(clock, ticks, loops)] if loops else [])]
+    last = icount.last_run(result.stdout)
+    if last is not None:
+        lines += [icount.summary(clock, last[0]).replace("per inference", "in the last run"),
+                  *([icount.idle_summary(clock, *last)] if last[1] else [])]
+    return lines
 
 
 def _library_lines(compiled: Compiled) -> list[str]:

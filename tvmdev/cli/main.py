@@ -191,6 +191,10 @@ def _add_run(sub: Any, common: argparse.ArgumentParser) -> None:
     rn.add_argument("--instructions", action="store_true",
                     help="qemu-system boards: count the instructions of the inference, "
                          "deterministically (QEMU -icount and SysTick)")
+    rn.add_argument("--coprocessor", metavar="ID=BOARD",
+                    help="run device ID (a --device-dir kind with memory, examples/uart_npu) "
+                         "on tvmdev's co-processor firmware on qemu-system board BOARD, its "
+                         "UART joined to the main board's: --coprocessor npu0=mps3_an547")
     rn.set_defaults(handler=cmd_run)
 
 

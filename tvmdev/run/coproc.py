@@ -11,19 +11,24 @@ bare-metal program of a board (the main board's test firmware uses it too).
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import TvmdevError, log_excerpt
-from ..load.board import Board
+from ..load.board import Board, board_by_name
 from ..load.kernel_tree import board_library
 from ..load.tree import locate
+from ..model.device import DeviceMemory
+from ..plan.pipeline import Compiled
 from ..render.device import status_header
 from ..render.engine import banner
 from ..render.linker import linker_script
 from ..resources import platforms_dir, runtime_dir
 from ..write.files import OutFile, sync
+from .backend import Coprocessor, Job
+from .job import cmsis_drivers
 from .trees import TreeBuild, compile_trees
 
 # The CMSIS-NN sources the co-processor's two kernels reach (through arm_convolve_wrapper_s8
@@ -132,3 +137,84 @@ def coprocessor_image(board: Board, memory_size: int, memory_align: int,
         image.defines.append("TVMDEV_COPROC_CMSIS_NN")
         image.trees.append(tree)
     return image
+
+
+@dataclass(frozen=True)
+class Linked:
+    """A checked ``--coprocessor ID=BOARD``: the board, the kind's memory, the main board's
+    UART the device is given."""
+
+    board: Board
+    memory: DeviceMemory
+    main_uart: int
+
+
+def check(compiled: Compiled, given: str) -> Linked:
+    """``tvmdev run --coprocessor ID=BOARD``, checked before anything is written: device
+    instance ID is of a --device-dir kind with memory of its own (its driver speaks
+    runtime/coproc's protocol over a USART), the main board runs an RTOS (the driver waits
+    on it), and BOARD takes the co-processor firmware."""
+    name, sep, board_name = given.partition("=")
+    hint = "--coprocessor ID=BOARD, e.g. --coprocessor npu0=mps3_an547"
+    devices = compiled.model.devices
+    dev = next((d for d in devices if d.name == name), None)
+    if not sep or not board_name:
+        raise TvmdevError(f"--coprocessor {given}: expected ID=BOARD", hint=hint)
+    if dev is None:
+        known = ", ".join(d.name for d in devices) or "none"
+        raise TvmdevError(f"--coprocessor {given}: no device {name} in the model "
+                          f"(devices: {known})", hint=hint)
+    spec = next((s for s in compiled.options.device_specs if s.name == dev.kind), None)
+    drivers = cmsis_drivers(compiled)
+    if spec is None or spec.memory is None or drivers.get(dev.kind, "usart") != "usart":
+        raise TvmdevError(f"--coprocessor {given}: device {name} is not of a --device-dir "
+                          f"kind with memory of its own on a USART ({dev.kind})",
+                          hint="generate it with tvmdev new-device KIND --memory SIZE:ALIGN "
+                               "(examples/uart_npu/README.md)")
+    if compiled.board.rtos is None:
+        raise TvmdevError(f"--coprocessor {given}: the link's driver waits on the RTOS",
+                          hint="run with --rtos rtx5 or --rtos freertos")
+    coproc = board_by_name(board_name)
+    if 1 not in coproc.support.accelerator_uarts:
+        raise TvmdevError(f"--coprocessor {given}: board {board_name} has no accelerator "
+                          f"UART1 for the co-processor's link", coproc.where)
+    # The harness gives each USART device the board's accelerator UARTs in turn.
+    usart = [d.name for d in devices if drivers.get(d.kind, "usart") == "usart"]
+    uarts = compiled.board.support.accelerator_uarts
+    return Linked(coproc, spec.memory, uarts[usart.index(name) % len(uarts)])
+
+
+def attach(job: Job, linked: Linked) -> None:
+    """Build the co-processor firmware for the kind's memory, add the protocol and the
+    interrupt-driven link UART to the main board's build, and have the run start and stop
+    both machines (:mod:`.link`)."""
+    rt = runtime_dir()
+    job.sources.append(rt / "coproc/protocol.c")
+    job.include_dirs.append(rt / "coproc")
+    job.defines += ["TVMDEV_IRQ_TABLE", f"TVMDEV_UART{linked.main_uart}_INTERRUPTS"]
+    image = coprocessor_image(linked.board, linked.memory.size, linked.memory.alignment)
+    elf = build_image(linked.board, image, job.build_dir / "coproc")
+    job.coprocessor = Coprocessor(linked.board, elf, linked.main_uart, 1)
+
+
+def bus_lines(stdout: str) -> list[str]:
+    """What the device's driver counted on its bus (the harness's ``tvmdev: bus`` lines,
+    cumulative, after each of thread 0's runs), as bytes per run each way, frames
+    included; and each failed run the harness ran again (``tvmdev: faulted``)."""
+    lines: list[str] = []
+    to0 = from0 = 0
+    for line in stdout.splitlines():
+        m = re.match(r"tvmdev: bus run=(\d+) status=(-?\d+) to_device=(\d+) "
+                     r"from_device=(\d+)$", line)
+        if m:
+            to1, from1 = int(m[3]), int(m[4])
+            lines.append(f"  run {m[1]} status {m[2]}: {to1 - to0} to the device, "
+                         f"{from1 - from0} back")
+            to0, from0 = to1, from1
+        m = re.match(r"tvmdev: faulted status (-?\d+) (\w+)$", line)
+        if m:
+            lines.append(f"  that run returned {m[1]} {m[2]}: run again (TVMDEV_RETRY)")
+    if lines:
+        lines.insert(0, "bytes on the bus per run, as the device's driver counted them "
+                        "(frames included):")
+    return lines

@@ -125,13 +125,12 @@ class QemuSystemBackend(Backend):
         (:mod:`tvmdev.run.link`), the co-processor first and stopped last."""
         if job.coprocessor is None:
             return super().run_program(job, argv, env)
-        if job.icount:
-            raise TvmdevError("instructions cannot be counted with a co-processor attached",
-                              str(job.exe), hint="-icount would stop the main board's "
-                              "clock while it waits for the co-processor")
         cop = job.coprocessor
+        # Under -icount the main board's clock is its instruction count; the co-processor
+        # runs in real time, and the main board idles (counted) while it waits.
         linked = LinkedRun(self.board, job.exe, cop.board, cop.elf, cop.main_uart,
-                           cop.coproc_uart).run()
+                           cop.coproc_uart,
+                           main_args=icount.OPTIONS if job.icount else ()).run()
         job.coproc_console = linked.coproc_stdout
         if linked.timed_out:
             raise TvmdevError(f"the program did not finish in {self.board.run.timeout:g} s",

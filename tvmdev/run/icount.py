@@ -28,6 +28,8 @@ OPTIONS = ("-icount", "shift=0,align=off,sleep=off")
 DEFINE = "TVMDEV_ICOUNT"
 NS_PER_INSTRUCTION = 1  # 2 ** shift
 _LINE = re.compile(r"^tvmdev: icount ticks (\d+)$", re.M)
+_IDLE = re.compile(r"^tvmdev: icount idle loops (\d+)$", re.M)
+IDLE_LOOP = 4  # instructions of one loop of the harness's RTX5 idle thread
 
 
 def unsupported(board: Board) -> str | None:
@@ -67,6 +69,20 @@ def ticks(stdout: str) -> int | None:
     return int(found[1]) if found else None
 
 
+def idle_loops(stdout: str) -> int | None:
+    """The loops the RTX5 idle thread ran during the counted run (the CPU waiting for a
+    device, such as a co-processor), or None when the firmware printed none."""
+    found = _IDLE.search(stdout)
+    return int(found[1]) if found else None
+
+
+def last_run(stdout: str) -> tuple[int, int] | None:
+    """Thread 0's last run's ticks and idle loops (RTX5, more than one iteration)."""
+    found = re.search(r"^tvmdev: icount last run ticks (\d+) idle loops (\d+)$", stdout,
+                      re.M)
+    return (int(found[1]), int(found[2])) if found else None
+
+
 def instructions(clock_hz: int, count: int) -> int:
     """Instructions in ``count`` SysTick ticks at ``clock_hz`` (rounded to the nearest)."""
     per = 10**9 // NS_PER_INSTRUCTION
@@ -83,3 +99,11 @@ def summary(clock_hz: int, count: int) -> str:
     """The line ``tvmdev run --instructions`` prints."""
     return (f"instructions per inference: {instructions(clock_hz, count):,} "
             f"(QEMU -icount, ±{resolution(clock_hz)})")
+
+
+def idle_summary(clock_hz: int, count: int, loops: int) -> str:
+    """The line that splits a count with idle time in it: the CPU's own work, and the
+    instructions of the idle thread's loops while it waited."""
+    idle = IDLE_LOOP * loops
+    return (f"  of which the idle thread waiting: {idle:,} ({loops:,} loops); the CPU's own "
+            f"work: {instructions(clock_hz, count) - idle:,}")

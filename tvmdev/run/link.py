@@ -79,13 +79,15 @@ class LinkedRun:
     """A main board and a co-processor, their accelerator UARTs joined by a socket."""
 
     def __init__(self, main: Board, main_elf: Path, coproc: Board, coproc_elf: Path,
-                 main_uart: int = 1, coproc_uart: int = 1) -> None:
+                 main_uart: int = 1, coproc_uart: int = 1,
+                 main_args: tuple[str, ...] = ()) -> None:
         for board in (main, coproc):
             if board.run.method != "qemu-system" or board.run.qemu is None:
                 raise TvmdevError(f"board {board.name} does not run under qemu-system: it "
                                   f"cannot be linked to another", board.where)
         self.main, self.main_elf, self.main_uart = main, main_elf, main_uart
         self.coproc, self.coproc_elf, self.coproc_uart = coproc, coproc_elf, coproc_uart
+        self.main_args = main_args  # more QEMU options of the main board (-icount)
         self._coproc_out: list[str] = []
         self._procs: list[subprocess.Popen[str]] = []
         self._boots = 0  # the epoch each boot of the co-processor gets
@@ -140,7 +142,7 @@ class LinkedRun:
         argv = [self.main.run.qemu,
                 *link_args(self.main, self.main_uart,
                            f"socket,id=link,path={sock},reconnect=1"),
-                "-kernel", str(self.main_elf)]
+                *self.main_args, "-kernel", str(self.main_elf)]
         main_out: list[str] = []
         main = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, text=True)
