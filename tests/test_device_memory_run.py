@@ -18,6 +18,7 @@ import tflm_ref
 from conftest import Result, need_tool
 from test_device_memory import conv_fc
 from test_int8_devices import tflm_inputs
+from test_rtos import need_trees
 
 from tvmdev.frontends.importer import import_file
 from tvmdev.load.board import board_by_name
@@ -143,6 +144,8 @@ def test_keyword_spotting_from_device_memory_on_mps2_an386(
     device, every copy and kernel completing at the Wait."""
     need_tool("qemu-system-arm", "apt install qemu-system-arm")
     need_tool("arm-none-eabi-gcc", "apt install gcc-arm-none-eabi")
+    if "--rtos" in extra:
+        need_trees("rtx5")  # a tree no registry has: skips, saying which
     path = tflite_model("keyword_spotting.tflite")
     names, xs = tflm_inputs(path, 5)
     (tmp_path / "in").mkdir()
