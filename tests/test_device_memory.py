@@ -195,10 +195,12 @@ def test_cpu_operators_run_while_the_device_job_is_pending(tmp_path: Path) -> No
      "tvmdev: --device-option memory=: board qemu_cortex_m3 runs its devices as zephyr "
      "scaffolds, which have no memory to simulate"),
     (["--device-option", "memory=12x"],
-     "tvmdev: --device-option memory=12x: SIZE and ALIGN must be integers"),
+     "tvmdev: --device-option memory='12x' is not a size"),
     (["--device-option", "memory=4096:24"],
-     "tvmdev: --device-option memory=4096:24: SIZE must be 1 to 2^32 - 1 bytes and ALIGN a "
-     "power of two"),
+     "tvmdev: --device-option memory='4096:24': the alignment 24 is not a power of two"),
+    (["--device-option", "memory=4100:32"],
+     "tvmdev: --device-option memory='4100:32': the size 4100 is not a multiple of the "
+     "alignment 32"),
     (["--device-option", "async=on"],
      "tvmdev: --device-option async=on: only devices with memory complete asynchronously"),
     (["--device-option", "memory=1024"],

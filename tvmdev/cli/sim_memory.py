@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from ..errors import TvmdevError
 from ..load.board import Board
 from ..load.platform import platform_by_name
-from ..model.device import DeviceMemory
+from ..model.device import DeviceMemory, parse_memory
 from ..model.graph import Model
 from ..plan.pipeline import Compiled
 
-_HINT = "for example --device-option memory=262144 or memory=262144:32"
+_HINT = ("SIZE[:ALIGN] in bytes, K or M, alignment a power of two: for example "
+         "--device-option memory=256K or memory=256K:32")
 
 
 @dataclass(frozen=True)
@@ -25,26 +26,13 @@ class SimMemory:
     rest: tuple[str, ...]  # the platform's own options
 
 
-def _memory(value: str, text: str) -> DeviceMemory:
-    size, _, align = value.partition(":")
-    try:
-        n, a = int(size, 0), int(align or "16", 0)
-    except ValueError:
-        raise TvmdevError(f"--device-option {text}: SIZE and ALIGN must be integers",
-                          hint=_HINT) from None
-    if n <= 0 or n >= 1 << 32 or a <= 0 or a & (a - 1):
-        raise TvmdevError(f"--device-option {text}: SIZE must be 1 to 2^32 - 1 bytes and "
-                          "ALIGN a power of two", hint=_HINT)
-    return DeviceMemory(n, a)
-
-
 def split_options(given: Sequence[str]) -> SimMemory:
     """``memory=`` and ``async=`` out of ``--device-option``'s values."""
     memory, asynchronous, rest = None, False, []
     for text in given:
         name, _, value = text.partition("=")
         if name == "memory":
-            memory = _memory(value, text)
+            memory = parse_memory(value, option="--device-option memory=", hint=_HINT)
         elif name == "async":
             if value not in ("on", "off"):
                 raise TvmdevError(f"--device-option {text}: async is on or off",

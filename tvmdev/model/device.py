@@ -62,29 +62,32 @@ def _bytes(text: str) -> int | None:
     return int(found.group(1)) * _UNITS[found.group(2)] if found else None
 
 
-def parse_memory(given: str, where: Where | None = None) -> DeviceMemory:
-    """``256K:32`` -> DeviceMemory(262144, 32); nonsense is one line with a hint."""
+def parse_memory(given: str, where: Where | None = None, option: str = "--memory ",
+                 hint: str = MEMORY_HINT) -> DeviceMemory:
+    """``256K:32`` -> DeviceMemory(262144, 32); nonsense is one line with a hint. ``option``
+    is how the message names the text (``--memory `` or ``--device-option memory=``)."""
     size_text, _, align_text = given.partition(":")
     size = _bytes(size_text)
     align = _bytes(align_text) if align_text else DEFAULT_ALIGNMENT
+    what = f"{option}{shown(given)}"
     if size is None or align is None:
-        raise TvmdevError(f"--memory {shown(given)} is not a size", where, hint=MEMORY_HINT)
-    return memory_of(size, align, f"--memory {shown(given)}", where)
+        raise TvmdevError(f"{what} is not a size", where, hint=hint)
+    return memory_of(size, align, what, where, hint)
 
 
-def memory_of(size: int, alignment: int, what: str, where: Where | None = None
-              ) -> DeviceMemory:
+def memory_of(size: int, alignment: int, what: str, where: Where | None = None,
+              hint: str = MEMORY_HINT) -> DeviceMemory:
     """A checked DeviceMemory: a positive size below 4 GiB (addresses are 32 bits), an
     alignment a power of two that divides it."""
     if alignment <= 0 or alignment & (alignment - 1):
         raise TvmdevError(f"{what}: the alignment {alignment} is not a power of two", where,
-                          hint=MEMORY_HINT)
+                          hint=hint)
     if not 0 < size < 1 << 32:
         raise TvmdevError(f"{what}: the size {size} is not between 1 byte and 4 GiB", where,
-                          hint=MEMORY_HINT)
+                          hint=hint)
     if size % alignment:
         raise TvmdevError(f"{what}: the size {size} is not a multiple of the alignment "
-                          f"{alignment}", where, hint=MEMORY_HINT)
+                          f"{alignment}", where, hint=hint)
     return DeviceMemory(size, alignment)
 
 
