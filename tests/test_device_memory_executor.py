@@ -85,3 +85,16 @@ def test_scaffold_kernels_of_a_kind_with_memory_compile(tmp_path: Path) -> None:
              f"-I{dev / 'include'}", f"-I{REPO / 'runtime/kernels/portable'}"]
     for src in (dev / "src/kernels/npu").glob("*.c"):
         run_ok([gcc, *flags, str(src), "-o", str(tmp_path / f"{src.stem}.o")])
+
+
+def test_inspect_reads_the_device_pools_from_the_plan(tmp_path: Path) -> None:
+    """``tvmdev inspect --model`` prints the device pools and the bytes a run copies from
+    plan.json, in the very lines aot and run print from the compiled plan."""
+    from tvmdev.cli.sim_memory import memory_lines
+    from tvmdev.inspect.plan import pool_lines, read_plan
+
+    c = _compiled(tmp_path)
+    plan = read_plan(GOLDEN)
+    assert plan.memory_kinds == {"woofles"}
+    assert pool_lines(plan.device_memory) == memory_lines(c)
+    assert pool_lines(plan.device_memory)[0].startswith("device npu0: pool ")

@@ -169,3 +169,4 @@ def test_keyword_spotting_from_device_memory_on_mps2_an386(
     # inspect knows the kind has memory: CopyTo, CopyFrom and Wait must be linked in.
     r = cli("inspect", str(tmp_path / "b/keyword_spotting.elf"), "--model", str(tmp_path / "b"))
     assert r.code == 0 and "device API woofles: all nine functions defined" in r.out, r.out
+    assert "device npu0: pool " in r.out and "bytes on the bus per run: 500 " in r.out, r.out

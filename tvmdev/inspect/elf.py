@@ -21,7 +21,7 @@ from ..naming import camel
 from ..reading import check_regular
 from .device_api import device_api_line, device_states, is_missing
 from .linkmap import link_map_of
-from .plan import read_plan
+from .plan import pool_lines, read_plan
 
 HEAP_SYMBOLS = ("malloc", "calloc", "realloc", "free", "_sbrk", "_sbrk_r", "_malloc_r",
                 "_calloc_r", "_realloc_r", "_free_r", "_Znwm", "_Znwj", "_Znam", "_Znaj",
@@ -63,6 +63,7 @@ class Report:
     footprint: dict[str, dict[str, int]] = field(default_factory=dict)
     link_map: str | None = None  # the linker map read beside the ELF
     note: str | None = None  # why a map beside the ELF was not read
+    device_memory: dict[str, Any] | None = None  # the plan's device pools and copies
 
     @property
     def missing_device_functions(self) -> list[str]:
@@ -98,7 +99,7 @@ class Report:
             "kernels": {"expected": self.kernels_expected, "present": self.kernels_present,
                         "unexpected": self.unexpected_kernels, "missing": self.missing_kernels},
             "heap": [{"symbol": h.symbol, "callers": h.callers} for h in self.heap],
-            "footprint": self.footprint, "ok": self.ok,
+            "footprint": self.footprint, "ok": self.ok, "device_memory": self.device_memory,
         }
 
 
@@ -306,6 +307,7 @@ def inspect(path: Path, model_dir: Path | None = None, kinds: list[str] | None =
     elf = Elf(path)
     try:
         report = Report(str(path), str(elf.machine))
+        report.device_memory = plan.device_memory if model_dir is not None else None
         defined = {s.name for s in elf.symbols if s.defined and s.kind == "STT_FUNC"}
         referenced = {s.name for s in elf.symbols}
         link_map, report.note = link_map_of(path, {s.name: s.value & ~1 for s in elf.symbols
@@ -364,6 +366,7 @@ def format_report(r: Report) -> list[str]:
     """The report as text lines."""
     lines = [f"{r.path}: {r.machine}", *([f"note: {r.note}"] if r.note else [])]
     lines += [device_api_line(kind, fns) for kind, fns in r.device_kinds.items()]
+    lines += pool_lines(r.device_memory)
     if r.kernels_expected:
         if not r.unexpected_kernels and not r.missing_kernels:
             lines.append(f"kernels: exactly the {len(r.kernels_expected)} selected: "

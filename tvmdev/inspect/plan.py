@@ -34,6 +34,27 @@ class Plan:
     # The kinds with memory of their own (plan.json ``pools``): they also need CopyTo,
     # CopyFrom and Wait.
     memory_kinds: frozenset[str] = frozenset()
+    # plan.json's ``pools`` and ``copies``, as written: the devices' memory pools and the
+    # bytes a run copies (docs/device-memory.md).
+    device_memory: dict[str, Any] | None = None
+
+
+def pool_lines(memory: dict[str, Any] | None) -> list[str]:
+    """The device pools as ``tvmdev inspect`` prints them, one line each, as aot does."""
+    if not memory:
+        return []
+    lines = []
+    for p in memory.get("pools") or []:
+        lines.append(f"device {p.get('device')}: pool {p.get('size')} of {p.get('capacity')} "
+                     f"bytes (lower bound {p.get('lower_bound')}, ratio "
+                     f"{float(p.get('ratio') or 0):.3f}); constants "
+                     f"{(p.get('constants') or {}).get('size', 0)} bytes, loaded once")
+    c = memory.get("copies") or {}
+    if c:
+        lines.append(f"bytes on the bus per run: {c.get('to_devices')} to the devices, "
+                     f"{c.get('from_devices')} back; {c.get('constants_per_load')} of "
+                     "constants per load")
+    return lines
 
 
 def read_plan(model_dir: Path) -> Plan:
@@ -61,5 +82,6 @@ def read_plan(model_dir: Path) -> Plan:
                   for src in t.get("sources") or []} if isinstance(trees, list) else set()
     kind_of = dict(zip(_named(plan.get("devices"), "name") or [], kinds, strict=False))
     pools = _named(plan.get("pools"), "device") or []
+    memory = {k: plan[k] for k in ("pools", "copies") if k in plan} if pools else None
     return Plan(model, sorted(set(kinds)), sorted(set(kernels)), tree_files,
-                frozenset(kind_of[d] for d in pools if d in kind_of))
+                frozenset(kind_of[d] for d in pools if d in kind_of), memory)
