@@ -6,20 +6,27 @@ on a built model and on random graphs."""
 
 from __future__ import annotations
 
+import os
 import random
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import Result
 from device_memory_check import check_pools, replay
+from models import model_path
 from test_plan import random_model
 
 from tvmdev.errors import TvmdevError
+from tvmdev.frontends.importer import import_file
 from tvmdev.load.board import board_by_name
 from tvmdev.model.device import DeviceMemory
 from tvmdev.model.graph import Model
 from tvmdev.plan.device_memory import DeviceMemoryPlan
 from tvmdev.plan.pipeline import Compiled, Options, compile_model
+from tvmdev.render.device import user_device_specs
 
 MEM = DeviceMemory(65536, 32)
 
@@ -293,3 +300,46 @@ operators:
         ": operator join (concat) on device npu0 takes a variable number of tensors: a "
         "device with memory of its own cannot run it yet")
     assert e.value.hint == "place it on the CPU, or give npu0's kind no memory"
+
+
+@pytest.mark.slow  # two plans with CMSIS-NN's buffer-size probes
+def test_a_coprocessors_scratch_is_planned_for_its_own_kernels(tmp_path: Path,
+                                                               cli: Callable[..., Result]
+                                                               ) -> None:
+    """``--coprocessor npu0=mps3_an547``: each operator on npu0 gets, in npu0's pool, at
+    least the scratch the M55's own plan of the same model gives it (CMSIS-NN's MVE
+    buffers, from its probe), and at least the M4's: the co-processor keeps none of its
+    own (runtime/coproc/firmware.c)."""
+    kws = model_path("keyword_spotting.tflite")
+    if kws is None or not os.environ.get("CMSIS_NN_SOURCE_DIR"):
+        pytest.skip("needs keyword_spotting.tflite (tests/models.py) and CMSIS_NN_SOURCE_DIR "
+                    "(the CMSIS-NN v7.0.0 tree), whose probes size the scratch")
+    assert cli("new-device", "uart_npu", "--platform", "cmsis", "--rtos", "cmsis-rtos2",
+               "--memory", "65536:16", "--ops", "conv2d,depthwise_conv2d", "-o", "dev",
+               cwd=tmp_path).code == 0
+    im = import_file(kws)
+    im.place(["npu0:uart_npu"], ["conv2d,depthwise_conv2d=npu0"])
+    specs = user_device_specs(tmp_path / "dev")
+    opts = Options("lazy", device_dir=tmp_path / "dev", device_specs=specs,
+                   device_memory=tuple((s.name, s.memory) for s in specs if s.memory))
+
+    def pool_scratch(board: str, device_boards: tuple[tuple[str, str], ...]) -> dict[str, int]:
+        c = compile_model(im.to_model(), board_by_name(board),
+                          replace(opts, device_boards=device_boards))
+        assert c.device_memory is not None
+        return {c.model.operators[i].name: n for p in c.device_memory.pools
+                for i, (_, n) in p.scratch.items()}
+
+    def own(board: str) -> dict[str, int]:
+        c = compile_model(import_file(kws).to_model(), board_by_name(board))
+        return {op.name: p.scratch[1] for op, p in zip(c.model.operators, c.ops, strict=True)
+                if op.op in ("conv2d", "depthwise_conv2d")}
+
+    planned = pool_scratch("mps2_an386", (("npu0", "mps3_an547"),))
+    m55, m4 = own("mps3_an547"), own("mps2_an386")
+    assert any(m55[n] > m4[n] for n in m55)  # the MVE code asks for more somewhere
+    for name in m55:
+        assert planned.get(name, 0) >= max(m55[name], m4[name]), name
+    # Without the co-processor's board, the M4's sizes alone (what the firmware lacked).
+    alone = pool_scratch("mps2_an386", ())
+    assert all(alone.get(n, 0) == m4[n] for n in m4)

@@ -13,11 +13,6 @@
  *                                built with TVMDEV_UART1_INTERRUPTS)
  *   TVMDEV_COPROC_CMSIS_NN       run the kernels on CMSIS-NN (runtime/kernels/cmsis_nn)
  *                                instead of the portable ones
- *   TVMDEV_COPROC_SCRATCH        bytes of the co-processor's own kernel scratch (default
- *                                8192), for a RUN whose job carries less: the main
- *                                board's plan sizes a device op's scratch for the
- *                                kernels it knows, but CMSIS-NN's buffers depend on this
- *                                core (the M55's MVE code, not the M4's)
  * The console (UART0, polled) says what happens, line by line, for the tests to read.
  */
 #include <stddef.h>
@@ -54,12 +49,6 @@ extern ARM_DRIVER_USART TVMDEV_COPROC_USART;
 
 static uint8_t memory[TVMDEV_COPROC_MEMORY_SIZE]
     __attribute__((aligned(TVMDEV_COPROC_MEMORY_ALIGN)));
-
-#ifndef TVMDEV_COPROC_SCRATCH
-#define TVMDEV_COPROC_SCRATCH 8192
-#endif
-/* The kernels' scratch when a job brings none: private, not in the device memory. */
-static int8_t own_scratch[TVMDEV_COPROC_SCRATCH] __attribute__((aligned(16)));
 
 static volatile uint32_t link_events;
 static uint8_t rx_byte;
@@ -187,7 +176,9 @@ static int32_t run_kernel(uint16_t kernel, const struct tvmdev_coproc_job *j)
     const int32_t *b = j->bias == TVMDEV_COPROC_NO_ADDR ? NULL
                                                         : (const int32_t *)(memory + j->bias);
     int8_t *y = (int8_t *)(memory + j->output);
-    const int own = j->scratch_bytes < (uint32_t)TVMDEV_COPROC_SCRATCH;
+    /* The job's scratch is in the device memory: the main board's plan sized it for this
+     * board's kernels too (tvmdev/plan/device_boards.py), so there is none of our own. */
+    void *scratch = j->scratch_bytes ? (void *)(memory + j->scratch) : NULL;
 
     if (kernel == TVMDEV_COPROC_KERNEL_CONV2D_S8) {
         const struct tvmk_conv2d_s8_params params = {
@@ -195,8 +186,7 @@ static int32_t run_kernel(uint16_t kernel, const struct tvmdev_coproc_job *j)
             j->pad_top, j->pad_left, j->dil_h, j->dil_w, j->M_or_mult, j->group,
             j->input_offset, j->output_offset, j->activation_min, j->activation_max,
             multipliers, shifts,
-            own ? TVMDEV_COPROC_SCRATCH : (int32_t)j->scratch_bytes,
-            own ? (void *)own_scratch : (void *)(memory + j->scratch)};
+            (int32_t)j->scratch_bytes, scratch};
 
         return CONV2D_S8(x, w, b, y, &params, NULL);
     } else {
@@ -205,8 +195,7 @@ static int32_t run_kernel(uint16_t kernel, const struct tvmdev_coproc_job *j)
             j->pad_top, j->pad_left, j->dil_h, j->dil_w, j->M_or_mult,
             j->input_offset, j->output_offset, j->activation_min, j->activation_max,
             multipliers, shifts,
-            own ? TVMDEV_COPROC_SCRATCH : (int32_t)j->scratch_bytes,
-            own ? (void *)own_scratch : (void *)(memory + j->scratch)};
+            (int32_t)j->scratch_bytes, scratch};
 
         return DEPTHWISE_CONV2D_S8(x, w, b, y, &params, NULL);
     }

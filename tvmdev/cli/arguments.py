@@ -8,6 +8,8 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..errors import TvmdevError
+from ..load.board import board_by_name
 from ..load.kernel_tree import OFF
 from ..plan.memory_map import parse_places
 from ..plan.pipeline import Options
@@ -80,4 +82,18 @@ def compile_options(args: argparse.Namespace, run: bool) -> Options:
                    # the user's kinds that declare memory of their own (their manifest)
                    device_memory=tuple((s.name, s.memory) for s in specs if s.memory),
                    place_memory=parse_places(getattr(args, "place_memory", None)),
-                   io=getattr(args, "io", None))
+                   io=getattr(args, "io", None),
+                   device_boards=_device_boards(getattr(args, "coprocessor", None)))
+
+
+def _device_boards(given: str | None) -> tuple[tuple[str, str], ...]:
+    """``--coprocessor ID=BOARD`` as (device, board), for the plan's scratch; a malformed
+    one is refused once the model is known (run.coproc.check)."""
+    name, sep, board = (given or "").partition("=")
+    if not (sep and name and board):
+        return ()
+    try:
+        board_by_name(board)
+    except TvmdevError:
+        return ()  # refused, with the boards known, by run.coproc.check
+    return ((name, board),)

@@ -194,7 +194,8 @@ def _add_run(sub: Any, common: argparse.ArgumentParser) -> None:
     rn.add_argument("--coprocessor", metavar="ID=BOARD",
                     help="run device ID (a --device-dir kind with memory, examples/uart_npu) "
                          "on tvmdev's co-processor firmware on qemu-system board BOARD, its "
-                         "UART joined to the main board's: --coprocessor npu0=mps3_an547")
+                         "UART joined to the main board's (ID's operators get scratch for "
+                         "BOARD's kernels too): --coprocessor npu0=mps3_an547")
     rn.set_defaults(handler=cmd_run)
 
 

@@ -36,6 +36,7 @@ from ..model.graph import Model
 from ..model.limits import object_problem
 from ..model.scratch import Tuning
 from ..resources import runtime_dir
+from .device_boards import with_device_boards
 from .device_memory import DeviceMemoryPlan, plan_device_memory
 from .devices import DevicePlan, plan_devices
 from .fit import check_fit
@@ -82,6 +83,9 @@ class Options:
     # --io: the model's inputs and outputs in the workspace, or the caller's buffers;
     # None: the board's default (its io:)
     io: str | None = None
+    # Device instances whose operators run on another board's kernels, (device, board):
+    # a co-processor (--coprocessor); their scratch is sized for that board too.
+    device_boards: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -216,8 +220,7 @@ def _companions(specs: list[DeviceSpec], dplan: DevicePlan, folder: tuple[Device
 def compile_model(model: Model, board: Board, options: Options = Options(),
                   device_root: Path = Path("devices")) -> Compiled:
     """Plan ``model`` for ``board``: devices, kernels, memory and fit. ``device_root``:
-    where a build puts the device code tvmdev generates (its kernels' sources are found
-    there; nothing generated depends on it)."""
+    where a build puts the generated device code (nothing generated depends on it)."""
     options = replace(options, io=options.io or board.io)
     user_kinds = ({s.name: s.platforms for s in options.device_specs}
                   if options.device_dir is not None else None)
@@ -246,6 +249,7 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
     # Every spelling once more, now with a board's offload device and the kernels called.
     check_model(model, all_platforms(), [k.name for c in placed.chains.values() for k in c])
     scratch = operator_scratch(model, placed.chains, board.tuning, placed.scratch, params)
+    scratch = with_device_boards(scratch, model, placed.chains, params, options)
     dev_mem = _device_memory(model, steps, placed, scratch, dict(options.device_memory))
     if dev_mem is not None:
         steps = dev_mem.steps
