@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import TvmdevError
 from ..load.board import board_by_name
+from ..load.device_layouts import load_layouts
 from ..load.kernel_tree import OFF
 from ..plan.memory_map import parse_places
 from ..plan.pipeline import Options
@@ -83,7 +84,10 @@ def compile_options(args: argparse.Namespace, run: bool) -> Options:
                    device_memory=tuple((s.name, s.memory) for s in specs if s.memory),
                    place_memory=parse_places(getattr(args, "place_memory", None)),
                    io=getattr(args, "io", None),
-                   device_boards=_device_boards(getattr(args, "coprocessor", None)))
+                   device_boards=_device_boards(getattr(args, "coprocessor", None)),
+                   # how the user's kinds with memory want their constants laid out
+                   device_layouts=load_layouts(device_dir, [s.name for s in specs if s.memory])
+                   if device_dir is not None else ())
 
 
 def _device_boards(given: str | None) -> tuple[tuple[str, str], ...]:

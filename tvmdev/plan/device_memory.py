@@ -21,6 +21,7 @@ from ..errors import TvmdevError
 from ..model.device import DeviceMemory
 from ..model.graph import Model
 from ..model.ops import OPS
+from .device_layouts import LaidOut
 from .memory import ALIGN, Buffer, _greedy, lower_bound
 from .schedule import Step
 
@@ -55,6 +56,13 @@ class DeviceMemoryPlan:
     steps: tuple[Step, ...]
     mem_ops: dict[int, str]  # operator index -> device instance, run from its memory
     device_only: frozenset[str]  # intermediates that never exist in CPU memory
+    # Constants in a device kind's own layout (:mod:`.device_layouts`): the data loaded
+    laid_out: Mapping[str, LaidOut] = field(default_factory=dict)
+
+    def constant_bytes(self, model: Model, name: str) -> int:
+        """The bytes constant ``name`` takes in a device's memory (in its layout)."""
+        laid = self.laid_out.get(name)
+        return int(laid.data.nbytes) if laid is not None else model.tensors[name].nbytes
 
     def pool(self, device: str) -> Pool:
         """The pool of ``device``."""
@@ -67,7 +75,7 @@ class DeviceMemoryPlan:
 
     def bytes_loaded(self, model: Model) -> int:
         """Bytes of constants a load sends, over every device."""
-        return sum(model.tensors[c].nbytes for p in self.pools for c in p.constants)
+        return sum(self.constant_bytes(model, c) for p in self.pools for c in p.constants)
 
 
 def _aligned(n: int, align: int) -> int:
@@ -228,7 +236,8 @@ def _requests(model: Model, device: str, steps: tuple[Step, ...], mem_ops: Mappi
 
 
 def plan_pool(model: Model, device: str, memory: DeviceMemory, steps: tuple[Step, ...],
-              mem_ops: Mapping[int, str], scratch: Mapping[int, int]) -> Pool:
+              mem_ops: Mapping[int, str], scratch: Mapping[int, int],
+              laid_out: Mapping[str, LaidOut] | None = None) -> Pool:
     """``device``'s pool: the run's tensors and scratch placed as the CPU workspace's are
     (largest first, lowest free address), then its constants after them. Refused in one
     line when it does not fit the memory the kind declares."""
@@ -250,7 +259,8 @@ def plan_pool(model: Model, device: str, memory: DeviceMemory, steps: tuple[Step
     base = at = _aligned(top, align)
     for c in constants:
         addresses[c] = at
-        at += _aligned(model.tensors[c].nbytes, align)
+        laid = (laid_out or {}).get(c)
+        at += _aligned(int(laid.data.nbytes) if laid else model.tensors[c].nbytes, align)
     size = at
     if size > memory.size:
         kind = model.device(device).kind
@@ -282,14 +292,15 @@ def check_runnable(model: Model, mem_ops: Mapping[int, str]) -> None:
 
 
 def plan_device_memory(model: Model, steps: tuple[Step, ...], mem_ops: Mapping[int, str],
-                       memories: Mapping[str, DeviceMemory], scratch: Mapping[int, int]
-                       ) -> DeviceMemoryPlan:
+                       memories: Mapping[str, DeviceMemory], scratch: Mapping[int, int],
+                       laid_out: Mapping[str, LaidOut] | None = None) -> DeviceMemoryPlan:
     """The expanded steps and a pool for each device instance that runs operators from
     its memory (``memories``: device instance -> its kind's memory)."""
     check_runnable(model, mem_ops)
     expanded = expand_steps(model, steps, mem_ops)
     used = [d.name for d in model.devices if d.name in set(mem_ops.values())]
-    pools = tuple(plan_pool(model, d, memories[d], expanded, mem_ops, scratch) for d in used)
+    pools = tuple(plan_pool(model, d, memories[d], expanded, mem_ops, scratch, laid_out)
+                  for d in used)
     cpu_read = {t for op in model.operators if op.index not in mem_ops
                 for t in op.inputs if t is not None}
     cpu_read |= {s.tensor for s in expanded if s.action in ("copy_to", "copy_from")
@@ -297,4 +308,4 @@ def plan_device_memory(model: Model, steps: tuple[Step, ...], mem_ops: Mapping[i
     device_only = frozenset(t for op in model.operators if op.index in mem_ops
                             for t in op.outputs
                             if t not in cpu_read and model.tensors[t].role == "intermediate")
-    return DeviceMemoryPlan(pools, expanded, dict(mem_ops), device_only)
+    return DeviceMemoryPlan(pools, expanded, dict(mem_ops), device_only, dict(laid_out or {}))

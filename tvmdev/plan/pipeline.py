@@ -26,6 +26,7 @@ from typing import Any
 from ..errors import TvmdevError
 from ..load.board import Board
 from ..load.device_kernels import delegated_sources, stand_in_library
+from ..load.device_layouts import Layout
 from ..load.kernel_tree import activate
 from ..load.library import Kernel, Library, load_library
 from ..load.platform import all_platforms, platform_by_name
@@ -37,6 +38,7 @@ from ..model.limits import object_problem
 from ..model.scratch import Tuning
 from ..resources import runtime_dir
 from .device_boards import with_device_boards
+from .device_layouts import lay_out
 from .device_memory import DeviceMemoryPlan, plan_device_memory
 from .devices import DevicePlan, plan_devices
 from .fit import check_fit
@@ -86,6 +88,8 @@ class Options:
     # Device instances whose operators run on another board's kernels, (device, board):
     # a co-processor (--coprocessor); their scratch is sized for that board too.
     device_boards: tuple[tuple[str, str], ...] = ()
+    # Constants the device kinds want in their own layout (kernels/<kind>_layouts.yaml)
+    device_layouts: tuple[Layout, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -250,7 +254,7 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
     check_model(model, all_platforms(), [k.name for c in placed.chains.values() for k in c])
     scratch = operator_scratch(model, placed.chains, board.tuning, placed.scratch, params)
     scratch = with_device_boards(scratch, model, placed.chains, params, options)
-    dev_mem = _device_memory(model, steps, placed, scratch, dict(options.device_memory))
+    dev_mem = _device_memory(model, steps, placed, scratch, options)
     if dev_mem is not None:
         steps = dev_mem.steps
         # No kernel takes over at run time: the tensors are in the device's memory.
@@ -280,13 +284,15 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
 
 
 def _device_memory(model: Model, steps: tuple[Step, ...], placed: Placed,
-                   scratch: dict[int, int], memories: dict[str, DeviceMemory]
-                   ) -> DeviceMemoryPlan | None:
-    """The plan of the devices whose kinds have memory (``memories``, by kind), or None
-    when no operator runs from such a device's memory: those its kind has a kernel for."""
+                   scratch: dict[int, int], options: Options) -> DeviceMemoryPlan | None:
+    """The plan of the devices whose kinds have memory (``options.device_memory``), or
+    None when no operator runs from such a device's memory: those its kind has a kernel
+    for. Constants go in the layouts the kinds ask for (``options.device_layouts``)."""
+    memories = dict(options.device_memory)
     by_device = {d.name: memories[d.kind] for d in model.devices if d.kind in memories}
     mem_ops = {op.index: op.device for op in model.operators
                if op.device in by_device and placed.chains[op.index][0].level == "device"}
     if not mem_ops:
         return None
-    return plan_device_memory(model, steps, mem_ops, by_device, scratch)
+    return plan_device_memory(model, steps, mem_ops, by_device, scratch,
+                              lay_out(model, mem_ops, options.device_layouts))

@@ -23,7 +23,7 @@ from ..plan.kernels import portable_library
 from ..resources import runtime_dir
 from ..write.files import OutFile
 from ..write.manifest import MANIFEST, MANIFEST_HINT, read_manifest
-from .device_memory import memory_context, memory_prototype, sim_tensors
+from .device_memory import layouts_scaffold, memory_context, memory_prototype, sim_tensors
 from .engine import banner, c_declarator, render
 
 _PORTABLE = "kernels/portable"  # the portable kernel library, under runtime/
@@ -275,6 +275,8 @@ def device_files(spec: DeviceSpec, sim: bool = False) -> list[OutFile]:
         for k in kernels:
             files.append(_rendered("device_kernel.c.j2", k["source"], scaffold, spec.command,
                                    dev=dev, k=k, sim=sim))
+        if spec.memory is not None and not sim:  # the constants it loads: their layout
+            files.append(layouts_scaffold(spec, dev, [k["op"] for k in kernels]))
     if sim and spec.memory is not None:  # its memory, tvmdev's simulated one
         files.append(_rendered("sim_memory.c.j2", f"src/device/{spec.name}/sim_memory.c",
                                "owned", spec.command, dev=dev))

@@ -7,8 +7,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..model import status
 from ..model.device import DeviceSpec
-from ..model.ops import OpDef, kernel_params, memory_params, wrapped_prototype
+from ..model.ops import OPS, OpDef, kernel_params, memory_params, wrapped_prototype
+from ..write.files import OutFile
+from .engine import banner, render
+
+
+def layouts_scaffold(spec: DeviceSpec, dev: dict[str, Any], ops: list[str]) -> OutFile:
+    """``kernels/<kind>_layouts.yaml``, the user's: the layouts the kind wants its
+    constants in (tvmdev/load/device_layouts.py), none at first, with the inputs of its
+    operators named."""
+    path = f"kernels/{spec.name}_layouts.yaml"
+    return OutFile(path, render("device_layouts.yaml.j2",
+                                banner=banner("hash", spec.command, "scaffold"),
+                                api_version=status.API_VERSION, dev=dev,
+                                ops=[{"op": o, "inputs": ", ".join(OPS[o].inputs)}
+                                     for o in dict.fromkeys(ops)]), "scaffold")
 
 
 def memory_context(spec: DeviceSpec) -> dict[str, Any] | None:

@@ -6,6 +6,7 @@ Python computes every name, offset and initializer; the templates only lay them 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import TvmdevError
@@ -18,6 +19,7 @@ from ..model.ops import CTYPES, OPS, kernel_params
 from ..model.shapes import ACTIVATIONS, numel
 from ..model.windowed import LAYOUTS
 from ..naming import camel
+from ..plan.device_layouts import LaidOut
 from ..plan.device_memory import DeviceMemoryPlan
 from ..plan.memory import MemoryPlan
 from ..plan.pipeline import Compiled
@@ -216,10 +218,13 @@ def _signatures(prefix: str, ws_io: bool) -> dict[str, str]:
     }
 
 
-def _constants_context(model: Model, names: Names) -> dict[str, Any]:
+def _constants_context(model: Model, names: Names,
+                       laid: Mapping[str, LaidOut] | None = None) -> dict[str, Any]:
     """The constants the operators read (one no operator reads is not emitted: C would
-    warn that it is unused)."""
+    warn that it is unused); ``laid``: those stored in a device kind's layout."""
     unread = model.unread_constants
+    laid = laid or {}
+    values = {n: laid[n].data if n in laid else v for n, v in model.constants.items()}
 
     def symbols(n: str) -> dict[str, str]:
         c = model.tensors[n].cname
@@ -232,13 +237,14 @@ def _constants_context(model: Model, names: Names) -> dict[str, Any]:
         return c_split(f"static const {ctype} {symbol}[{count}]", f"{const} = {{")
 
     return {
-        "constants": [{**symbols(n), "count": int(v.size),
+        "constants": [{**symbols(n), "count": int(v.size), "layout": laid[n].layout.describe()
+                       if n in laid else None,
                        "shape": list(v.shape), "bits": v.size > DECIMAL_LIMIT
                        and v.dtype.kind == "f", "data": constant_data(v),
                        "decl": decl(CTYPE[model.tensors[n].dtype], names.const(
                            model.tensors[n].cname), int(v.size)),
                        "bits_decl": c_split(names.const(model.tensors[n].cname), const, 96)}
-                      for n, v in model.constants.items()
+                      for n, v in values.items()
                       if n not in model.quantized and n not in unread],
         "quantized": [{**symbols(n), "shape": list(model.tensors[n].shape),
                        "n": q.n, "k": q.k, "block": q.block, "data": c_ints(q.data.ravel(), 16),
@@ -288,7 +294,8 @@ def _with_memory(ctx: dict[str, Any], model: Model, plan: DeviceMemoryPlan,
             ops[p.index]["device"] = None
     bits = {d["name"]: d["bit"] for d in ctx["used_devices"]}
     return {**ctx, "steps": memory_steps(model, plan, ops, bits, names),
-            **memory_context(model, plan, names, bits)}
+            **memory_context(model, plan, names, bits),
+            **(_constants_context(model, names, plan.laid_out) if plan.laid_out else {})}
 
 
 def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],

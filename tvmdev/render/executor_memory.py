@@ -164,7 +164,7 @@ def memory_context(model: Model, plan: DeviceMemoryPlan, names: Names, bits: dic
         fn = f"TVMDevice{camel(kind)}"
         loads = [c_call("ret = ", f"{fn}CopyTo",
                         ["dev", f"{p.addresses[c]}U", _tensor_ref(model, c, names),
-                         f"{model.tensors[c].nbytes}U"], 4) for c in p.constants]
+                         f"{plan.constant_bytes(model, c)}U"], 4) for c in p.constants]
         pools.append({
             "device": p.device, "camel": camel(kind), "bit": bits[p.device],
             "loaded": f"{names.prefix}_loaded_{p.device}",
@@ -172,7 +172,7 @@ def memory_context(model: Model, plan: DeviceMemoryPlan, names: Names, bits: dic
                                  [f"tvm_device_{kind}_t *dev"]),
             "wait": f"{fn}Wait(dev, {wait_macro(names.macro, kind)})",
             "unwind_wait": f"{fn}Wait(devices->{p.device}, {wait_macro(names.macro, kind)})",
-            "loads": [{"call": call, "name": c, "bytes": model.tensors[c].nbytes}
+            "loads": [{"call": call, "name": c, "bytes": plan.constant_bytes(model, c)}
                       for call, c in zip(loads, p.constants, strict=True)],
             "load_bytes": p.constant_region[1], "size": p.size, "capacity": p.capacity})
     return {

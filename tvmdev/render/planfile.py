@@ -94,7 +94,11 @@ def _pools_json(gen: Compiled) -> dict[str, Any]:
                        "ratio": round(p.ratio, 4),
                        "constants": {"address": p.constant_region[0],
                                      "size": p.constant_region[1],
-                                     "tensors": list(p.constants)},
+                                     "tensors": list(p.constants),
+                                     **({"layouts": {c: plan.laid_out[c].layout.describe()
+                                                     for c in p.constants
+                                                     if c in plan.laid_out}}
+                                        if plan.laid_out else {})},
                        "addresses": dict(sorted(p.addresses.items(), key=lambda a: a[1])),
                        "scratch": {m.operators[i].name: {"address": a, "bytes": n}
                                    for i, (a, n) in p.scratch.items()}}
