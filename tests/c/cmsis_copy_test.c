@@ -205,6 +205,63 @@ static DRIVER_T fake_driver = {
 };
 #endif
 
+/* More peripherals of the same type: each keeps its own callback (a driver instance's
+ * SignalEvent, as Driver_USART1 and Driver_USART2 keep theirs). Only Initialize and
+ * Uninitialize are called on them here. */
+#define SPARE_DRIVERS 4
+static EVENT_T spare_callbacks[SPARE_DRIVERS];
+#define SPARE(n)                                                                           \
+    static int32_t spare_initialize_##n(EVENT_T cb)                                      \
+    {                                                                                      \
+        spare_callbacks[n] = cb;                                                           \
+        return ARM_DRIVER_OK;                                                              \
+    }                                                                                      \
+    static int32_t spare_uninitialize_##n(void)                                          \
+    {                                                                                      \
+        spare_callbacks[n] = NULL;                                                         \
+        return ARM_DRIVER_OK;                                                              \
+    }
+SPARE(0)
+SPARE(1)
+SPARE(2)
+SPARE(3)
+static DRIVER_T spare_drivers[SPARE_DRIVERS] = {
+    {.Initialize = spare_initialize_0, .Uninitialize = spare_uninitialize_0},
+    {.Initialize = spare_initialize_1, .Uninitialize = spare_uninitialize_1},
+    {.Initialize = spare_initialize_2, .Uninitialize = spare_uninitialize_2},
+    {.Initialize = spare_initialize_3, .Uninitialize = spare_uninitialize_3},
+};
+
+/* Four instances of the kind, each on its own peripheral, get their own events; a fifth
+ * is refused (four slots), and a slot Destroy frees serves the next Init. */
+static void several_instances(tvm_device_npu_t *first)
+{
+    static tvm_device_npu_t more[SPARE_DRIVERS];
+    int i;
+
+    for (i = 0; i < 3; i++) {
+        EXPECT(TVMDeviceNpuInit(&more[i], &spare_drivers[i]), TVM_DEVICE_OK);
+        CHECK(spare_callbacks[i] != NULL && spare_callbacks[i] != callback);
+    }
+    EXPECT(TVMDeviceNpuInit(&more[3], &spare_drivers[3]), TVM_DEVICE_ERR_BUSY);
+    first->user.events = 0U;
+    spare_callbacks[1](SEND_DONE);
+    CHECK(more[1].user.events == SEND_DONE);
+    CHECK(more[0].user.events == 0U && more[2].user.events == 0U && first->user.events == 0U);
+    callback(RECEIVE_DONE);
+    CHECK(first->user.events == RECEIVE_DONE && more[1].user.events == SEND_DONE);
+    first->user.events = 0U;
+    EXPECT(TVMDeviceNpuDestroy(&more[1]), TVM_DEVICE_OK);
+    EXPECT(TVMDeviceNpuInit(&more[3], &spare_drivers[3]), TVM_DEVICE_OK);
+    spare_callbacks[3](SEND_DONE);
+    CHECK(more[3].user.events == SEND_DONE && first->user.events == 0U);
+    for (i = 0; i < SPARE_DRIVERS; i++) {
+        if (i != 1) {
+            EXPECT(TVMDeviceNpuDestroy(&more[i]), TVM_DEVICE_OK);
+        }
+    }
+}
+
 static void pattern(uint8_t *buf, uint32_t n, uint32_t seed)
 {
     uint32_t i, x = seed;
@@ -231,7 +288,9 @@ int main(void)
     EXPECT(TVMDeviceNpuWait(&dev, 10), TVM_DEVICE_ERR_NOT_READY);
     EXPECT(TVMDeviceNpuInit(&dev, &fake_driver), TVM_DEVICE_OK);
     CHECK(callback != NULL); /* the copies need the driver's events */
-    EXPECT(TVMDeviceNpuInit(&other, &fake_driver), TVM_DEVICE_ERR_BUSY); /* one instance */
+    /* A peripheral serves one instance. */
+    EXPECT(TVMDeviceNpuInit(&other, &fake_driver), TVM_DEVICE_ERR_BUSY);
+    several_instances(&dev);
     /* Initialised but not active: the peripheral is off. */
     EXPECT(TVMDeviceNpuCopyTo(&dev, 0, in, 4), TVM_DEVICE_ERR_NOT_READY);
     EXPECT(TVMDeviceNpuActivate(&dev), TVM_DEVICE_OK);

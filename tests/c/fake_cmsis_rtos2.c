@@ -62,7 +62,54 @@ static void sleep_ms(uint32_t ms)
     nanosleep(&ts, NULL);
 }
 
-osKernelState_t osKernelGetState(void) { return state; }
+/*
+ * The scheduler lock. Both kernels: in an interrupt osErrorISR; locked already: 1; running:
+ * lock, 0; otherwise osError (RTX5 rtx_kernel.c svcRtxKernelLock/RestoreLock; CMSIS-FreeRTOS
+ * cmsis_os2.c osKernelLock/RestoreLock over vTaskSuspendAll/xTaskResumeAll). While a
+ * thread holds it no other thread runs, so here the others wait at their next lock, and
+ * only the holder sees the kernel locked.
+ */
+static pthread_mutex_t scheduler = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local int holds_scheduler;
+
+osKernelState_t osKernelGetState(void)
+{
+    return holds_scheduler ? osKernelLocked : state;
+}
+
+int32_t osKernelLock(void)
+{
+    if (thread_is_isr) {
+        return osErrorISR;
+    }
+    if (holds_scheduler) {
+        return 1;
+    }
+    if (state != osKernelRunning) {
+        return osError;
+    }
+    pthread_mutex_lock(&scheduler);
+    holds_scheduler = 1;
+    return 0;
+}
+
+int32_t osKernelRestoreLock(int32_t lock)
+{
+    if (thread_is_isr) {
+        return osErrorISR;
+    }
+    if ((lock != 0 && lock != 1) || (state != osKernelRunning && !holds_scheduler)) {
+        return osError;
+    }
+    if (lock == 1 && !holds_scheduler) {
+        pthread_mutex_lock(&scheduler);
+        holds_scheduler = 1;
+    } else if (lock == 0 && holds_scheduler) {
+        holds_scheduler = 0;
+        pthread_mutex_unlock(&scheduler);
+    }
+    return lock;
+}
 
 /* Both kernels give the running thread, in an interrupt the one interrupted. */
 osThreadId_t osThreadGetId(void) { return &thread_self; }

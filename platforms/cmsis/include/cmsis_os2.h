@@ -99,6 +99,8 @@ typedef struct {
 
 /* Kernel */
 osKernelState_t osKernelGetState(void);
+int32_t osKernelLock(void);
+int32_t osKernelRestoreLock(int32_t lock);
 uint32_t osKernelGetTickCount(void);
 uint32_t osKernelGetTickFreq(void);
 
