@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..model.graph import Model
-from ..model.ops import OPS
+from .inplace import Candidates, fits, portable_inplace
 
 ALIGN = 16
 SCHEDULES = ("eager", "lazy")
@@ -82,15 +82,18 @@ def _aligned(n: int) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
-def plan_memory(model: Model, inplace: bool = True, scratch: Mapping[int, int] | None = None,
+def plan_memory(model: Model, inplace: bool | Candidates = True,
+                scratch: Mapping[int, int] | None = None,
                 exclude: frozenset[str] = frozenset(), no_inplace: frozenset[int] = frozenset(),
                 io: bool = False) -> MemoryPlan:
     """Give every intermediate tensor an arena offset, and every operator in ``scratch``
     (operator index -> bytes) its kernel's scratch.
 
-    Tensors whose lifetimes don't overlap share bytes; an elementwise operator whose input
-    dies at that operator writes its output over it (in place), and a view (reshape,
-    flatten) of such an input is that input's buffer, with no copy. Placement is greedy by
+    Tensors whose lifetimes don't overlap share bytes; an operator whose input dies there
+    writes its output over it (in place) where ``inplace`` allows it (operator index -> its
+    candidate inputs, :mod:`.inplace`; True: those of the portable kernels, False: none),
+    and a view (reshape, flatten) of such an input is that input's buffer, with no copy
+    and no call. Placement is greedy by
     size: the largest buffer first, each at the lowest offset free for its whole lifetime.
     Scratch is placed afterwards, so it never moves a tensor: each operator's at the lowest
     offset free of the buffers live during that operator; the arena grows only by the
@@ -104,6 +107,8 @@ def plan_memory(model: Model, inplace: bool = True, scratch: Mapping[int, int] |
     input that QUANTIZE reads is free after it), an output from its writer to the end.
     """
     tensors = model.tensors
+    if isinstance(inplace, bool):
+        inplace = portable_inplace(model) if inplace else {}
     owner, members, start, end, pairs = _buffer_lifetimes(model, inplace, exclude, no_inplace)
     if io:
         _io_lifetimes(model, owner, members, start, end)
@@ -235,9 +240,9 @@ _Lifetimes = tuple[dict[str, str], dict[str, list[str]], dict[str, int], dict[st
                    list[tuple[str, str]]]
 
 
-def _buffer_lifetimes(model: Model, inplace: bool, exclude: frozenset[str] = frozenset(),
+def _buffer_lifetimes(model: Model, inplace: Candidates, exclude: frozenset[str] = frozenset(),
                       no_inplace: frozenset[int] = frozenset()) -> _Lifetimes:
-    """Which buffer each intermediate tensor lives in (an elementwise operator whose input
+    """Which buffer each intermediate tensor lives in (an operator whose candidate input
     dies there writes in place), and each buffer's first writer and last reader:
     (owner, members, start, end, in-place pairs)."""
     tensors = model.tensors
@@ -261,16 +266,12 @@ def _buffer_lifetimes(model: Model, inplace: bool, exclude: frozenset[str] = fro
                     end[owner[t]] = max(end[owner[t]], op.index)
             continue
         source = None
-        if inplace and op.index not in no_inplace:
-            for idx in OPS[op.op].inplace:
+        if op.index not in no_inplace:
+            for idx in inplace.get(op.index, ()):
                 t = op.inputs[idx] if idx < len(op.inputs) else None
-                if (t is not None and tensors[t].role == "intermediate"
-                        and last_use.get(t) == op.index
-                        and (tensors[t].shape == tensors[out].shape or OPS[op.op].view)
-                        # elements of one size: int8 -> int16 (softmax, quantize) would
-                        # write ahead of what it has still to read
-                        and tensors[t].nbytes == tensors[out].nbytes
-                        and op.inputs.count(t) == 1):
+                if (t is not None and tensors[t].role == "intermediate" and t in owner
+                        and last_use.get(t) == op.index and op.inputs.count(t) == 1
+                        and fits(tensors[t], tensors[out])):
                     source = t
                     break
         if source is None:
