@@ -28,7 +28,8 @@ from ..model.shapes import numel
 Candidates = Mapping[int, tuple[int, ...]]
 
 
-def inplace_inputs(model: Model, chains: Mapping[int, Sequence[Kernel]]) -> dict[int, tuple[int, ...]]:
+def inplace_inputs(model: Model, chains: Mapping[int, Sequence[Kernel]]
+                   ) -> dict[int, tuple[int, ...]]:
     """The inputs each operator of ``model`` may write its output over, from its kernel
     chain (``chains``: operator index -> the kernels it tries): those every kernel of the
     chain allows, in the first kernel's order; a view's input whatever its kernels."""

@@ -260,9 +260,8 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
                          placements={i: replace(p, then=None) if i in dev_mem.mem_ops else p
                                      for i, p in placed.placements.items()})
         scratch = {i: n for i, n in scratch.items() if i not in dev_mem.mem_ops}
-    memory = plan_memory(model, inplace_inputs(model, placed.chains) if options.inplace
-                         else False, scratch=scratch,
-                         exclude=dev_mem.device_only if dev_mem else frozenset(),
+    memory = plan_memory(model, options.inplace and inplace_inputs(model, placed.chains),
+                         scratch=scratch, exclude=dev_mem.device_only if dev_mem else frozenset(),
                          no_inplace=frozenset(dev_mem.mem_ops) if dev_mem else frozenset(),
                          io=options.io == "workspace")
     problem = object_problem(memory.arena_size)
