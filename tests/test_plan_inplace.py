@@ -14,12 +14,14 @@ kernels and, with the tree present, with CMSIS-NN's.
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import Result, need_tool
 
 from tvmdev.load.board import board_by_name
 from tvmdev.load.library import Kernel
@@ -248,3 +250,54 @@ def test_the_replay_catches_a_bad_plan(tmp_path: Path) -> None:
                                                out: plan.offsets[out] + 16})
     with pytest.raises(Replay):
         replay(m, moved, chains)
+
+
+SHRINKING = """\
+name: shrink
+inputs:
+  x: {shape: [1, 4, 64], dtype: float32}
+outputs:
+  y: {shape: [1, 256], dtype: float32}
+tensors:
+  q: {dtype: int8, quant: {scale: [0.02], zero_point: [3]}}
+  t: {dtype: int8, quant: {scale: [0.0078125], zero_point: [0]}}
+  v: {dtype: int8, quant: {scale: [0.0078125], zero_point: [0]}}
+  r: {dtype: int8, quant: {scale: [0.01], zero_point: [-4]}}
+operators:
+  - {name: act, op: relu, inputs: [x], outputs: [h]}
+  - {name: quant, op: quantize, inputs: [h], outputs: [q]}
+  - {name: squash, op: tanh, inputs: [q], outputs: [t]}
+  - {name: flat, op: reshape, inputs: [t], outputs: [v], attrs: {shape: [1, 256]}}
+  - {name: requant, op: quantize, inputs: [v], outputs: [r]}
+  - {name: back, op: dequantize, inputs: [r], outputs: [y]}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["host", "mps2_an386"])
+def test_in_place_chain_runs_and_matches_the_reference(board: str, cli: Callable[..., Result],
+                                                       tmp_path: Path) -> None:
+    """relu, QUANTIZE from float into a quarter of its bytes, int8 tanh, a reshape (no
+    call) and a requantization, each over the tensor before it: built and run, the
+    output is the reference's, as it is with --no-inplace; plan.json notes each alias.
+    On mps2_an386 the input is in the workspace (its default): relu writes over it."""
+    need_tool("gcc" if board == "host" else "qemu-system-arm")
+    path = tmp_path / "shrink.yaml"
+    path.write_text(SHRINKING)
+    plans = {}
+    for label, extra in (("on", ()), ("off", ("--no-inplace",))):
+        build = tmp_path / label
+        r = cli("run", str(path), "--board", board, "--build-dir", str(build), *extra)
+        assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
+        plans[label] = json.loads((build / "model/tvmgen_shrink_plan.json").read_text())
+    aliases = {o["name"]: o.get("alias") for o in plans["on"]["operators"]}
+    assert aliases == {
+        "act": {"input": "x", "kind": "in place"} if board != "host" else None,
+        "quant": {"input": "h", "kind": "in place"},
+        "squash": {"input": "q", "kind": "in place"},
+        "flat": {"input": "t", "kind": "view, no call"},
+        "requant": {"input": "v", "kind": "in place"}, "back": None}
+    assert all("alias" not in o for o in plans["off"]["operators"])
+    executor = (tmp_path / "on/model/tvmgen_shrink.c").read_text()
+    assert "tvmk_reshape_s8" not in executor and "a view, no call" in executor
+    assert plans["on"]["arena"]["size"] < plans["off"]["arena"]["size"]
