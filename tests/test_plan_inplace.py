@@ -301,3 +301,29 @@ def test_in_place_chain_runs_and_matches_the_reference(board: str, cli: Callable
     executor = (tmp_path / "on/model/tvmgen_shrink.c").read_text()
     assert "tvmk_reshape_s8" not in executor and "a view, no call" in executor
     assert plans["on"]["arena"]["size"] < plans["off"]["arena"]["size"]
+
+
+def test_every_kernel_of_the_chain_must_allow_it(tmp_path: Path) -> None:
+    """A user's relu kernel, tried before the portable one: without ``inplace`` its
+    operator writes a buffer of its own (the user's kernel may take over at run time);
+    with ``inplace: [X]`` it goes in place as the portable kernel alone would."""
+    from tvmdev.plan.inplace import inplace_inputs
+    from tvmdev.plan.kernels import build_registry, resolve
+
+    (tmp_path / "m.yaml").write_text(
+        "name: m\ninputs:\n  x: {shape: [1, 64], dtype: float32}\noutputs:\n"
+        "  y: {shape: [1, 64], dtype: float32}\noperators:\n"
+        "  - {name: a, op: tanh, inputs: [x], outputs: [h]}\n"
+        "  - {name: b, op: relu, inputs: [h], outputs: [r]}\n"
+        "  - {name: c, op: tanh, inputs: [r], outputs: [y]}\n")
+    m = load_model(tmp_path / "m.yaml")
+    got = {}
+    for label, extra in (("silent", ""), ("says", ", inplace: [X]")):
+        lib = tmp_path / f"{label}.yaml"
+        lib.write_text("- op: relu\n  header: mine.h\n  kernels:\n"
+                       f"    - {{arg_meta: null, kernel_name: my_relu{extra}}}\n")
+        chains = resolve(m, build_registry([lib], []))
+        assert [k.name for k in chains[1]] == ["my_relu", "tvmk_relu_f32"]
+        got[label] = plan_memory(m, inplace_inputs(m, chains)).inplace
+    assert got == {"silent": (), "says": (("r", "h"),)}
+    assert plan_memory(m).inplace == (("r", "h"),)
