@@ -21,8 +21,7 @@ from ..errors import TvmdevError
 from ..model.device import DeviceMemory
 from ..model.graph import Model
 from ..model.ops import OPS
-from .lifetimes import ALIGN, Segment, greedy
-from .memory import Buffer, lower_bound
+from .memory import ALIGN, Buffer, _greedy, lower_bound
 from .schedule import Step
 
 
@@ -239,9 +238,9 @@ def plan_pool(model: Model, device: str, memory: DeviceMemory, steps: tuple[Step
     sizes = {r: reqs[r][0] for r in roots}
     start = {r: reqs[r][1] for r in roots}
     end = {r: reqs[r][2] for r in roots}
-    spans = {r: [Segment([], start[r], end[r], sizes[r])] for r in roots}
-    candidates = [greedy(spans, lambda r: (-sizes[r], start[r], r)),
-                  greedy(spans, lambda r: (-sizes[r], start[r] - end[r], r))]
+    candidates = [_greedy(roots, sizes, start, end, lambda r: (-sizes[r], start[r], r)),
+                  _greedy(roots, sizes, start, end,
+                          lambda r: (-sizes[r], start[r] - end[r], r))]
     offsets = min(candidates, key=lambda o: max((o[r] + sizes[r] for r in roots), default=0))
     buffers = tuple(Buffer((r,) if not r.startswith("#") else (), sizes[r], start[r], end[r],
                            offsets[r], int(r[1:]) if r.startswith("#") else None)

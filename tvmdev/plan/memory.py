@@ -7,12 +7,13 @@ writes.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..model.graph import Model
 from .inplace import Candidates, portable_inplace
-from .lifetimes import ALIGN, aligned, greedy, lifetimes
+from .lifetimes import ALIGN as ALIGN
+from .lifetimes import Segment, aligned, greedy, lifetimes
 
 SCHEDULES = ("eager", "lazy")
 
@@ -189,3 +190,10 @@ def lower_bound(buffers: Sequence[Buffer]) -> int:
         live += delta
         best = max(best, live)
     return best
+
+
+def _greedy(roots: list[str], sizes: dict[str, int], start: dict[str, int],
+            end: dict[str, int], key: Callable[[str], tuple[int, int, str]]) -> dict[str, int]:
+    """Place buffers of one size each (a device's pool: :mod:`.device_memory`) in ``key``
+    order, each at the lowest offset free for its lifetime."""
+    return greedy({r: [Segment([], start[r], end[r], sizes[r])] for r in roots}, key)
