@@ -58,6 +58,24 @@ def scratch_of(m: Model, tuning: Tuning) -> dict[int, int]:
     return operator_scratch(m, resolve(m, build_registry([], [])), tuning)
 
 
+def check_disjoint(plan: MemoryPlan) -> None:
+    """Buffers alive at the same operator share no bytes, but where one continues the
+    other in place there: same offset, fewer bytes, written over the other as it is read
+    (a declared in-place pair)."""
+    pairs = set(plan.inplace)
+    bufs = plan.buffers
+    for i, a in enumerate(bufs):
+        for b in bufs[i + 1:]:
+            if not (a.start <= b.end and b.start <= a.end):
+                continue
+            first, then = (a, b) if a.start <= b.start else (b, a)
+            if (then.continues and then.start == first.end and then.offset == first.offset
+                    and then.size <= first.size and (then.tensors[0], first.tensors[-1])
+                    in pairs):
+                continue
+            assert a.offset + a.size <= b.offset or b.offset + b.size <= a.offset, (a, b)
+
+
 def check_plan(m: Model, scratch: dict[int, int] | None = None) -> MemoryPlan:
     plan = plan_memory(m, scratch=scratch)
     # Each buffer lives from its first writer to its last reader, whatever they write.
@@ -67,11 +85,8 @@ def check_plan(m: Model, scratch: dict[int, int] | None = None) -> MemoryPlan:
             assert b.start <= min(uses) and max(uses) <= b.end, (t, b)
     # Buffers alive at the same operator never share bytes (scratch included).
     bufs = plan.buffers
-    for i, a in enumerate(bufs):
-        assert a.offset % plan.alignment == 0
-        for b in bufs[i + 1:]:
-            if a.start <= b.end and b.start <= a.end:
-                assert a.offset + a.size <= b.offset or b.offset + b.size <= a.offset, (a, b)
+    assert all(b.offset % plan.alignment == 0 for b in bufs)
+    check_disjoint(plan)
     assert plan.lower_bound <= plan.arena_size
     # Every intermediate has an offset inside the arena.
     for name, t in m.tensors.items():
@@ -180,25 +195,29 @@ def check_io_plan(m: Model) -> MemoryPlan:
     plan = plan_memory(m, io=True)
     last = len(m.operators) - 1
     by_tensor = {t: b for b in plan.buffers for t in b.tensors}
+    aliased = {t for pair in plan.inplace for t in pair}
     for name in (*m.inputs, *m.outputs):
         b = by_tensor[name]
-        assert b.tensors == (name,) and plan.offsets[name] == b.offset
+        assert plan.offsets[name] == b.offset
         assert b.offset + m.tensors[name].nbytes <= plan.arena_size
         readers = [op.index for op in m.operators if name in op.inputs]
         if name in m.outputs:
             writer = next(op.index for op in m.operators if name in op.outputs)
-            assert (b.start, b.end) == (writer, last)
+            assert b.start <= writer and b.end == last
         else:
-            assert (b.start, b.end) == (0, max(readers))
+            assert b.start == 0 and b.end >= max(readers)
+        if name not in aliased:  # its own buffer, for exactly its lifetime
+            assert b.tensors == (name,)
+            assert (b.start, b.end) == ((writer, last) if name in m.outputs
+                                        else (0, max(readers)))
     bufs = plan.buffers
-    for i, a in enumerate(bufs):
-        for b in bufs[i + 1:]:
-            if a.start <= b.end and b.start <= a.end:
-                assert a.offset + a.size <= b.offset or b.offset + b.size <= a.offset, (a, b)
+    check_disjoint(plan)
     assert plan.lower_bound <= plan.arena_size
-    # The bound is the most bytes live at one operator, the I/O's included; the I/O adds
-    # at most its own bytes to it.
-    live = [sum(b.size for b in bufs if b.start <= k <= b.end) for k in range(last + 1)]
+    # The bound is the most bytes live at one operator, the I/O's included (a buffer that
+    # continues another in fewer bytes counts from the operator after the one that writes
+    # it); the I/O adds at most its own bytes to it.
+    live = [sum(b.size for b in bufs if b.start + b.continues <= k <= b.end)
+            for k in range(last + 1)]
     assert plan.lower_bound == max(live)
     caller = plan_memory(m)
     io_bytes = sum(by_tensor[n].size for n in (*m.inputs, *m.outputs))
@@ -228,15 +247,24 @@ operators:
 
 
 def test_a_float_input_is_free_once_quantize_has_read_it(tmp_path: Path) -> None:
-    """The 4,096-byte float input dies at QUANTIZE: the int8 tensors after it reuse its
-    bytes, so the workspace holds it only as long as it is needed (4,096 + 1,024 bytes
-    at QUANTIZE, then three int8 tensors of 1,024)."""
+    """The 4,096-byte float input dies at QUANTIZE: without in place, the int8 tensors
+    after it reuse its bytes, so the workspace holds it only as long as it is needed
+    (4,096 + 1,024 bytes at QUANTIZE, then three int8 tensors of 1,024). In place,
+    QUANTIZE writes its 1,024 bytes over the input's first as it reads them (its kernel
+    allows it): 4,096 bytes at QUANTIZE, the rest free after it."""
     (tmp_path / "m.yaml").write_text(QUANTIZED_INPUT)
     m = load_model(tmp_path / "m.yaml")
-    plan = check_io_plan(m)
+    with pytest.MonkeyPatch.context() as mp:  # the same checks without in place
+        mp.setattr("tvmdev.plan.memory.portable_inplace", lambda model: {})
+        plan = check_io_plan(m)
     x = next(b for b in plan.buffers if b.tensors == ("x",))
     assert (x.start, x.end) == (0, 0)
     assert plan.lower_bound == 4096 + 1024
     later = [b for b in plan.buffers if b.start >= 1]
     assert any(b.offset < x.offset + x.size and x.offset < b.offset + b.size for b in later)
     assert plan.arena_size == plan.lower_bound
+    plan = check_io_plan(m)
+    assert ("xq", "x") in plan.inplace and plan.offsets["xq"] == plan.offsets["x"]
+    xq = next(b for b in plan.buffers if b.tensors[0] == "xq")
+    assert xq.continues and xq.size == 1024
+    assert plan.arena_size == plan.lower_bound == 4096

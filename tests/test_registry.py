@@ -164,6 +164,12 @@ BAD_LIBS = [
     ("- op: gemm\n  header: h.h\n  kernels:\n    - {arg_meta: null, kernel_name: g,\n"
      "       scratch: im2col}\n", "lib.yaml:5: scratch must be a number of bytes or a rule "
      "for gemm, got 'im2col'"),
+    ("- op: relu\n  header: h.h\n  kernels:\n    - {arg_meta: null, kernel_name: r,\n"
+     "       inplace: [Y]}\n", "lib.yaml:5: inplace of r must list inputs of relu, each once"),
+    ("- op: add\n  header: h.h\n  kernels:\n    - {arg_meta: null, kernel_name: a,\n"
+     "       inplace: [A, A]}\n", "lib.yaml:5: inplace of a must list inputs of add, each once"),
+    ("- op: relu\n  header: h.h\n  kernels:\n    - {arg_meta: null, kernel_name: r,\n"
+     "       inplace: X}\n", "lib.yaml:5: inplace of r must list inputs of relu, each once"),
 ]
 
 

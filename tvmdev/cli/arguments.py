@@ -58,6 +58,8 @@ def model_command(model: Path, args: argparse.Namespace) -> str:
         parts += ["--cmsis-nn", OFF]
     if not getattr(args, "fold_pads", True):
         parts += ["--no-fold-pads"]
+    if not getattr(args, "inplace", True):
+        parts += ["--no-inplace"]
     if getattr(args, "io", None):
         parts += ["--io", args.io]
     for value in _listed(getattr(args, "place_memory", None)):
@@ -80,6 +82,7 @@ def compile_options(args: argparse.Namespace, run: bool) -> Options:
                    specs,
                    (("cmsis_nn", args.cmsis_nn),) if getattr(args, "cmsis_nn", None) else (),
                    stand_in_kernels=run, fold_pads=getattr(args, "fold_pads", True),
+                   inplace=getattr(args, "inplace", True),
                    # the user's kinds that declare memory of their own (their manifest)
                    device_memory=tuple((s.name, s.memory) for s in specs if s.memory),
                    place_memory=parse_places(getattr(args, "place_memory", None)),

@@ -68,6 +68,10 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-fold-pads", dest="fold_pads", action="store_false",
                    help="run every PAD as its own operator (default: a PAD whose padding "
                         "its convolution or max pool computes exactly is folded into it)")
+    p.add_argument("--no-inplace", dest="inplace", action="store_false",
+                   help="give every operator's output a buffer of its own (default: an "
+                        "operator whose kernels allow it writes over an input that dies "
+                        "there, and a reshape of such an input is a view, with no call)")
     p.add_argument("--io", choices=["workspace", "caller"],
                    help="the model's inputs and outputs: planned in the workspace (the "
                         "caller fills and reads the pointers tvmgen_<model>_map_inputs and "

@@ -131,7 +131,9 @@ def stand_in_library(kind: str, ops: tuple[str, ...], portable: Library, root: P
             kernels.append(Kernel(op, v.name, meta, f"tvm/kernels/{kind}.h",
                                   (root / "include").resolve(),
                                   ((root / f"src/kernels/{kind}/{op}.c").resolve(),),
-                                  kind, "device", Where(str(path))))
+                                  kind, "device", Where(str(path)),
+                                  # it calls the portable kernel on the same pointers
+                                  inplace=v.portable.inplace))
     return Library(kind, "device", kind, path, tuple(kernels))
 
 

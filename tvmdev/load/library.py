@@ -14,6 +14,12 @@ A library is a list of entries::
 A board library's kernel (``runtime/kernels/cmsis_nn``) also lists the functions of its
 third-party tree it ``calls`` and the ``buffer`` request that sizes its scratch.
 
+A kernel that may write its output over an input says which, by argument name:
+``inplace: [A, B]``. It promises that it writes output element i only after it has read
+every element of that input up to i, in the order of the elements, so an output whose
+elements are no larger than the input's may start at the input's address (the memory
+planner does so where the input dies at that operator: :mod:`tvmdev.plan.inplace`).
+
 A kernel may name its own ``header`` (the int8 kernels of an op declared apart from its
 float ones: ``header: tvmk_s8.h``).
 
@@ -54,7 +60,7 @@ from .fields import name_in, optional
 
 ENTRY_KEYS = ("op", "header", "type_alias", "kernels", *CUSTOM_KEYS)
 KERNEL_KEYS = ("arg_meta", "kernel_name", "sources", "args", "scratch", "header", "calls",
-               "buffer")
+               "buffer", "inplace")
 LEVELS = ("user", "device", "board", "portable")
 
 
@@ -78,6 +84,9 @@ class Kernel:
     # (the build compiles what they reach) and the request that sizes its scratch.
     calls: tuple[str, ...] = ()
     buffer: str | None = None
+    # The inputs (by index) the kernel may write its output over: it reads each element
+    # before it writes the output's element at that place (``inplace: [A, B]``).
+    inplace: tuple[int, ...] = ()
 
     def matches(self, dtypes: dict[str, str]) -> bool:
         """Whether the kernel accepts these argument dtypes."""
@@ -220,7 +229,8 @@ class _LibraryReader:
             scratch = custom_scratch(custom, item) if "scratch" in item else None
         self.kernels.append(Kernel(op, kname, meta, own, self.include, sources, self.name,
                                    self.level, kw, _arg_order(opdef, item, kname), scratch,
-                                   _names(item, "calls"), _buffer(item)))
+                                   _names(item, "calls"), _buffer(item),
+                                   _inplace(item, opdef, kname)))
 
     def sources(self, item: dict[str, Any], kname: str) -> tuple[Path, ...]:
         sources = optional(item, "sources", [])
@@ -347,6 +357,20 @@ def _names(item: dict[str, Any], key: str) -> tuple[str, ...]:
     for v in value:
         naming.check_identifier(v, key, yamlio.where_of(item, key))
     return tuple(value)
+
+
+def _inplace(item: dict[str, Any], opdef: OpDef, kname: str) -> tuple[int, ...]:
+    """A kernel's ``inplace``: the inputs, by name, its output may be written over."""
+    value = optional(item, "inplace", [])
+    where = yamlio.where_of(item, "inplace")
+    allowed = opdef.inputs[:-1] if opdef.variadic else opdef.inputs
+    if not isinstance(value, list) or len(opdef.outputs) != 1 or any(
+            not name_in(v, allowed) for v in value) or len(set(map(shown, value))) != len(value):
+        raise TvmdevError(f"inplace of {kname} must list inputs of {opdef.name}, each once",
+                          where, hint=(f"{opdef.name} has more than one output" if
+                                       len(opdef.outputs) != 1 else
+                                       "inputs: " + ", ".join(allowed)))
+    return tuple(allowed.index(str(v)) for v in value)
 
 
 def _buffer(item: dict[str, Any]) -> str | None:

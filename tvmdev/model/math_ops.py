@@ -31,7 +31,7 @@ MATH_OPTIONAL_NO_DEFAULT = {(op, "axes") for op in REDUCTIONS}
 
 def _unary(name: str, doc: str) -> OpDef:
     return OpDef(name, ("X",), frozenset(), ("Y",), {}, "tvmk_unary_params", same_infer,
-                 count_params, inplace=(0,), doc=doc)
+                 count_params, doc=doc)
 
 
 def gelu_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]
@@ -161,7 +161,7 @@ def inv_std_dev_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, 
 
 def _binary(name: str, doc: str, params: Callable[..., dict[str, Any]]) -> OpDef:
     return OpDef(name, ("A", "B"), frozenset(), ("C",), {}, "tvmk_binary_params",
-                 binary_infer, params, inplace=(0, 1), doc=doc)
+                 binary_infer, params, doc=doc)
 
 
 MATH_OPS: list[OpDef] = [
@@ -173,11 +173,11 @@ MATH_OPS: list[OpDef] = [
     _unary("erf", "Y = erf(X)"),
     OpDef("gelu", ("X",), frozenset(), ("Y",),
           {"approximate": Attr("str", "none", choices=GELU_APPROXIMATIONS)},
-          "tvmk_gelu_params", same_infer, gelu_params, inplace=(0,),
+          "tvmk_gelu_params", same_infer, gelu_params,
           doc="Y = X * (1 + erf(X / sqrt(2))) / 2; approximate tanh: ONNX's tanh form"),
     _binary("pow", "C = A ** B, broadcasting", binary_params),
     OpDef("clip_bounds", ("input", "min", "max"), frozenset({"min", "max"}), ("output",), {},
-          "tvmk_unary_params", clip_bounds_infer, count_params, inplace=(0,),
+          "tvmk_unary_params", clip_bounds_infer, count_params,
           doc="min(max(input, min), max); min and max one value each, computed at run time"),
     _reduce("reduce_max", "max over axes (default: all)"),
     _reduce("reduce_min", "min over axes (default: all)"),
@@ -189,7 +189,7 @@ MATH_OPS: list[OpDef] = [
                                 "the end)"),
     OpDef("layer_norm", ("X", "Scale", "B"), frozenset({"B"}), ("Y",),
           {"axis": Attr("int", -1), "epsilon": Attr("float", 1e-5)},
-          "tvmk_layer_norm_params", layer_norm_infer, layer_norm_params, inplace=(0,),
+          "tvmk_layer_norm_params", layer_norm_infer, layer_norm_params,
           doc="(X - mean) / sqrt(var + epsilon) * Scale + B over the dims from axis"),
     OpDef("inv_std_dev", ("X",), frozenset(), ("Y",),
           {"axis": Attr("int", -1), "epsilon": Attr("float", 1e-5)},

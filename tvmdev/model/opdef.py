@@ -31,11 +31,9 @@ class OpDef:
     params_struct: str
     infer: Callable[[list[Shape | None], dict[str, Any]], Shape]
     params: Callable[[list[Shape | None], Shape, dict[str, Any]], dict[str, Any]]
-    # Inputs the output may share memory with (elementwise: the planner may go in place).
-    inplace: tuple[int, ...] = ()
     # The output is the input's elements in the same order under another shape (reshape,
-    # flatten): the planner lets it alias its input's buffer, and the kernel copies
-    # nothing then.
+    # flatten): the planner lets it alias its input's buffer, and the executor calls no
+    # kernel then. (Which kernels compute in place is kernel data: tvmdev.plan.inplace.)
     view: bool = False
     # The params struct ends with scratch_bytes and scratch: its kernels may be given
     # scratch in the workspace (tvmdev.model.scratch).

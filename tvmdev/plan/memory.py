@@ -11,9 +11,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..model.graph import Model
-from ..model.ops import OPS
+from .inplace import Candidates, portable_inplace
+from .lifetimes import ALIGN as ALIGN
+from .lifetimes import Segment, aligned, greedy, lifetimes
 
-ALIGN = 16
 SCHEDULES = ("eager", "lazy")
 
 
@@ -31,6 +32,9 @@ class Buffer:
     offset: int
     scratch_of: int | None = None  # the operator whose scratch this is
     persistent: bool = False  # a state tensor: live across runs, in the state region
+    # Continues the buffer before it at the same offset from its first operator, which
+    # writes fewer bytes over that one's (lifetimes.Segment): not counted twice there.
+    continues: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,20 +82,20 @@ class MemoryPlan:
         return self.arena_size / self.lower_bound if self.lower_bound else 1.0
 
 
-def _aligned(n: int) -> int:
-    return (n + ALIGN - 1) // ALIGN * ALIGN
-
-
-def plan_memory(model: Model, inplace: bool = True, scratch: Mapping[int, int] | None = None,
+def plan_memory(model: Model, inplace: bool | Candidates = True,
+                scratch: Mapping[int, int] | None = None,
                 exclude: frozenset[str] = frozenset(), no_inplace: frozenset[int] = frozenset(),
                 io: bool = False) -> MemoryPlan:
     """Give every intermediate tensor an arena offset, and every operator in ``scratch``
     (operator index -> bytes) its kernel's scratch.
 
-    Tensors whose lifetimes don't overlap share bytes; an elementwise operator whose input
-    dies at that operator writes its output over it (in place), and a view (reshape,
-    flatten) of such an input is that input's buffer, with no copy. Placement is greedy by
-    size: the largest buffer first, each at the lowest offset free for its whole lifetime.
+    Tensors whose lifetimes don't overlap share bytes; an operator whose input dies there
+    writes its output over it (in place) where ``inplace`` allows it (operator index -> its
+    candidate inputs, :mod:`.inplace`; True: those of the portable kernels, False: none),
+    and a view (reshape, flatten) of such an input is that input's buffer, with no copy
+    and no call (:mod:`.lifetimes`: an output with fewer bytes frees the rest). Placement
+    is greedy by size: the largest buffer first, each at the lowest offset free for its
+    whole lifetime.
     Scratch is placed afterwards, so it never moves a tensor: each operator's at the lowest
     offset free of the buffers live during that operator; the arena grows only by the
     scratch that fits in no gap. The model's state tensors come last, each aligned, in a
@@ -103,36 +107,34 @@ def plan_memory(model: Model, inplace: bool = True, scratch: Mapping[int, int] |
     ``use_workspace_io``): an input from the start of the run to its last reader (a float
     input that QUANTIZE reads is free after it), an output from its writer to the end.
     """
-    tensors = model.tensors
-    owner, members, start, end, pairs = _buffer_lifetimes(model, inplace, exclude, no_inplace)
-    if io:
-        _io_lifetimes(model, owner, members, start, end)
-    roots = list(members)
-    sizes = {r: _aligned(max(tensors[t].nbytes for t in members[r])) for r in roots}
+    if isinstance(inplace, bool):
+        inplace = portable_inplace(model) if inplace else {}
+    life = lifetimes(model, inplace, exclude, no_inplace, io)
+    chains = life.chains
+    size = {r: c[0].size for r, c in chains.items()}
+    start = {r: c[0].start for r, c in chains.items()}
+    end = {r: c[-1].end for r, c in chains.items()}
     # Two placement orders; the smaller arena wins: largest first (ties: earliest), and
     # longest-lived first among equal sizes, which packs long skip connections better.
-    candidates = [
-        _greedy(roots, sizes, start, end, lambda r: (-sizes[r], start[r], r)),
-        _greedy(roots, sizes, start, end, lambda r: (-sizes[r], start[r] - end[r], r)),
-    ]
-    offsets_by_root = min(candidates, key=lambda o: max(
-        (o[r] + sizes[r] for r in roots), default=0))
-    buffers = tuple(Buffer(tuple(members[r]), sizes[r], start[r], end[r], offsets_by_root[r])
-                    for r in roots)
-    offsets = {t: offsets_by_root[owner[t]] for t in owner}
+    candidates = [greedy(chains, lambda r: (-size[r], start[r], r)),
+                  greedy(chains, lambda r: (-size[r], start[r] - end[r], r))]
+    by_root = min(candidates, key=lambda o: max((o[r] + size[r] for r in chains), default=0))
+    buffers = tuple(Buffer(tuple(s.tensors), s.size, s.start, s.end, by_root[r],
+                           continues=s.continues) for r, c in chains.items() for s in c)
+    offsets = {t: by_root[r] for t, r in life.owner.items()}
     scratch_buffers = _place_scratch(buffers, scratch or {})
     buffers += scratch_buffers
     arena = max((b.offset + b.size for b in buffers), default=0)
     placed = {b.scratch_of: (b.offset, (scratch or {})[b.scratch_of]) for b in scratch_buffers
               if b.scratch_of is not None}
-    states = _state_slots(model, _aligned(arena))
+    states = _state_slots(model, aligned(arena))
     if states:
         last = max(len(model.operators) - 1, 0)
-        buffers += tuple(Buffer((s.name,), _aligned(s.size), 0, last, s.offset, persistent=True)
+        buffers += tuple(Buffer((s.name,), aligned(s.size), 0, last, s.offset, persistent=True)
                          for s in states)
         offsets.update({s.name: s.offset for s in states})
-        arena = states[-1].offset + _aligned(states[-1].size)
-    return MemoryPlan(offsets, buffers, arena, lower_bound(buffers), ALIGN, tuple(pairs),
+        arena = states[-1].offset + aligned(states[-1].size)
+    return MemoryPlan(offsets, buffers, arena, lower_bound(buffers), ALIGN, tuple(life.pairs),
                       dict(sorted(placed.items())), states)
 
 
@@ -142,7 +144,7 @@ def _state_slots(model: Model, base: int) -> tuple[StateSlot, ...]:
     for name in model.states:
         size = model.tensors[name].nbytes
         out.append(StateSlot(name, base, size, model.state_fill(name)))
-        base += _aligned(size)
+        base += aligned(size)
     return tuple(out)
 
 
@@ -166,7 +168,7 @@ def _place_scratch(tensors: Sequence[Buffer], scratch: Mapping[int, int]
             live.pop(heapq.heappop(ends)[1], None)
         if size <= 0:
             continue
-        size = _aligned(size)
+        size = aligned(size)
         offset = 0
         for lo, hi in sorted((b.offset, b.offset + b.size) for b in live.values()):
             if lo - offset >= size:
@@ -180,7 +182,7 @@ def lower_bound(buffers: Sequence[Buffer]) -> int:
     """The most bytes live at any one operator."""
     events: list[tuple[int, int]] = []
     for b in buffers:
-        events.append((b.start, b.size))
+        events.append((b.start + b.continues, b.size))
         events.append((b.end + 1, -b.size))
     events.sort(key=lambda e: (e[0], e[1]))
     live = best = 0
@@ -192,97 +194,6 @@ def lower_bound(buffers: Sequence[Buffer]) -> int:
 
 def _greedy(roots: list[str], sizes: dict[str, int], start: dict[str, int],
             end: dict[str, int], key: Callable[[str], tuple[int, int, str]]) -> dict[str, int]:
-    """Place buffers in ``key`` order, each at the lowest offset free for its lifetime."""
-    order = sorted(roots, key=key)
-    live_at: dict[int, list[str]] = {}
-    offsets: dict[str, int] = {}
-    for r in order:
-        s, e, size = start[r], end[r], sizes[r]
-        seen: set[str] = set()
-        busy: list[tuple[int, int]] = []
-        for t in range(s, e + 1):
-            for other in live_at.get(t, ()):
-                if other not in seen:
-                    seen.add(other)
-                    busy.append((offsets[other], offsets[other] + sizes[other]))
-        busy.sort()
-        offset = 0
-        for lo, hi in busy:
-            if lo - offset >= size:
-                break
-            offset = max(offset, hi)
-        offsets[r] = offset
-        for t in range(s, e + 1):
-            live_at.setdefault(t, []).append(r)
-    return offsets
-
-
-def _io_lifetimes(model: Model, owner: dict[str, str], members: dict[str, list[str]],
-                  start: dict[str, int], end: dict[str, int]) -> None:
-    """Add the model's inputs and outputs to the buffers: each its own (never in place)."""
-    last = max(len(model.operators) - 1, 0)
-    for name in (*model.inputs, *model.outputs):
-        if name in owner:
-            continue
-        readers = [op.index for op in model.operators if name in op.inputs]
-        writers = [op.index for op in model.operators if name in op.outputs]
-        owner[name], members[name] = name, [name]
-        start[name] = min(writers) if name in model.outputs and writers else 0
-        end[name] = last if name in model.outputs else max(readers, default=0)
-
-
-_Lifetimes = tuple[dict[str, str], dict[str, list[str]], dict[str, int], dict[str, int],
-                   list[tuple[str, str]]]
-
-
-def _buffer_lifetimes(model: Model, inplace: bool, exclude: frozenset[str] = frozenset(),
-                      no_inplace: frozenset[int] = frozenset()) -> _Lifetimes:
-    """Which buffer each intermediate tensor lives in (an elementwise operator whose input
-    dies there writes in place), and each buffer's first writer and last reader:
-    (owner, members, start, end, in-place pairs)."""
-    tensors = model.tensors
-    last_use: dict[str, int] = {}
-    for op in model.operators:
-        for t in op.inputs:
-            if t is not None:
-                last_use[t] = op.index
-    # Union-find of tensors sharing a buffer.
-    owner: dict[str, str] = {}
-    members: dict[str, list[str]] = {}
-    start: dict[str, int] = {}
-    end: dict[str, int] = {}
-    pairs: list[tuple[str, str]] = []
-    for op in model.operators:
-        out = op.outputs[0]
-        if tensors[out].role != "intermediate" or out in exclude:
-            # Writes a model output: no buffer starts here, but its inputs live until now.
-            for t in op.inputs:
-                if t is not None and t in owner:
-                    end[owner[t]] = max(end[owner[t]], op.index)
-            continue
-        source = None
-        if inplace and op.index not in no_inplace:
-            for idx in OPS[op.op].inplace:
-                t = op.inputs[idx] if idx < len(op.inputs) else None
-                if (t is not None and tensors[t].role == "intermediate"
-                        and last_use.get(t) == op.index
-                        and (tensors[t].shape == tensors[out].shape or OPS[op.op].view)
-                        # elements of one size: int8 -> int16 (softmax, quantize) would
-                        # write ahead of what it has still to read
-                        and tensors[t].nbytes == tensors[out].nbytes
-                        and op.inputs.count(t) == 1):
-                    source = t
-                    break
-        if source is None:
-            owner[out] = out
-            members[out] = [out]
-            start[out] = op.index
-            end[out] = op.index
-        else:
-            owner[out] = owner[source]
-            members[owner[source]].append(out)
-            pairs.append((out, source))
-        for t in op.inputs:
-            if t is not None and t in owner:
-                end[owner[t]] = max(end[owner[t]], op.index)
-    return owner, members, start, end, pairs
+    """Place buffers of one size each (a device's pool: :mod:`.device_memory`) in ``key``
+    order, each at the lowest offset free for its lifetime."""
+    return greedy({r: [Segment([], start[r], end[r], sizes[r])] for r in roots}, key)

@@ -42,6 +42,7 @@ from .device_layouts import lay_out
 from .device_memory import DeviceMemoryPlan, plan_device_memory
 from .devices import DevicePlan, plan_devices
 from .fit import check_fit
+from .inplace import inplace_inputs
 from .kernels import (
     build_registry,
     device_dir_libraries,
@@ -78,6 +79,10 @@ class Options:
     # Fold a PAD into the convolution or max pool reading it where that is exact
     # (:mod:`.padfold`); off: every PAD runs as its own operator (--no-fold-pads).
     fold_pads: bool = True
+    # Write an operator's output over an input that dies there where its kernels allow
+    # it, and alias a view to its input with no call (:mod:`.inplace`); off: every
+    # operator writes a buffer of its own (--no-inplace).
+    inplace: bool = True
     # The device kinds with memory of their own, by kind (docs/device-memory.md).
     device_memory: tuple[tuple[str, DeviceMemory], ...] = ()
     # --place-memory: (pool, region) pairs; the other pools go to the fastest that fit
@@ -146,7 +151,7 @@ class Compiled:
         """The selected kernels (each once): what selective build compiles."""
         seen: dict[str, Kernel] = {}
         for p in self.ops:
-            for k in p.chain:
+            for k in p.chain if p.view_of is None else ():  # a view calls nothing
                 seen.setdefault(k.name, k)
         return tuple(seen.values())
 
@@ -263,8 +268,8 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
                          placements={i: replace(p, then=None) if i in dev_mem.mem_ops else p
                                      for i, p in placed.placements.items()})
         scratch = {i: n for i, n in scratch.items() if i not in dev_mem.mem_ops}
-    memory = plan_memory(model, scratch=scratch,
-                         exclude=dev_mem.device_only if dev_mem else frozenset(),
+    memory = plan_memory(model, options.inplace and inplace_inputs(model, placed.chains),
+                         scratch=scratch, exclude=dev_mem.device_only if dev_mem else frozenset(),
                          no_inplace=frozenset(dev_mem.mem_ops) if dev_mem else frozenset(),
                          io=options.io == "workspace")
     problem = object_problem(memory.arena_size)

@@ -19,6 +19,7 @@ from typing import Any
 from ..load.library import Kernel
 from ..model.graph import Model
 from ..model.ops import scratch_structs
+from .inplace import is_view
 from .memory import MemoryPlan
 from .placement import Placed, Placement
 
@@ -34,6 +35,9 @@ class Prepared:
     params: Mapping[str, Any]  # the struct's field values (read-only)
     takes_scratch: bool  # whether the struct has scratch fields
     scratch: tuple[int, int]  # (offset in the workspace, bytes); (0, 0) for none
+    # A view (reshape, flatten) planned in its input's buffer: that input; the executor
+    # calls no kernel for it (the bytes are already where the output is).
+    view_of: str | None = None
 
 
 def operator_params(model: Model) -> dict[int, tuple[str, dict[str, Any]]]:
@@ -49,9 +53,11 @@ def prepare(model: Model, params: dict[int, tuple[str, dict[str, Any]]], placed:
     (``device_scratch``: an operator run from a device's memory, its address there)."""
     scratch = {**memory.scratch, **(device_scratch or {})}
     with_scratch = scratch_structs()
+    aliased = dict(memory.inplace)
     return tuple(
         Prepared(op.index, placed.chains[op.index], placed.placements[op.index],
                  params[op.index][0],
                  MappingProxyType({**params[op.index][1], **placed.params.get(op.index, {})}),
-                 params[op.index][0] in with_scratch, scratch.get(op.index, (0, 0)))
+                 params[op.index][0] in with_scratch, scratch.get(op.index, (0, 0)),
+                 aliased.get(op.outputs[0]) if is_view(model, op.index) else None)
         for op in model.operators)

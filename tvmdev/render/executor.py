@@ -145,11 +145,14 @@ def _op_context(model: Model, prep: Prepared, names: Names, ws_io: bool) -> dict
         "out_expr": _tensor_expr(model, op.outputs[0], names, ws_io),
         "trace_call": c_call("", f"{names.macro}_TRACE", [
             str(op.index), c_string(op.name),
-            _tensor_expr(model, op.outputs[0], names, ws_io),
+            # a view's bytes are its input's
+            _tensor_expr(model, prep.view_of or op.outputs[0], names, ws_io),
             f"{out.nbytes}U"], 4),
         "out_bytes": out.nbytes,
         "out_shape": list(out.shape),
         "memory": False,  # run from a device's memory (_with_memory)
+        # a view planned in its input's buffer: no call, no params
+        "view_of": prep.view_of,
     }
 
 
@@ -307,7 +310,9 @@ def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
     structs = [p.struct for p in prepared if p.index in memory.scratch]
     scratch_params = [{"struct": st, "name": names.scratch_local(st)} for st in structs]
     # the tensors the run reads or writes (a graph input no operator reads has no local)
-    touched = {t for op in model.operators for t in (*op.inputs, *op.outputs) if t}
+    touched = {t for op in model.operators for t in op.inputs if t}
+    touched |= {t for p in prepared if p.view_of is None
+                for t in model.operators[p.index].outputs}
     touched |= set(model.outputs)
 
     def tensor_ctx(name: str) -> dict[str, Any]:
@@ -349,5 +354,6 @@ def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
         "states": [{"name": st.name, "offset": st.offset, "bytes": st.size,
                     "fill": f"0x{st.fill:02x}U"} for st in memory.states],
         "state_offset": memory.state_region[0], "state_size": memory.state_region[1],
-        "kernel_headers": list(dict.fromkeys(k.header for p in prepared for k in p.chain)),
+        "kernel_headers": list(dict.fromkeys(k.header for p in prepared if p.view_of is None
+                                             for k in p.chain)),
     }

@@ -100,7 +100,8 @@ def plan_ascii(model: Model, plan: MemoryPlan, width: int = WIDTH) -> list[str]:
         live = 0
         for b in bufs:
             if b.start <= i <= b.end:
-                live += b.size
+                # one that continues another in place is in that one's bytes at its start
+                live += 0 if b.continues and i == b.start else b.size
                 lo = b.offset * width // arena
                 hi = max(-(-(b.offset + b.size) * width // arena), lo + 1)
                 for c in range(lo, min(hi, width)):

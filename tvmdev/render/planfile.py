@@ -21,6 +21,7 @@ def plan_json(gen: Compiled) -> str:
     mem = gen.memory
     unread = m.unread_constants
     folds = dict(gen.folds)
+    aliases = _aliases(gen)
     doc = {
         "generator": f"tvmdev {__version__}",
         "model": m.name,
@@ -38,6 +39,7 @@ def plan_json(gen: Compiled) -> str:
                        **_placement_json(gen, op.index),
                        **({"note": f"pad folded from {folds[op.name]}"}
                           if op.name in folds else {}),
+                       **({"alias": aliases[op.index]} if op.index in aliases else {}),
                        "inputs": list(op.inputs), "outputs": list(op.outputs),
                        "scratch": _scratch_json(mem, op.index)}
                       for op in m.operators],
@@ -72,6 +74,16 @@ def plan_json(gen: Compiled) -> str:
                   for t in gen.trees],
     }
     return json_lines(doc)
+
+
+def _aliases(gen: Compiled) -> dict[int, dict[str, str]]:
+    """Each operator whose output the plan put over an input's bytes: that input, and how
+    (a view calls nothing; in place, its kernels write over the input as they read it)."""
+    writer = {op.outputs[0]: op.index for op in gen.model.operators}
+    views = {p.index for p in gen.ops if p.view_of is not None}
+    return {writer[out]: {"input": src,
+                          "kind": "view, no call" if writer[out] in views else "in place"}
+            for out, src in gen.memory.inplace}
 
 
 def _regions_json(gen: Compiled) -> dict[str, Any]:

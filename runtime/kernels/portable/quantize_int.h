@@ -6,6 +6,11 @@
  *
  * The loops read the params into locals first: a store through an int8_t pointer may
  * alias anything, so the compiler would otherwise reload them for every element.
+ *
+ * Each loop reads input[i] and then writes output[i], in order: an output whose
+ * elements are no larger than the input's may start at the input's address (the
+ * kernels that say so in kernels.yaml: int8 outputs, which may alias any type, and
+ * int16 to int16).
  */
 #ifndef TVMK_PORTABLE_QUANTIZE_INT_H_
 #define TVMK_PORTABLE_QUANTIZE_INT_H_

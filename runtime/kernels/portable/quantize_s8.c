@@ -4,7 +4,9 @@
  * QUANTIZE of int8 (a requantization) as TFLM's Requantize,
  * DEQUANTIZE (int8 -> float32) as TFLM's Dequantize, and RESHAPE of int8 data (a copy,
  * skipped in place): the bodies of quantize_int.h and moves_int.h, which quantize_s16.c
- * instantiates for int16. Elementwise: the output may alias the input only for reshape.
+ * instantiates for int16. Elementwise, in order: QUANTIZE and the requantization may
+ * write over their input (fewer or as many bytes per element; int8 stores may alias any
+ * type), DEQUANTIZE may not (its elements are larger).
  */
 #include "moves_int.h"
 #include "quantize_int.h"

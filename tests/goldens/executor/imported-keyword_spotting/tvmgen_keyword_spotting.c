@@ -525,11 +525,6 @@ static const struct tvmk_pool2d_s8_params tvmgen_keyword_spotting_params_avgpool
     .scratch_bytes = 0,
 };
 
-/* model_flatten_Reshape: reshape */
-static const struct tvmk_unary_params tvmgen_keyword_spotting_params_reshape_1 = {
-    .count = 64,
-};
-
 /* model_dense_MatMul_2: fully_connected */
 static const struct tvmk_fully_connected_s8_params
     tvmgen_keyword_spotting_params_fully_connected_1 = {
@@ -751,16 +746,8 @@ int32_t tvmgen_keyword_spotting_run_with_workspace(
     }
     TVMGEN_KEYWORD_SPOTTING_TRACE(10, "model_average_pooling2d_AvgPool", t_avgpool2d_1_out, 64U);
 
-    /* 11: model_flatten_Reshape (reshape) -> [1, 64] */
-    ret = tvmk_reshape_s8(
-        t_avgpool2d_1_out,
-        t_reshape_1_out,
-        &tvmgen_keyword_spotting_params_reshape_1,
-        NULL);
-    if (ret != TVM_DEVICE_OK) {
-        return ret;
-    }
-    TVMGEN_KEYWORD_SPOTTING_TRACE(11, "model_flatten_Reshape", t_reshape_1_out, 64U);
+    /* 11: model_flatten_Reshape (reshape) -> [1, 64]: a view, no call */
+    TVMGEN_KEYWORD_SPOTTING_TRACE(11, "model_flatten_Reshape", t_avgpool2d_1_out, 64U);
 
     /* 12: model_dense_MatMul_2 (fully_connected) -> [1, 12] */
     ret = tvmk_fully_connected_s8(
