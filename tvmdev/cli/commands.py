@@ -239,7 +239,7 @@ def with_rtos(board: Board, rtos: str | None, instructions: bool) -> Board:
     if board.run.method != "qemu-system" or board.platform != "cmsis":
         raise TvmdevError(f"--rtos {board.rtos}: board {board.name} is not a qemu-system "
                           "board of the cmsis platform", board.where,
-                          hint="RTOS firmware runs on mps2_an385, mps2_an386")
+                          hint="RTOS firmware runs on mps2_an385, mps2_an386, mps3_an547")
     core_of(load_rtos(board.rtos), board.cpu)
     if instructions:  # counted with the kernel's own timer, its ticks included
         icount.check(board)

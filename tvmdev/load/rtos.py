@@ -28,6 +28,7 @@ class CoreFiles:
     tree: str
     include: tuple[str, ...]
     files: tuple[str, ...]
+    config: tuple[tuple[str, str], ...] = ()  # the port's configuration macros
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,8 @@ def load_rtos(name: str) -> Rtos:
     for cpu, c in doc["cores"].items():
         if c["tree"] not in names:
             raise TvmdevError(f"cores: {cpu}: no tree '{c['tree']}' in trees:", str(path))
-        cores[cpu] = CoreFiles(c["tree"], tuple(c.get("include") or ()), tuple(c["files"]))
+        cores[cpu] = CoreFiles(c["tree"], tuple(c.get("include") or ()), tuple(c["files"]),
+                               tuple((str(k), str(v)) for k, v in (c.get("config") or {}).items()))
     cb = doc["mutex_cb"]
     return Rtos(doc["name"], doc["description"], trees, cores,
                 tuple(doc.get("defines") or ()), dict(doc["config"]),

@@ -7,7 +7,7 @@ symbols the kernel's handlers replace."""
 
 from __future__ import annotations
 
-from ..load.rtos import Core, Rtos
+from ..load.rtos import Core, CoreFiles, Rtos
 from ..write.files import OutFile
 from .device import style_for
 from .engine import banner, render
@@ -16,10 +16,12 @@ TICK_HZ = 1000  # one tick a millisecond, on every kernel
 DEFAULT_HEAP = 0x20000  # bytes of the kernel's object and thread-stack memory
 
 
-def rtos_files(rtos: Rtos, core: Core, board: str, clock_hz: int, command: str,
-               heap: int = DEFAULT_HEAP) -> list[OutFile]:
-    """The glue files, named as the kernel and the firmware include them."""
-    config = [(k, v.format(heap=heap, tick_hz=TICK_HZ)) for k, v in rtos.config.items()]
+def rtos_files(rtos: Rtos, core: Core, port: CoreFiles, board: str, clock_hz: int,
+               command: str, heap: int = DEFAULT_HEAP) -> list[OutFile]:
+    """The glue files, named as the kernel and the firmware include them; ``port`` is the
+    kernel's files for the core, with the configuration its port needs."""
+    config = [(k, v.format(heap=heap, tick_hz=TICK_HZ))
+              for k, v in [*rtos.config.items(), *port.config]]
     fpu = dict(core.defines).get("__FPU_PRESENT", "0U") != "0U"
     ctx = {"rtos": rtos, "core": core, "board": board, "config": config, "fpu": fpu,
            "clock_hz": clock_hz}

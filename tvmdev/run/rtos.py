@@ -28,7 +28,7 @@ def rtos_build(rtos: Rtos, cpu: str, board: str, clock_hz: int, glue_dir: Path,
     found and pin-checked (an error with a clone hint where one is missing)."""
     core, files = core_of(rtos, cpu)
     roots = locate_trees(rtos)
-    sync(glue_dir, rtos_files(rtos, core, board, clock_hz, command))
+    sync(glue_dir, rtos_files(rtos, core, files, board, clock_hz, command))
     build = RtosBuild(glue_dir=glue_dir, defines=["_RTE_", *rtos.defines])
     build.include_dirs.append(glue_dir)
     for tree in rtos.trees:
