@@ -1,7 +1,8 @@
 """Issue 22 on every RTOS board: keyword_spotting with its convolutions and depthwise
 convolutions on a simulated cmsis-rtos2 SPI device, run by three kernel threads on the
 Cortex-M55 of mps3_an547 (RTX5's Armv8-M Mainline entry, FreeRTOS's ARM_CM55_NTZ port,
-the firmware Secure), bit-exact with TFLM's interpreter (tests/tflm_ref.py). Without a
+the firmware Secure), bit-exact with TFLM's interpreter (tests/tflm_ref.py); the kernel's
+heap and stacks in sections of their own, checked in the ELF. Without a
 kernel tree the tests skip, saying which (tests/test_rtos.py's need_trees).
 """
 
@@ -14,11 +15,16 @@ import numpy as np
 import pytest
 import tflm_ref
 from conftest import Result, need_tool
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
 from test_int8_devices import tflm_inputs
 from test_rtos import need_trees
 
 from tvmdev.frontends.importer import import_file
+from tvmdev.load.board import board_by_name
 from tvmdev.load.rtos import load_rtos
+from tvmdev.render.linker import linker_script
+from tvmdev.render.rtos import DEFAULT_HEAP
 
 
 def run_kws(kernel: str, board: str, tmp: Path, cli: Callable[..., Result],
@@ -70,3 +76,46 @@ def test_threads_on_the_cortex_m55(kernel: str, cli: Callable[..., Result],
     assert all(f in build for f in port.files)
     assert "irq_armv7m.S" not in build and "ARM_CM4F" not in build
     assert "core_cm55.h" in (tmp_path / "b/rtos/tvmdev_cm_device.h").read_text()
+    check_kernel_sections(kernel, tmp_path / "b/keyword_spotting.elf")
+
+
+def check_kernel_sections(kernel: str, elf: Path) -> None:
+    """The kernel's heap and its own threads' stacks are the ELF's .heap and .stacks, as
+    large as the kernel's data says (and aot's memory report prints), zero-filled
+    (NOBITS) and holding the kernel's own arrays."""
+    rtos = load_rtos(kernel)
+    arrays = {"rtx5": {"heap": "os_mem", "stacks": "os_idle_thread_stack"},
+              "freertos": {"heap": "ucHeap", "stacks": "uxIdleTaskStack."}}[kernel]
+    with elf.open("rb") as f:
+        e = ELFFile(f)
+        symtab = e.get_section_by_name(".symtab")
+        assert isinstance(symtab, SymbolTableSection)
+        for k in rtos.sections:
+            sec = e.get_section_by_name(f".{k.name}")
+            assert sec is not None, k.name
+            assert sec["sh_type"] == "SHT_NOBITS"
+            assert sec["sh_size"] == k.size(DEFAULT_HEAP), (k.name, sec["sh_size"])
+            # a function's static has a numbered name (uxIdleTaskStack.2)
+            sym = next(s for s in symtab.iter_symbols() if s.name == arrays[k.name]
+                       or (arrays[k.name].endswith(".") and s.name.startswith(arrays[k.name])))
+            lo, hi = sec["sh_addr"], sec["sh_addr"] + sec["sh_size"]
+            assert lo <= sym["st_value"] and sym["st_value"] + sym["st_size"] <= hi, k.name
+
+
+@pytest.mark.parametrize("kernel", ["rtx5", "freertos"])
+def test_the_linker_script_gives_the_kernel_memory_sections(kernel: str) -> None:
+    """Without building: the kernel's sections in RAM, before .bss (whose catch-all would
+    take their input sections), and zeroed at startup by the zero table."""
+    board = board_by_name("mps2_an386")
+    assert board.memory is not None
+    rtos = load_rtos(kernel)
+    script = linker_script(board.memory, None, board.name, "/* test */", rtos.sections,
+                           DEFAULT_HEAP)
+    assert [k.name for k in rtos.sections] == ["heap", "stacks"]
+    for k in rtos.sections:
+        at = script.index(f"    .{k.name} (NOLOAD) :")
+        assert at < script.index("    .bss (NOLOAD) :")
+        assert all(i in script[at:script.index("} > RAM", at)] for i in k.inputs)
+        assert (f"LONG(__rtos_{k.name}_start__) LONG(__rtos_{k.name}_end__)"
+                in script[script.index("__zero_table_start__ = .;"):])
+    assert rtos.sections[0].size(0x20000) >= 0x20000

@@ -32,6 +32,20 @@ class CoreFiles:
 
 
 @dataclass(frozen=True)
+class KernelSection:
+    """Kernel memory the firmware's linker script puts in an output section of its own."""
+
+    name: str  # the output section is .<name>
+    what: str
+    inputs: tuple[str, ...]  # the linker's input-section descriptions, FILE(SECTIONS)
+    bytes_expr: str  # a sum of byte counts and {heap}
+
+    def size(self, heap: int) -> int:
+        """Its bytes with a kernel heap of ``heap`` bytes."""
+        return sum(int(t.strip().format(heap=heap)) for t in self.bytes_expr.split("+"))
+
+
+@dataclass(frozen=True)
 class Rtos:
     """One CMSIS-RTOS2 kernel and the trees it is built from."""
 
@@ -48,6 +62,7 @@ class Rtos:
     mutex_cb_type: str
     mutex_cb_header: str
     file: Path
+    sections: tuple[KernelSection, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,7 +107,9 @@ def load_rtos(name: str) -> Rtos:
                 doc["config_file"]["template"], doc["config_file"]["path"],
                 tuple((str(k), str(v)) for k, v in (doc.get("rte") or {}).items()),
                 tuple((str(k), str(v)) for k, v in doc["device_options"].items()),
-                cb["type"], cb["header"], path)
+                cb["type"], cb["header"], path,
+                tuple(KernelSection(k["name"], k["what"], tuple(k["inputs"]), k["bytes"])
+                      for k in doc.get("sections") or ()))
 
 
 @cache

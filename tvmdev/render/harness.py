@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import TvmdevError
 from ..load.board import Board
+from ..load.rtos import load_rtos
 from ..model.cnames import Names
 from ..model.graph import Model
 from ..model.ops import CTYPES
@@ -28,6 +29,7 @@ from ..write.files import OutFile
 from .cvalues import c_bits, c_decimals
 from .engine import banner, render
 from .linker import linker_script
+from .rtos import DEFAULT_HEAP
 
 # Threads the host harness runs at most (--threads).
 MAX_THREADS = 4
@@ -152,8 +154,10 @@ def firmware_files(h: Harness) -> list[OutFile]:
     ctx["console_uart"] = console
     ctx["uarts"] = sorted({console, *(int(d["uart"]) for d in ctx["devices"]
                                       if d["uart"] is not None)})
+    kernel = load_rtos(board.rtos).sections if board.rtos is not None else ()
     link = linker_script(board.memory, h.regions, board.name,
-                         banner("c", f"tvmdev run --board {board.name}", "owned"))
+                         banner("c", f"tvmdev run --board {board.name}", "owned"),
+                         kernel, DEFAULT_HEAP)
     return [OutFile("link.ld", link, "owned"),
             OutFile("main.c", render("harness/firmware/main.c.j2", banner=h.c_banner(),
                                      **ctx), "owned")]
