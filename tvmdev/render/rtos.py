@@ -13,6 +13,7 @@ from .device import style_for
 from .engine import banner, render
 
 TICK_HZ = 1000  # one tick a millisecond, on every kernel
+DEFAULT_CLOCK_HZ = 25_000_000  # a board without run.clock_hz: MPS2's
 DEFAULT_HEAP = 0x20000  # bytes of the kernel's object and thread-stack memory
 
 

@@ -24,6 +24,7 @@ from ..load.rtos import load_rtos
 from ..model.graph import Model
 from ..render.buildfile import BUILD_JSON, build_json
 from ..render.harness import Harness, firmware_files
+from ..render.rtos import DEFAULT_CLOCK_HZ
 from ..resources import platforms_dir, runtime_dir
 from ..write.files import OutFile, sync
 from . import icount
@@ -31,8 +32,6 @@ from .backend import Backend, Job, RawRun, RunOptions, parse_output
 from .compile import compile_program, object_dir
 from .link import LinkedRun
 from .rtos import rtos_build
-
-DEFAULT_CLOCK_HZ = 25_000_000  # a board without run.clock_hz: MPS2's
 
 
 def printed_outputs(model: Model, data: dict[str, list[int]], exe: Path
