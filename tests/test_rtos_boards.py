@@ -8,6 +8,7 @@ kernel tree the tests skip, saying which (tests/test_rtos.py's need_trees).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -119,3 +120,31 @@ def test_the_linker_script_gives_the_kernel_memory_sections(kernel: str) -> None
         assert (f"LONG(__rtos_{k.name}_start__) LONG(__rtos_{k.name}_end__)"
                 in script[script.index("__zero_table_start__ = .;"):])
     assert rtos.sections[0].size(0x20000) >= 0x20000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kernel", ["rtx5", "freertos"])
+def test_threads_count_the_calls_to_your_own_device(kernel: str, cli: Callable[..., Result],
+                                                    tflite_model: Callable[[str], Path],
+                                                    tmp_path: Path) -> None:
+    """A device folder of your own (the new-device scaffold, SPI, CMSIS-RTOS2 mutexes):
+    the harness counts each thread's calls to it through the linker's --wrap. Each run
+    activates npu0 once and opens it once per operator placed there (the plan's)."""
+    need_trees(kernel)
+    need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
+    need_tool("qemu-system-arm", "apt-get install qemu-system-arm")
+    assert cli("new-device", "npu", "--platform", "cmsis", "--cmsis-driver", "spi", "--rtos",
+               "cmsis-rtos2", "--ops", "conv2d,depthwise_conv2d", "-o", "dev",
+               cwd=tmp_path).code == 0
+    path = tflite_model("keyword_spotting.tflite")
+    r = cli("run", str(path), "--board", "mps2_an386", "--rtos", kernel, "--device",
+            "npu0:npu", "--place", "conv2d,depthwise_conv2d=npu0", "--device-dir", "dev",
+            "--threads", "3", "--iterations", "2", "--build-dir", "b", cwd=tmp_path)
+    assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
+    plan = json.loads((tmp_path / "b/model/tvmgen_keyword_spotting_plan.json").read_text())
+    ops = sum(1 for o in plan["operators"] if o.get("device") == "npu0")
+    assert ops == 9
+    threads = [line for line in r.out.splitlines() if line.startswith("thread ")]
+    assert threads == [f"thread {i}: runs 2, results differing 0, activate 2 / deactivate 2, "
+                       f"open {2 * ops} / close {2 * ops}: sound" for i in range(3)], r.out
+    assert "__wrap_TVMDeviceNpuOpen" in (tmp_path / "b/main.c").read_text()

@@ -22,8 +22,9 @@ from ..errors import TvmdevError, log_excerpt
 from ..inspect.stack import analyse
 from ..load.rtos import load_rtos
 from ..model.graph import Model
+from ..naming import camel
 from ..render.buildfile import BUILD_JSON, build_json
-from ..render.harness import Harness, firmware_files
+from ..render.harness import COUNTED_CALLS, Harness, firmware_files
 from ..render.rtos import DEFAULT_CLOCK_HZ
 from ..resources import platforms_dir, runtime_dir
 from ..write.files import OutFile, sync
@@ -103,6 +104,9 @@ class QemuSystemBackend(Backend):
             # first: the kernel's cmsis_os2.h, not platforms/cmsis/include's declarations
             job.include_dirs[:0] = kernel.include_dirs
             job.defines += [*kernel.defines, "TVMDEV_SIM_CMSIS_RTOS2", "TVMDEV_RTOS"]
+            # your devices' calls, counted per thread by the harness on their way
+            job.link_flags += [f"-Wl,--wrap=TVMDevice{camel(k)}{fn}"
+                               for k in harness.counted_kinds() for fn, _, _ in COUNTED_CALLS]
         return firmware_files(harness)
 
     def build(self, job: Job, fault: str | None = None,
