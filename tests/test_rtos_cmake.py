@@ -10,6 +10,7 @@ reference). Without a kernel tree it skips, saying which (tests/test_rtos.py).
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -44,7 +45,9 @@ def test_aot_writes_the_kernel_glue(kernel: str, cli: Callable[..., Result],
         for _, sources in tree.compile:
             assert all(f"${{{tree.env}}}/{s}\n" in cmake for s in sources)
     assert all(f in cmake for f in rtos.cores["cortex-m4"].files)
-    assert str(REPO) not in cmake and "/work/trees" not in cmake
+    assert str(REPO) not in cmake
+    assert not [t.env for t in rtos.trees if os.environ.get(t.env)
+                and os.environ[t.env] in cmake]  # this machine's checkouts are not named
     assert "add_subdirectory(${CMAKE_CURRENT_SOURCE_DIR}/rtos rtos)" in (
         tmp_path / "a/CMakeLists.txt").read_text()
     link = (tmp_path / "a/rtos/link.ld").read_text()
