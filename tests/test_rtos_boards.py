@@ -25,7 +25,8 @@ from tvmdev.frontends.importer import import_file
 from tvmdev.load.board import board_by_name
 from tvmdev.load.rtos import load_rtos
 from tvmdev.render.linker import linker_script
-from tvmdev.render.rtos import DEFAULT_HEAP
+from tvmdev.render.harness import MAX_THREADS
+from tvmdev.render.rtos import DEFAULT_HEAP, kernel_heap
 
 
 def run_kws(kernel: str, board: str, tmp: Path, cli: Callable[..., Result],
@@ -77,14 +78,17 @@ def test_threads_on_the_cortex_m55(kernel: str, cli: Callable[..., Result],
     assert all(f in build for f in port.files)
     assert "irq_armv7m.S" not in build and "ARM_CM4F" not in build
     assert "core_cm55.h" in (tmp_path / "b/rtos/tvmdev_cm_device.h").read_text()
-    check_kernel_sections(kernel, tmp_path / "b/keyword_spotting.elf")
+    check_kernel_sections(kernel, "mps3_an547", tmp_path / "b/keyword_spotting.elf")
 
 
-def check_kernel_sections(kernel: str, elf: Path) -> None:
+def check_kernel_sections(kernel: str, board: str, elf: Path) -> None:
     """The kernel's heap and its own threads' stacks are the ELF's .heap and .stacks, as
     large as the kernel's data says (and aot's memory report prints), zero-filled
     (NOBITS) and holding the kernel's own arrays."""
     rtos = load_rtos(kernel)
+    mem = board_by_name(board).memory
+    assert mem is not None
+    heap = kernel_heap(mem.stack, MAX_THREADS)
     arrays = {"rtx5": {"heap": "os_mem", "stacks": "os_idle_thread_stack"},
               "freertos": {"heap": "ucHeap", "stacks": "uxIdleTaskStack."}}[kernel]
     with elf.open("rb") as f:
@@ -95,7 +99,7 @@ def check_kernel_sections(kernel: str, elf: Path) -> None:
             sec = e.get_section_by_name(f".{k.name}")
             assert sec is not None, k.name
             assert sec["sh_type"] == "SHT_NOBITS"
-            assert sec["sh_size"] == k.size(DEFAULT_HEAP), (k.name, sec["sh_size"])
+            assert sec["sh_size"] == k.size(heap), (k.name, sec["sh_size"])
             # a function's static has a numbered name (uxIdleTaskStack.2)
             sym = next(s for s in symtab.iter_symbols() if s.name == arrays[k.name]
                        or (arrays[k.name].endswith(".") and s.name.startswith(arrays[k.name])))
@@ -129,7 +133,8 @@ def test_threads_count_the_calls_to_your_own_device(kernel: str, cli: Callable[.
                                                     tmp_path: Path) -> None:
     """A device folder of your own (the new-device scaffold, SPI, CMSIS-RTOS2 mutexes):
     the harness counts each thread's calls to it through the linker's --wrap. Each run
-    activates npu0 once and opens it once per operator placed there (the plan's)."""
+    activates npu0 once and opens it once per operator placed there (the plan's). Four
+    threads, the harness's most: their stacks fit the kernel's heap."""
     need_trees(kernel)
     need_tool("arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
     need_tool("qemu-system-arm", "apt-get install qemu-system-arm")
@@ -139,12 +144,14 @@ def test_threads_count_the_calls_to_your_own_device(kernel: str, cli: Callable[.
     path = tflite_model("keyword_spotting.tflite")
     r = cli("run", str(path), "--board", "mps2_an386", "--rtos", kernel, "--device",
             "npu0:npu", "--place", "conv2d,depthwise_conv2d=npu0", "--device-dir", "dev",
-            "--threads", "3", "--iterations", "2", "--build-dir", "b", cwd=tmp_path)
+            "--threads", str(MAX_THREADS), "--iterations", "2", "--build-dir", "b",
+            cwd=tmp_path)
     assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
     plan = json.loads((tmp_path / "b/model/tvmgen_keyword_spotting_plan.json").read_text())
     ops = sum(1 for o in plan["operators"] if o.get("device") == "npu0")
     assert ops == 9
     threads = [line for line in r.out.splitlines() if line.startswith("thread ")]
     assert threads == [f"thread {i}: runs 2, results differing 0, activate 2 / deactivate 2, "
-                       f"open {2 * ops} / close {2 * ops}: sound" for i in range(3)], r.out
+                       f"open {2 * ops} / close {2 * ops}: sound" for i in range(MAX_THREADS)
+                       ], r.out
     assert "__wrap_TVMDeviceNpuOpen" in (tmp_path / "b/main.c").read_text()

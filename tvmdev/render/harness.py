@@ -29,7 +29,7 @@ from ..write.files import OutFile
 from .cvalues import c_bits, c_decimals
 from .engine import banner, render
 from .linker import linker_script
-from .rtos import DEFAULT_HEAP
+from .rtos import kernel_heap
 
 # Threads the host harness runs at most (--threads).
 MAX_THREADS = 4
@@ -170,7 +170,7 @@ def firmware_files(h: Harness) -> list[OutFile]:
     kernel = load_rtos(board.rtos).sections if board.rtos is not None else ()
     link = linker_script(board.memory, h.regions, board.name,
                          banner("c", f"tvmdev run --board {board.name}", "owned"),
-                         kernel, DEFAULT_HEAP)
+                         kernel, kernel_heap(board.memory.stack, MAX_THREADS))
     return [OutFile("link.ld", link, "owned"),
             OutFile("main.c", render("harness/firmware/main.c.j2", banner=h.c_banner(),
                                      **ctx), "owned")]

@@ -9,7 +9,8 @@ from __future__ import annotations
 from ..load.rtos import load_rtos
 from ..plan.fit import CODE_FLOOR, constant_bytes
 from ..plan.pipeline import Compiled
-from .rtos import DEFAULT_HEAP
+from .harness import MAX_THREADS
+from .rtos import kernel_heap
 
 
 def _row(what: str, size: int, region: str, note: str) -> tuple[str, int, str, str]:
@@ -37,7 +38,8 @@ def memory_report(c: Compiled) -> list[str]:
     ram.append(_row("stack", mem.stack, mem.ram.name, "the board's memory.stack")
                if mem is not None else _row("stack", 0, "-", "the caller's thread's"))
     if c.board.rtos is not None and mem is not None:  # the linker script's kernel sections
-        ram += [_row(f".{k.name}", k.size(DEFAULT_HEAP), mem.ram.name, k.what)
+        heap = kernel_heap(mem.stack, MAX_THREADS)
+        ram += [_row(f".{k.name}", k.size(heap), mem.ram.name, k.what)
                 for k in load_rtos(c.board.rtos).sections]
     code_region = mem.code.name if mem is not None else "-"
     flash = [_row("constants", constant_bytes(m), region("constants", code_region), ""),

@@ -18,7 +18,8 @@ from ..plan.memory_map import MemoryMap
 from ..write.files import OutFile
 from .engine import banner, render
 from .linker import linker_script
-from .rtos import DEFAULT_CLOCK_HZ, DEFAULT_HEAP, rtos_files
+from .harness import MAX_THREADS
+from .rtos import DEFAULT_CLOCK_HZ, kernel_heap, rtos_files
 
 FOLDER = "rtos"
 
@@ -39,15 +40,16 @@ def rtos_folder_files(board: Board, regions: MemoryMap | None, command: str
     if board.memory is None:
         raise TvmdevError(f"--rtos {rtos.name}: board {board.name} has no memory map",
                           board.where)
+    heap = kernel_heap(board.memory.stack, MAX_THREADS)  # as tvmdev run's firmware's
     files = [OutFile(f"{FOLDER}/{f.path}", f.content, f.kind)
              for f in rtos_files(rtos, core, port, board.name,
-                                 board.run.clock_hz or DEFAULT_CLOCK_HZ, command)]
+                                 board.run.clock_hz or DEFAULT_CLOCK_HZ, command, heap)]
     sources, headers = _support(board)
     files += [OutFile(f"{FOLDER}/support/{p.name}", p.read_text(encoding="utf-8"), "owned")
               for p in [*sources, *headers]]
     files.append(OutFile(f"{FOLDER}/link.ld", linker_script(
         board.memory, regions, board.name, banner("c", command, "owned"), rtos.sections,
-        DEFAULT_HEAP), "owned"))
+        heap), "owned"))
     trees = {t.name: t for t in rtos.trees}
 
     def at(tree: str, path: str) -> str:

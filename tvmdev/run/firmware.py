@@ -24,8 +24,8 @@ from ..load.rtos import load_rtos
 from ..model.graph import Model
 from ..naming import camel
 from ..render.buildfile import BUILD_JSON, build_json
-from ..render.harness import COUNTED_CALLS, Harness, firmware_files
-from ..render.rtos import DEFAULT_CLOCK_HZ
+from ..render.harness import COUNTED_CALLS, MAX_THREADS, Harness, firmware_files
+from ..render.rtos import DEFAULT_CLOCK_HZ, kernel_heap
 from ..resources import platforms_dir, runtime_dir
 from ..write.files import OutFile, sync
 from . import icount
@@ -97,9 +97,11 @@ class QemuSystemBackend(Backend):
             job.defines.append(icount.DEFINE)
         if self.board.rtos is not None:  # the kernel's files, and the glue tvmdev writes
             run = self.board.run
+            assert self.board.memory is not None
             kernel = rtos_build(load_rtos(self.board.rtos), self.board.cpu, self.board.name,
                                 run.clock_hz or DEFAULT_CLOCK_HZ, job.build_dir / "rtos",
-                                harness.command)
+                                harness.command,
+                                kernel_heap(self.board.memory.stack, MAX_THREADS))
             job.sources += kernel.sources
             # first: the kernel's cmsis_os2.h, not platforms/cmsis/include's declarations
             job.include_dirs[:0] = kernel.include_dirs
