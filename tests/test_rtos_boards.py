@@ -24,8 +24,8 @@ from test_rtos import need_trees
 from tvmdev.frontends.importer import import_file
 from tvmdev.load.board import board_by_name
 from tvmdev.load.rtos import load_rtos
-from tvmdev.render.linker import linker_script
 from tvmdev.render.harness import MAX_THREADS
+from tvmdev.render.linker import linker_script
 from tvmdev.render.rtos import DEFAULT_HEAP, kernel_heap
 
 

@@ -17,8 +17,8 @@ from ..load.rtos import core_of, load_rtos
 from ..plan.memory_map import MemoryMap
 from ..write.files import OutFile
 from .engine import banner, render
-from .linker import linker_script
 from .harness import MAX_THREADS
+from .linker import linker_script
 from .rtos import DEFAULT_CLOCK_HZ, kernel_heap, rtos_files
 
 FOLDER = "rtos"
