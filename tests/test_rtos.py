@@ -39,7 +39,7 @@ def test_kernels_are_data_with_pinned_trees() -> None:
     assert rtos_names() == ("freertos", "rtx5")
     for name in rtos_names():
         rtos = load_rtos(name)
-        assert {"cortex-m3", "cortex-m4"} <= set(rtos.cores)
+        assert {"cortex-m3", "cortex-m4", "cortex-m55"} <= set(rtos.cores)
         assert all(t.pin.repository.startswith("https://github.com/") for t in rtos.trees)
     # One tree, one description: both kernels take CMSIS_6 alike.
     cmsis_6 = [next(t for t in load_rtos(n).trees if t.name == "cmsis_6") for n in rtos_names()]
@@ -149,8 +149,8 @@ def test_run_refuses_an_rtos_it_cannot_build(cli: Callable[..., Result], tmp_pat
     assert res.code == 1 and "not a qemu-system board of the cmsis platform" in res.err
     res = cli("run", mlp, "--board", "mps2_an386", "--rtos", "zephyr", cwd=tmp_path)
     assert res.code == 1 and "--rtos zephyr: no such kernel" in res.err
-    res = cli("run", mlp, "--board", "mps3_an547", "--rtos", "freertos", cwd=tmp_path)
-    assert res.code == 1 and "no port for cortex-m55" in res.err
+    res = cli("run", mlp, "--board", "mps2_an500", "--rtos", "freertos", cwd=tmp_path)
+    assert res.code == 1 and "no port for cortex-m7" in res.err
 
 
 @pytest.mark.slow

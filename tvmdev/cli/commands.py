@@ -146,7 +146,7 @@ def cmd_aot(args: argparse.Namespace) -> int:
     out_dir = Path(args.output)
     _prepare_out_dir(out_dir, args.dry_run)
     m = load_any(args)
-    board = board_by_name(args.board or "host")
+    board = with_rtos(board_by_name(args.board or "host"), args.rtos, False, run=False)
     compiled = compile_model(m, board, compile_options(args, run=False))
     command = model_command(Path(args.model), args)
     # aot owns its model's entry under "models" (other models and new-device's "devices"
@@ -229,17 +229,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _finish(args, compiled.model, result, said, after)
 
 
-def with_rtos(board: Board, rtos: str | None, instructions: bool) -> Board:
+def with_rtos(board: Board, rtos: str | None, instructions: bool, run: bool = True) -> Board:
     """The board with the kernel of ``--rtos`` (``none``: without the board's), checked:
-    a qemu-system board of the cmsis platform with a port of the kernel for its core."""
+    a board of the cmsis platform with a memory map (to ``run``, a qemu-system one) and a
+    port of the kernel for its core."""
     if rtos is not None:
         board = replace(board, rtos=None if rtos == "none" else rtos)
     if board.rtos is None:
         return board
-    if board.run.method != "qemu-system" or board.platform != "cmsis":
+    if not run and (board.platform != "cmsis" or board.memory is None):
+        raise TvmdevError(f"--rtos {board.rtos}: board {board.name} is not a board of the "
+                          "cmsis platform with a memory map", board.where,
+                          hint="give --board: mps2_an385, mps2_an386, mps3_an547")
+    if run and (board.run.method != "qemu-system" or board.platform != "cmsis"):
         raise TvmdevError(f"--rtos {board.rtos}: board {board.name} is not a qemu-system "
                           "board of the cmsis platform", board.where,
-                          hint="RTOS firmware runs on mps2_an385, mps2_an386")
+                          hint="RTOS firmware runs on mps2_an385, mps2_an386, mps3_an547")
     core_of(load_rtos(board.rtos), board.cpu)
     if instructions:  # counted with the kernel's own timer, its ticks included
         icount.check(board)

@@ -142,6 +142,10 @@ def _add_aot(sub: Any, common: argparse.ArgumentParser) -> None:
     ao.add_argument("--board", help="plan for this board: its kernel tuning and kernel "
                     "libraries (default: none, the portable kernels as tuned off Cortex-M)")
     _cmsis_nn_option(ao)
+    ao.add_argument("--rtos", metavar="KERNEL",
+                    help="cmsis boards: add the glue of a CMSIS-RTOS2 kernel, rtx5 or "
+                         "freertos, and a CMake library of it built from the kernel's trees "
+                         "(rtos/; default: the board's rtos:, else none)")
     ao.add_argument("--show-plan", action="store_true",
                     help="print the memory plan: a line per operator, the workspace across "
                          "(tvmgen_<model>_plan.svg draws it)")

@@ -28,6 +28,21 @@ class CoreFiles:
     tree: str
     include: tuple[str, ...]
     files: tuple[str, ...]
+    config: tuple[tuple[str, str], ...] = ()  # the port's configuration macros
+
+
+@dataclass(frozen=True)
+class KernelSection:
+    """Kernel memory the firmware's linker script puts in an output section of its own."""
+
+    name: str  # the output section is .<name>
+    what: str
+    inputs: tuple[str, ...]  # the linker's input-section descriptions, FILE(SECTIONS)
+    bytes_expr: str  # a sum of byte counts and {heap}
+
+    def size(self, heap: int) -> int:
+        """Its bytes with a kernel heap of ``heap`` bytes."""
+        return sum(int(t.strip().format(heap=heap)) for t in self.bytes_expr.split("+"))
 
 
 @dataclass(frozen=True)
@@ -47,6 +62,7 @@ class Rtos:
     mutex_cb_type: str
     mutex_cb_header: str
     file: Path
+    sections: tuple[KernelSection, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,14 +99,17 @@ def load_rtos(name: str) -> Rtos:
     for cpu, c in doc["cores"].items():
         if c["tree"] not in names:
             raise TvmdevError(f"cores: {cpu}: no tree '{c['tree']}' in trees:", str(path))
-        cores[cpu] = CoreFiles(c["tree"], tuple(c.get("include") or ()), tuple(c["files"]))
+        cores[cpu] = CoreFiles(c["tree"], tuple(c.get("include") or ()), tuple(c["files"]),
+                               tuple((str(k), str(v)) for k, v in (c.get("config") or {}).items()))
     cb = doc["mutex_cb"]
     return Rtos(doc["name"], doc["description"], trees, cores,
                 tuple(doc.get("defines") or ()), dict(doc["config"]),
                 doc["config_file"]["template"], doc["config_file"]["path"],
                 tuple((str(k), str(v)) for k, v in (doc.get("rte") or {}).items()),
                 tuple((str(k), str(v)) for k, v in doc["device_options"].items()),
-                cb["type"], cb["header"], path)
+                cb["type"], cb["header"], path,
+                tuple(KernelSection(k["name"], k["what"], tuple(k["inputs"]), k["bytes"])
+                      for k in doc.get("sections") or ()))
 
 
 @cache

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import TvmdevError
 from ..load.board import Board
+from ..load.rtos import load_rtos
 from ..model.cnames import Names
 from ..model.graph import Model
 from ..model.ops import CTYPES
@@ -28,10 +29,15 @@ from ..write.files import OutFile
 from .cvalues import c_bits, c_decimals
 from .engine import banner, render
 from .linker import linker_script
+from .rtos import kernel_heap
 
 # Threads the host harness runs at most (--threads).
 MAX_THREADS = 4
 MEM_DRIVERS = 2  # in-memory SPI and I2C drivers of the firmware, of each
+# The calls of your devices the RTOS firmware counts per thread: (function, counter, whether
+# a failed call counts too).
+COUNTED_CALLS = (("Activate", "CALL_ACTIVATE", 0), ("Deactivate", "CALL_DEACTIVATE", 1),
+                 ("Open", "CALL_OPEN", 0), ("Close", "CALL_CLOSE", 1))
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,8 @@ class Harness:
             "rtos": self.board.rtos,
             "kinds": [{"kind": k.kind, "platform": k.platform} for k in self.devices.kinds],
             "sim": bool(sim),
+            "counted": [{"camel": camel(k), "type": f"tvm_device_{k}_t",
+                         "wrapped": COUNTED_CALLS} for k in self.counted_kinds()],
             "memory": any(d.kind in sim and d.kind in self.memory for d in m.devices),
             "int_outputs": [{"dtype": d, "ctype": CTYPES[d], "put": _PUT[d]} for d in sorted(
                 {m.tensors[n].dtype for n in m.outputs} - {"float32"})],
@@ -97,6 +105,13 @@ class Harness:
                                     if d.kind in sim and d.kind in self.memory else None),
                          "camel": camel(d.kind)} for d in m.devices],
         }
+
+    def counted_kinds(self) -> list[str]:
+        """The device kinds of your own (not simulated) whose calls the RTOS firmware
+        counts per thread, through the linker's --wrap (:data:`COUNTED_CALLS`)."""
+        if self.board.rtos is None or self.devices.sim_kinds:
+            return []
+        return sorted({d.kind for d in self.model.devices})
 
     def c_banner(self) -> str:
         """The banner of a generated C file of this harness."""
@@ -152,8 +167,10 @@ def firmware_files(h: Harness) -> list[OutFile]:
     ctx["console_uart"] = console
     ctx["uarts"] = sorted({console, *(int(d["uart"]) for d in ctx["devices"]
                                       if d["uart"] is not None)})
+    kernel = load_rtos(board.rtos).sections if board.rtos is not None else ()
     link = linker_script(board.memory, h.regions, board.name,
-                         banner("c", f"tvmdev run --board {board.name}", "owned"))
+                         banner("c", f"tvmdev run --board {board.name}", "owned"),
+                         kernel, kernel_heap(board.memory.stack, MAX_THREADS))
     return [OutFile("link.ld", link, "owned"),
             OutFile("main.c", render("harness/firmware/main.c.j2", banner=h.c_banner(),
                                      **ctx), "owned")]

@@ -12,6 +12,11 @@ catch-all sections so that its input sections land there:
 * a code or flash region: ``.<region>.rodata`` with the executor's constants
   (``.rodata.tvm``) and any ``.rodata.<region>*``.
 
+Firmware on an RTOS kernel (``--rtos``) also gets the kernel's memory in output sections
+of its own in RAM (``.heap``: the kernel's heap, from which it takes the threads' stacks
+and its objects; ``.stacks``: its own threads' stacks), named by the kernel's data
+(``sections:`` of platforms/cmsis/rtos/<kernel>.yaml) and zeroed at startup like .bss.
+
 The startup code (runtime/cortex_m/startup.c) walks ``__copy_table_start__`` and
 ``__zero_table_start__``, which list those sections.
 """
@@ -21,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..load.board import Memory, Region
+from ..load.rtos import KernelSection
 from ..plan.memory_map import MemoryMap
 from .engine import render
 
@@ -75,10 +81,30 @@ def _sections(regions: MemoryMap) -> tuple[list[dict[str, Any]], list[dict[str, 
     return sections, copies, zeros
 
 
-def linker_script(mem: Memory, regions: MemoryMap | None, board: str, banner: str) -> str:
-    """``link.ld`` of a firmware build."""
+def _kernel_sections(kernel: tuple[KernelSection, ...], heap: int
+                     ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """The kernel's output sections in RAM, and their rows of the zero table."""
+    sections: list[dict[str, Any]] = []
+    zeros: list[dict[str, str]] = []
+    for k in kernel:
+        start, end = f"__rtos_{k.name}_start__", f"__rtos_{k.name}_end__"
+        sections.append({"name": f".{k.name}", "what": f"{k.what}: {k.size(heap):,} bytes",
+                         "noload": True, "align": 8, "start": start, "end": end,
+                         "patterns": list(k.inputs), "region": "RAM",
+                         "load": None, "load_symbol": None})
+        zeros.append({"start": start, "end": end})
+    return sections, zeros
+
+
+def linker_script(mem: Memory, regions: MemoryMap | None, board: str, banner: str,
+                  kernel: tuple[KernelSection, ...] = (), heap: int = 0) -> str:
+    """``link.ld`` of a firmware build; ``kernel``: an RTOS kernel's memory sections, with
+    its heap of ``heap`` bytes."""
     sections, copies, zeros = _sections(regions) if regions is not None else ([], [], [])
     used = {s["region"].lower() for s in sections}
+    ksections, kzeros = _kernel_sections(kernel, heap)
+    sections += ksections
+    zeros += kzeros
     return render("harness/firmware/link.ld.j2", banner=banner, board=board,
                   code_name=mem.code.name, ram_name=mem.ram.name,
                   memories=_memories(mem, used), sections=sections, copies=copies,

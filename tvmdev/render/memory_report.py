@@ -1,12 +1,16 @@
 """What ``tvmdev aot`` prints of a compiled model's memory before anything is built: RAM
 (the workspace, and in it or beside it the model's inputs and outputs; the stack the
-board reserves) and flash (the constants; the code, at least the floor of
+board reserves; on an RTOS kernel, the kernel's heap and its own threads' stacks, the
+sections of the firmware's linker script) and flash (the constants; the code, at least the floor of
 :data:`tvmdev.plan.fit.CODE_FLOOR`), each with the region of the board it goes to."""
 
 from __future__ import annotations
 
+from ..load.rtos import load_rtos
 from ..plan.fit import CODE_FLOOR, constant_bytes
 from ..plan.pipeline import Compiled
+from .harness import MAX_THREADS
+from .rtos import kernel_heap
 
 
 def _row(what: str, size: int, region: str, note: str) -> tuple[str, int, str, str]:
@@ -33,6 +37,10 @@ def memory_report(c: Compiled) -> list[str]:
                 _row("outputs", outs, "-", "the caller's buffers")]
     ram.append(_row("stack", mem.stack, mem.ram.name, "the board's memory.stack")
                if mem is not None else _row("stack", 0, "-", "the caller's thread's"))
+    if c.board.rtos is not None and mem is not None:  # the linker script's kernel sections
+        heap = kernel_heap(mem.stack, MAX_THREADS)
+        ram += [_row(f".{k.name}", k.size(heap), mem.ram.name, k.what)
+                for k in load_rtos(c.board.rtos).sections]
     code_region = mem.code.name if mem is not None else "-"
     flash = [_row("constants", constant_bytes(m), region("constants", code_region), ""),
              _row("code", CODE_FLOOR, code_region,

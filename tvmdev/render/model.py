@@ -23,6 +23,7 @@ from .device import status_header
 from .engine import banner, render
 from .executor import executor_files
 from .kernel_tree import tree_files
+from .rtos_folder import rtos_folder_files
 
 STATUS_HEADER = "tvm/device/status.h"
 # What the banners of the files every model of a folder shares record.
@@ -107,6 +108,8 @@ def model_files(compiled: Compiled, command: str) -> list[OutFile]:
            "defines": list(compiled.board.tuning.defines()), "trees": trees,
            "devices": [{"name": d.name, "kind": d.kind} for d in m.devices],
            "kinds": list(m.kinds)}
+    if compiled.board.rtos is not None:  # the kernel glue: rtos/ with its CMakeLists.txt
+        files += rtos_folder_files(compiled.board, compiled.regions, command)
     files.append(OutFile("CMakeLists.txt", render(
         "model/CMakeLists.txt.j2", banner=banner("hash", FOLDER_COMMAND, "owned")), "owned"))
     files.append(OutFile(f"tvmgen_{m.name}.cmake", render(

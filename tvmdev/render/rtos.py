@@ -7,19 +7,31 @@ symbols the kernel's handlers replace."""
 
 from __future__ import annotations
 
-from ..load.rtos import Core, Rtos
+from ..load.rtos import Core, CoreFiles, Rtos
 from ..write.files import OutFile
 from .device import style_for
 from .engine import banner, render
 
 TICK_HZ = 1000  # one tick a millisecond, on every kernel
+DEFAULT_CLOCK_HZ = 25_000_000  # a board without run.clock_hz: MPS2's
 DEFAULT_HEAP = 0x20000  # bytes of the kernel's object and thread-stack memory
+RUN_THREAD_STACK = 2048  # the firmware harness's thread that starts the runs (main.c.j2)
+KERNEL_OBJECTS = 0x4000  # the kernel's objects and its allocator's headers, beside the stacks
 
 
-def rtos_files(rtos: Rtos, core: Core, board: str, clock_hz: int, command: str,
-               heap: int = DEFAULT_HEAP) -> list[OutFile]:
-    """The glue files, named as the kernel and the firmware include them."""
-    config = [(k, v.format(heap=heap, tick_hz=TICK_HZ)) for k, v in rtos.config.items()]
+def kernel_heap(thread_stack: int, threads: int) -> int:
+    """The kernel heap of firmware whose harness runs the model in up to ``threads``
+    threads of ``thread_stack`` bytes each (the board's memory.stack): their stacks, the
+    harness's own thread, and the kernel's objects, from which osThreadNew takes them."""
+    return threads * thread_stack + RUN_THREAD_STACK + KERNEL_OBJECTS
+
+
+def rtos_files(rtos: Rtos, core: Core, port: CoreFiles, board: str, clock_hz: int,
+               command: str, heap: int = DEFAULT_HEAP) -> list[OutFile]:
+    """The glue files, named as the kernel and the firmware include them; ``port`` is the
+    kernel's files for the core, with the configuration its port needs."""
+    config = [(k, v.format(heap=heap, tick_hz=TICK_HZ))
+              for k, v in [*rtos.config.items(), *port.config]]
     fpu = dict(core.defines).get("__FPU_PRESENT", "0U") != "0U"
     ctx = {"rtos": rtos, "core": core, "board": board, "config": config, "fpu": fpu,
            "clock_hz": clock_hz}

@@ -22,8 +22,10 @@ from ..errors import TvmdevError, log_excerpt
 from ..inspect.stack import analyse
 from ..load.rtos import load_rtos
 from ..model.graph import Model
+from ..naming import camel
 from ..render.buildfile import BUILD_JSON, build_json
-from ..render.harness import Harness, firmware_files
+from ..render.harness import COUNTED_CALLS, MAX_THREADS, Harness, firmware_files
+from ..render.rtos import DEFAULT_CLOCK_HZ, kernel_heap
 from ..resources import platforms_dir, runtime_dir
 from ..write.files import OutFile, sync
 from . import icount
@@ -31,8 +33,6 @@ from .backend import Backend, Job, RawRun, RunOptions, parse_output
 from .compile import compile_program, object_dir
 from .link import LinkedRun
 from .rtos import rtos_build
-
-DEFAULT_CLOCK_HZ = 25_000_000  # a board without run.clock_hz: MPS2's
 
 
 def printed_outputs(model: Model, data: dict[str, list[int]], exe: Path
@@ -97,13 +97,18 @@ class QemuSystemBackend(Backend):
             job.defines.append(icount.DEFINE)
         if self.board.rtos is not None:  # the kernel's files, and the glue tvmdev writes
             run = self.board.run
+            assert self.board.memory is not None
             kernel = rtos_build(load_rtos(self.board.rtos), self.board.cpu, self.board.name,
                                 run.clock_hz or DEFAULT_CLOCK_HZ, job.build_dir / "rtos",
-                                harness.command)
+                                harness.command,
+                                kernel_heap(self.board.memory.stack, MAX_THREADS))
             job.sources += kernel.sources
             # first: the kernel's cmsis_os2.h, not platforms/cmsis/include's declarations
             job.include_dirs[:0] = kernel.include_dirs
             job.defines += [*kernel.defines, "TVMDEV_SIM_CMSIS_RTOS2", "TVMDEV_RTOS"]
+            # your devices' calls, counted per thread by the harness on their way
+            job.link_flags += [f"-Wl,--wrap=TVMDevice{camel(k)}{fn}"
+                               for k in harness.counted_kinds() for fn, _, _ in COUNTED_CALLS]
         return firmware_files(harness)
 
     def build(self, job: Job, fault: str | None = None,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..load.rtos import Rtos, core_of, locate_trees
-from ..render.rtos import rtos_files
+from ..render.rtos import DEFAULT_HEAP, rtos_files
 from ..write.files import sync
 
 
@@ -23,12 +23,12 @@ class RtosBuild:
 
 
 def rtos_build(rtos: Rtos, cpu: str, board: str, clock_hz: int, glue_dir: Path,
-               command: str) -> RtosBuild:
+               command: str, heap: int = DEFAULT_HEAP) -> RtosBuild:
     """Write the glue into ``glue_dir`` and list what the build compiles; the trees are
     found and pin-checked (an error with a clone hint where one is missing)."""
     core, files = core_of(rtos, cpu)
     roots = locate_trees(rtos)
-    sync(glue_dir, rtos_files(rtos, core, board, clock_hz, command))
+    sync(glue_dir, rtos_files(rtos, core, files, board, clock_hz, command, heap))
     build = RtosBuild(glue_dir=glue_dir, defines=["_RTE_", *rtos.defines])
     build.include_dirs.append(glue_dir)
     for tree in rtos.trees:

@@ -35,8 +35,10 @@ def thread_lines(stdout: str) -> list[str]:
     lines = []
     for n, c in sorted(thread_counts(stdout).items()):
         calls = (f", activate {c['activate']} / deactivate {c['deactivate']}, open "
-                 f"{c['open']} / close {c['close']}, operators {c['operator']}, on an "
-                 f"unheld or inactive device {c['violations']}" if "open" in c else "")
+                 f"{c['open']} / close {c['close']}" if "open" in c else "")
+        if "operator" in c:  # the simulated devices'
+            calls += (f", operators {c['operator']}, on an unheld or inactive device "
+                      f"{c['violations']}")
         verdict = "; ".join(unsound(c)) or "sound"
         lines.append(f"thread {n}: runs {c['runs']}, results differing {c['differing']}"
                      f"{calls}: {verdict}")
