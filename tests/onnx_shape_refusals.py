@@ -2,20 +2,14 @@
 model alone (tests/test_onnx_import.py's ``_refusal``): the pattern the one line must
 match, or None when the case must import.
 
-Resize maps onto tvmdev's resizes (tvmdev/frontends/onnx_resize.py): linear with the
-half_pixel, pytorch_half_pixel (no output dim of 1), align_corners and asymmetric
-coordinates; nearest with those and tf_half_pixel_for_nn, every nearest_mode.
-ConvTranspose is 1-D or 2-D.
+Resize maps onto tvmdev's resizes (tvmdev/frontends/onnx_resize.py): nearest, linear and
+cubic with every coordinate transformation but tf_crop_and_resize, antialias,
+exclude_outside. ConvTranspose is 1-D or 2-D.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-COORDS = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-          "tf_half_pixel_for_nn"}
-ROUNDINGS = {"floor", "ceil", "round_prefer_floor", "round_prefer_ceil"}
-LINEAR = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"}
 
 
 def _attrs(n: Any) -> dict[str, Any]:
@@ -36,18 +30,10 @@ def _rank(model: Any, name: str) -> int:
 
 def _resize(model: Any, n: Any) -> str | None:
     a = _attrs(n)
-    if a.get("antialias", 0):
-        return r"Resize \(antialias\)"
-    mode = a.get("mode", "nearest")
     coord = a.get("coordinate_transformation_mode", "half_pixel")
-    rounding = a.get("nearest_mode", "round_prefer_floor")
-    if (mode == "nearest" and (coord not in COORDS or rounding not in ROUNDINGS)) or (
-            mode != "nearest" and (mode != "linear" or coord not in LINEAR)):
+    if coord == "tf_crop_and_resize":
+        mode = a.get("mode", "nearest")
         return rf"Resize \(mode {mode}, coordinate_transformation_mode {coord}"
-    out = [vi for vi in model.graph.output if vi.name == n.output[0]][0]
-    dims = [d.dim_value for d in out.type.tensor_type.shape.dim]
-    if coord == "pytorch_half_pixel" and 1 in dims[2:]:
-        return r"Resize \(pytorch_half_pixel to an output dim of 1\)"
     return None
 
 

@@ -163,7 +163,9 @@ def _run_scales(scales: np.ndarray, x: Shape, attrs: dict[str, Any]) -> tuple[fl
     if any(s != 1.0 for s in others) or got != list(attrs["size"]):
         raise TvmdevError(f"resize: the scales {v.tolist()} computed at run time give "
                           f"[{', '.join(map(str, got))}] in H and W (other scales 1), not "
-                          f"the output's static {list(attrs['size'])}: the run fails")
+                          f"the output's static {list(attrs['size'])}: the run fails",
+                          hint="the output's shape is fixed when the model is compiled (the "
+                               "model's declared one): feed scales that give it")
     return float(v[ih]), float(v[iw])
 
 
