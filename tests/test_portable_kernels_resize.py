@@ -14,8 +14,18 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import need_module, need_tool, run_ok
-from test_portable_kernels import ERR_INVALID, PORTABLE, STRICT, Build, Case, body, check, \
-    nan_out, rand, run_cases
+from test_portable_kernels import (
+    ERR_INVALID,
+    PORTABLE,
+    STRICT,
+    Build,
+    Case,
+    body,
+    check,
+    nan_out,
+    rand,
+    run_cases,
+)
 
 from tvmdev.cli import main
 from tvmdev.model.ops import OPS

@@ -1,5 +1,6 @@
 """ONNX elementwise math, reductions, Gather at run time, Clip with computed bounds,
-LayerNormalization and BatchNormalization's training mode, mapped onto tvmdev's float32 operators (:mod:`tvmdev.model.math_ops`).
+LayerNormalization and BatchNormalization's training mode, mapped onto tvmdev's float32
+operators (:mod:`tvmdev.model.math_ops`).
 :data:`.onnx_ops.CONVERTERS` holds these converters with the others.
 """
 
@@ -11,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .graph import Unsupported
-from .onnx_context import Context, chain
+from .onnx_context import Context, Step, chain
 
 
 def _unary(op: str) -> Callable[[Context], None]:
@@ -142,8 +143,8 @@ def batch_norm_training(ctx: Context, eps: float) -> None:
     def const(name: str, value: float, shape: list[int]) -> str:
         return ctx.b.constant(fresh(f"{out}_{name}"), np.full(shape, value, np.float32))
 
-    reduce = ("mean", [], {"axes": axes, "keepdims": 1})
-    mean = chain(ctx, [(reduce[0], [ctx.inp(0)], reduce[2])], out=fresh(f"{out}_batch_mean"))
+    reduce: Step = ("mean", [], {"axes": axes, "keepdims": 1})
+    mean = chain(ctx, [("mean", [ctx.inp(0)], reduce[2])], out=fresh(f"{out}_batch_mean"))
     centered = chain(ctx, [("sub", [ctx.inp(0), mean], {})], out=fresh(f"{out}_centered"))
     var = chain(ctx, [("mul", [centered, centered], {}), reduce], out=fresh(f"{out}_batch_var"))
     std = chain(ctx, [("add", [var, const("epsilon", eps, [1] * len(x))], {}), ("sqrt", [], {})],

@@ -122,9 +122,9 @@ def _tflite_form(ctx: Context, x: tuple[int, ...]) -> bool:
     rounding = ctx.attr("nearest_mode", "round_prefer_floor")
     known = (coord in _COORDS and rounding in _ROUNDING) if mode == "nearest" else (
         mode == "linear" and coord in _LINEAR)
-    run_time = (ctx.has(2) and ctx.const(2) is None) or (
-        ctx.has(3) and ctx.const(3) is None and not (ctx.const(2) is not None
-                                                     and ctx.const(2).size))
+    scales = ctx.const(2)
+    run_time = (ctx.has(2) and scales is None) or (
+        ctx.has(3) and ctx.const(3) is None and not (scales is not None and scales.size))
     return len(x) == 4 and known and not run_time and not ctx.attr("antialias", 0)
 
 
