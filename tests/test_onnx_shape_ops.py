@@ -45,8 +45,9 @@ def _tconv(x: list[int], w: list[int], bias: bool, **attrs: Any) -> tuple[bytes,
 
 
 def _resize(x: list[int], scales: list[float] | None, sizes: list[int] | None,
-            opset: int = 13, **attrs: Any) -> tuple[bytes, list[int]]:
-    inits = [init("roi", np.zeros(0, np.float32))]
+            opset: int = 13, roi: list[float] | None = None, **attrs: Any
+            ) -> tuple[bytes, list[int]]:
+    inits = [init("roi", np.array(roi or [], np.float32))]
     ins = ["X", "roi"]
     if scales is not None:
         inits.append(init("scales", np.array(scales, np.float32)))
@@ -132,6 +133,15 @@ CASES: dict[str, Callable[[], tuple[bytes, list[int]]]] = {
     "resize_linear_pytorch_to_1": lambda: _resize(
         [1, 3, 4, 5], None, [1, 3, 1, 7], mode="linear",
         coordinate_transformation_mode="pytorch_half_pixel"),
+    "resize_crop_linear": lambda: _resize(
+        [1, 2, 6, 5], None, [1, 2, 4, 7], roi=[0, 0, 0.2, -0.1, 1, 1, 0.9, 0.7], mode="linear",
+        coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-5.0),
+    "resize_crop_cubic_axes": lambda: _resize(
+        [1, 1, 7, 6], None, [9, 3], 18, roi=[0.4, 0.1, 1.2, 0.8], axes=[3, 2],
+        mode="cubic", coordinate_transformation_mode="tf_crop_and_resize"),
+    "resize_crop_nearest_to_1": lambda: _resize(
+        [2, 1, 5, 5], [1, 1, 0.2, 1.5], None, roi=[0, 0, 0.3, 0.1, 1, 1, 0.6, 0.9],
+        coordinate_transformation_mode="tf_crop_and_resize", nearest_mode="floor"),
     "slice_backward": lambda: _slice([4, 6, 5], [-1, 5, 0], [-10, 0, 5], [0, 1, 2],
                                      [-2, -1, 2]),
     "split_attr": lambda: _split([3, 7, 2], 1, [2, 4, 1]),

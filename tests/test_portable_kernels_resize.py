@@ -1,6 +1,7 @@
 """The portable resize kernel (runtime/kernels/portable/resize.c: ONNX's Resize) against
 ONNX Runtime, through the C drivers of tests/test_portable_kernels.py: every mode, the
-coordinate transformations, exclude_outside and antialias, the scales given and read from
+coordinate transformations (tf_crop_and_resize's extrapolation), exclude_outside and
+antialias, the scales given and read from
 the operand; and the run-time checks: scales that do not give the output's static shape,
 another scale than 1 outside H and W, a non-positive or NaN scale, each an invalid call."""
 
@@ -58,21 +59,28 @@ def _params(x: tuple[int, ...], size: list[int], scales: list[float] | None,
         full["scale_h"], full["scale_w"] = scales[2], scales[3]
     shapes = [x, (len(scales),) if run_time and scales else None]
     p = interp_params(shapes, (*x[:-2], *size), full)
-    return struct.pack("<5i2f3if5i", p["outer"], p["H"], p["W"], p["OH"], p["OW"],
+    return struct.pack("<5i2f3if5i5f", p["outer"], p["H"], p["W"], p["OH"], p["OW"],
                        p["scale_h"], p["scale_w"], p["mode"], p["coord"], p["nearest_mode"],
                        p["cubic_a"], p["exclude_outside"], p["antialias"],
-                       p["scales_count"], p["index_h"], p["index_w"])
+                       p["scales_count"], p["index_h"], p["index_w"], p["roi_h_start"],
+                       p["roi_h_end"], p["roi_w_start"], p["roi_w_end"],
+                       p["extrapolation_value"])
 
 
 def _ort(x: np.ndarray, scales: list[float] | None, sizes: list[int] | None,
          **attrs: Any) -> np.ndarray:
-    """ONNX Runtime's Resize of x (opset 19)."""
+    """ONNX Runtime's Resize of x (opset 19; a tf_crop_and_resize's roi from attrs)."""
     from onnx import helper
     from onnx_build import init, model, tensor
     from onnx_cases import ort_run
     inits = [init("scales", np.array(scales, np.float32))] if scales else [
         init("sizes", np.array(sizes, np.int64))]
     ins = ["X", "", "scales"] if scales else ["X", "", "", "sizes"]
+    if "roi_h_start" in attrs:
+        roi = [0, 0, attrs.pop("roi_h_start"), attrs.pop("roi_w_start"), 1, 1,
+               attrs.pop("roi_h_end"), attrs.pop("roi_w_end")]
+        inits.append(init("roi", np.array(roi, np.float32)))
+        ins[1] = "roi"
     node = helper.make_node("Resize", ins, ["Y"], **attrs)
     raw = model([node], [tensor("X", list(x.shape))], [tensor("Y", None)], inits, opset=19)
     return np.asarray(ort_run(raw, {"X": x})[0])
@@ -96,6 +104,14 @@ CASES = [  # (input shape, scales or None, output H and W, attributes)
                                                   "half_pixel_symmetric"}),
     ((1, 1, 5, 3), None, [1, 5], {"mode": "cubic",
                                   "coordinate_transformation_mode": "asymmetric"}),
+    ((1, 2, 6, 5), None, [4, 7], {"mode": "linear", "extrapolation_value": -5.0,
+                                  "coordinate_transformation_mode": "tf_crop_and_resize",
+                                  "roi_h_start": 0.2, "roi_h_end": 0.9, "roi_w_start": -0.1,
+                                  "roi_w_end": 0.7}),
+    ((1, 1, 7, 6), None, [1, 9], {"mode": "cubic",
+                                  "coordinate_transformation_mode": "tf_crop_and_resize",
+                                  "roi_h_start": 0.4, "roi_h_end": 0.8, "roi_w_start": 0.1,
+                                  "roi_w_end": 1.2}),
 ]
 
 
@@ -106,7 +122,7 @@ def test_resize_against_onnxruntime(build: Build) -> None:
     for k, (shape, scales, size, attrs) in enumerate(CASES):
         x = rand(*shape, scale=3.0)
         sizes = None if scales else [*shape[:2], *size]
-        want = _ort(x, scales, sizes, **attrs)
+        want = _ort(x, scales, sizes, **dict(attrs))
         assert list(want.shape[-2:]) == size, (k, want.shape)
         params = _params(shape, size, scales, False, **attrs)
         n = int(np.prod(want.shape))

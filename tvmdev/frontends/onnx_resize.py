@@ -14,10 +14,11 @@ greatest of sizes / in over the axes, and the sizes it gives (rounded, halves up
 
 The rest goes to tvmdev's ``resize`` (ONNX's own arithmetic, NCHW, no transposes;
 tvmdev/model/resize_interp.py): cubic, antialias, half_pixel_symmetric, pytorch_half_pixel
-to an output dim of 1, and scales computed at run time. Those are read by the kernel at
-run time, and the output's shape is the static one ONNX's shape inference gives (the
-model's declared output): a run whose scales give another shape fails. Refused in one
-line: tf_crop_and_resize, sizes computed at run time (an int64 input), a resize of N or C.
+to an output dim of 1, tf_crop_and_resize (its roi known at import), and scales computed
+at run time. Those the kernel reads each run, and the output's shape is the static one
+ONNX's shape inference gives (the model's declared output): a run whose scales give
+another shape fails. Refused in one
+line: sizes computed at run time (an int64 input), a resize of N or C.
 """
 
 from __future__ import annotations
@@ -179,6 +180,26 @@ def _run_time_scales(ctx: Context, x: tuple[int, ...]) -> tuple[list[int], list[
     return list(out[-2:]), [order.index(rank - 2), order.index(rank - 1)]
 
 
+def _roi(ctx: Context, x: tuple[int, ...]) -> dict[str, float]:
+    """tf_crop_and_resize's regions of interest of H and W (the roi operand, known at
+    import: starts then ends, of every axis or of ``axes``) and its extrapolation_value."""
+    roi = ctx.const(1)
+    if roi is None or roi.dtype.kind != "f":
+        raise Unsupported("tf_crop_and_resize with a roi not known at import")
+    axes = ctx.attr("axes")
+    order = list(range(4)) if axes is None else [int(a) % 4 for a in axes]
+    v = [float(r) for r in np.ravel(roi)]
+    if len(v) != 2 * len(order) or any(
+            (v[k], v[k + len(order)]) != (0.0, 1.0) for k, a in enumerate(order) if a < 2):
+        raise Unsupported(f"roi {v} (N and C must stay whole)")
+    out = {"extrapolation_value": float(ctx.attr("extrapolation_value", 0.0))}
+    for a, name in ((2, "h"), (3, "w")):
+        if a in order:
+            k = order.index(a)
+            out[f"roi_{name}_start"], out[f"roi_{name}_end"] = v[k], v[k + len(order)]
+    return out
+
+
 def _interp(ctx: Context, x: tuple[int, ...]) -> None:
     """tvmdev's resize (ONNX's arithmetic) of the last two dims of ``x``."""
     if len(x) < 2:
@@ -197,6 +218,8 @@ def _interp(ctx: Context, x: tuple[int, ...]) -> None:
         return
     if len(x) != 4:
         raise Unsupported(f"a {len(x)}-D input with scales or sizes known at import")
+    if attrs["coordinate_transformation_mode"] == "tf_crop_and_resize":
+        attrs.update(_roi(ctx, x))
     (oh, ow), scales = _sizes(ctx, x)
     attrs["size"] = [oh, ow]
     if scales:

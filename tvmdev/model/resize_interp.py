@@ -13,7 +13,11 @@ output over input; from the ``scales`` operand at run time when given, else ``sc
   tf_half_pixel_for_nn (v + 0.5) / s; asymmetric v / s;
 - align_corners v * (n - 1) / (o - 1), 0 when o is 1 (ONNX Runtime's: the output's
   length, not s * n as onnx's reference takes it; the two differ when s * n is not whole);
-- half_pixel_symmetric: c (1 - o / (s n)) + (v + 0.5) / s - 0.5 with c = n / 2.
+- half_pixel_symmetric: c (1 - o / (s n)) + (v + 0.5) / s - 0.5 with c = n / 2;
+- tf_crop_and_resize, the axis's region of interest [a, b] (``roi_h_start``,
+  ``roi_h_end``, ``roi_w_start``, ``roi_w_end``: fractions of n - 1):
+  a (n - 1) + v (b - a) (n - 1) / (o - 1), (a + b) (n - 1) / 2 when o is 1; an output
+  whose position is outside [0, n - 1] on either axis is ``extrapolation_value``.
 
 The taps are the ``k`` input indices around x (below it first: b = ceil(x) - 1, r = x - b
 in (0, 1]) from b + 1 - k/2 to b + k/2, read clamped to [0, n - 1] (edge padding): nearest
@@ -45,7 +49,7 @@ from .shapes import Shape, ShapeError, numel
 
 MODES = ("nearest", "linear", "cubic")
 COORDS = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-          "tf_half_pixel_for_nn", "half_pixel_symmetric")
+          "tf_half_pixel_for_nn", "half_pixel_symmetric", "tf_crop_and_resize")
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 F32 = np.float32
 
@@ -85,7 +89,9 @@ def interp_params(shapes: list[Shape | None], out: Shape, attrs: dict[str, Any]
             "exclude_outside": int(attrs["exclude_outside"]),
             "antialias": int(attrs["antialias"]),
             "scales_count": 0 if scales is None else numel(scales),
-            "index_h": ih, "index_w": iw}
+            "index_h": ih, "index_w": iw,
+            **{k: float(attrs[k]) for k in ("roi_h_start", "roi_h_end", "roi_w_start",
+                                            "roi_w_end", "extrapolation_value")}}
 
 
 def _given(scale: float, n: int, o: int) -> float:
@@ -93,9 +99,15 @@ def _given(scale: float, n: int, o: int) -> float:
     return float(F32(scale)) if scale else float(F32(o) / F32(n))
 
 
-def position(v: int, n: int, o: int, s: float, coord: str) -> float:
+def position(v: int, n: int, o: int, s: float, coord: str,
+             roi: tuple[float, float] = (0.0, 1.0)) -> float:
     """The input position of output index ``v`` (float32 arithmetic, as the kernel)."""
     fv, fs, fn = F32(v), F32(s), F32(n)
+    if coord == "tf_crop_and_resize":
+        a, b, span = F32(roi[0]), F32(roi[1]), F32(n - 1)
+        if o == 1:
+            return float(F32(0.5) * (a + b) * span)
+        return float(a * span + fv * (b - a) * span / F32(o - 1))
     if coord == "align_corners":
         return 0.0 if o == 1 else float(fv * F32(n - 1) / F32(o - 1))
     if coord == "asymmetric":
@@ -144,14 +156,20 @@ def taps(x: float, n: int, s: float, attrs: dict[str, Any]) -> list[tuple[int, f
     return found
 
 
-def _axis_matrix(n: int, o: int, s: float, attrs: dict[str, Any]) -> np.ndarray:
-    """[o, n]: each output index's weights over the input indices."""
+def _axis_matrix(n: int, o: int, s: float, attrs: dict[str, Any], axis: str
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """[o, n]: each output index's weights over the input indices; [o]: whether its
+    position is inside the input (tf_crop_and_resize extrapolates outside)."""
     m = np.zeros((o, n))
+    inside = np.ones(o, bool)
+    coord = attrs["coordinate_transformation_mode"]
     for v in range(o):
-        for t, w in taps(position(v, n, o, s, attrs["coordinate_transformation_mode"]),
-                         n, s, attrs):
+        x = position(v, n, o, s, coord,
+                     (attrs[f"roi_{axis}_start"], attrs[f"roi_{axis}_end"]))
+        inside[v] = coord != "tf_crop_and_resize" or 0 <= x <= n - 1
+        for t, w in taps(x, n, s, attrs):
             m[v, t] += w
-    return m
+    return m, inside
 
 
 def _run_scales(scales: np.ndarray, x: Shape, attrs: dict[str, Any]) -> tuple[float, float]:
@@ -180,8 +198,11 @@ def interp_reference(args: list[np.ndarray | None], attrs: dict[str, Any]) -> np
         s_h, s_w = _run_scales(scales, x.shape, attrs)
     else:
         s_h, s_w = _given(attrs["scale_h"], n_h, o_h), _given(attrs["scale_w"], n_w, o_w)
-    mh, mw = _axis_matrix(n_h, o_h, s_h, attrs), _axis_matrix(n_w, o_w, s_w, attrs)
-    return np.asarray(np.einsum("yh,...hw,xw->...yx", mh, np.asarray(x, np.float64), mw))
+    mh, in_h = _axis_matrix(n_h, o_h, s_h, attrs, "h")
+    mw, in_w = _axis_matrix(n_w, o_w, s_w, attrs, "w")
+    y = np.einsum("yh,...hw,xw->...yx", mh, np.asarray(x, np.float64), mw)
+    return np.asarray(np.where(in_h[:, None] & in_w[None, :], y,
+                               F32(attrs["extrapolation_value"])))
 
 
 RESIZE_OPDEF = OpDef(
@@ -192,7 +213,10 @@ RESIZE_OPDEF = OpDef(
      "nearest_mode": Attr("str", "round_prefer_floor", choices=NEAREST_MODES),
      "cubic_coeff_a": Attr("float", -0.75), "exclude_outside": Attr("bool", 0),
      "antialias": Attr("bool", 0), "scale_h": Attr("float", 0.0),
-     "scale_w": Attr("float", 0.0), "scale_index": Attr("ints", [2, 3], length=2)},
+     "scale_w": Attr("float", 0.0), "scale_index": Attr("ints", [2, 3], length=2),
+     "roi_h_start": Attr("float", 0.0), "roi_h_end": Attr("float", 1.0),
+     "roi_w_start": Attr("float", 0.0), "roi_w_end": Attr("float", 1.0),
+     "extrapolation_value": Attr("float", 0.0)},
     "tvmk_resize_params", interp_infer, interp_params,
     doc="ONNX's Resize of the last two dims to size [OH, OW]: nearest, linear, cubic, "
         "antialias; its scales given, or read at run time (scales)")

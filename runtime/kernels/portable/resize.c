@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev portable kernels: ONNX's Resize, float32 (tvmk_resize_params), of X's last two
- * dims: nearest, linear and cubic, every coordinate transformation but
- * tf_crop_and_resize, exclude_outside and antialias, the scales given or read at run time.
+ * dims: nearest, linear and cubic, every coordinate transformation, exclude_outside and
+ * antialias, the scales given or read at run time.
  * Each output value is the sum over its row's taps and its column's taps of the two
  * weights' product times the input value, the weights computed as they are needed (no
  * buffer). Not in place: Y must not overlap X.
@@ -16,17 +16,22 @@
  * r = x - b in (0, 1]; taps b + start .. b - start + 1 (read clamped to [0, n - 1]), the
  * kernel's argument (t - x) * stretch, the weights divided by total. */
 struct tvmk_axis_taps {
-    int32_t base, start, n;
+    int32_t base, start, n, outside;
     float r, stretch, total;
 };
 
-/* The input position of output index v (n input, o output, s the scale). */
-static float tvmk_position(int32_t v, int32_t n, int32_t o, float s, int32_t coord)
+/* The input position of output index v (n input, o output, s the scale, [a, b] the
+ * region of interest of tf_crop_and_resize). */
+static float tvmk_position(int32_t v, int32_t n, int32_t o, float s, int32_t coord, float a,
+                           float b)
 {
     const float fv = (float)v;
+    const float span = (float)(n - 1);
     float x;
 
     switch (coord) {
+    case TVMK_COORD_TF_CROP_AND_RESIZE:
+        return o == 1 ? 0.5f * (a + b) * span : a * span + fv * (b - a) * span / (float)(o - 1);
     case TVMK_COORD_ALIGN_CORNERS:
         return o == 1 ? 0.0f : fv * (float)(n - 1) / (float)(o - 1);
     case TVMK_COORD_ASYMMETRIC:
@@ -79,18 +84,20 @@ static float tvmk_tap_weight(const struct tvmk_axis_taps *t, int32_t i,
     return tvmk_cubic(d, p->cubic_a);
 }
 
-/* Output index v's taps along an axis of n inputs and o outputs at scale s. */
-static struct tvmk_axis_taps tvmk_axis(int32_t v, int32_t n, int32_t o, float s,
-                                       const struct tvmk_resize_params *p)
+/* Output index v's taps along an axis of n inputs and o outputs at scale s, region of
+ * interest [a, b]. */
+static struct tvmk_axis_taps tvmk_axis(int32_t v, int32_t n, int32_t o, float s, float a,
+                                       float b, const struct tvmk_resize_params *p)
 {
     struct tvmk_axis_taps t;
-    const float x = tvmk_position(v, n, o, s, p->coord);
+    const float x = tvmk_position(v, n, o, s, p->coord, a, b);
     const float reach = p->mode == TVMK_RESIZE_CUBIC ? 2.0f : 1.0f;
     int32_t i;
 
     t.base = (int32_t)ceilf(x) - 1;
     t.r = x - (float)t.base;
     t.n = n;
+    t.outside = p->coord == TVMK_COORD_TF_CROP_AND_RESIZE && (x < 0.0f || x > (float)(n - 1));
     t.stretch = p->antialias && s < 1.0f ? s : 1.0f;
     t.start = p->mode == TVMK_RESIZE_NEAREST ? 0 : (int32_t)floorf(-reach / t.stretch) + 1;
     t.total = 1.0f;
@@ -139,8 +146,12 @@ static float tvmk_resize_value(const float *x, int32_t w, const struct tvmk_axis
     float sum = 0.0f;
     int32_t i, j;
 
+    if (ty->outside || tx->outside) {
+        return p->extrapolation_value;
+    }
     if (p->mode == TVMK_RESIZE_NEAREST) {
-        return x[(size_t)tvmk_nearest_index(ty, p) * (size_t)w + (size_t)tvmk_nearest_index(tx, p)];
+        const size_t row = (size_t)tvmk_nearest_index(ty, p);
+        return x[row * (size_t)w + (size_t)tvmk_nearest_index(tx, p)];
     }
     for (i = ty->start; i <= 1 - ty->start; ++i) {
         const float wy = tvmk_tap_weight(ty, i, p) / ty->total;
@@ -205,9 +216,11 @@ int32_t tvmk_resize_f32(const float *X, const float *scales, float *Y,
     for (b = 0; b < p->outer; ++b) {
         const float *plane = X + (size_t)b * (size_t)p->H * (size_t)p->W;
         for (y = 0; y < p->OH; ++y) {
-            const struct tvmk_axis_taps ty = tvmk_axis(y, p->H, p->OH, sh, p);
+            const struct tvmk_axis_taps ty =
+                tvmk_axis(y, p->H, p->OH, sh, p->roi_h_start, p->roi_h_end, p);
             for (x = 0; x < p->OW; ++x) {
-                const struct tvmk_axis_taps tx = tvmk_axis(x, p->W, p->OW, sw, p);
+                const struct tvmk_axis_taps tx =
+                    tvmk_axis(x, p->W, p->OW, sw, p->roi_w_start, p->roi_w_end, p);
                 *Y++ = tvmk_resize_value(plane, p->W, &ty, &tx, p);
             }
         }

@@ -176,7 +176,10 @@ struct tvmk_resize_bilinear_params {
  * are ONNX's scales (output over input); with a scales operand (scales_count values)
  * they are read from it at run time instead, scales[index_h] and scales[index_w], every
  * other scale must be 1 and (int)(scale * H) must be OH (likewise W), else the kernel
- * returns TVM_DEVICE_ERR_INVALID. Not in place. */
+ * returns TVM_DEVICE_ERR_INVALID. TVMK_COORD_TF_CROP_AND_RESIZE takes each axis's
+ * region of interest [roi_*_start, roi_*_end] (fractions of its length - 1); an output
+ * whose position is outside the input on either axis is extrapolation_value. Not in
+ * place. */
 #define TVMK_RESIZE_NEAREST 0
 #define TVMK_RESIZE_LINEAR 1
 #define TVMK_RESIZE_CUBIC 2
@@ -186,6 +189,7 @@ struct tvmk_resize_bilinear_params {
 #define TVMK_COORD_ASYMMETRIC 3
 #define TVMK_COORD_TF_HALF_PIXEL_FOR_NN 4
 #define TVMK_COORD_HALF_PIXEL_SYMMETRIC 5
+#define TVMK_COORD_TF_CROP_AND_RESIZE 6
 #define TVMK_NEAREST_ROUND_PREFER_FLOOR 0
 #define TVMK_NEAREST_ROUND_PREFER_CEIL 1
 #define TVMK_NEAREST_FLOOR 2
@@ -197,6 +201,8 @@ struct tvmk_resize_params {
     float cubic_a;
     int32_t exclude_outside, antialias;
     int32_t scales_count, index_h, index_w;
+    float roi_h_start, roi_h_end, roi_w_start, roi_w_end;
+    float extrapolation_value;
 };
 
 /* Convolution, Y = act(conv(X, W) + B). With layout TVMK_LAYOUT_NCHW (ONNX): X is
