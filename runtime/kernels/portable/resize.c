@@ -144,14 +144,16 @@ static float tvmk_resize_value(const float *x, int32_t w, const struct tvmk_axis
                                const struct tvmk_resize_params *p)
 {
     float sum = 0.0f;
+    size_t at;
     int32_t i, j;
 
     if (ty->outside || tx->outside) {
         return p->extrapolation_value;
     }
     if (p->mode == TVMK_RESIZE_NEAREST) {
-        const size_t row = (size_t)tvmk_nearest_index(ty, p);
-        return x[row * (size_t)w + (size_t)tvmk_nearest_index(tx, p)];
+        at = (size_t)tvmk_nearest_index(ty, p) * (size_t)w + (size_t)tvmk_nearest_index(tx, p);
+        sum = x[at];
+        return sum;
     }
     for (i = ty->start; i <= 1 - ty->start; ++i) {
         const float wy = tvmk_tap_weight(ty, i, p) / ty->total;
