@@ -120,7 +120,7 @@ CASES: list[tuple[str, str, Callable[[str], str], str | None, str, str | None]] 
      "transpose, conv2d, depthwise_conv2d, maxpool2d, avgpool2d, fully_connected, clip, "
      "relu6, pad, mean, global_average_pool, concat, sqrt, exp, log, neg, abs, erf, gelu, "
      "pow, clip_bounds, reduce_max, reduce_min, reduce_sum, reduce_prod, gather, layer_norm, "
-     "inv_std_dev, quantize, dequantize, leaky_relu, hard_swish, log_softmax, "
+     "inv_std_dev, resize, quantize, dequantize, leaky_relu, hard_swish, log_softmax, "
      "resize_nearest, cast, signal_window, signal_fft_shift, "
      "signal_fft_scale, signal_rfft, signal_energy, signal_filter_bank, "
      "signal_filter_bank_sqrt, signal_noise_estimate, signal_spectral_subtraction, "

@@ -58,9 +58,6 @@ def _refusal(model: Any) -> str | None:
                    "float32 models for now"
         if any(d.dim_value == 0 and d.HasField("dim_value") for d in t.tensor_type.shape.dim):
             return rf"input '{vi.name}' is empty" if vi in g.input else r".* is empty \("
-    for n in g.node:
-        if any(a.name == "training_mode" and a.i for a in n.attribute):
-            return rf"1 unsupported operator: {n.op_type} \(training mode\)"
     return shape_refusal(model)
 
 

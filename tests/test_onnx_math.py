@@ -1,5 +1,6 @@
 """ONNX elementwise math, reductions, Gather at run time (int64 model inputs as its
-indices), Clip with computed bounds and LayerNormalization against ONNX Runtime: ONNX's
+indices), Clip with computed bounds, LayerNormalization and BatchNormalization's training mode
+against ONNX Runtime: ONNX's
 node cases as onnx ships them (bounds, indices and axes fed as graph inputs), a block as
 PyTorch exports it, the refusals; (slow) the same through ``tvmdev run`` on the host.
 
@@ -51,7 +52,6 @@ AS_SHIPPED_REFUSALS = (
     r"(Clip|Abs|Neg|Pow|Sub|Div) \(",
     r"input '[^']+' is empty",
     r"output '[^']+' is (int|uint|bool)",
-    r"1 unsupported operator: BatchNormalization \(training mode\)",
 )
 
 
@@ -99,6 +99,9 @@ def test_node_cases_as_shipped(shipped: list[tuple[str, Any, dict[str, np.ndarra
     bn = [r for r in shipped if r[0] == "test_batchnorm_epsilon"]
     m = frontend.convert(Path("b.onnx"), bn[0][1], "m").to_model()  # statistics computed
     assert len(m.inputs) == 5 and "div" in [op.op for op in m.operators]
+    bn = [r for r in shipped if r[0] == "test_batchnorm_epsilon_training_mode"]
+    m = frontend.convert(Path("t.onnx"), bn[0][1], "m").to_model()  # the batch's statistics
+    assert len(m.outputs) == 3 and [op.op for op in m.operators].count("mean") == 2
     clip = [r for r in shipped if r[0] == "test_clip_splitbounds"]
     m = frontend.convert(Path("c.onnx"), clip[0][1], "m").to_model()
     assert [op.op for op in m.operators] == ["clip_bounds"] and len(m.inputs) == 3
@@ -234,7 +237,37 @@ REFUSED: dict[str, tuple[Callable[[], bytes], str, str | None]] = {
         [B.init("s", np.ones(3, np.float32))], opset=17),
         "1 unsupported operator: LayerNormalization (stash_type 0) x1 (first: node 0 'ln')",
         "tvmdev maps these ONNX operators"),
+    "batch_norm_training_opset_12": (lambda: B.model(
+        [n("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv", "sm", "sv"],
+           name="bn")],
+        [B.tensor("x", [2, 3, 4])], [B.tensor("y", [2, 3, 4]), B.tensor("rm", [3]),
+                                     B.tensor("rv", [3])],
+        [B.init(k, np.ones(3, np.float32)) for k in "sbmv"], opset=12),
+        "1 unsupported operator: BatchNormalization (training mode before opset 14 (opset "
+        "12)) x1 (first: node 0 'bn')", "tvmdev maps these ONNX operators"),
 }
+
+
+@pytest.mark.parametrize("shape,outputs", [([5, 3], 3), ([2, 4, 7], 1), ([2, 3, 2, 5], 2)])
+def test_batch_norm_training_against_onnxruntime(shape: list[int], outputs: int) -> None:
+    """training_mode 1 at momentum 0.7, of a 2-D, 3-D and 4-D input, with Y alone, with
+    running_mean, and both running statistics read (graph outputs)."""
+    c = shape[1]
+    outs = ["y", "rm", "rv"][:outputs]
+    raw = B.model([n("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"],
+                     momentum=0.7,
+                     training_mode=1, epsilon=1e-3)],
+                  [B.tensor("x", shape)],
+                  [B.tensor(o, shape if o == "y" else [c]) for o in outs],
+                  [B.init("s", np.linspace(0.5, 1.5, c, dtype=np.float32)),
+                   B.init("b", np.linspace(-1, 1, c, dtype=np.float32)),
+                   B.init("m", np.linspace(-0.2, 0.3, c, dtype=np.float32)),
+                   B.init("v", np.linspace(0.5, 2, c, dtype=np.float32))], opset=15)
+    x = np.random.default_rng(c).uniform(-3, 3, shape).astype(np.float32)
+    m = frontend.convert(Path("bn.onnx"), raw, "m").to_model()
+    got = reference.evaluate(m, {m.inputs[0]: x})
+    want = onnx_cases.ort_run(raw, {"x": x})
+    assert all(_close(got[o], w) for o, w in zip(m.outputs, want, strict=True))
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))

@@ -45,8 +45,9 @@ def _tconv(x: list[int], w: list[int], bias: bool, **attrs: Any) -> tuple[bytes,
 
 
 def _resize(x: list[int], scales: list[float] | None, sizes: list[int] | None,
-            **attrs: Any) -> tuple[bytes, list[int]]:
-    inits = [init("roi", np.zeros(0, np.float32))]
+            opset: int = 13, roi: list[float] | None = None, **attrs: Any
+            ) -> tuple[bytes, list[int]]:
+    inits = [init("roi", np.array(roi or [], np.float32))]
     ins = ["X", "roi"]
     if scales is not None:
         inits.append(init("scales", np.array(scales, np.float32)))
@@ -55,7 +56,7 @@ def _resize(x: list[int], scales: list[float] | None, sizes: list[int] | None,
         inits.append(init("sizes", np.array(sizes, np.int64)))
         ins += ["", "sizes"]
     node = helper.make_node("Resize", ins, ["Y"], **attrs)
-    return model([node], [tensor("X", x)], [tensor("Y", None)], inits, opset=13), x
+    return model([node], [tensor("X", x)], [tensor("Y", None)], inits, opset=opset), x
 
 
 def _slice(x: list[int], starts: list[int], ends: list[int], axes: list[int],
@@ -109,6 +110,38 @@ CASES: dict[str, Callable[[], tuple[bytes, list[int]]]] = {
     "resize_nearest_pytorch": lambda: _resize(
         [1, 3, 4, 4], [1, 1, 2.5, 0.75], None,
         coordinate_transformation_mode="pytorch_half_pixel", nearest_mode="floor"),
+    # tvmdev's resize (ONNX's arithmetic): cubic, antialias, half_pixel_symmetric
+    "resize_cubic_scales": lambda: _resize([1, 2, 5, 7], [1, 1, 1.7, 0.6], None, mode="cubic"),
+    "resize_cubic_sizes_exclude": lambda: _resize(
+        [2, 1, 6, 4], None, [2, 1, 4, 9], mode="cubic", cubic_coeff_a=-0.5,
+        exclude_outside=1),
+    "resize_cubic_align": lambda: _resize([1, 3, 4, 6], None, [1, 3, 7, 3], mode="cubic",
+                                          coordinate_transformation_mode="align_corners"),
+    "resize_cubic_pytorch": lambda: _resize(
+        [1, 2, 5, 5], None, [1, 2, 8, 3], mode="cubic",
+        coordinate_transformation_mode="pytorch_half_pixel"),
+    "resize_linear_antialias": lambda: _resize([1, 2, 9, 11], [1, 1, 0.4, 0.7], None, 18,
+                                               mode="linear", antialias=1),
+    "resize_cubic_antialias_sizes": lambda: _resize([1, 1, 12, 7], None, [1, 1, 5, 3], 18,
+                                                    mode="cubic", antialias=1),
+    "resize_linear_symmetric": lambda: _resize(
+        [1, 2, 5, 6], [1, 1, 1.3, 0.45], None, 19, mode="linear",
+        coordinate_transformation_mode="half_pixel_symmetric"),
+    "resize_nearest_symmetric": lambda: _resize(
+        [1, 1, 7, 4], [1, 1, 0.6, 2.2], None, 19, nearest_mode="round_prefer_ceil",
+        coordinate_transformation_mode="half_pixel_symmetric"),
+    "resize_linear_pytorch_to_1": lambda: _resize(
+        [1, 3, 4, 5], None, [1, 3, 1, 7], mode="linear",
+        coordinate_transformation_mode="pytorch_half_pixel"),
+    "resize_crop_linear": lambda: _resize(
+        [1, 2, 6, 5], None, [1, 2, 4, 7], roi=[0, 0, 0.2, -0.1, 1, 1, 0.9, 0.7], mode="linear",
+        coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-5.0),
+    "resize_crop_cubic_axes": lambda: _resize(
+        [1, 1, 7, 6], None, [9, 3], 18, roi=[0.4, 0.1, 1.2, 0.8], axes=[3, 2],
+        mode="cubic", coordinate_transformation_mode="tf_crop_and_resize"),
+    "resize_crop_nearest_to_1": lambda: _resize(
+        [2, 1, 5, 5], [1, 1, 0.2, 1.5], None, roi=[0, 0, 0.3, 0.1, 1, 1, 0.6, 0.9],
+        coordinate_transformation_mode="tf_crop_and_resize", nearest_mode="floor"),
     "slice_backward": lambda: _slice([4, 6, 5], [-1, 5, 0], [-10, 0, 5], [0, 1, 2],
                                      [-2, -1, 2]),
     "split_attr": lambda: _split([3, 7, 2], 1, [2, 4, 1]),

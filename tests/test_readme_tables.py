@@ -1,6 +1,7 @@
 """The README's operator tables against the code they describe, so that they cannot rot:
-the TFLite and ONNX tables name exactly the operators the importers map (TFLite's with
-the dtypes each maps on), every tvmdev op they name exists, and the kernels table is
+the TFLite (and its raw-integer one) and ONNX tables name exactly the operators the
+importers map (TFLite's and ONNX's float table with the dtypes each maps on), every
+tvmdev op they name exists, and the kernels table is
 what the kernel registries hold (portable, CMSIS-NN, KleidiAI, Metal), row for row.
 
 When an operator or a kernel is added, the failure says which rows to add or change (the
@@ -82,12 +83,40 @@ def test_onnx_tables_are_the_importers() -> None:
     listed = {n for r in floats for n in _names(r[0], r"[A-Z][A-Za-z]*")}
     mapped = {*CONVERTERS, *FOLDERS, *REMOVED}
     assert listed == mapped, f"add {sorted(mapped - listed)}, drop {sorted(listed - mapped)}"
+    wrong = {}
+    for r in floats:
+        for op in _names(r[0], r"[A-Z][A-Za-z]*"):
+            want = "folded" if r[1] == "folded" else _onnx_dtypes(op)
+            if r[1] == "folded" and op not in FOLDERS or r[2] != want:
+                wrong[op] = (r[2], want)
+    assert not wrong, f"dtypes column (README, importer): {wrong}"
     ints = _table("### ONNX int8: models from onnxruntime's `quantize_static`")
     listed = {n for r in ints for n in _names(r[0], r"[A-Z][A-Za-z]*")}
     lowered = set(KINDS) - {"QuantizeLinear", "DequantizeLinear"}
     assert listed == lowered, f"add {sorted(lowered - listed)}, drop {sorted(listed - lowered)}"
     named = _tvmdev_ops(floats) | _tvmdev_ops(ints)
     assert named <= set(OPS), named - set(OPS)
+
+
+def _onnx_dtypes(op: str) -> str:
+    """An ONNX operator's dtypes cell, from what the importers map it in: float32 (the
+    float converters, or removed), int8 (the QDQ lowering), integer indices."""
+    from tvmdev.frontends.onnx_indices import INDEX_DTYPES, INDEX_OPERANDS
+    from tvmdev.frontends.onnx_qdq_lower import KINDS
+    cell = "float32, int8" if op in KINDS else "float32"
+    return cell + (f"; {', '.join(INDEX_DTYPES)} indices" if op in INDEX_OPERANDS else "")
+
+
+def test_tflite_raw_integer_table_is_the_importers() -> None:
+    """The raw-integer table (TFLM's signal library and integer builtins) names exactly
+    the kinds the raw-integer converter maps."""
+    need_module("tflite", "pip install -e '.[tflite]'")
+    from tvmdev.frontends.tflite_rawint import BUILTINS, SIGNAL
+    rows = _table("Raw integers (no quantization), as TFLM's signal library and micro_speech's")
+    listed = {n for r in rows for n in _names(r[0], r"[A-Z][A-Za-z0-9_]*")}
+    mapped = {*BUILTINS, *(k.removeprefix("CUSTOM:") for k in SIGNAL)}
+    assert listed == mapped, f"add {sorted(mapped - listed)}, drop {sorted(listed - mapped)}"
+    assert _tvmdev_ops(rows) <= set(OPS), _tvmdev_ops(rows) - set(OPS)
 
 
 def _label(arg_meta: dict[str, list[str]] | None, alias: dict[str, list[str]]) -> str:

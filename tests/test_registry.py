@@ -224,8 +224,9 @@ def test_list_kernels_merged_table(cli: Callable[..., Result], tmp_path: Path) -
                        ("tvmk_svdf_f32", "svdf"), ("tvmk_svdf_s8_s16", "svdf"),
                        ("tvmk_svdf_s8", "svdf"), ("tvmk_lstm_f32", "lstm"),
                        ("tvmk_lstm_s8", "lstm")]
-    # 53 ops, gemm twice (float32, int4 weights), int8 reshape, flatten, fully_connected,
-    # conv2d, depthwise_conv2d, quantize of int8; int8 add, sub, mul, maximum, minimum,
+    # 54 ops (resize among them), gemm twice (float32, int4 weights), int8 reshape,
+    # flatten, fully_connected, conv2d, depthwise_conv2d, quantize of int8; int8 add, sub,
+    # mul, maximum, minimum,
     # sigmoid, tanh, softmax, maxpool2d, avgpool2d, pad, mean, concat, transpose,
     # leaky_relu, hard_swish, log_softmax, resize_nearest, resize_bilinear, strided_slice,
     # transpose_conv2d; svdf's two int8 kernels (int16 and int8 state), lstm's int8 one;
@@ -237,4 +238,4 @@ def test_list_kernels_merged_table(cli: Callable[..., Result], tmp_path: Path) -
     # maxpool2d, dequantize, softmax of int8 and of int16 into int16, quantize six ways
     # (float32 -> int16, five requantizations), conv2d and fully_connected with an int32
     # bias, transpose, concat, maximum, minimum, transpose_conv2d
-    assert len(r.out.splitlines()) == 1 + 84 + 4 + 1 + 2 + 7 + 1 + 3 + 11 + 28
+    assert len(r.out.splitlines()) == 1 + 85 + 4 + 1 + 2 + 7 + 1 + 3 + 11 + 28

@@ -14,6 +14,8 @@ from .onnx_context import node_label
 
 INDEX_DTYPES = ("int32", "int64")
 PASS_THROUGH = ("Identity",)
+# The operand an integer input may be, by operator: Gather's indices.
+INDEX_OPERANDS = {"Gather": 1}
 
 
 def _readers(model: Any, name: str) -> list[tuple[int, Any, int]]:
@@ -40,9 +42,9 @@ def check_index_input(model: Any, vi: Any, dtype: str, path: Path) -> str:
     needs more. (A Gather of data other than float32 is refused as it converts.)"""
     outputs = {o.name for o in model.graph.output}
     for i, n, pos in _readers(model, vi.name):
-        if n.op_type == "Shape" or (n.op_type == "Gather" and pos == 1):
+        if n.op_type == "Shape" or INDEX_OPERANDS.get(n.op_type) == pos:
             continue
-        use = (f"the data of {n.op_type}" if n.op_type == "Gather"
+        use = (f"the data of {n.op_type}" if n.op_type in INDEX_OPERANDS
                else f"operand {pos} of {n.op_type}")
         raise TvmdevError(f"input '{vi.name}' is {dtype} and is {use} ({node_label(n, i)}); "
                           "tvmdev takes int32 and int64 inputs only as the indices of a "

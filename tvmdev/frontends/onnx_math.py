@@ -1,5 +1,6 @@
-"""ONNX elementwise math, reductions, Gather at run time, Clip with computed bounds and
-LayerNormalization, mapped onto tvmdev's float32 operators (:mod:`tvmdev.model.math_ops`).
+"""ONNX elementwise math, reductions, Gather at run time, Clip with computed bounds,
+LayerNormalization and BatchNormalization's training mode, mapped onto tvmdev's float32
+operators (:mod:`tvmdev.model.math_ops`).
 :data:`.onnx_ops.CONVERTERS` holds these converters with the others.
 """
 
@@ -11,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .graph import Unsupported
-from .onnx_context import Context, chain
+from .onnx_context import Context, Step, chain
 
 
 def _unary(op: str) -> Callable[[Context], None]:
@@ -125,6 +126,42 @@ def layer_norm(ctx: Context) -> None:
                                              "keepdims": 1})], out=ctx.out(1))
     if len(out) > 2 and out[2] and ctx.g.uses.get(out[2], 0):
         chain(ctx, [("inv_std_dev", [ctx.inp(0)], attrs)], out=ctx.out(2))
+
+
+def batch_norm_training(ctx: Context, eps: float) -> None:
+    """BatchNormalization with training_mode 1 (opset 14 on; .onnx_ops.batch_norm checks
+    the operands): X normalized by the batch's own mean and (population) variance over
+    every axis but 1; its running_mean and running_var outputs, where read, the input
+    mean (var) * momentum + the batch's * (1 - momentum)."""
+    if ctx.opset < 14:
+        raise Unsupported(f"training mode before opset 14 (opset {ctx.opset})")
+    x = ctx.shape(0)
+    axes = [a for a in range(len(x)) if a != 1]
+    per = [x[1]] + [1] * (len(x) - 2)
+    out, fresh = ctx.out(), ctx.b.fresh
+
+    def const(name: str, value: float, shape: list[int]) -> str:
+        return ctx.b.constant(fresh(f"{out}_{name}"), np.full(shape, value, np.float32))
+
+    reduce: Step = ("mean", [], {"axes": axes, "keepdims": 1})
+    mean = chain(ctx, [("mean", [ctx.inp(0)], reduce[2])], out=fresh(f"{out}_batch_mean"))
+    centered = chain(ctx, [("sub", [ctx.inp(0), mean], {})], out=fresh(f"{out}_centered"))
+    var = chain(ctx, [("mul", [centered, centered], {}), reduce], out=fresh(f"{out}_batch_var"))
+    std = chain(ctx, [("add", [var, const("epsilon", eps, [1] * len(x))], {}), ("sqrt", [], {})],
+                out=fresh(f"{out}_std"))
+    scale, bias = (chain(ctx, [("reshape", [ctx.inp(i)], {"shape": per})],
+                         out=fresh(f"{out}_{k}")) for i, k in ((1, "scale"), (2, "B")))
+    chain(ctx, [("div", [centered, std], {}), ("mul", [scale], {}), ("add", [bias], {})])
+    momentum = float(ctx.attr("momentum", 0.9))
+    for k, batch in ((1, mean), (2, var)):
+        name = ctx.node.output[k] if len(ctx.node.output) > k else ""
+        if not name or not ctx.g.uses.get(name, 0):
+            continue
+        kept = chain(ctx, [("mul", [ctx.inp(2 + k), const("momentum", momentum, [1])], {})],
+                     out=fresh(f"{ctx.out(k)}_kept"))
+        chain(ctx, [("reshape", [batch], {"shape": [x[1]]}),
+                    ("mul", [const("new", 1.0 - momentum, [1])], {}), ("add", [kept], {})],
+              out=ctx.out(k))
 
 
 MATH_CONVERTERS: dict[str, Callable[[Context], None]] = {

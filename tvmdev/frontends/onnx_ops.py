@@ -20,7 +20,7 @@ from ..model.shapes import numel
 from .graph import Unsupported
 from .onnx_context import Context, chain, node_label, op_kind
 from .onnx_fold import fold_batch_norm, squeezed
-from .onnx_math import MATH_CONVERTERS, clip_bounds
+from .onnx_math import MATH_CONVERTERS, batch_norm_training, clip_bounds
 from .onnx_shape_ops import SHAPE_CONVERTERS
 
 # Operands of these converters that must be known at import (folded constants).
@@ -337,13 +337,15 @@ def _batch_norm_computed(ctx: Context, eps: float) -> None:
 def batch_norm(ctx: Context) -> None:
     """BatchNormalization (inference): with constant statistics, folded into the conv or
     gemm before it when that writes its input for it alone, else a mul and an add by
-    per-channel constants; with computed ones, normalized at run time."""
-    if ctx.attr("training_mode", 0) or any(o for o in ctx.node.output[1:]):
-        raise Unsupported("training mode")
+    per-channel constants; with computed ones, normalized at run time; training_mode by
+    the batch's statistics."""
     if ctx.opset < 9 and not ctx.attr("spatial", 1):
         raise Unsupported("spatial 0")
     _check_lengths(ctx, [tuple(ctx.shape(i)) for i in range(1, 5)])
     eps = float(ctx.attr("epsilon", 1e-5))
+    if ctx.attr("training_mode", 0) or any(o for o in ctx.node.output[1:]):
+        batch_norm_training(ctx, eps)
+        return
     if any(ctx.const(i) is None for i in range(1, 5)):
         _batch_norm_computed(ctx, eps)
         return

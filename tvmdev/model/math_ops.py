@@ -11,6 +11,7 @@ from typing import Any
 
 from .opdef import Attr, OpDef
 from .regions import mean_infer, mean_params
+from .resize_interp import RESIZE_OPDEF
 from .shapes import (
     MAX_DIMS,
     Shape,
@@ -196,4 +197,5 @@ MATH_OPS: list[OpDef] = [
           "tvmk_inv_std_dev_params", inv_std_dev_infer, inv_std_dev_params,
           doc="1 / sqrt(var + epsilon) over the dims from axis (LayerNormalization's "
               "InvStdDev)"),
+    RESIZE_OPDEF,
 ]

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from .resize_interp import interp_reference
+
 Args = list[np.ndarray | None]
 F64 = np.float64
 _ERF = np.frompyfunc(math.erf, 1, 1)
@@ -93,4 +95,5 @@ MATH_REFERENCE: dict[str, Callable[[Args, dict[str, Any]], np.ndarray]] = {
     "gather": _gather,
     "layer_norm": _layer_norm,
     "inv_std_dev": _inv_std_dev,
+    "resize": interp_reference,
 }

@@ -169,6 +169,42 @@ struct tvmk_resize_bilinear_params {
     int32_t half_pixel_centers;
 };
 
+/* ONNX's Resize (float32) of X's last two dims, H x W to OH x OW, outer = the product of
+ * the dims before them (tvmdev/model/resize_interp.py gives the arithmetic): mode
+ * TVMK_RESIZE_NEAREST, _LINEAR or _CUBIC; coord one of TVMK_COORD_*; nearest_mode one of
+ * TVMK_NEAREST_*; cubic_a Keys' a; exclude_outside, antialias 0 or 1. scale_h, scale_w
+ * are ONNX's scales (output over input); with a scales operand (scales_count values)
+ * they are read from it at run time instead, scales[index_h] and scales[index_w], every
+ * other scale must be 1 and (int)(scale * H) must be OH (likewise W), else the kernel
+ * returns TVM_DEVICE_ERR_INVALID. TVMK_COORD_TF_CROP_AND_RESIZE takes each axis's
+ * region of interest [roi_*_start, roi_*_end] (fractions of its length - 1); an output
+ * whose position is outside the input on either axis is extrapolation_value. Not in
+ * place. */
+#define TVMK_RESIZE_NEAREST 0
+#define TVMK_RESIZE_LINEAR 1
+#define TVMK_RESIZE_CUBIC 2
+#define TVMK_COORD_HALF_PIXEL 0
+#define TVMK_COORD_PYTORCH_HALF_PIXEL 1
+#define TVMK_COORD_ALIGN_CORNERS 2
+#define TVMK_COORD_ASYMMETRIC 3
+#define TVMK_COORD_TF_HALF_PIXEL_FOR_NN 4
+#define TVMK_COORD_HALF_PIXEL_SYMMETRIC 5
+#define TVMK_COORD_TF_CROP_AND_RESIZE 6
+#define TVMK_NEAREST_ROUND_PREFER_FLOOR 0
+#define TVMK_NEAREST_ROUND_PREFER_CEIL 1
+#define TVMK_NEAREST_FLOOR 2
+#define TVMK_NEAREST_CEIL 3
+struct tvmk_resize_params {
+    int32_t outer, H, W, OH, OW;
+    float scale_h, scale_w;
+    int32_t mode, coord, nearest_mode;
+    float cubic_a;
+    int32_t exclude_outside, antialias;
+    int32_t scales_count, index_h, index_w;
+    float roi_h_start, roi_h_end, roi_w_start, roi_w_end;
+    float extrapolation_value;
+};
+
 /* Convolution, Y = act(conv(X, W) + B). With layout TVMK_LAYOUT_NCHW (ONNX): X is
  * N x C x H x W, W is M x (C / group) x KH x KW (OIHW), Y is N x M x OH x OW. With
  * TVMK_LAYOUT_NHWC (TFLite): X is N x H x W x C, W is M x KH x KW x (C / group) (OHWI),
@@ -346,6 +382,8 @@ int32_t tvmk_resize_nearest_f32(const float *X, float *Y,
 int32_t tvmk_resize_bilinear_f32(const float *X, float *Y,
                                  const struct tvmk_resize_bilinear_params *params,
                                  void *resource_handle);
+int32_t tvmk_resize_f32(const float *X, const float *scales, float *Y,
+                        const struct tvmk_resize_params *params, void *resource_handle);
 int32_t tvmk_conv2d_f32(const float *X, const float *W, const float *B, float *Y,
                         const struct tvmk_conv2d_params *params, void *resource_handle);
 /* Transposed convolution: tvmk_conv2d_params read as the transposed one's (pad_top /
