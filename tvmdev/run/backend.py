@@ -92,6 +92,8 @@ class Backend:
     builds_device_module: ClassVar[bool] = False  # the build system compiles devices
     fault_at_run_time: ClassVar[bool] = True  # else the fault is compiled in
     supports_threads: ClassVar[bool] = False
+    # the firmware's threads and iterations are compiled in (TVMDEV_THREADS, as on an RTOS)
+    threads_compiled_in: ClassVar[bool] = False
     emulates_cpu: ClassVar[bool] = False
     takes_cflags: ClassVar[bool] = True  # build() adds extra C flags to the board's
     tools: ClassVar[tuple[str, ...]] = ()  # programs it needs besides the compiler and QEMU

@@ -18,7 +18,7 @@ from ..model.graph import Model
 from ..plan.fit import link_overflow
 from ..render.harness import Harness, zephyr_files
 from ..render.model import layout
-from ..resources import zephyr_app_dir
+from ..resources import runtime_dir, zephyr_app_dir
 from ..write.files import OutFile
 from .backend import Backend, Job, RawRun, RunOptions
 from .compare import tolerance_for
@@ -45,15 +45,20 @@ class WestBackend(Backend):
         # The model folder's own snippet lists its sources, includes and tree; the app's
         # lists the rest: the glue, and the portable sources device kernels call.
         kernels = [lay.mapped(s, model_dir) for s in job.compiled.sources()]
+        # tvmdev's simulated devices count through the simulator, locked with irq_lock.
+        sim = ([runtime_dir() / "sim/tvmdev_sim.c"] if job.devices.sim_kinds else [])
+        defines = ["TVMDEV_SIM_ZEPHYR"] if sim else []
         return zephyr_files(harness, expected, tolerances,
-                            [job.build_dir / "app/tvmdev_app.c",
+                            [job.build_dir / "app/tvmdev_app.c", *sim,
                              *(s for s in kernels if not s.is_relative_to(model_dir))],
                             [job.build_dir / "app",
                              *(i for i in job.include_dirs if not i.is_relative_to(model_dir)
                                and i not in job.compiled.include_dirs())],
-                            [d for d in job.defines if d not in job.board.tuning.defines()])
+                            [*(d for d in job.defines if d not in job.board.tuning.defines()),
+                             *defines])
 
     takes_cflags = False  # west builds with the app's own configuration
+    threads_compiled_in = True  # --threads and --iterations: TVMDEV_THREADS, _ITERATIONS
 
     def build(self, job: Job, fault: str | None = None,
               extra_cflags: tuple[str, ...] = ()) -> Path:
@@ -78,6 +83,8 @@ class WestBackend(Backend):
                f"-DZEPHYR_EXTRA_MODULES={';'.join(extra)}",
                f"-DTVMDEV_MODEL_CMAKE={build_dir / 'model' / f'tvmgen_{job.model.name}.cmake'}",
                f"-DTVMDEV_APP_CMAKE={build_dir / 'app/tvmdev_app.cmake'}",
+               # What the run adds after staging: threads, iterations, a fault to inject
+               f"-DTVMDEV_RUN_DEFINES={';'.join(self.run_defines(job, fault))}",
                *(f"-D{board_library(t.library).tree.env}={t.root}" for t in job.compiled.trees),
                f"-DDTC_OVERLAY_FILE={build_dir / 'app.overlay'}",
                f"-DOVERLAY_CONFIG={build_dir / 'tvmdev.conf'}"]
@@ -93,6 +100,14 @@ class WestBackend(Backend):
                                                               tail=True),
                               hint="the full command is in build.cmd")
         return job.exe
+
+    @staticmethod
+    def run_defines(job: Job, fault: str | None) -> list[str]:
+        """The macros of this build that are not in the staged files: the harness's
+        threads and iterations (``job.defines``), and ``--fail``'s fault, compiled in."""
+        staged = ("TVMDEV_THREADS=", "TVMDEV_ITERATIONS=")
+        return [*(d for d in job.defines if d.startswith(staged)),
+                *([f'TVMDEV_SIM_FAIL="{fault}"'] if fault else [])]
 
     def execute(self, job: Job, inputs: dict[str, np.ndarray], options: RunOptions) -> RawRun:
         """Run the built program on ``inputs`` and parse what it printed and wrote."""

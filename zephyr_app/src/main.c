@@ -6,7 +6,8 @@
  *
  * tvmdev_app.h (generated for the model) lists the devices as
  * TVMDEV_APP_DEVICES(X): X(instance, Kind, kind) for each, the instance being the
- * devicetree node label, and provides tvmdev_app_run().
+ * devicetree node label, and provides tvmdev_app_attach() (called before each device's
+ * Init) and tvmdev_app_run() (the model's runs, in as many threads as it was built for).
  */
 #include <zephyr/device.h>
 #include <zephyr/devicetree.h>
@@ -57,6 +58,10 @@ static int bind_devices(void *handles[])
                                                                                            \
         if (!device_is_ready(dev)) {                                                       \
             printk("tvmdev: device " #inst " is not ready\n");                             \
+            return -1;                                                                     \
+        }                                                                                  \
+        if (tvmdev_app_attach(i, &tvm_##inst) != 0) {                                      \
+            printk("tvmdev: cannot attach " #inst "\n");                                   \
             return -1;                                                                     \
         }                                                                                  \
         status = TVMDevice##Kind##Init(&tvm_##inst, dev);                                  \
