@@ -23,6 +23,7 @@ from ..write.files import OutFile
 from .backend import Backend, Job, RawRun, RunOptions
 from .compare import tolerance_for
 from .firmware import run_firmware
+from .link import LinkedRun
 
 
 class WestBackend(Backend):
@@ -59,6 +60,7 @@ class WestBackend(Backend):
 
     takes_cflags = False  # west builds with the app's own configuration
     threads_compiled_in = True  # --threads and --iterations: TVMDEV_THREADS, _ITERATIONS
+    kernel_builtin = True  # Zephyr
 
     def build(self, job: Job, fault: str | None = None,
               extra_cflags: tuple[str, ...] = ()) -> Path:
@@ -74,8 +76,7 @@ class WestBackend(Backend):
         env = dict(os.environ)
         env.update(dict(self.board.support.env))
         env.setdefault("ZEPHYR_TOOLCHAIN_VARIANT", "host")
-        extra = [str(build_dir / "devices")] if (build_dir / "devices/zephyr/module.yml"
-                                                 ).is_file() else []
+        extra = [str(d) for d in self.modules(job) if (d / "zephyr/module.yml").is_file()]
         if env.get("ZEPHYR_EXTRA_MODULES"):
             extra.insert(0, env["ZEPHYR_EXTRA_MODULES"])
         cmd = [west, "build", "-b", str(self.board.support.zephyr_board), "-d",
@@ -85,6 +86,9 @@ class WestBackend(Backend):
                f"-DTVMDEV_APP_CMAKE={build_dir / 'app/tvmdev_app.cmake'}",
                # What the run adds after staging: threads, iterations, a fault to inject
                f"-DTVMDEV_RUN_DEFINES={';'.join(self.run_defines(job, fault))}",
+               f"-DTVMDEV_RUN_SOURCES={';'.join(map(str, job.added_sources))}",
+               f"-DTVMDEV_RUN_INCLUDES={';'.join(map(str, job.added_includes))}",
+               *(f"-D{k}" for k in job.kconfig),
                *(f"-D{board_library(t.library).tree.env}={t.root}" for t in job.compiled.trees),
                f"-DDTC_OVERLAY_FILE={build_dir / 'app.overlay'}",
                f"-DOVERLAY_CONFIG={build_dir / 'tvmdev.conf'}"]
@@ -100,6 +104,30 @@ class WestBackend(Backend):
                                                               tail=True),
                               hint="the full command is in build.cmd")
         return job.exe
+
+    @staticmethod
+    def modules(job: Job) -> list[Path]:
+        """The device folders the build takes as Zephyr modules: the generated one, and
+        the user's (--device-dir) when the model has a kind from it."""
+        user = job.compiled.options.device_dir
+        return [job.build_dir / "devices",
+                *([user.resolve()] if user is not None and job.devices.with_origin("user")
+                  else [])]
+
+    def run_program(self, job: Job, argv: list[str], env: dict[str, str] | None = None
+                    ) -> subprocess.CompletedProcess[str]:
+        """Run ``argv`` within the board's timeout; with a co-processor, both machines
+        (:mod:`tvmdev.run.link`), the co-processor first and stopped last."""
+        cop = job.coprocessor
+        if cop is None:
+            return super().run_program(job, argv, env)
+        linked = LinkedRun(self.board, job.exe, cop.board, cop.elf, cop.main_uart,
+                           cop.coproc_uart).run()
+        job.coproc_console = linked.coproc_stdout
+        if linked.timed_out:
+            raise TvmdevError(f"the program did not finish in {self.board.run.timeout:g} s",
+                              str(job.exe))
+        return linked.main
 
     @staticmethod
     def run_defines(job: Job, fault: str | None) -> list[str]:
