@@ -58,7 +58,8 @@ class WestBackend(Backend):
                             [*(d for d in job.defines if d not in job.board.tuning.defines()),
                              *defines])
 
-    takes_cflags = False  # west builds with the app's own configuration
+    # --cflags: for the app's own sources (model, kernels, harness), not Zephyr's
+    takes_cflags = True
     threads_compiled_in = True  # --threads and --iterations: TVMDEV_THREADS, _ITERATIONS
     kernel_builtin = True  # Zephyr
 
@@ -87,6 +88,7 @@ class WestBackend(Backend):
                # What the run adds after staging: threads, iterations, a fault to inject
                f"-DTVMDEV_RUN_DEFINES={';'.join(self.run_defines(job, fault))}",
                f"-DTVMDEV_RUN_SOURCES={';'.join(map(str, job.added_sources))}",
+               f"-DTVMDEV_RUN_CFLAGS={';'.join(extra_cflags)}",
                f"-DTVMDEV_RUN_INCLUDES={';'.join(map(str, job.added_includes))}",
                *(f"-D{k}" for k in job.kconfig),
                *(f"-D{board_library(t.library).tree.env}={t.root}" for t in job.compiled.trees),

@@ -88,7 +88,12 @@ int main(void)
         return 0;
     }
     status = tvmdev_app_run(handles);
-#define DESTROY_DEVICE(inst, Kind, kind) (void)TVMDevice##Kind##Destroy(&tvm_##inst);
+    /* Destroy refuses a device still open or active: a run that unwound badly says so. */
+#define DESTROY_DEVICE(inst, Kind, kind)                                                   \
+    if (TVMDevice##Kind##Destroy(&tvm_##inst) != TVM_DEVICE_OK) {                          \
+        printk("tvmdev: TVMDevice" #Kind "Destroy(" #inst ") failed\n");                   \
+        status = status == 0 ? 4 : status;                                                 \
+    }
     TVMDEV_APP_DEVICES(DESTROY_DEVICE)
     printk("tvmdev: end\n");
     printk("%s\n", status == 0 ? "PASS" : "FAIL");
