@@ -81,8 +81,9 @@ def test_keyword_spotting_in_three_zephyr_threads_bit_exact(
     assert r.out.rstrip().endswith("PASS"), r.out
     assert "device npu0: activate 300 / deactivate 300, open 2700 / close 2700, " \
            "operators 2700: balanced" in r.out, r.out
-    counts = {int(t[0]): dict(zip(("runs", "differing", "activate", "deactivate", "open",
-                                   "close", "operator", "violations"), map(int, t[1:])))
+    keys = ("runs", "differing", "activate", "deactivate", "open", "close", "operator",
+            "violations")
+    counts = {int(t[0]): dict(zip(keys, map(int, t[1:]), strict=True))
               for t in _THREAD_LINE.findall(r.out)}
     _sound(counts, 3, 100, {"activate": 1, "open": 9, "operator": 9})
     want = _tflm_outputs(model, [given[n] for n in m.inputs], len(m.outputs))
