@@ -199,8 +199,8 @@ def test_cpu_operators_run_while_the_device_job_is_pending(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("args,message", [
     (["--board", "qemu_cortex_m3", "--device-option", "memory=4096"],
-     "tvmdev: --device-option memory=: board qemu_cortex_m3 runs its devices as zephyr "
-     "scaffolds, which have no memory to simulate"),
+     "tvmdev: --device-option memory=: board qemu_cortex_m3's simulated zephyr devices "
+     "have no memory of their own"),
     (["--device-option", "memory=12x"],
      "tvmdev: --device-option memory='12x' is not a size"),
     (["--device-option", "memory=4096:24"],

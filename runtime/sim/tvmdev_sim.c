@@ -16,6 +16,11 @@ static pthread_mutex_t sim_lock = PTHREAD_MUTEX_INITIALIZER;
 #include "cmsis_os2.h"
 #define SIM_LOCK() int32_t sim_locked_ = osKernelLock()
 #define SIM_UNLOCK() (void)osKernelRestoreLock(sim_locked_)
+#elif defined(TVMDEV_SIM_ZEPHYR)
+/* Zephyr: interrupts (and so the scheduler) are held while counting. */
+#include <zephyr/kernel.h>
+#define SIM_LOCK() unsigned int sim_key_ = irq_lock()
+#define SIM_UNLOCK() irq_unlock(sim_key_)
 #else
 #define SIM_LOCK() ((void)0)
 #define SIM_UNLOCK() ((void)0)
@@ -58,6 +63,7 @@ int32_t tvmdev_sim_attach(const void *tvm_dev, struct tvmdev_sim_instance *inst)
         if (attached[i].dev == NULL || attached[i].dev == tvm_dev) {
             attached[i].dev = tvm_dev;
             attached[i].inst = inst;
+            inst->dev = tvm_dev;
             status = TVM_DEVICE_OK;
             break;
         }
@@ -151,9 +157,18 @@ static void lose_memory(struct tvmdev_sim_instance *inst)
     inst->lost++;
 }
 
+void tvmdev_sim_set_ready(struct tvmdev_sim_instance *inst, int (*ready)(const void *tvm_dev))
+{
+    inst->ready = ready;
+}
+
 int32_t tvmdev_sim_enter(struct tvmdev_sim_instance *inst, enum tvmdev_sim_fn fn)
 {
     int32_t status = TVM_DEVICE_OK;
+    /* The platform's own view (its device powered and held by this thread), asked before
+     * the lock: it may take the kernel's. */
+    int unready = inst != NULL && fn == TVMDEV_SIM_OPERATOR && inst->ready != NULL
+                  && !inst->ready(inst->dev);
 
     SIM_LOCK();
     global_calls[fn]++;
@@ -169,7 +184,7 @@ int32_t tvmdev_sim_enter(struct tvmdev_sim_instance *inst, enum tvmdev_sim_fn fn
         if (fn != TVMDEV_SIM_WAIT && inst->pending_now > 0) {
             inst->violations++; /* a second call before the Wait that ends the first */
         }
-        if (inst->open_now <= 0 || inst->active_now <= 0) {
+        if (inst->open_now <= 0 || inst->active_now <= 0 || unready) {
             inst->violations++; /* an operator ran on a device not open, or not active */
             if (thread_slot() >= 0) {
                 tvmdev_sim_thread_violations[thread_slot()]++;

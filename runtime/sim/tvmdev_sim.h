@@ -11,7 +11,8 @@
  * moves its bytes at the next Wait (as DMA would), so an executor that reads too early
  * reads stale bytes.
  *
- * Build with -DTVMDEV_SIM_PTHREAD on hosts where several threads share an instance.
+ * Build with -DTVMDEV_SIM_PTHREAD on hosts where several threads share an instance,
+ * -DTVMDEV_SIM_CMSIS_RTOS2 on a CMSIS-RTOS2 kernel, -DTVMDEV_SIM_ZEPHYR on Zephyr.
  */
 #ifndef TVMDEV_SIM_H_
 #define TVMDEV_SIM_H_
@@ -56,6 +57,10 @@ struct tvmdev_sim_instance {
     void *pending_dst;
     const void *pending_src;
     uint32_t pending_bytes;
+    /* The device instance it is attached to, and the platform's check that an operator
+     * may run on it now (set by tvmdev_sim_set_ready; NULL: the counts above alone). */
+    const void *dev;
+    int (*ready)(const void *tvm_dev);
 };
 
 /*
@@ -85,6 +90,13 @@ void tvmdev_sim_set_thread_index(int (*fn)(void));
 
 /* Give the instance inst a memory of size bytes (before its device's Init). */
 void tvmdev_sim_attach_memory(struct tvmdev_sim_instance *inst, uint8_t *memory, uint32_t size);
+
+/*
+ * A platform whose device has a state of its own sets ready (after the attach): an
+ * operator counts as a violation also when ready(tvm_dev) is 0. Zephyr's simulated device
+ * says whether the calling thread holds it and runtime PM has it resumed.
+ */
+void tvmdev_sim_set_ready(struct tvmdev_sim_instance *inst, int (*ready)(const void *tvm_dev));
 
 /* The device memory of inst at addr, or NULL when [addr, addr + nbytes) is not inside it
  * (a protocol violation). */

@@ -184,10 +184,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.cpu and not backend.emulates_cpu:
         raise TvmdevError(f"--cpu picks the CPU an emulator runs; board {board.name} "
                           f"does not run under qemu-user")
-    if (not backend.supports_threads and board.rtos is None
+    threaded = board.rtos is not None or backend.threads_compiled_in
+    if (not backend.supports_threads and not threaded
             and (args.threads > 1 or args.iterations > 1)):
-        raise TvmdevError(f"--threads and --iterations run on the host or on an RTOS "
-                          f"(--rtos), not on {board.name}")
+        raise TvmdevError(f"--threads and --iterations run on the host, on an RTOS "
+                          f"(--rtos) or on Zephyr, not on {board.name}")
     cflags = _cflags(args.cflags)
     if cflags and not backend.takes_cflags:
         raise TvmdevError(f"--cflags (or TVMDEV_CFLAGS): board {board.name} builds with its "
@@ -212,7 +213,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None,
                 instructions=args.instructions,
                 command=model_command(Path(args.model), args))
-    if board.rtos is not None:  # the firmware's threads, compiled in
+    if threaded:  # the firmware's threads, compiled in
         job.defines += [f"TVMDEV_THREADS={args.threads}", f"TVMDEV_ITERATIONS={args.iterations}"]
     if sim.asynchronous:
         job.defines.append("TVMDEV_SIM_ASYNC=1")

@@ -55,14 +55,14 @@ def kinds_with_memory(model: Model, board: Board, memory: DeviceMemory | None,
         off = board.offload
         if off is None or off.memory is None or off.kind in user:
             return ()
-        if not platform_by_name(board.platform).simulator:
-            raise TvmdevError(f"offload.memory: board {board.name} runs its devices as "
-                              f"{board.platform} scaffolds, which have no memory to simulate",
+        if not platform_by_name(board.platform).simulated_memory:
+            raise TvmdevError(f"offload.memory: board {board.name}'s simulated "
+                              f"{board.platform} devices have no memory of their own",
                               board.where)
         return ((off.kind, off.memory),)
-    if not platform_by_name(board.platform).simulator:
-        raise TvmdevError(f"--device-option memory=: board {board.name} runs its devices as "
-                          f"{board.platform} scaffolds, which have no memory to simulate",
+    if not platform_by_name(board.platform).simulated_memory:
+        raise TvmdevError(f"--device-option memory=: board {board.name}'s simulated "
+                          f"{board.platform} devices have no memory of their own",
                           hint="give the memory to tvmdev's simulated devices on the host or "
                                "a cmsis board (mps2_an385, mps2_an386, ...)")
     offload = [board.offload.kind] if board.offload else []

@@ -98,6 +98,7 @@ class Platform:
     check: CheckSpec
     builtin_kind: str | None  # the device kind this platform implements itself, if any
     simulator: bool  # its templates can render tvmdev's simulated accelerator
+    simulated_memory: bool  # ... with memory of its own (docs/device-memory.md)
     kernel_library: KernelLibrary | None
     tree: Tree | None  # a pinned third-party tree its device code compiles against
     folder: Path
@@ -157,6 +158,7 @@ def load_platform(folder: Path) -> Platform:
                         tuple(folder / str(p) for p in check.get("include") or ()),
                         tuple(check.get("defines") or ())),
         builtin_kind=doc.get("builtin_kind"), simulator=bool(doc.get("simulator", False)),
+        simulated_memory=bool(doc.get("simulated_memory", doc.get("simulator", False))),
         kernel_library=KernelLibrary(lib["kind"], lib["generator"]) if lib else None,
         tree=load_tree(doc["tree"], str(path)) if doc.get("tree") else None, folder=folder)
 

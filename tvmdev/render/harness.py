@@ -25,6 +25,7 @@ from ..model.ops import CTYPES
 from ..naming import camel
 from ..plan.devices import DevicePlan
 from ..plan.memory_map import MemoryMap
+from ..resources import runtime_dir
 from ..write.files import OutFile
 from .cvalues import c_bits, c_decimals
 from .engine import banner, render
@@ -193,6 +194,8 @@ def zephyr_files(h: Harness, expected: dict[str, np.ndarray],
                           f"outputs; '{ints[0]}' is {h.model.tensors[ints[0]].dtype}",
                           h.model.path, hint="run it on a bare-metal board or the host")
     ctx = h.context(embed_inputs=True)
+    # Each run thread's stack: the board's stack for a run, else Zephyr's main's default.
+    ctx["thread_stack"] = h.board.memory.stack if h.board.memory is not None else 4096
     for t in ctx["outputs"]:
         t["expect"] = c_bits(expected[t["name"]])
         t["atol"], t["rtol"] = (repr(float(v)) for v in tolerances[t["name"]])
@@ -206,7 +209,9 @@ def zephyr_files(h: Harness, expected: dict[str, np.ndarray],
         OutFile("app/tvmdev_app.cmake", render(
             "harness/zephyr/tvmdev_app.cmake.j2", banner=banner("hash", command, "owned"),
             model=h.model.name, sources=[str(p) for p in sources],
-            includes=[str(p) for p in includes], defines=defines), "owned"),
+            includes=[str(p) for p in includes], defines=defines,
+            module_includes=[str(runtime_dir() / "sim")] if h.devices.sim_kinds else []),
+            "owned"),
         OutFile("app.overlay", render("harness/zephyr/overlay.dts.j2", banner=c_banner,
                                       model=h.model.name, devices=ctx["devices"]), "owned"),
         OutFile("tvmdev.conf", banner("hash", command, "owned") + "\n" + "".join(

@@ -51,6 +51,11 @@ class Job:
     # before the run and stopped after it; its console is kept in coproc_console.
     coprocessor: Coprocessor | None = None
     coproc_console: str = ""
+    # What the run adds after staging, for a backend whose build files were written then
+    # (west): sources, include folders (the device module's too) and Kconfig settings.
+    added_sources: list[Path] = field(default_factory=list)
+    added_includes: list[Path] = field(default_factory=list)
+    kconfig: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,9 @@ class Backend:
     builds_device_module: ClassVar[bool] = False  # the build system compiles devices
     fault_at_run_time: ClassVar[bool] = True  # else the fault is compiled in
     supports_threads: ClassVar[bool] = False
+    # the firmware's threads and iterations are compiled in (TVMDEV_THREADS, as on an RTOS)
+    threads_compiled_in: ClassVar[bool] = False
+    kernel_builtin: ClassVar[bool] = False  # the program runs on an RTOS whatever the board
     emulates_cpu: ClassVar[bool] = False
     takes_cflags: ClassVar[bool] = True  # build() adds extra C flags to the board's
     tools: ClassVar[tuple[str, ...]] = ()  # programs it needs besides the compiler and QEMU

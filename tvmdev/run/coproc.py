@@ -27,7 +27,7 @@ from ..render.engine import banner
 from ..render.linker import linker_script
 from ..resources import platforms_dir, runtime_dir
 from ..write.files import OutFile, sync
-from .backend import Coprocessor, Job
+from .backend import Coprocessor, Job, backend_for
 from .job import cmsis_drivers
 from .trees import TreeBuild, compile_trees
 
@@ -171,7 +171,7 @@ def check(compiled: Compiled, given: str) -> Linked:
                           f"kind with memory of its own on a USART ({dev.kind})",
                           hint="generate it with tvmdev new-device KIND --memory SIZE:ALIGN "
                                "(examples/uart_npu/README.md)")
-    if compiled.board.rtos is None:
+    if compiled.board.rtos is None and not backend_for(compiled.board).kernel_builtin:
         raise TvmdevError(f"--coprocessor {given}: the link's driver waits on the RTOS",
                           hint="run with --rtos rtx5 or --rtos freertos")
     coproc = board_by_name(board_name)
@@ -181,6 +181,9 @@ def check(compiled: Compiled, given: str) -> Linked:
     # The harness gives each USART device the board's accelerator UARTs in turn.
     usart = [d.name for d in devices if drivers.get(d.kind, "usart") == "usart"]
     uarts = compiled.board.support.accelerator_uarts
+    if not uarts:
+        raise TvmdevError(f"--coprocessor {given}: board {compiled.board.name} names no "
+                          "accelerator UART for the link", compiled.board.where)
     return Linked(coproc, spec.memory, uarts[usart.index(name) % len(uarts)])
 
 
@@ -192,6 +195,11 @@ def attach(job: Job, linked: Linked) -> None:
     job.sources.append(rt / "coproc/protocol.c")
     job.include_dirs.append(rt / "coproc")
     job.defines += ["TVMDEV_IRQ_TABLE", f"TVMDEV_UART{linked.main_uart}_INTERRUPTS"]
+    # Zephyr (files staged already): the protocol in the app, its header for the device
+    # module, and the UART API's interrupts (the driver's link is interrupt-driven).
+    job.added_sources.append(rt / "coproc/protocol.c")
+    job.added_includes.append(rt / "coproc")
+    job.kconfig.append("CONFIG_UART_INTERRUPT_DRIVEN=y")
     image = coprocessor_image(linked.board, linked.memory.size, linked.memory.alignment)
     elf = build_image(linked.board, image, job.build_dir / "coproc")
     job.coprocessor = Coprocessor(linked.board, elf, linked.main_uart, 1)

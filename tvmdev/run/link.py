@@ -82,7 +82,7 @@ class LinkedRun:
                  main_uart: int = 1, coproc_uart: int = 1,
                  main_args: tuple[str, ...] = ()) -> None:
         for board in (main, coproc):
-            if board.run.method != "qemu-system" or board.run.qemu is None:
+            if board.run.qemu is None or not board.run.qemu.startswith("qemu-system"):
                 raise TvmdevError(f"board {board.name} does not run under qemu-system: it "
                                   f"cannot be linked to another", board.where)
         self.main, self.main_elf, self.main_uart = main, main_elf, main_uart

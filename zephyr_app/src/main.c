@@ -6,7 +6,8 @@
  *
  * tvmdev_app.h (generated for the model) lists the devices as
  * TVMDEV_APP_DEVICES(X): X(instance, Kind, kind) for each, the instance being the
- * devicetree node label, and provides tvmdev_app_run().
+ * devicetree node label, and provides tvmdev_app_attach() (called before each device's
+ * Init) and tvmdev_app_run() (the model's runs, in as many threads as it was built for).
  */
 #include <zephyr/device.h>
 #include <zephyr/devicetree.h>
@@ -59,6 +60,10 @@ static int bind_devices(void *handles[])
             printk("tvmdev: device " #inst " is not ready\n");                             \
             return -1;                                                                     \
         }                                                                                  \
+        if (tvmdev_app_attach(i, &tvm_##inst) != 0) {                                      \
+            printk("tvmdev: cannot attach " #inst "\n");                                   \
+            return -1;                                                                     \
+        }                                                                                  \
         status = TVMDevice##Kind##Init(&tvm_##inst, dev);                                  \
         if (status != TVM_DEVICE_OK) {                                                     \
             printk("tvmdev: TVMDevice" #Kind "Init(" #inst ") failed: %d\n", (int)status); \
@@ -83,7 +88,12 @@ int main(void)
         return 0;
     }
     status = tvmdev_app_run(handles);
-#define DESTROY_DEVICE(inst, Kind, kind) (void)TVMDevice##Kind##Destroy(&tvm_##inst);
+    /* Destroy refuses a device still open or active: a run that unwound badly says so. */
+#define DESTROY_DEVICE(inst, Kind, kind)                                                   \
+    if (TVMDevice##Kind##Destroy(&tvm_##inst) != TVM_DEVICE_OK) {                          \
+        printk("tvmdev: TVMDevice" #Kind "Destroy(" #inst ") failed\n");                   \
+        status = status == 0 ? 4 : status;                                                 \
+    }
     TVMDEV_APP_DEVICES(DESTROY_DEVICE)
     printk("tvmdev: end\n");
     printk("%s\n", status == 0 ? "PASS" : "FAIL");

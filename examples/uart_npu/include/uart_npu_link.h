@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The uart_npu driver's own interface, between its device file (src/device/uart_npu/
- * cmsis.c) and its kernels (src/kernels/uart_npu/conv2d.c, depthwise_conv2d.c): a kernel
+ * cmsis.c, or zephyr.c of examples/uart_npu_zephyr) and its kernels (src/kernels/uart_npu/conv2d.c, depthwise_conv2d.c): a kernel
  * turns its params into a RUN frame of the co-processor protocol
  * (runtime/coproc/protocol.h) and returns TVM_DEVICE_PENDING; the executor's Wait
  * collects the DONE.
@@ -12,7 +12,11 @@
 #include <stdint.h>
 
 #include "protocol.h"
+#ifdef __ZEPHYR__
+#include "tvm/device/uart_npu/zephyr.h" /* examples/uart_npu_zephyr */
+#else
 #include "tvm/device/uart_npu/cmsis.h"
+#endif
 #include "tvmk_s8.h"
 
 /*
