@@ -20,7 +20,10 @@ static inline int32_t tvmk_lut_asr(int32_t v, int32_t s)
  * round half of 1 << shift. */
 static inline int32_t tvmk_lut_scaled(int32_t x, int32_t multiplier, int32_t shift)
 {
-    return tvmk_lut_asr(x * multiplier + (shift > 0 ? 1 << (shift - 1) : 0), shift);
+    if (shift == 0) { /* a power-of-two input scale */
+        return x * multiplier;
+    }
+    return tvmk_lut_asr(x * multiplier + (1 << (shift - 1)), shift);
 }
 
 /* TFLM's int16 logistic of v (tvmk_lut_scaled's) into Q0.15: 9 fractional bits into the
