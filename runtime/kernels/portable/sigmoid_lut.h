@@ -10,20 +10,12 @@
 
 #include <stdint.h>
 
-/* v >> s rounding toward minus infinity, whatever the sign (as two's complement). */
-static inline int32_t tvmk_lut_asr(int32_t v, int32_t s)
-{
-    return v >= 0 ? v >> s : -((-(v + 1)) >> s) - 1;
-}
-
 /* The input rescaled for the table, 2^-12 / 3 a step: (x * multiplier + round) >> shift,
- * round half of 1 << shift. */
+ * round half of 1 << shift. The right shift of a negative value is arithmetic on every
+ * compiler tvmdev supports (GCC and Clang define it so), as TFLM's kernels assume. */
 static inline int32_t tvmk_lut_scaled(int32_t x, int32_t multiplier, int32_t shift)
 {
-    if (shift == 0) { /* a power-of-two input scale */
-        return x * multiplier;
-    }
-    return tvmk_lut_asr(x * multiplier + (1 << (shift - 1)), shift);
+    return shift == 0 ? x * multiplier : (x * multiplier + (1 << (shift - 1))) >> shift;
 }
 
 /* TFLM's int16 logistic of v (tvmk_lut_scaled's) into Q0.15: 9 fractional bits into the
@@ -58,7 +50,7 @@ static inline int16_t tvmk_lut_tanh16(const uint16_t *table, int32_t v)
                       + (a & 0xFFU) * ((uint32_t)table[uh + 1] - table[uh]));
     }
     r = v >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1;
-    return (int16_t)tvmk_lut_asr(r, 8);
+    return (int16_t)(r >> 8);
 }
 
 #endif /* TVMK_PORTABLE_SIGMOID_LUT_H_ */

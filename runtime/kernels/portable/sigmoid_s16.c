@@ -45,6 +45,12 @@ int32_t tvmk_sigmoid_s16(const int16_t *X, int16_t *Y,
     /* Locals: a store through Y may alias the params. */
     count = params->count;
     table = params->sigmoid_table;
+    if (shift == 0) { /* the power-of-two case, its own loop: no shift to test per value */
+        for (i = 0; i < count; ++i) {
+            Y[i] = tvmk_lut_sigmoid16(table, X[i] * multiplier);
+        }
+        return TVM_DEVICE_OK;
+    }
     for (i = 0; i < count; ++i) {
         Y[i] = tvmk_lut_sigmoid16(table, tvmk_lut_scaled(X[i], multiplier, shift));
     }
@@ -64,6 +70,12 @@ int32_t tvmk_tanh_s16(const int16_t *input, int16_t *output,
     }
     count = params->count;
     table = params->sigmoid_table;
+    if (shift == 0) {
+        for (i = 0; i < count; ++i) {
+            output[i] = tvmk_lut_tanh16(table, input[i] * multiplier);
+        }
+        return TVM_DEVICE_OK;
+    }
     for (i = 0; i < count; ++i) {
         output[i] = tvmk_lut_tanh16(table, tvmk_lut_scaled(input[i], multiplier, shift));
     }
