@@ -237,5 +237,6 @@ def test_list_kernels_merged_table(cli: Callable[..., Result], tmp_path: Path) -
     # reshape, flatten, conv2d, depthwise_conv2d, fully_connected, pad, avgpool2d,
     # maxpool2d, dequantize, softmax of int8 and of int16 into int16, quantize six ways
     # (float32 -> int16, five requantizations), conv2d and fully_connected with an int32
-    # bias, transpose, concat, maximum, minimum, transpose_conv2d
-    assert len(r.out.splitlines()) == 1 + 85 + 4 + 1 + 2 + 7 + 1 + 3 + 11 + 28
+    # bias, transpose, concat, maximum, minimum, transpose_conv2d, sigmoid, tanh, mean,
+    # resize_nearest
+    assert len(r.out.splitlines()) == 1 + 85 + 4 + 1 + 2 + 7 + 1 + 3 + 11 + 32

@@ -97,7 +97,7 @@ def _cmsis_nn() -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize("board", ["mps2_an386", "mps3_an547"])
 @pytest.mark.parametrize("op", ["conv2d", "depthwise_conv2d", "fully_connected", "add", "mul",
-                                "softmax", "pool"])
+                                "softmax", "pool", "logistic", "tanh"])
 def test_cmsis_nn_matches_tflm(op: str, board: str, cli: Callable[..., Result],
                                tmp_path: Path) -> None:
     """The ops CMSIS-NN's _s16 kernels serve, on Cortex-M4 (DSP) and M55 (Helium) in QEMU:
@@ -113,6 +113,22 @@ def test_cmsis_nn_matches_tflm(op: str, board: str, cli: Callable[..., Result],
     assert _differ(names, got, want, m.labels) == []
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
     assert "cmsis_nn" in {o["library"] for o in plan["operators"]}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op", ["mean", "resize_nearest"])
+def test_portable_on_cortex_m55_matches_tflm(op: str, cli: Callable[..., Result],
+                                             tmp_path: Path) -> None:
+    """The int16 ops CMSIS-NN has no kernel for, on the Cortex-M55 in QEMU beside
+    CMSIS-NN: the portable kernels, every output TFLM's."""
+    tree = _cmsis_nn()
+    m = ic.model(op)
+    data = m.build()
+    (tmp_path / "m.tflite").write_bytes(data)
+    names, got = _run(cli, tmp_path / "m.tflite", m.arrays, tmp_path, "--board", "mps3_an547",
+                      "--cmsis-nn", tree)
+    want = tflm_ref.outputs(data, m.arrays, len(m.outputs), ARENA)
+    assert _differ(names, got, want, m.labels) == []
 
 
 # --- TFLM's SEANet integration tests -----------------------------------------------------
@@ -320,7 +336,35 @@ def _unary16(code: int, zp: int, quant_in: bool = True) -> bytes:
         "Alpha": 0.1}))], [0], [1]))
 
 
+def _lut16(code: int, zp: int = 0, out_scale: float = 2.0 ** -15, scale: float = 1e-3
+           ) -> bytes:
+    from tflite_build import Graph, Op, T, build
+    ts = [T("a", [4], type=ic.INT16, quant=([scale], [zp])),
+          T("y", [4], type=ic.INT16, quant=([out_scale], [0]))]
+    return build(Graph(ts, [Op(code, [0], [1], None)], [0], [1]))
+
+
+def _resize16(code: int) -> bytes:
+    from tflite_build import Graph, Op, T, build
+    ts = [T("a", [1, 2, 2, 1], type=ic.INT16, quant=([0.01], [0])),
+          T("s", [2], np.array([3, 3], np.int32), type=ic.INT32),
+          T("y", [1, 3, 3, 1], type=ic.INT16, quant=([0.01], [0]))]
+    return build(Graph(ts, [Op(code, [0, 1], [2], ("ResizeBilinearOptions", {}))], [0], [2]))
+
+
 @pytest.mark.parametrize("case,data,message", [
+    ("logistic_zp", lambda: _lut16(ic.LOGISTIC, zp=2), "operator 'y' (sigmoid): int16 "
+     "logistic: TFLM requires zero points 0 on the input and the output, got 2 and 0"),
+    ("tanh_out_scale", lambda: _lut16(ic.TANH, out_scale=1 / 16384), "operator 'y' (tanh): "
+     "int16 tanh: the output scale must be 2^-15 (TFLM refuses others), got 6.103515625e-05"),
+    ("tanh_in_scale", lambda: _lut16(ic.TANH, scale=3.0), "operator 'y' (tanh): int16 tanh: "
+     "the input scale 3.0 is above 32767 / 12288: TFLM's input multiplier would pass 32767 "
+     "(its kernel checks that only in debug builds, then overflows)"),
+    ("hard_swish", lambda: _lut16(ic.HARD_SWISH), "1 unsupported operator: HARD_SWISH "
+     "(int16: TFLM's HARD_SWISH takes float32 and int8 only) x1 (first: operator 0 'y')"),
+    ("resize_bilinear", lambda: _resize16(ic.RESIZE_BILINEAR), "1 unsupported operator: "
+     "RESIZE_BILINEAR (int16: TFLM's RESIZE_BILINEAR takes float32 and int8 only) x1 "
+     "(first: operator 0 'y')"),
     ("conv_zp", lambda: _conv16(5), "operator 'y' (conv2d): int16 conv2d: the input's zero "
      "point is 5; TFLite's 16x8 scheme has symmetric int16 activations (zero point 0), and "
      "TFLM's kernels ignore any other"),
@@ -349,6 +393,24 @@ def test_refused_in_one_line(case: str, data: Callable[[], bytes], message: str,
     r = cli("import", str(path), "-o", str(tmp_path / "o"))
     assert r.code == 1 and r.err.splitlines()[0] == f"tvmdev: {path}: {message}", r.err
     assert not (tmp_path / "o").exists()
+
+
+def test_lut_ops_without_a_tree_are_refused(cli: Callable[..., Result], tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """An int16 LOGISTIC or TANH needs TFLM's sigmoid table, which tvmdev does not ship:
+    without TFLM's or CMSIS-NN's tree, one line naming the variables that point at them,
+    nothing written."""
+    for var in ("TFLM_SOURCE_DIR", "CMSIS_NN_SOURCE_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    for code, name, op in ((ic.LOGISTIC, "logistic", "sigmoid"), (ic.TANH, "tanh", "tanh")):
+        path = tmp_path / f"{name}.tflite"
+        path.write_bytes(_lut16(code))
+        r = cli("import", str(path), "-o", str(tmp_path / "o"))
+        assert r.code == 1 and r.err.splitlines() == [
+            f"tvmdev: {path}: operator 'y' ({op}): an int16 {name} needs TFLM's int16 sigmoid "
+            "table, read from TFLM's tree (set TFLM_SOURCE_DIR) or CMSIS-NN's "
+            "(CMSIS_NN_SOURCE_DIR)"], r.err
+        assert not (tmp_path / "o").exists()
 
 
 def _widening_after_an_add() -> bytes:

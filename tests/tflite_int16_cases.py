@@ -23,6 +23,7 @@ ADD, AVERAGE_POOL_2D, CONV_2D, DEPTHWISE_CONV_2D, DEQUANTIZE = 0, 1, 3, 4, 6
 CONCATENATION, FULLY_CONNECTED, MAX_POOL_2D, RESHAPE, TRANSPOSE, PADV2 = 2, 9, 17, 22, 39, 60
 MUL, PAD, SOFTMAX, SUB, LEAKY_RELU, QUANTIZE = 18, 34, 25, 41, 98, 114
 STRIDED_SLICE, TRANSPOSE_CONV = 45, 67
+LOGISTIC, TANH, MEAN, RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR, HARD_SWISH = 14, 28, 40, 97, 23, 117
 FUSED = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 NP = {FLOAT32: np.float32, INT32: np.int32, INT16: np.int16, INT8: np.int8}
 
@@ -373,6 +374,59 @@ def softmax_cases(m: Model, r: np.random.Generator) -> None:
              ("SoftmaxOptions", {"Beta": beta}))
 
 
+def lut_cases(code: int, name: str) -> Callable[[Model, np.random.Generator], None]:
+    """LOGISTIC or TANH of int16: power-of-two input scales (TFLM's multiplier 3 << shift,
+    TANH's doubling at 2^-11; one off by 4e-4, which CheckedLog2 still takes for one),
+    others (its general multiplier and shift, from the smallest shift to 24), an output
+    scale 2^-15 give or take what CheckedLog2 lets through."""
+    def cases(m: Model, r: np.random.Generator) -> None:
+        scales = [2.0 ** -12, 2.0 ** -11, 2.0 ** -13, 2.0 ** -10, 1e-7, 0.0003, 1.7,
+                  2.0 ** -12 * 1.0004, *(_scale(r, 1e-4, 3e-3) for _ in range(3))]
+        for k, scale in enumerate(scales):
+            x, xv = _act(r, [3, 96])
+            x = replace(x, quant=([float(np.float32(scale))], [0]))
+            out = 2.0 ** -15 * (1.0003 if k == 5 else 1.0)
+            m.op(f"{name} scale {scale}", code, [m.tensor(x, xv)], _out(out, [3, 96]))
+    return cases
+
+
+def mean_cases(m: Model, r: np.random.Generator) -> None:
+    """MEAN of int16 over each kind of axes, keep_dims either way, any zero points; the
+    output scale set so that the means span int16; one sum past int32 (TFLM's wraps)."""
+    for shape, axes, keep in [([2, 5, 6, 3], [1, 2], 1), ([2, 5, 6, 3], [1, 2], 0),
+                              ([4, 7, 5], [0], 1), ([3, 40], [-1], 0),
+                              ([2, 3, 4, 5], [0, 1, 2, 3], 0), ([2, 6, 3], [2, 0], 1),
+                              ([1, 280, 256, 1], [1, 2], 1)]:
+        x, xv = _act(r, shape, int(r.integers(-300, 300)))
+        if shape[1] == 280:
+            xv = r.integers(31000, 1 << 15, size=tuple(shape)).astype(np.int16)
+        n = int(np.prod([shape[a] for a in axes]))
+        s_in = x.quant[0][0] if x.quant else 1.0
+        out = [1 if d in [a % len(shape) for a in axes] else v for d, v in enumerate(shape)]
+        if not keep:
+            out = [v for d, v in enumerate(shape) if d not in [a % len(shape) for a in axes]]
+        m.op(f"mean {shape} {axes} keep {keep}", MEAN,
+             [m.tensor(x, xv), m.tensor(T("", [len(axes)], np.array(axes, np.int32),
+                                          type=INT32))],
+             _out(s_in * 0.6 / np.sqrt(n), out, int(r.integers(-300, 300))),
+             ("ReducerOptions", {"KeepDims": keep}))
+
+
+def resize_nearest_cases(m: Model, r: np.random.Generator) -> None:
+    """RESIZE_NEAREST_NEIGHBOR of int16: up and down, align_corners, half_pixel_centers
+    (the values copied, whatever the output's quantization)."""
+    for shape, size, align, half in [([1, 3, 4, 2], [6, 8], 0, 0), ([2, 5, 7, 3], [3, 4], 0, 1),
+                                     ([1, 4, 4, 5], [7, 9], 1, 0), ([1, 6, 3, 1], [4, 5], 0, 1),
+                                     ([1, 2, 2, 4], [5, 3], 1, 0)]:
+        x, xv = _act(r, shape)
+        m.op(f"resize_nearest {shape} {size} align {align} half {half}",
+             RESIZE_NEAREST_NEIGHBOR,
+             [m.tensor(x, xv), m.tensor(T("", [2], np.array(size, np.int32), type=INT32))],
+             T("", [shape[0], *size, shape[3]], type=INT16, quant=x.quant),
+             ("ResizeNearestNeighborOptions", {"AlignCorners": align,
+                                               "HalfPixelCenters": half}))
+
+
 CASES: dict[str, Callable[[Model, np.random.Generator], None]] = {
     "conv2d": conv_cases, "depthwise_conv2d": depthwise_cases, "fully_connected": fc_cases,
     "add": binary_cases(ADD, "add", "AddOptions"),
@@ -382,6 +436,8 @@ CASES: dict[str, Callable[[Model, np.random.Generator], None]] = {
     "softmax": softmax_cases, "padv2": padv2_cases, "pool": pool_cases,
     "reshape": reshape_cases, "transpose": transpose_cases, "concat": concat_cases,
     "minmax": minmax_cases, "transpose_conv": tconv_cases, "strided_slice": slice_cases,
+    "logistic": lut_cases(LOGISTIC, "logistic"), "tanh": lut_cases(TANH, "tanh"),
+    "mean": mean_cases, "resize_nearest": resize_nearest_cases,
 }
 
 

@@ -26,7 +26,7 @@ from ..model.shapes import Shape
 from .custom import tflite_converter
 from .graph import Builder, Imported, Unsupported, c_names
 from .tflite_context import Context
-from .tflite_ops import CONVERTERS, INT8_KINDS, INT16_KINDS, SHAPE_KINDS
+from .tflite_ops import CONVERTERS, INT8_KINDS, INT16_KINDS, NOT_INT16, SHAPE_KINDS
 from .tflite_rawint import BUILTINS as RAW_BUILTINS
 from .tflite_rawint import RAW, SIGNAL
 from .tflite_rawint import converter as raw_converter
@@ -311,6 +311,8 @@ def _convert_float_int8(g: TfGraph, op: TfOp, outs: list[TfTensor]
     bad = sorted({t.dtype for t in outs if t.dtype != "float32"})
     if bad and not (op.kind in INT8_KINDS and bad == ["int8"]
                     or op.kind in INT16_KINDS and bad in (["int16"], ["int32"])):
+        if bad == ["int16"] and op.kind in NOT_INT16:
+            raise Unsupported(f"int16: {NOT_INT16[op.kind]}")
         raise Unsupported(", ".join(bad))
     return converter
 

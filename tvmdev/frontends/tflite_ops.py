@@ -36,7 +36,11 @@ INT16_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE", "FULLY_CONNECTED", "RESHAPE",
                          "EXPAND_DIMS", "CONV_2D", "DEPTHWISE_CONV_2D", "ADD", "SUB", "MUL",
                          "PAD", "PADV2", "LEAKY_RELU", "SOFTMAX", "AVERAGE_POOL_2D",
                          "MAX_POOL_2D", "TRANSPOSE", "CONCATENATION", "MAXIMUM",
-                         "MINIMUM", "STRIDED_SLICE", "TRANSPOSE_CONV"})
+                         "MINIMUM", "STRIDED_SLICE", "TRANSPOSE_CONV", "LOGISTIC", "TANH",
+                         "MEAN", "RESIZE_NEAREST_NEIGHBOR"})
+# Kinds TFLM has no int16 kernel for (its Eval refuses int16 tensors), with its words.
+NOT_INT16 = {"HARD_SWISH": "TFLM's HARD_SWISH takes float32 and int8 only",
+             "RESIZE_BILINEAR": "TFLM's RESIZE_BILINEAR takes float32 and int8 only"}
 
 
 def fully_connected(ctx: Context) -> None:

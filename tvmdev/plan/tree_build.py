@@ -20,6 +20,9 @@ from ..resources import cache_dir
 
 _DEFINITION = re.compile(r"^(?!static\b)[A-Za-z_][\w \t*]*?\b(arm_\w+)\s*\(", re.M)
 _REFERENCE = re.compile(r"\barm_\w+\b")
+# A table the tree defines (``const uint16_t sigmoid_table_uint16[256] = {``): a kernel's
+# ``calls`` names it when a function it calls reads it.
+_TABLE = re.compile(r"^(?:const\s+)?[A-Za-z_]\w*\s+([A-Za-z_]\w*)\s*\[[^\]\n]*\]\s*=", re.M)
 
 
 def host_cc() -> str:
@@ -72,10 +75,11 @@ def buffer_sizes(lib: TreeLibrary, root: Path, requests: list[str]) -> list[int]
 
 @cache
 def _definitions(src_root: Path) -> dict[str, Path]:
-    """Every non-static function of the tree's sources -> the file defining it."""
+    """Every non-static function and table of the tree's sources -> the file defining it."""
     defs: dict[str, Path] = {}
     for f in sorted(src_root.rglob("*.c")):
-        for m in _DEFINITION.finditer(f.read_text(errors="replace")):
+        text = f.read_text(errors="replace")
+        for m in [*_DEFINITION.finditer(text), *_TABLE.finditer(text)]:
             defs.setdefault(m.group(1), f)
     return defs
 

@@ -7,9 +7,12 @@
  * shape through arm_elementwise_add_s16 and arm_elementwise_mul_s16, SOFTMAX of int8 into
  * int16 through arm_softmax_s8_s16 and of int16 through arm_softmax_s16 (the tables
  * generation computed), AVERAGE_POOL_2D and MAX_POOL_2D through arm_avgpool_s16 and
- * arm_max_pool_s16 (the int8 glue's, tvmk_cmsis_nn_glue.h). What these do not compute as TFLM's reference kernels do (zero points
- * they ignore, grouped convolutions, per-channel fully_connected, a broadcast, a softmax
- * row of one) was declined at generation time to the portable kernels.
+ * arm_max_pool_s16 (the int8 glue's, tvmk_cmsis_nn_glue.h), LOGISTIC and TANH through
+ * arm_nn_activation_s16 (its own copy of TFLM's sigmoid table, the same 256 values). What
+ * these do not compute as TFLM's reference kernels do (zero points they ignore, grouped
+ * convolutions, per-channel fully_connected, a broadcast, a softmax row of one, a
+ * logistic or tanh input rescale that is not 3 * 2^j) was declined at generation time to
+ * the portable kernels.
  */
 #include "tvmk_cmsis_nn_glue.h"
 
@@ -151,4 +154,43 @@ int32_t tvmk_cmsis_nn_softmax_s16(const int16_t *input, int16_t *output,
     return tvmk_cmsis_nn_status(arm_softmax_s16(input, p->outer, p->depth,
                                                 p->input_multiplier, p->input_left_shift,
                                                 &luts, output));
+}
+
+/* LOGISTIC or TANH through arm_nn_activation_s16, whose input rescale is 3 << left_shift
+ * (left_shift >= 0) or 3 and a rounding right shift of -left_shift: TFLM's is the same
+ * when its multiplier is 0 (the power-of-two case, 3 << input_left_shift) or 3 << j (then
+ * left_shift = j - input_left_shift: the rounding term of TFLM's shift is below what the
+ * 2^j factor leaves, so both round alike). */
+static int32_t lut16(const int16_t *X, int16_t *Y, const struct tvmk_sigmoid_s16_params *p,
+                     arm_nn_activation_type type)
+{
+    int32_t left_shift = p->input_left_shift; /* the power-of-two case */
+
+    if (p->input_multiplier != 0) {
+        int32_t j = 0;
+        while (j < 14 && (INT32_C(3) << j) != p->input_multiplier) {
+            ++j;
+        }
+        if (j == 14 || p->input_left_shift < 0 || p->input_left_shift > 31) {
+            return TVM_DEVICE_ERR_INVALID; /* declined at generation time */
+        }
+        left_shift = j - p->input_left_shift;
+    }
+    return tvmk_cmsis_nn_status(arm_nn_activation_s16(X, Y, p->count, left_shift, type));
+}
+
+int32_t tvmk_cmsis_nn_sigmoid_s16(const int16_t *X, int16_t *Y,
+                                  const struct tvmk_sigmoid_s16_params *params,
+                                  void *resource_handle)
+{
+    (void)resource_handle;
+    return lut16(X, Y, params, ARM_SIGMOID);
+}
+
+int32_t tvmk_cmsis_nn_tanh_s16(const int16_t *input, int16_t *output,
+                               const struct tvmk_sigmoid_s16_params *params,
+                               void *resource_handle)
+{
+    (void)resource_handle;
+    return lut16(input, output, params, ARM_TANH);
 }

@@ -83,6 +83,12 @@ int32_t tvmk_cmsis_nn_softmax_s16(const int16_t *input, int16_t *output,
 int32_t tvmk_cmsis_nn_softmax_s8_s16(const int8_t *input, int16_t *output,
                                      const struct tvmk_softmax_s16_params *params,
                                      void *resource_handle);
+int32_t tvmk_cmsis_nn_sigmoid_s16(const int16_t *X, int16_t *Y,
+                                  const struct tvmk_sigmoid_s16_params *params,
+                                  void *resource_handle);
+int32_t tvmk_cmsis_nn_tanh_s16(const int16_t *input, int16_t *output,
+                               const struct tvmk_sigmoid_s16_params *params,
+                               void *resource_handle);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
  */
 #include <stddef.h>
 
+#include "sigmoid_lut.h"
 #include "tvmk_fixedpoint.h"
 #include "tvmk_recurrent.h"
 
@@ -50,46 +51,17 @@ static int32_t tvmk_lstm_clamp(int32_t v, int32_t lo, int32_t hi)
     return v < lo ? lo : (v > hi ? hi : v);
 }
 
-/* v >> s rounding toward minus infinity, whatever the sign (as two's complement). */
-static int32_t tvmk_lstm_asr(int32_t v, int32_t s)
-{
-    return v >= 0 ? v >> s : -((-(v + 1)) >> s) - 1;
-}
-
 /* TFLM's int16 logistic of a Q3.12 value into Q0.15. */
 static int16_t tvmk_lstm_sigmoid16(const uint16_t *table, int32_t x)
 {
-    const int32_t v = x * 3;
-    const uint32_t a = (uint32_t)(v < 0 ? -v : v);
-    const uint32_t uh = a >> 9;
-    uint32_t r;
-
-    if (uh >= 255U) {
-        r = 0x7FFFU << 10;
-    } else {
-        r = ((uint32_t)table[uh] << 9) + (a & 0x1FFU) * ((uint32_t)table[uh + 1] - table[uh]);
-    }
-    r = v >= 0 ? r + (1U << 9) : (1U << 25) - r + (1U << 9) - 1U;
-    return (int16_t)(r >> 10);
+    return tvmk_lut_sigmoid16(table, x * 3);
 }
 
 /* TFLM's int16 tanh of x * multiplier, rounded right by shift, into Q0.15. */
 static int16_t tvmk_lstm_tanh16(const uint16_t *table, int32_t x, int32_t multiplier,
                                 int32_t shift)
 {
-    const int32_t v = tvmk_lstm_asr(x * multiplier + (shift > 0 ? 1 << (shift - 1) : 0), shift);
-    const uint32_t a = (uint32_t)(v < 0 ? -v : v);
-    const uint32_t uh = a >> 8;
-    int32_t r;
-
-    if (uh >= 255U) {
-        r = 0xFFFF << 8;
-    } else {
-        r = (int32_t)(((uint32_t)table[uh] << 8)
-                      + (a & 0xFFU) * ((uint32_t)table[uh + 1] - table[uh]));
-    }
-    r = v >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1;
-    return (int16_t)tvmk_lstm_asr(r, 8);
+    return tvmk_lut_tanh16(table, tvmk_lut_scaled(x, multiplier, shift));
 }
 
 /* One product into int16 at 2^-12: MBQM(sum (v + offset) * w (+ bias)), saturated. */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tvmdev portable kernels: TFLite's RESIZE_NEAREST_NEIGHBOR, float32 and int8
+ * tvmdev portable kernels: TFLite's RESIZE_NEAREST_NEIGHBOR, float32, int8 and int16
  * (tvmk_resize_nearest_params): each output pixel of the NHWC tensor copies its C values
  * from the input pixel TFLM picks, the index computed in float as TFLM computes it. The
- * values are copied as they are (int8 keeps the input's quantization, as TFLM). Not in
+ * values are copied as they are (int8 and int16 keep the input's quantization, as TFLM). Not in
  * place: Y must not overlap X.
  */
 #include <math.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tvmk_portable.h"
+#include "tvmk_s16.h"
 #include "tvmk_s8_ops.h"
 
 /* The input row (or column) output position v copies: (v + 0.5 with half-pixel centers)
@@ -84,5 +85,17 @@ int32_t tvmk_resize_nearest_s8(const int8_t *X, int8_t *Y,
         return TVM_DEVICE_ERR_INVALID;
     }
     tvmk_resize_copy((const unsigned char *)X, (unsigned char *)Y, params, 1);
+    return TVM_DEVICE_OK;
+}
+
+int32_t tvmk_resize_nearest_s16(const int16_t *X, int16_t *Y,
+                                const struct tvmk_resize_nearest_params *params,
+                                void *resource_handle)
+{
+    (void)resource_handle;
+    if (!tvmk_resize_check(X, Y, params)) {
+        return TVM_DEVICE_ERR_INVALID;
+    }
+    tvmk_resize_copy((const unsigned char *)X, (unsigned char *)Y, params, sizeof(int16_t));
     return TVM_DEVICE_OK;
 }

@@ -34,6 +34,16 @@ struct tvmk_softmax_s16_params {
     const int16_t *one_over_one_plus_x_lut;
 };
 
+/* LOGISTIC and TANH of int16 (TFLM's, Q0.15 out): each input times input_multiplier,
+ * rounded right by input_left_shift (input_multiplier 0: times 3 << input_left_shift, as
+ * TFLM's power-of-two case), interpolated in sigmoid_table (TFLM's 256 entries of
+ * sigmoid(i / 24) in Q0.16, from its or CMSIS-NN's tree); tanh is 2 sigmoid(2x) - 1. */
+struct tvmk_sigmoid_s16_params {
+    int32_t count;
+    int32_t input_multiplier, input_left_shift;
+    const uint16_t *sigmoid_table;
+};
+
 /* quantize float32 -> int16; requantize between int8, int16 and int32 (input -> output:
  * clamp(MultiplyByQuantizedMultiplier(input - input_zero_point) + zero_point) to the
  * output's dtype); dequantize int16 -> float32. */
@@ -105,6 +115,15 @@ int32_t tvmk_concat_s16(const int16_t *const *inputs, int16_t *concat_result,
 int32_t tvmk_leaky_relu_s16(const int16_t *X, int16_t *Y,
                             const struct tvmk_leaky_relu_s8_params *params,
                             void *resource_handle);
+int32_t tvmk_sigmoid_s16(const int16_t *X, int16_t *Y,
+                         const struct tvmk_sigmoid_s16_params *params, void *resource_handle);
+int32_t tvmk_tanh_s16(const int16_t *input, int16_t *output,
+                      const struct tvmk_sigmoid_s16_params *params, void *resource_handle);
+int32_t tvmk_mean_s16(const int16_t *data, int16_t *reduced,
+                      const struct tvmk_mean_s8_params *params, void *resource_handle);
+int32_t tvmk_resize_nearest_s16(const int16_t *X, int16_t *Y,
+                                const struct tvmk_resize_nearest_params *params,
+                                void *resource_handle);
 
 #ifdef __cplusplus
 }

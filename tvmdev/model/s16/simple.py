@@ -1,4 +1,5 @@
-"""int16 PAD, LEAKY_RELU, CONCATENATION and STRIDED_SLICE, as TFLM computes them.
+"""int16 PAD, LEAKY_RELU, CONCATENATION, STRIDED_SLICE and RESIZE_NEAREST_NEIGHBOR, as
+TFLM computes them.
 
 PAD copies the input unchanged and fills with 0 (PAD) or PADV2's int16 constant: TFLM's
 int16 PAD fills a raw 0 whatever the output's zero point, so tvmdev takes int16 PAD with
@@ -6,7 +7,9 @@ zero point 0 only (where 0 is the real 0). LEAKY_RELU is the int8 form's arithme
 (``QuantizeLeakyRelu``) clamped to int16. Params are the int8 forms' structs
 (``tvmk_pad_s8_params``, ``tvmk_leaky_relu_s8_params``). STRIDED_SLICE copies the
 values as TFLM's int16 copy does (the output's quantization is not read, as for int8),
-by strided_slice's byte walk: the raw int16 kernel serves both.
+by strided_slice's byte walk: the raw int16 kernel serves both. RESIZE_NEAREST_NEIGHBOR
+copies the input pixel TFLM picks, as the int8 form (``tvmk_resize_nearest_params``; the
+output's quantization is not read).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import numpy as np
 
 from ..fixedpoint import multiply_by_quantized_multiplier, quantize_multiplier
 from ..regions import concat_params, pad_params
+from ..resize import resize_params, resize_reference
 from ..s8 import concat as s8concat
 from ..s8 import piecewise
 from ..s8.call import S8Call, S8Op, per_tensor, quant_of, refusing
@@ -116,7 +120,19 @@ def _slice_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
     return strided_slice_reference(np.asarray(v), c.attrs).astype(np.int16)
 
 
+def _resize_params(c: S8Call) -> dict[str, Any]:
+    return resize_params(c.shapes, c.out_shape, c.attrs)
+
+
+def _resize_ref(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    v = x[0]
+    assert v is not None
+    return resize_reference(np.asarray(v), c.attrs).astype(np.int16)
+
+
 OPS = {
+    "resize_nearest": S8Op("tvmk_resize_nearest_params", _resize_params, _resize_ref,
+                           ("int16", "int16")),
     "strided_slice": S8Op("tvmk_strided_slice_params", _slice_params, _slice_ref,
                           ("int16", "int16")),
     "concat": S8Op("tvmk_concat_s8_params", _concat_params, _concat_ref, ("int16", "int16")),

@@ -5,7 +5,9 @@ reference then come from :data:`S16OPS`."""
 from __future__ import annotations
 
 from ..s8.call import S8Op
+from .activations import OPS as ACTIVATIONS
 from .elementwise import OPS as ELEMENTWISE
+from .mean import OPS as MEAN
 from .nn import OPS as NN
 from .pool import OPS as POOL
 from .quantize import OPS as QUANTIZE
@@ -14,4 +16,4 @@ from .softmax import OPS as SOFTMAX
 from .transpose_conv import OPS as TRANSPOSE_CONV
 
 S16OPS: dict[str, S8Op] = {**QUANTIZE, **NN, **ELEMENTWISE, **SIMPLE,
-                           **SOFTMAX, **POOL, **TRANSPOSE_CONV}
+                           **SOFTMAX, **POOL, **TRANSPOSE_CONV, **ACTIVATIONS, **MEAN}

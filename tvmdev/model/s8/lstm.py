@@ -22,7 +22,7 @@ from ..fixedpoint import multiply_by_quantized_multiplier, quantize_multiplier
 from ..recurrent import LSTM_INPUTS, lstm_dims
 from ..shapes import ShapeError
 from .call import CArray, S8Call, S8Op, per_tensor, refusing
-from .lstm_table import sigmoid_table
+from .lstm_table import scaled, sigmoid_of_scaled, sigmoid_table, tanh_of_scaled
 
 GATES = ("input", "forget", "cell", "output")
 GATE_SCALE = 2.0 ** -12  # Q3.12, the gates' products
@@ -88,34 +88,15 @@ def _fc(x: np.ndarray, offset: int, w: np.ndarray, bias: np.ndarray | None, mult
     return _sat16(multiply_by_quantized_multiplier(acc, mult, shift))
 
 
-def _lut(v: np.ndarray, frac_bits: int) -> np.ndarray:
-    """The table's sigmoid of |v| (v's low ``frac_bits`` bits interpolated), in units of
-    2**-(16 + frac_bits)."""
-    table = np.asarray(sigmoid_table(), np.int64)
-    a = np.abs(v)
-    uh = np.minimum(a >> frac_bits, 254)
-    ua, ub = table[uh], table[uh + 1]
-    res = (ua << frac_bits) + (a & ((1 << frac_bits) - 1)) * (ub - ua)
-    return np.where((a >> frac_bits) >= 255, -1, res)  # -1: saturated
-
-
 def sigmoid16(x: np.ndarray) -> np.ndarray:
     """TFLM's int16 logistic of Q3.12 ``x`` into Q0.15 (input multiplier 3, no shift)."""
-    v = x.astype(np.int64) * 3
-    r = _lut(v, 9)
-    r = np.where(r < 0, 0x7FFF << 10, r)
-    r = np.where(v >= 0, r + (1 << 9), (1 << 25) - r + (1 << 9) - 1)
-    return r >> 10
+    return sigmoid_of_scaled(scaled(x, 3, 0), "the int8 lstm")
 
 
 def tanh16(x: np.ndarray, multiplier: int, shift: int) -> np.ndarray:
     """TFLM's int16 tanh of ``x`` scaled by ``multiplier`` and a rounding right
     ``shift``, into Q0.15."""
-    v = (x.astype(np.int64) * multiplier + ((1 << (shift - 1)) if shift > 0 else 0)) >> shift
-    r = _lut(v, 8)
-    r = np.where(r < 0, 0xFFFF << 8, r)
-    r = np.where(v >= 0, r - (1 << 23) + (1 << 7), -r + (1 << 23) + (1 << 7) - 1)
-    return r >> 8
+    return tanh_of_scaled(scaled(x, multiplier, shift), "the int8 lstm")
 
 
 def tanh_scaling(power: int) -> tuple[int, int]:

@@ -16,7 +16,8 @@ here: the wrapper serves them, as in TFLM. Declined:
   kernel subtracts it);
 - int16 (16x8): what the _s16 kernels compute otherwise than TFLM's reference kernels
   (zero points they ignore: ADD's, FULLY_CONNECTED's; its per-channel weights; a grouped
-  CONV_2D; an int16 SOFTMAX over rows of one, where arm_softmax_s16 differs);
+  CONV_2D; an int16 SOFTMAX over rows of one, where arm_softmax_s16 differs; an int16
+  LOGISTIC or TANH whose input rescale arm_nn_activation_s16 cannot express);
 - padding the fast paths a wrapper picks do not handle, which TFLite's SAME and VALID
   rarely or never produce but ONNX pads and tvmdev's YAML can: on Helium, the 1xN
   convolution (``arm_convolve_1_x_n_s8``) only takes TFLite's SAME split of the padding
@@ -128,8 +129,20 @@ def _softmax16(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str 
     return None
 
 
+def _lut16(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str | None:
+    """arm_nn_activation_s16 rescales its input by 3 << left_shift, or by 3 and a rounding
+    right shift: TFLM's multiplier must be 0 (a power-of-two scale) or 3 * 2^j."""
+    m = p["input_multiplier"]
+    if m == 0 or any(m == 3 << j for j in range(14)):
+        return None
+    return (f"an input multiplier of {m} (arm_nn_activation_s16 rescales by 3 * 2^j only, "
+            "which an input scale of a power of two gives)")
+
+
 # int16 (16x8): what CMSIS-NN's _s16 kernels do not compute as TFLM's reference kernels.
 DECLINES16: dict[str, Rule] = {
+    "sigmoid": _lut16,
+    "tanh": _lut16,
     "softmax": _softmax16,
     "add": _add16,
     "mul": _broadcast,
