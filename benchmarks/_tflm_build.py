@@ -9,9 +9,12 @@ TFLITE_DCHECK, and no error strings: what an application ships, "the smallest bi
 TFLM's words) and CORE_OPTIMIZATION_LEVEL=-O2 (the kernels are at -O2 already), with the
 trees below given as paths so that it downloads nothing. It compiles TFLM's core, the
 CMSIS-NN library and the kernels of ``OPS`` only (not every kernel: that halves the
-build, and the signal library needs kissfft), as object targets of that Makefile, and
-archives them. The Makefile reads its examples' Makefile.inc files, which run a script
-importing PIL: pillow must be installed.
+build), as object targets of that Makefile, and archives them. For a model with a signal
+operator (micro_speech's audio preprocessor) the archive adds the signal library's
+kernels (signal/micro/kernels), their signal/src code and TFLM's KISS FFT wrappers, which
+compile kissfft v130 with TFLM's patch (the tree KISSFFT_TFLM_DIR names, as TFLM's
+kissfft_download.sh makes it). The Makefile reads its examples' Makefile.inc files, which
+run a script importing PIL: pillow must be installed.
 
 TVMDEV_TFLM_MAKE_ARGS adds make variables (``BUILD_TYPE=default`` keeps the DCHECKs and
 the error strings; ``CORE_OPTIMIZATION_LEVEL=-Os`` is the Makefile's own default for the
@@ -72,7 +75,15 @@ TREES = {
                  "google/gemmlowp at the commit third_party_downloads.inc pins"),
     "ruy": ("RUY_TFLM_DIR", "ruy/profiler/instrumentation.h",
             "google/ruy at the commit third_party_downloads.inc pins"),
+    "kissfft": ("KISSFFT_TFLM_DIR", "tools/kiss_fftr.c",
+                "mborgerding/kissfft at the tag third_party_downloads.inc pins (v130), with "
+                "tflite-micro's third_party/kissfft/kissfft.patch applied"),
 }
+# Trees only some models need: kissfft for the signal library's operators.
+OPTIONAL_TREES = ("kissfft",)
+# The signal library's sources (sources.inc and additional_kernels.inc list them, kernels
+# and their signal/src code), compiled and archived for a model with a signal operator.
+SIGNAL_SOURCES = ("signal/src/", "signal/micro/kernels/")
 
 # TFLite builtin: (MicroMutableOpResolver method, the int8 registration or None for the
 # default one, the kernel sources' stems under tensorflow/lite/micro/kernels).
@@ -119,6 +130,13 @@ OPS: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
     "UNIDIRECTIONAL_SEQUENCE_LSTM": ("AddUnidirectionalSequenceLSTM", None,
                                      ("unidirectional_sequence_lstm", "lstm_eval",
                                       "lstm_eval_common")),
+    "CAST": ("AddCast", None, ("cast",)),
+    "DIV": ("AddDiv", None, ("div",)),
+    # TFLM's signal library (custom operators; their sources: SIGNAL_SUPPORT)
+    **{f"CUSTOM:Signal{name}": (f"Add{name}", None, ())
+       for name in ("Window", "FftAutoScale", "Rfft", "Energy", "FilterBank",
+                    "FilterBankSquareRoot", "FilterBankSpectralSubtraction", "PCAN",
+                    "FilterBankLog")},
 }
 SUPPORT_STEMS = ("kernel_util", "micro_tensor_utils")
 VARS = ("CXXFLAGS", "INCLUDES", "MICROLITE_LIB_OBJS", "MICROLITE_KERNEL_OBJS",
@@ -156,6 +174,8 @@ def trees() -> dict[str, Path]:
         value = os.environ.get(var)
         if not value and name == "cortex_dfp" and "cmsis" in found:
             value = str(found["cmsis"] / "Cortex_DFP")
+        if not value and name in OPTIONAL_TREES:
+            continue
         if not value or not (Path(value) / marker).is_file():
             got = f"{value} has no {marker}" if value else "not set"
             missing.append(f"{var} ({what}): {got}")
@@ -185,7 +205,9 @@ def _downloads(t: dict[str, Path]) -> Path:
     Makefile clones it at parse time otherwise; only its tests use it)."""
     d = cache_dir() / "downloads"
     (d / "pigweed").mkdir(parents=True, exist_ok=True)
-    for name in ("flatbuffers", "gemmlowp", "ruy"):
+    for name in ("flatbuffers", "gemmlowp", "ruy", "kissfft"):
+        if name not in t:
+            continue
         link = d / name
         if link.is_symlink() and link.resolve() != t[name]:
             link.unlink()
@@ -234,19 +256,35 @@ def make_vars(cmd: list[str]) -> dict[str, str]:
     return got
 
 
-def library(t: dict[str, Path], arch: str, kernels: str) -> tuple[Path, dict[str, str]]:
-    """TFLM's core, CMSIS-NN and the kernels of OPS, compiled by tflite-micro's Makefile
-    (make -j2; up to date after the first time) and archived; and the Makefile's VARS."""
+def signal_tree(t: dict[str, Path]) -> None:
+    """PeerUnavailable unless kissfft is there with TFLM's patch (the signal library's
+    FFT: unpatched, it calls malloc and fprintf)."""
+    var, marker, what = TREES["kissfft"]
+    if "kissfft" not in t:
+        raise PeerUnavailable(f"the TFLM peer needs {var} ({what}) for the signal "
+                              "library's operators: not set")
+    if "Patched." not in (t["kissfft"] / "kiss_fft.h").read_text():
+        raise PeerUnavailable(f"{var}={t['kissfft']}: kiss_fft.h is not patched; apply "
+                              "tflite-micro's third_party/kissfft/kissfft.patch")
+
+
+def library(t: dict[str, Path], arch: str, kernels: str,
+            signal: bool = False) -> tuple[Path, dict[str, str]]:
+    """TFLM's core, CMSIS-NN and the kernels of OPS (``signal``: and the signal
+    library's), compiled by tflite-micro's Makefile (make -j2; up to date after the first
+    time) and archived; and the Makefile's VARS."""
     cmd = make_command(t, arch, kernels)
     v = make_vars(cmd)
     stems = set(SUPPORT_STEMS).union(*(s for _, _, s in OPS.values()))
     kernel_objs = [o for o in v["MICROLITE_KERNEL_OBJS"].split()
-                   if "/tensorflow/lite/micro/kernels/" in o and Path(o).stem in stems]
+                   if "/tensorflow/lite/micro/kernels/" in o and Path(o).stem in stems
+                   or signal and any(f"/{d}" in o for d in SIGNAL_SOURCES)]
     objs = [*v["MICROLITE_LIB_OBJS"].split(), *kernel_objs,
             *v["MICROLITE_THIRD_PARTY_OBJS"].split(),
             *v["MICROLITE_THIRD_PARTY_KERNEL_OBJS"].split()]
     _make([*cmd, "-j2", *objs], f"building {len(objs)} objects for {arch}")
-    lib = cache_dir() / "lib" / f"libtflm_{arch}_{kernels}{extra_make_args()[1]}.a"
+    lib = cache_dir() / "lib" / (f"libtflm_{arch}_{kernels}{'_signal' if signal else ''}"
+                                 f"{extra_make_args()[1]}.a")
     lib.parent.mkdir(parents=True, exist_ok=True)
     lib.unlink(missing_ok=True)
     subprocess.run(["arm-none-eabi-ar", "rcs", str(lib), *objs], check=True)
@@ -370,7 +408,10 @@ def firmware(model: Path, board: Board, kernels: str, ops: list[str],
         raise PeerUnavailable(f"board {board.name} ({board.cpu}): the peer builds for "
                               "the bare-metal qemu-system boards mps2_an386 and mps3_an547")
     t = trees()
-    lib, v = library(t, arch, kernels)
+    signal = any(op.startswith("CUSTOM:Signal") for op in ops)
+    if signal:
+        signal_tree(t)
+    lib, v = library(t, arch, kernels, signal)
     work = cache_dir() / "fw" / f"{model.stem}_{board.name}_{kernels}{extra_make_args()[1]}"
     work.mkdir(parents=True, exist_ok=True)
     (work / "peer_config.h").write_text(
