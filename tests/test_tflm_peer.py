@@ -19,8 +19,23 @@ def test_missing_trees_are_each_named(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var, raising=False)
     with pytest.raises(_tflm_build.PeerUnavailable) as err:
         _tflm_build.trees()
-    for var, _, _ in _tflm_build.TREES.values():
-        assert f"{var} (" in str(err.value)
+    for name, (var, _, _) in _tflm_build.TREES.items():
+        assert (f"{var} (" in str(err.value)) == (name not in _tflm_build.OPTIONAL_TREES)
+
+
+def test_the_signal_library_needs_kissfft_patched_as_tflm_patches_it(tmp_path: Path) -> None:
+    """kissfft is asked for only by a model with a signal operator, and only with TFLM's
+    patch (unpatched, its FFT calls malloc and fprintf)."""
+    with pytest.raises(_tflm_build.PeerUnavailable,
+                       match=r"needs KISSFFT_TFLM_DIR \(.*v130.*\) for the signal .*not set"):
+        _tflm_build.signal_tree({})
+    (tmp_path / "kiss_fft.h").write_text("#define KISS_FFT_MALLOC malloc\n")
+    with pytest.raises(_tflm_build.PeerUnavailable,
+                       match=r"kiss_fft.h is not patched; apply tflite-micro's third_party"):
+        _tflm_build.signal_tree({"kissfft": tmp_path})
+    (tmp_path / "kiss_fft.h").write_text("#define KISS_FFT_MALLOC(X) (void*)(0x0) "
+                                         "/* Patched. */\n")
+    _tflm_build.signal_tree({"kissfft": tmp_path})
 
 
 def test_a_tree_without_its_marker_is_refused(monkeypatch: pytest.MonkeyPatch,
@@ -37,6 +52,7 @@ def test_registrations_are_int8_where_tflm_has_them() -> None:
     assert "(r).AddConv2D(tflite::Register_CONV_2D_INT8());" in got
     assert "(r).AddReshape();" in got
     assert "(r).AddSoftmax(tflite::Register_SOFTMAX_INT8());" in got
+    assert "(r).AddWindow();" in _tflm_build.registrations(["CUSTOM:SignalWindow"])
     with pytest.raises(_tflm_build.PeerUnavailable, match="registers no LSTM"):
         _tflm_build.registrations(["CONV_2D", "LSTM"])
 
