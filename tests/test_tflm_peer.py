@@ -63,3 +63,34 @@ def test_registrations_are_the_default_where_a_use_is_not_int8() -> None:
     got = _tflm_build.registrations(["CONV_2D", "SOFTMAX"], frozenset({"SOFTMAX"}))
     assert "(r).AddConv2D();" in got
     assert "(r).AddSoftmax(tflite::Register_SOFTMAX_INT8());" in got
+
+
+def test_a_model_too_large_for_the_program_goes_to_the_boards_larger_memories() -> None:
+    """mps3_an547's ITCM (512 KiB) holds keyword_spotting but not MobileNetV2's 4 MB: the
+    peer then puts the model in the QSPI flash and the arena in the DDR, as tvmdev's plan
+    puts its constants and workspace in a region that holds them; mps2_an386 lists no
+    other code or flash memory, so a model that does not fit stays (and overflows)."""
+    import _tflm_layout
+
+    from tvmdev.load.board import board_by_name
+
+    an547 = board_by_name("mps3_an547")
+    small = _tflm_layout.layout(an547, 60_000)
+    assert (small.model_region.name, small.arena_region.name) == ("itcm", "dtcm")
+    assert small.arena == _tflm_layout.arena_bytes(an547)
+    script = _tflm_layout.link_script(an547, small)
+    assert "QSPI (" not in script and "DDR (" not in script
+    assert "*(.bss.tflm_peer_arena) }} > RAM".replace("}}", "}") in script
+
+    big = _tflm_layout.layout(an547, 4_130_000)
+    assert (big.model_region.name, big.arena_region.name) == ("qspi", "ddr")
+    assert big.arena == _tflm_layout.LARGE_ARENA
+    script = _tflm_layout.link_script(an547, big)
+    assert "    QSPI (r) : ORIGIN = 0x38000000, LENGTH = 0x800000\n" in script
+    assert "    DDR (rwx) : ORIGIN = 0x70000000, LENGTH = 0x10000000\n" in script
+    assert "*(.rodata.tflm_peer_input)\n        . = ALIGN(4); } > QSPI\n" in script
+    assert "*(.bss.tflm_peer_arena) } > DDR\n" in script
+
+    an386 = board_by_name("mps2_an386")
+    kept = _tflm_layout.layout(an386, 4_130_000)
+    assert kept.model_region is an386.memory.code  # type: ignore[union-attr]
