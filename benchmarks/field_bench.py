@@ -22,9 +22,9 @@ so). For each:
   too, else a note says so), both under QEMU ``-icount`` with SysTick, on the same
   inputs; ``tvmdev / TFLM``: their ratio.
 
-One command measures the whole table in one run (the TFLM
-library and CMSIS-NN objects built); ``--json`` keeps the rows, the M4 instruction counts
-too.
+The command above measures the whole table in one run and prints it with its notes;
+``--json`` also keeps the rows (with tvmdev's M4 instruction counts). The first run
+builds TFLM's library and the peer's trees; the later ones reuse them.
 
 The inputs are _tflm_peer.model_inputs' (the first int8 input over [-128, 0), int16 over
 its range, floats as the model's QUANTIZE reads them), so both run the same data.

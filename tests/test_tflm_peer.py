@@ -94,3 +94,21 @@ def test_a_model_too_large_for_the_program_goes_to_the_boards_larger_memories() 
     an386 = board_by_name("mps2_an386")
     kept = _tflm_layout.layout(an386, 4_130_000)
     assert kept.model_region is an386.memory.code  # type: ignore[union-attr]
+
+
+def test_an_int8_registration_only_where_every_use_is_int8_in_and_out() -> None:
+    """keyword_scrambled's SOFTMAX reads int8 and writes int16: TFLM's int8 registration
+    would run CMSIS-NN's int8-to-int8 softmax on it (its firmware then disagreed with
+    TFLM's interpreter), so it gets the default one; its SVDFs and fully connected layers
+    are int8 in and out."""
+    sys.path.insert(0, str(REPO / "tests"))
+    import _tflm_peer
+    import field_models
+
+    from tvmdev.frontends.tflite import read
+
+    path = field_models.locate("keyword_scrambled")
+    if isinstance(path, str):
+        pytest.skip(path)
+    got = _tflm_peer.int8_ops(read(path, path.read_bytes()))
+    assert got == frozenset({"SVDF", "FULLY_CONNECTED"})
