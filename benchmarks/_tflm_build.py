@@ -9,9 +9,12 @@ TFLITE_DCHECK, and no error strings: what an application ships, "the smallest bi
 TFLM's words) and CORE_OPTIMIZATION_LEVEL=-O2 (the kernels are at -O2 already), with the
 trees below given as paths so that it downloads nothing. It compiles TFLM's core, the
 CMSIS-NN library and the kernels of ``OPS`` only (not every kernel: that halves the
-build, and the signal library needs kissfft), as object targets of that Makefile, and
-archives them. The Makefile reads its examples' Makefile.inc files, which run a script
-importing PIL: pillow must be installed.
+build), as object targets of that Makefile, and archives them. For a model with a signal
+operator (micro_speech's audio preprocessor) the archive adds the signal library's
+kernels (signal/micro/kernels), their signal/src code and TFLM's KISS FFT wrappers, which
+compile kissfft v130 with TFLM's patch (the tree KISSFFT_TFLM_DIR names, as TFLM's
+kissfft_download.sh makes it). The Makefile reads its examples' Makefile.inc files, which
+run a script importing PIL: pillow must be installed.
 
 TVMDEV_TFLM_MAKE_ARGS adds make variables (``BUILD_TYPE=default`` keeps the DCHECKs and
 the error strings; ``CORE_OPTIMIZATION_LEVEL=-Os`` is the Makefile's own default for the
@@ -20,7 +23,8 @@ core), built apart from the other objects.
 The firmware: ``tflm_peer/main.cc`` with the Makefile's CXXFLAGS and INCLUDES,
 runtime/cortex_m's startup.c, semihosting.c, cmsdk_uart.c (and icount.c) with the
 board's C flags, the model and the input by ``.incbin``, and a linker script of the
-board's memory map, linked with ``--gc-sections``.
+board's memory map (a large model's data and arena in the board's larger memories:
+_tflm_layout.py), linked with ``--gc-sections``.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from _tflm_layout import arena_bytes, layout, link_script
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
@@ -43,7 +48,6 @@ from tvmdev.load.board import Board
 from tvmdev.resources import platforms_dir, runtime_dir
 
 HERE = Path(__file__).resolve().parent
-ARENA_BYTES = 256 * 1024
 ARCH = {"cortex-m4": "cortex-m4+fp", "cortex-m55": "cortex-m55"}
 KERNELS = ("cmsis_nn", "reference")
 MAKEFILE = "tensorflow/lite/micro/tools/make/Makefile"
@@ -72,7 +76,15 @@ TREES = {
                  "google/gemmlowp at the commit third_party_downloads.inc pins"),
     "ruy": ("RUY_TFLM_DIR", "ruy/profiler/instrumentation.h",
             "google/ruy at the commit third_party_downloads.inc pins"),
+    "kissfft": ("KISSFFT_TFLM_DIR", "tools/kiss_fftr.c",
+                "mborgerding/kissfft at the tag third_party_downloads.inc pins (v130), with "
+                "tflite-micro's third_party/kissfft/kissfft.patch applied"),
 }
+# Trees only some models need: kissfft for the signal library's operators.
+OPTIONAL_TREES = ("kissfft",)
+# The signal library's sources (sources.inc and additional_kernels.inc list them, kernels
+# and their signal/src code), compiled and archived for a model with a signal operator.
+SIGNAL_SOURCES = ("signal/src/", "signal/micro/kernels/")
 
 # TFLite builtin: (MicroMutableOpResolver method, the int8 registration or None for the
 # default one, the kernel sources' stems under tensorflow/lite/micro/kernels).
@@ -119,6 +131,13 @@ OPS: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
     "UNIDIRECTIONAL_SEQUENCE_LSTM": ("AddUnidirectionalSequenceLSTM", None,
                                      ("unidirectional_sequence_lstm", "lstm_eval",
                                       "lstm_eval_common")),
+    "CAST": ("AddCast", None, ("cast",)),
+    "DIV": ("AddDiv", None, ("div",)),
+    # TFLM's signal library (custom operators; their sources: SIGNAL_SUPPORT)
+    **{f"CUSTOM:Signal{name}": (f"Add{name}", None, ())
+       for name in ("Window", "FftAutoScale", "Rfft", "Energy", "FilterBank",
+                    "FilterBankSquareRoot", "FilterBankSpectralSubtraction", "PCAN",
+                    "FilterBankLog")},
 }
 SUPPORT_STEMS = ("kernel_util", "micro_tensor_utils")
 VARS = ("CXXFLAGS", "INCLUDES", "MICROLITE_LIB_OBJS", "MICROLITE_KERNEL_OBJS",
@@ -156,6 +175,8 @@ def trees() -> dict[str, Path]:
         value = os.environ.get(var)
         if not value and name == "cortex_dfp" and "cmsis" in found:
             value = str(found["cmsis"] / "Cortex_DFP")
+        if not value and name in OPTIONAL_TREES:
+            continue
         if not value or not (Path(value) / marker).is_file():
             got = f"{value} has no {marker}" if value else "not set"
             missing.append(f"{var} ({what}): {got}")
@@ -185,7 +206,9 @@ def _downloads(t: dict[str, Path]) -> Path:
     Makefile clones it at parse time otherwise; only its tests use it)."""
     d = cache_dir() / "downloads"
     (d / "pigweed").mkdir(parents=True, exist_ok=True)
-    for name in ("flatbuffers", "gemmlowp", "ruy"):
+    for name in ("flatbuffers", "gemmlowp", "ruy", "kissfft"):
+        if name not in t:
+            continue
         link = d / name
         if link.is_symlink() and link.resolve() != t[name]:
             link.unlink()
@@ -234,19 +257,35 @@ def make_vars(cmd: list[str]) -> dict[str, str]:
     return got
 
 
-def library(t: dict[str, Path], arch: str, kernels: str) -> tuple[Path, dict[str, str]]:
-    """TFLM's core, CMSIS-NN and the kernels of OPS, compiled by tflite-micro's Makefile
-    (make -j2; up to date after the first time) and archived; and the Makefile's VARS."""
+def signal_tree(t: dict[str, Path]) -> None:
+    """PeerUnavailable unless kissfft is there with TFLM's patch (the signal library's
+    FFT: unpatched, it calls malloc and fprintf)."""
+    var, marker, what = TREES["kissfft"]
+    if "kissfft" not in t:
+        raise PeerUnavailable(f"the TFLM peer needs {var} ({what}) for the signal "
+                              "library's operators: not set")
+    if "Patched." not in (t["kissfft"] / "kiss_fft.h").read_text():
+        raise PeerUnavailable(f"{var}={t['kissfft']}: kiss_fft.h is not patched; apply "
+                              "tflite-micro's third_party/kissfft/kissfft.patch")
+
+
+def library(t: dict[str, Path], arch: str, kernels: str,
+            signal: bool = False) -> tuple[Path, dict[str, str]]:
+    """TFLM's core, CMSIS-NN and the kernels of OPS (``signal``: and the signal
+    library's), compiled by tflite-micro's Makefile (make -j2; up to date after the first
+    time) and archived; and the Makefile's VARS."""
     cmd = make_command(t, arch, kernels)
     v = make_vars(cmd)
     stems = set(SUPPORT_STEMS).union(*(s for _, _, s in OPS.values()))
     kernel_objs = [o for o in v["MICROLITE_KERNEL_OBJS"].split()
-                   if "/tensorflow/lite/micro/kernels/" in o and Path(o).stem in stems]
+                   if "/tensorflow/lite/micro/kernels/" in o and Path(o).stem in stems
+                   or signal and any(f"/{d}" in o for d in SIGNAL_SOURCES)]
     objs = [*v["MICROLITE_LIB_OBJS"].split(), *kernel_objs,
             *v["MICROLITE_THIRD_PARTY_OBJS"].split(),
             *v["MICROLITE_THIRD_PARTY_KERNEL_OBJS"].split()]
     _make([*cmd, "-j2", *objs], f"building {len(objs)} objects for {arch}")
-    lib = cache_dir() / "lib" / f"libtflm_{arch}_{kernels}{extra_make_args()[1]}.a"
+    lib = cache_dir() / "lib" / (f"libtflm_{arch}_{kernels}{'_signal' if signal else ''}"
+                                 f"{extra_make_args()[1]}.a")
     lib.parent.mkdir(parents=True, exist_ok=True)
     lib.unlink(missing_ok=True)
     subprocess.run(["arm-none-eabi-ar", "rcs", str(lib), *objs], check=True)
@@ -268,23 +307,16 @@ def registrations(ops: list[str], int8: frozenset[str] = frozenset()) -> str:
     return " \\\n    ".join(calls)
 
 
-def arena_bytes(board: Board) -> int:
-    """The arena main.cc gives TFLM: ARENA_BYTES, or more on a board whose RAM holds more
-    (the board's RAM less its stack and 64 KiB for the rest), for the larger models."""
-    assert board.memory is not None
-    room = board.memory.ram.length - board.memory.stack - 64 * 1024
-    return max(ARENA_BYTES, room // 16 * 16)
-
-
 def config_header(board: Board, ops: list[str], input_sizes: list[int],
-                  int8: frozenset[str] = frozenset()) -> str:
-    """peer_config.h: the registrations, the arena, the console and the byte size of
-    each input (stored one after the other in tflm_peer_input)."""
+                  int8: frozenset[str] = frozenset(), arena: int | None = None) -> str:
+    """peer_config.h: the registrations, the arena (``arena`` bytes, by default the
+    program RAM's: _tflm_layout.arena_bytes), the console and the byte size of each input
+    (stored one after the other in tflm_peer_input)."""
     return "\n".join([
         "/* Generated by benchmarks/_tflm_build.py. */",
         f"#define PEER_OP_COUNT {len(ops)}",
         f"#define PEER_OPS(r) \\\n    {registrations(ops, int8)}",
-        f"#define PEER_ARENA_BYTES {arena_bytes(board)}",
+        f"#define PEER_ARENA_BYTES {arena or arena_bytes(board)}",
         f"#define PEER_CONSOLE {board.support.console_uart}",
         f"#define PEER_INPUT_COUNT {len(input_sizes)}",
         f"#define PEER_INPUT_BYTES {{{', '.join(f'{n}U' for n in input_sizes)}}}", ""])
@@ -370,20 +402,21 @@ def firmware(model: Path, board: Board, kernels: str, ops: list[str],
         raise PeerUnavailable(f"board {board.name} ({board.cpu}): the peer builds for "
                               "the bare-metal qemu-system boards mps2_an386 and mps3_an547")
     t = trees()
-    lib, v = library(t, arch, kernels)
+    signal = any(op.startswith("CUSTOM:Signal") for op in ops)
+    if signal:
+        signal_tree(t)
+    lib, v = library(t, arch, kernels, signal)
     work = cache_dir() / "fw" / f"{model.stem}_{board.name}_{kernels}{extra_make_args()[1]}"
     work.mkdir(parents=True, exist_ok=True)
-    (work / "peer_config.h").write_text(
-        config_header(board, ops, [x.nbytes for x in inputs], int8))
     stored = b"".join(np.ascontiguousarray(x).tobytes() for x in inputs)
+    lay = layout(board, model.stat().st_size + len(stored))
+    (work / "peer_config.h").write_text(
+        config_header(board, ops, [x.nbytes for x in inputs], int8, lay.arena))
     (work / "input.bin").write_bytes(stored)
     data = (HERE / "tflm_peer" / "data.S.in").read_text()
     (work / "data.S").write_text(data.format(model=model.resolve(), input=work / "input.bin",
                                              n=len(stored)))
-    mem = board.memory
-    (work / "link.ld").write_text((HERE / "tflm_peer" / "link.ld.in").read_text().format(
-        board=board.name, code_origin=mem.code.origin, code_length=mem.code.length,
-        ram_origin=mem.ram.origin, ram_length=mem.ram.length, stack=mem.stack))
+    (work / "link.ld").write_text(link_script(board, lay))
     cxx = [*shlex.split(v["CXXFLAGS"]), "-O2"]
     arch_flags = [f for f in cxx if f.startswith(("-mcpu", "-mfpu", "-mthumb", "-mfloat-abi"))]
     includes = [*shlex.split(v["INCLUDES"]), f"-I{work}",

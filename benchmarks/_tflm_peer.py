@@ -155,11 +155,15 @@ def _has_quantize(g: TfGraph) -> bool:
 
 
 def int8_ops(g: TfGraph) -> frozenset[str]:
-    """The operators whose every use reads an int8 first input (the peer registers their
-    int8 variants, as an int8 application would)."""
+    """The operators whose every use reads an int8 first input and writes int8 outputs
+    (the peer registers their int8 variants, as an int8 application would). An int8 to
+    int16 SOFTMAX (keyword_scrambled's) is not one: TFLM's ``Register_SOFTMAX_INT8`` runs
+    CMSIS-NN's int8-to-int8 softmax whatever the output's type."""
     kinds = {op.kind for op in g.ops}
     return frozenset(k for k in kinds if all(
-        op.inputs and g.tensors[op.inputs[0]].dtype == "int8" for op in g.ops if op.kind == k))
+        op.inputs and g.tensors[op.inputs[0]].dtype == "int8"
+        and all(g.tensors[o].dtype == "int8" for o in op.outputs)
+        for op in g.ops if op.kind == k))
 
 
 def reference_outputs(model: Path, xs: list[np.ndarray], n: int) -> list[bytes]:

@@ -13,11 +13,18 @@ so). For each:
 - ``import``: ``ok``, or tvmdev's one-line refusal;
 - ``host``, ``M4`` (mps2_an386), ``M55`` (mps3_an547): ``tvmdev run`` on seeded inputs,
   its saved outputs compared byte for byte with TFLM's Python interpreter's on the same
-  inputs: ``yes``, ``NO``, or why it did not run (a model that does not fit the board says
-  so). The Cortex-M runs use CMSIS-NN where CMSIS_NN_SOURCE_DIR names its tree;
-- ``tvmdev M55`` / ``TFLM M55``: instructions per inference on mps3_an547, tvmdev's
-  ``tvmgen_<model>_run`` and TFLM+CMSIS-NN's ``Invoke`` (benchmarks/_tflm_peer.py), both
-  under QEMU ``-icount`` with SysTick, on the same inputs; ``ratio``: tvmdev / TFLM.
+  inputs: ``yes``, ``NO``, ``does not fit`` (tvmdev's or the linker's line on what is too
+  large for which memory) or ``fails``, the line why in a numbered note under the table.
+  The Cortex-M runs use CMSIS-NN where CMSIS_NN_SOURCE_DIR names its tree;
+- ``tvmdev M55`` / ``TFLM+CMSIS-NN M55``: instructions per inference on mps3_an547,
+  tvmdev's ``tvmgen_<model>_run`` and TFLM+CMSIS-NN's ``Invoke``
+  (benchmarks/_tflm_peer.py, whose firmware's outputs must equal TFLM's interpreter's
+  too, else a note says so), both under QEMU ``-icount`` with SysTick, on the same
+  inputs; ``tvmdev / TFLM``: their ratio.
+
+The command above measures the whole table in one run and prints it with its notes;
+``--json`` also keeps the rows (with tvmdev's M4 instruction counts). The first run
+builds TFLM's library and the peer's trees; the later ones reuse them.
 
 The inputs are _tflm_peer.model_inputs' (the first int8 input over [-128, 0), int16 over
 its range, floats as the model's QUANTIZE reads them), so both run the same data.
@@ -57,7 +64,7 @@ _INSTR = re.compile(r"^instructions per inference: ([\d,]+) ", re.M)
 
 def run_tvmdev(path: Path, board: str, inputs: dict[str, np.ndarray], outputs: list[str],
                want: list[bytes], work: Path) -> tuple[str, int | None]:
-    """``tvmdev run`` on ``board``: (``yes``/``NO``/why not, M55 instructions or None)."""
+    """``tvmdev run`` on ``board``: (``yes``/``NO``/why not, instructions or None)."""
     (work / "in").mkdir(parents=True, exist_ok=True)
     for name, x in inputs.items():
         np.save(work / "in" / f"{name}.npy", x)
@@ -71,7 +78,7 @@ def run_tvmdev(path: Path, board: str, inputs: dict[str, np.ndarray], outputs: l
     proc = subprocess.run(cmd, capture_output=True, text=True)
     text = proc.stdout + proc.stderr
     if proc.returncode != 0 or "\nPASS" not in text:
-        return first_error(text, width=140), None
+        return first_error(text, width=400), None
     got = [np.load(work / "out" / f"{n}.npy").tobytes() for n in outputs]
     found = _INSTR.search(text)
     return ("yes" if got == want else "NO"), (int(found[1].replace(",", "")) if found else None)
@@ -105,8 +112,8 @@ def measure(name: str, boards: list[str], tflm: bool) -> dict[str, Any]:
             got, count = run_tvmdev(path, BOARDS[label], dict(zip(ins, xs, strict=True)),
                                     outs, want, Path(tmp) / label)
             row[label] = got
-            if label == "M55":
-                row["tvmdev_m55"] = count
+            if label != "host":
+                row[f"tvmdev_{label.lower()}"] = count
     if tflm:
         try:
             r = peer.measure(path, "mps3_an547")
@@ -116,30 +123,55 @@ def measure(name: str, boards: list[str], tflm: bool) -> dict[str, Any]:
             row["tflm_m55"] = None
             lines = str(exc).splitlines()
             why = next((ln for ln in lines if "overflowed" in ln), lines[0])
-            row["tflm_reason"] = why.split("ld: ")[-1][:140]
+            row["tflm_reason"] = why.split("ld: ")[-1][:400]
     return row
 
 
+# What tvmdev or the linker says when a model does not fit a board's memories.
+_NO_FIT = ("does not fit", "fits no region", "overflowed")
+
+
+def _cell(got: str, where: str, notes: list[str]) -> str:
+    """A run's table cell: ``yes``/``NO``, or a short word with the reason in ``notes``."""
+    if got in ("yes", "NO", ""):
+        return got
+    short = "does not fit" if any(k in got for k in _NO_FIT) else "fails"
+    notes.append(f"{where}: {short}: {got}")
+    return f"{short} [{len(notes)}]"
+
+
 def table(rows: list[dict[str, Any]], boards: list[str]) -> str:
-    head = ["model", "ops", "import", *boards, "tvmdev M55", "TFLM+CMSIS-NN M55", "ratio"]
+    """The rows as a Markdown table, and numbered notes: why a run failed or what does
+    not fit where, and where TFLM's own count is missing or its firmware disagrees."""
+    head = ["model", "ops", "import", *boards, "tvmdev M55", "TFLM+CMSIS-NN M55",
+            "tvmdev / TFLM"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    notes = []
+    notes: list[str] = []
     for r in rows:
+        name = r["model"]
         if "reason" in r:
-            notes.append(f"{r['model']}: {r['reason']}")
+            notes.append(f"{name}: {r['reason']}")
+            lines.append(f"| {name} | | not run [{len(notes)}] |" + " |" * (len(head) - 3))
             continue
         a, b = r.get("tvmdev_m55"), r.get("tflm_m55")
         ratio = f"{a / b:.3f}" if a and b else ""
+        runs = [_cell(r.get(x, ""), f"{name} on {x} ({BOARDS[x]})", notes) for x in boards]
+        tflm = f"{b:,}" if b else ""
         if r.get("tflm_reason"):
-            notes.append(f"{r['model']}: TFLM peer: {r['tflm_reason']}")
+            notes.append(f"{name}: TFLM peer on mps3_an547: {r['tflm_reason']}")
+            tflm = f"[{len(notes)}]"
         if r.get("tflm_equal") is False:
-            notes.append(f"{r['model']}: the TFLM firmware's outputs differ from its "
-                         "Python interpreter's")
-        cells = [r["model"], r.get("ops", ""), r.get("import", ""),
-                 *(r.get(b_, "") for b_ in boards),
-                 f"{a:,}" if a else "", f"{b:,}" if b else "", ratio]
+            notes.append(f"{name}: the TFLM firmware's outputs differ from its Python "
+                         "interpreter's")
+            tflm += f" [{len(notes)}]"
+        imported = r.get("import", "")
+        if imported not in ("ok", ""):
+            notes.append(f"{name}: import refused: {imported}")
+            imported = f"refused [{len(notes)}]"
+        cells = [name, r.get("ops", ""), imported, *runs, f"{a:,}" if a else "", tflm, ratio]
         lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
-    return "\n".join([*lines, "", *notes])
+    numbered = [f"{i}. {n}" for i, n in enumerate(notes, 1)]
+    return "\n".join([*lines, "", *numbered])
 
 
 def main() -> int:

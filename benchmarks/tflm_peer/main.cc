@@ -44,7 +44,8 @@ typedef void (*peer_ctor_t)(void);
 extern "C" peer_ctor_t __init_array_start[];
 extern "C" peer_ctor_t __init_array_end[];
 
-alignas(16) static uint8_t arena[PEER_ARENA_BYTES];
+/* In a section of its own: _tflm_layout.py places it (a large model's in a larger RAM). */
+alignas(16) static uint8_t arena[PEER_ARENA_BYTES] __attribute__((section(".bss.tflm_peer_arena")));
 
 static void put(const char* text) {
   uint32_t n = 0;
