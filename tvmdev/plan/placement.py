@@ -111,6 +111,9 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
             chosen.append((op.index, kernel))
         if not chosen:
             continue
+        if active.root is None:  # a library of tvmdev's own: its hooks size and lay out
+            _own(model, active, chosen, params, scratch, extra)
+            continue
         sized = [(i, k) for i, k in chosen if k.buffer and hooks]
         sizes = buffer_sizes(active.lib, active.root, [
             hooks.request(k.buffer or "", active.arch, params[i]) for i, k in sized if hooks])
@@ -122,10 +125,28 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
             elif n:
                 scratch[i] = n
         calls = sorted({c for _, k in chosen for c in k.calls})
-        trees.append(TreeSources(active.lib.name, active.lib.tree.pin.tag, active.root,
+        tree = active.lib.pinned()
+        trees.append(TreeSources(active.lib.name, tree.pin.tag, active.root,
                                  tuple(reached_sources(active.lib, active.root, calls)),
-                                 tuple(active.root / i for i in active.lib.tree.include)))
+                                 tuple(active.root / i for i in tree.include)))
     return Placed(out, placements, scratch, tuple(trees), extra)
+
+
+def _own(model: Model, active: ActiveLibrary, chosen: list[tuple[int, Kernel]],
+         params: dict[int, dict[str, Any]], scratch: dict[int, int],
+         extra: dict[int, dict[str, Any]]) -> None:
+    """A library without a tree (tvmdev_cm): each chosen operator's scratch, the bytes
+    its hooks compute, and the params fields they lay out (the filter, folded biases)."""
+    hooks = hooks_of(active.lib.hooks, active.lib.name, str(active.lib.folder / "library.yaml"))
+    if hooks is None:
+        return
+    for i, k in chosen:
+        op = model.operators[i]
+        if k.buffer:
+            scratch[i] = hooks.scratch_bytes(k.buffer, active.arch, params[i])
+        ready = hooks.precomputed(model, op, params[i])
+        if ready:
+            extra[i] = ready
 
 
 def kernels_line(model: Model, placements: dict[int, Placement]) -> str:

@@ -78,7 +78,7 @@ class WestBackend(Backend):
                f"-DZEPHYR_EXTRA_MODULES={';'.join(extra)}",
                f"-DTVMDEV_MODEL_CMAKE={build_dir / 'model' / f'tvmgen_{job.model.name}.cmake'}",
                f"-DTVMDEV_APP_CMAKE={build_dir / 'app/tvmdev_app.cmake'}",
-               *(f"-D{board_library(t.library).tree.env}={t.root}" for t in job.compiled.trees),
+               *(f"-D{board_library(t.library).pinned().env}={t.root}" for t in job.compiled.trees),
                f"-DDTC_OVERLAY_FILE={build_dir / 'app.overlay'}",
                f"-DOVERLAY_CONFIG={build_dir / 'tvmdev.conf'}"]
         (build_dir / "build.cmd").write_text(" ".join(cmd) + "\n")

@@ -84,7 +84,10 @@ struct tvmk_conv2d_s8_params {
 
 /* depthwise_conv2d, NHWC: X is N x H x W x C, W is 1 x KH x KW x (C * mult), B (optional,
  * int32) C * mult; output channel c * mult + j reads input channel c; otherwise as
- * conv2d (multipliers and shifts: arrays of C * mult). */
+ * conv2d (multipliers and shifts: arrays of C * mult). packed_weights and folded_bias:
+ * the filter laid out and the bias folded at generation time where tvmdev's own Cortex-M
+ * kernel takes the operator (tvmdev_cm, tvmk_cm.h); NULL otherwise, and the portable
+ * kernel ignores them. */
 struct tvmk_depthwise_conv2d_s8_params {
     int32_t N, C, H, W;
     int32_t KH, KW, OH, OW;
@@ -96,6 +99,8 @@ struct tvmk_depthwise_conv2d_s8_params {
     int32_t activation_min, activation_max;
     const int32_t *output_multiplier;
     const int32_t *output_shift;
+    const int32_t *packed_weights;
+    const int32_t *folded_bias;
     int32_t scratch_bytes;
     void *scratch;
 };

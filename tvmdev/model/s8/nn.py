@@ -130,7 +130,10 @@ def _conv_params(c: S8Call) -> dict[str, Any]:
 
 def _depthwise_params(c: S8Call) -> dict[str, Any]:
     dims = depthwise_params(c.shapes, c.out_shape, c.attrs)
-    return window_params(c, "depthwise_conv2d", dims, ("mult",), dims["C"] * dims["mult"])
+    # packed_weights, folded_bias: where tvmdev's own Cortex-M kernel lays them out
+    # (tvmdev/plan/hooks/tvmdev_cm.py); None: NULL
+    return {**window_params(c, "depthwise_conv2d", dims, ("mult",), dims["C"] * dims["mult"]),
+            "packed_weights": None, "folded_bias": None}
 
 
 def patches(p: dict[str, Any], x: np.ndarray

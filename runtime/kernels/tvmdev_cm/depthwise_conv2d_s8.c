@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tvmdev_cm: DEPTHWISE_CONV_2D int8, one channel at a time through an int16 plane
+ * (tvmk_cm.h). Each filter size and stride has its own loops, with every bound a
+ * constant, so the compiler unrolls a window into SMLADs; two output columns share each
+ * filter word (and, at stride 2, each input word).
+ */
+#include <string.h>
+
+#include "tvmk_cm.h"
+#include "tvmk_fixedpoint.h"
+
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#include <arm_acle.h>
+#define TVMK_CM_SMLAD(x, y, acc) __smlad((x), (y), (acc))
+#else
+/* SMLAD in C: acc + x.lo * y.lo + x.hi * y.hi, wrapping as the instruction does. */
+static inline int32_t tvmk_cm_smlad(int32_t x, int32_t y, int32_t acc)
+{
+    const int32_t lo = (int32_t)(int16_t)(x & 0xFFFF) * (int32_t)(int16_t)(y & 0xFFFF);
+    const int32_t hi = (x >> 16) * (y >> 16);
+    return (int32_t)((uint32_t)acc + (uint32_t)lo + (uint32_t)hi);
+}
+#define TVMK_CM_SMLAD(x, y, acc) tvmk_cm_smlad((x), (y), (acc))
+#endif
+
+/* Two adjacent int16 values as one word (an unaligned load where the core allows it). */
+static inline int32_t tvmk_cm_pair(const int16_t *p)
+{
+    int32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* What one channel's loops read: its plane, its filter words and requantization. */
+struct tvmk_cm_channel {
+    const int16_t *plane;
+    int32_t stride; /* of a plane row, in elements */
+    const int32_t *weights;
+    int32_t bias, multiplier, shift;
+    int32_t output_offset, activation_min, activation_max;
+    int8_t *output; /* the channel's first output; outputs are step bytes apart */
+    int32_t step, OH, OW;
+};
+
+static inline int8_t tvmk_cm_requant(int32_t acc, const struct tvmk_cm_channel *ch)
+{
+    int32_t v = tvmk_multiply_by_quantized_multiplier(acc, ch->multiplier, (int)ch->shift) +
+                ch->output_offset;
+    v = v < ch->activation_min ? ch->activation_min : v;
+    v = v > ch->activation_max ? ch->activation_max : v;
+    return (int8_t)v;
+}
+
+/* One channel's outputs for a k x k filter at stride s (constants where it is inlined). */
+static inline __attribute__((always_inline)) void
+tvmk_cm_dw_channel(const struct tvmk_cm_channel *ch, const int32_t k, const int32_t s)
+{
+    const int32_t pairs = (k + 1) / 2;
+    const int32_t rs = ch->stride;
+    for (int32_t oy = 0; oy < ch->OH; oy++) {
+        const int16_t *row = ch->plane + oy * s * rs;
+        int8_t *out = ch->output + oy * ch->OW * ch->step;
+        int32_t ox = 0;
+        for (; ox + 1 < ch->OW; ox += 2) {
+            int32_t a0 = ch->bias;
+            int32_t a1 = ch->bias;
+            const int16_t *x = row + ox * s;
+            const int32_t *w = ch->weights;
+#pragma GCC unroll 7
+            for (int32_t ky = 0; ky < k; ky++) {
+#pragma GCC unroll 4
+                for (int32_t j = 0; j < pairs; j++) {
+                    a0 = TVMK_CM_SMLAD(tvmk_cm_pair(x + 2 * j), w[j], a0);
+                    a1 = TVMK_CM_SMLAD(tvmk_cm_pair(x + s + 2 * j), w[j], a1);
+                }
+                x += rs;
+                w += pairs;
+            }
+            out[0] = tvmk_cm_requant(a0, ch);
+            out[ch->step] = tvmk_cm_requant(a1, ch);
+            out += 2 * ch->step;
+        }
+        if (ox < ch->OW) {
+            int32_t a0 = ch->bias;
+            const int16_t *x = row + ox * s;
+            const int32_t *w = ch->weights;
+#pragma GCC unroll 7
+            for (int32_t ky = 0; ky < k; ky++) {
+#pragma GCC unroll 4
+                for (int32_t j = 0; j < pairs; j++) {
+                    a0 = TVMK_CM_SMLAD(tvmk_cm_pair(x + 2 * j), w[j], a0);
+                }
+                x += rs;
+                w += pairs;
+            }
+            out[0] = tvmk_cm_requant(a0, ch);
+        }
+    }
+}
+
+#define TVMK_CM_DW_VARIANT(K, S)                                                        \
+    static void tvmk_cm_dw_##K##x##K##_s##S(const struct tvmk_cm_channel *ch)           \
+    {                                                                                   \
+        tvmk_cm_dw_channel(ch, K, S);                                                   \
+    }
+
+TVMK_CM_DW_VARIANT(3, 1)
+TVMK_CM_DW_VARIANT(3, 2)
+TVMK_CM_DW_VARIANT(5, 1)
+TVMK_CM_DW_VARIANT(5, 2)
+TVMK_CM_DW_VARIANT(7, 1)
+TVMK_CM_DW_VARIANT(7, 2)
+
+/* The loops of filter size k and stride s (a switch, not a pointer: every call can be
+ * followed, so the stack bound is known). */
+static void tvmk_cm_dw_variant(int32_t k, int32_t s, const struct tvmk_cm_channel *ch)
+{
+    switch (k * 10 + s) {
+    case 31: tvmk_cm_dw_3x3_s1(ch); break;
+    case 32: tvmk_cm_dw_3x3_s2(ch); break;
+    case 51: tvmk_cm_dw_5x5_s1(ch); break;
+    case 52: tvmk_cm_dw_5x5_s2(ch); break;
+    case 71: tvmk_cm_dw_7x7_s1(ch); break;
+    default: tvmk_cm_dw_7x7_s2(ch); break;
+    }
+}
+
+/* Whether the library takes this filter size and these strides (the hooks' decline). */
+static int tvmk_cm_dw_takes(const struct tvmk_depthwise_conv2d_s8_params *p)
+{
+    const int32_t k = p->KH;
+    return (k == 3 || k == 5 || k == 7) && p->KW == k &&
+           (p->stride_h == 1 || p->stride_h == 2) && p->stride_w == p->stride_h &&
+           p->mult == 1 && p->dil_h == 1 && p->dil_w == 1;
+}
+
+/* Channel c of one image into the plane's interior (rows r0..r1, columns q0..q1). */
+static void tvmk_cm_fill(int16_t *plane, int32_t rs, const int8_t *x, int32_t r0, int32_t r1,
+                         int32_t q0, int32_t q1, const struct tvmk_depthwise_conv2d_s8_params *p)
+{
+    for (int32_t r = r0; r < r1; r++) {
+        const int8_t *src = x + ((r - p->pad_top) * p->W + (q0 - p->pad_left)) * p->C;
+        int16_t *dst = plane + r * rs;
+#pragma GCC unroll 4
+        for (int32_t q = q0; q < q1; q++) {
+            dst[q] = *src;
+            src += p->C;
+        }
+    }
+}
+
+static int32_t tvmk_cm_min(int32_t a, int32_t b)
+{
+    return a < b ? a : b;
+}
+
+int32_t tvmk_cm_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
+                                    const int32_t *bias, int8_t *output,
+                                    const struct tvmk_depthwise_conv2d_s8_params *p,
+                                    void *resource_handle)
+{
+    const int32_t k = p->KH;
+    const int32_t rows = (p->OH - 1) * p->stride_h + k;
+    const int32_t cols = (p->OW - 1) * p->stride_w + k;
+    const int32_t rs = cols + 1; /* the odd tap's pair reads one element past a window */
+    const int32_t r1 = tvmk_cm_min(p->pad_top + p->H, rows);
+    const int32_t q1 = tvmk_cm_min(p->pad_left + p->W, cols);
+    int16_t *plane = (int16_t *)p->scratch;
+    struct tvmk_cm_channel ch;
+    (void)filter;
+    (void)bias;
+    (void)resource_handle;
+
+    if (!tvmk_cm_dw_takes(p) || p->packed_weights == NULL || p->folded_bias == NULL ||
+        (int64_t)rows * rs * (int64_t)sizeof(int16_t) > p->scratch_bytes) {
+        return TVM_DEVICE_ERR_INVALID; /* declined at generation time */
+    }
+    /* The padding: the input's zero point, which the folded bias accounts for. */
+    for (int32_t i = 0; i < rows * rs; i++) {
+        plane[i] = (int16_t)(-p->input_offset);
+    }
+    ch.plane = plane;
+    ch.stride = rs;
+    ch.output_offset = p->output_offset;
+    ch.activation_min = p->activation_min;
+    ch.activation_max = p->activation_max;
+    ch.step = p->C;
+    ch.OH = p->OH;
+    ch.OW = p->OW;
+    for (int32_t n = 0; n < p->N; n++) {
+        const int8_t *x = input + n * p->H * p->W * p->C;
+        for (int32_t c = 0; c < p->C; c++) {
+            tvmk_cm_fill(plane, rs, x + c, p->pad_top, r1, p->pad_left, q1, p);
+            ch.weights = p->packed_weights + c * k * ((k + 1) / 2);
+            ch.bias = p->folded_bias[c];
+            ch.multiplier = p->output_multiplier[c];
+            ch.shift = p->output_shift[c];
+            ch.output = output + n * p->OH * p->OW * p->C + c;
+            tvmk_cm_dw_variant(k, p->stride_h, &ch);
+        }
+    }
+    return TVM_DEVICE_OK;
+}

@@ -1,0 +1,109 @@
+"""What tvmdev decides at generation time for its own Cortex-M kernels
+(runtime/kernels/tvmdev_cm, ``tvmk_cm.h``): which operators they take, the scratch each
+needs, and the constants laid out for them.
+
+depthwise_conv2d (int8): taken with a channel multiplier of 1, no dilation, a square 3x3,
+5x5 or 7x7 filter, one stride (1 or 2) in both directions, a constant filter and bias,
+and an int16 plane of at most :data:`PLANE_MAX` bytes; declined otherwise (CMSIS-NN, or
+the portable kernel, takes it). Laid out:
+
+- ``packed_weights``: per channel, per filter row, (K + 1) / 2 words of two int16 taps
+  (the even tap in the low half, the odd one in the high half, a zero after the last
+  tap), what SMLAD multiplies two input columns by;
+- ``folded_bias``: per channel, the bias plus input_offset times the sum of the
+  channel's taps, so the kernel multiplies raw inputs (its plane's padding holds the
+  zero point): sum(w * x) + bias + input_offset * sum(w) is TFLM's
+  sum(w * (x + input_offset)) + bias over the taps inside the input, in int32 arithmetic
+  (both wrap alike).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ...model.graph import Model, Operator
+from ...model.s8.call import CArray
+
+SIZES = (3, 5, 7)
+STRIDES = (1, 2)
+PLANE_MAX = 32 * 1024  # bytes of one channel's int16 plane in the workspace
+
+
+def plane_bytes(p: dict[str, Any]) -> int:
+    """The int16 plane of one channel: every row and column a window reads, one column
+    more (the last pair of an odd filter row reads it, times a zero tap)."""
+    rows = (p["OH"] - 1) * p["stride_h"] + p["KH"]
+    cols = (p["OW"] - 1) * p["stride_w"] + p["KW"]
+    return rows * (cols + 1) * 2
+
+
+def _depthwise(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str | None:
+    if p["mult"] != 1:
+        return f"a channel multiplier of {p['mult']} (tvmdev_cm takes 1)"
+    if p["dil_h"] != 1 or p["dil_w"] != 1:
+        return "a dilated filter (tvmdev_cm takes none)"
+    if p["KH"] != p["KW"] or p["KH"] not in SIZES:
+        return f"a {p['KH']}x{p['KW']} filter (tvmdev_cm takes 3x3, 5x5 and 7x7)"
+    if p["stride_h"] != p["stride_w"] or p["stride_h"] not in STRIDES:
+        return (f"strides {p['stride_h']}x{p['stride_w']} (tvmdev_cm takes 1x1 and 2x2)")
+    operands = [t for t in op.inputs[1:] if t is not None]
+    if any(t not in model.constants for t in operands):
+        return "a filter or bias computed at run time (tvmdev_cm lays them out ahead)"
+    if plane_bytes(p) > PLANE_MAX:
+        return f"a plane of {plane_bytes(p)} bytes (tvmdev_cm takes at most {PLANE_MAX})"
+    return None
+
+
+Rule = Callable[[Model, Operator, dict[str, Any], str], str | None]
+DECLINES: dict[str, Rule] = {"depthwise_conv2d": _depthwise}
+
+
+def decline(model: Model, op: Operator, params: dict[str, Any], arch: str) -> str | None:
+    """Why tvmdev_cm does not serve ``op`` (None: it does)."""
+    if model.op_dtype(op) != "int8":
+        return "not int8"
+    rule = DECLINES.get(op.op)
+    return rule(model, op, params, arch) if rule else None
+
+
+def request(buffer: str, arch: str, params: dict[str, Any]) -> str:
+    """No probe: tvmdev_cm sizes its scratch itself (:func:`scratch_bytes`)."""
+    return ""
+
+
+def scratch_bytes(buffer: str, arch: str, params: dict[str, Any]) -> int:
+    """The bytes of one operator's scratch: depthwise_conv2d's int16 plane."""
+    return plane_bytes(params)
+
+
+def _wrap32(v: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(x) for x in (v.astype(np.int64) + 2**31) % 2**32 - 2**31)
+
+
+def pack_depthwise(w: np.ndarray, bias: np.ndarray | None, input_offset: int
+                   ) -> dict[str, CArray]:
+    """The filter ``w`` (1 x K x K x C) as int16 pairs per channel and row, and each
+    channel's bias folded with ``input_offset`` times the sum of its taps."""
+    k, channels = w.shape[1], w.shape[3]
+    taps = np.zeros((channels, k, k + 1), np.int64)  # a zero tap after each row
+    taps[:, :, :k] = np.transpose(w[0].astype(np.int64), (2, 0, 1))
+    lo, hi = taps[:, :, 0::2], taps[:, :, 1::2]
+    words = (lo & 0xFFFF) | (hi << 16)
+    folded = (np.zeros(channels, np.int64) if bias is None else bias.astype(np.int64)) \
+        + input_offset * taps.sum(axis=(1, 2))
+    return {"packed_weights": CArray("int32_t", _wrap32(words.ravel())),
+            "folded_bias": CArray("int32_t", _wrap32(folded))}
+
+
+def precomputed(model: Model, op: Operator, params: dict[str, Any]) -> dict[str, CArray]:
+    """depthwise_conv2d's filter laid out and bias folded (the module's docstring)."""
+    if op.op != "depthwise_conv2d":
+        return {}
+    w = np.asarray(model.constants[op.inputs[1]], np.int64).reshape(
+        1, params["KH"], params["KW"], params["C"])
+    b = op.inputs[2] if len(op.inputs) > 2 else None
+    bias = None if b is None else np.asarray(model.constants[b], np.int64).reshape(-1)
+    return pack_depthwise(w, bias, params["input_offset"])
