@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "tvmk_cm.h"
-#include "tvmk_fixedpoint.h"
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
 #include <arm_acle.h>
@@ -24,6 +23,18 @@ static inline int32_t tvmk_cm_smlad(int32_t x, int32_t y, int32_t acc)
 #define TVMK_CM_SMLAD(x, y, acc) tvmk_cm_smlad((x), (y), (acc))
 #endif
 
+/* The high word of a * b rounded (SMMULR): (a * b + 2^31) >> 32. */
+static inline int32_t tvmk_cm_smmulr(int32_t a, int32_t b)
+{
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+    int32_t r;
+    __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+#else
+    return (int32_t)(((int64_t)a * b + (INT64_C(1) << 31)) >> 32);
+#endif
+}
+
 /* Two adjacent int16 values as one word (an unaligned load where the core allows it). */
 static inline int32_t tvmk_cm_pair(const int16_t *p)
 {
@@ -37,16 +48,25 @@ struct tvmk_cm_channel {
     const int16_t *plane;
     int32_t stride; /* of a plane row, in elements */
     const int32_t *weights;
-    int32_t bias, multiplier, shift;
+    int32_t bias, multiplier;
+    int32_t left;  /* the multiplier's left shift, plus one (SMMULR's doubling) */
+    int32_t right; /* its right shift */
+    int32_t round; /* 2^(right - 1), 0 when right is 0 */
+    int32_t below; /* -1 when right > 0 (a negative value rounds down once more), else 0 */
     int32_t output_offset, activation_min, activation_max;
     int8_t *output; /* the channel's first output; outputs are step bytes apart */
     int32_t step, OH, OW;
 };
 
+/* TFLM's MultiplyByQuantizedMultiplier in fewer instructions, exact where the generator
+ * proved |acc| * 2^(left shift + 1) < 2^31 for the layer (tvmdev/plan/hooks/tvmdev_cm.py):
+ * the saturating rounding doubling high multiply of a and m is floor((a * m + 2^30) /
+ * 2^31), SMMULR of 2a and m; the rounding division by 2^right, ties away from zero, is
+ * (x + 2^(right - 1) - (x < 0)) >> right. */
 static inline int8_t tvmk_cm_requant(int32_t acc, const struct tvmk_cm_channel *ch)
 {
-    int32_t v = tvmk_multiply_by_quantized_multiplier(acc, ch->multiplier, (int)ch->shift) +
-                ch->output_offset;
+    const int32_t x = tvmk_cm_smmulr((int32_t)((uint32_t)acc << ch->left), ch->multiplier);
+    int32_t v = ((x + ch->round + ((x >> 31) & ch->below)) >> ch->right) + ch->output_offset;
     v = v < ch->activation_min ? ch->activation_min : v;
     v = v > ch->activation_max ? ch->activation_max : v;
     return (int8_t)v;
@@ -100,7 +120,8 @@ tvmk_cm_dw_channel(const struct tvmk_cm_channel *ch, const int32_t k, const int3
 }
 
 #define TVMK_CM_DW_VARIANT(K, S)                                                        \
-    static void tvmk_cm_dw_##K##x##K##_s##S(const struct tvmk_cm_channel *ch)           \
+    static __attribute__((noinline)) void tvmk_cm_dw_##K##x##K##_s##S(                \
+        const struct tvmk_cm_channel *ch)                                               \
     {                                                                                   \
         tvmk_cm_dw_channel(ch, K, S);                                                   \
     }
@@ -195,7 +216,10 @@ int32_t tvmk_cm_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
             ch.weights = p->packed_weights + c * k * ((k + 1) / 2);
             ch.bias = p->folded_bias[c];
             ch.multiplier = p->output_multiplier[c];
-            ch.shift = p->output_shift[c];
+            ch.left = (p->output_shift[c] > 0 ? p->output_shift[c] : 0) + 1;
+            ch.right = p->output_shift[c] > 0 ? 0 : -p->output_shift[c];
+            ch.round = ch.right > 0 ? (int32_t)1 << (ch.right - 1) : 0;
+            ch.below = ch.right > 0 ? -1 : 0;
             ch.output = output + n * p->OH * p->OW * p->C + c;
             tvmk_cm_dw_variant(k, p->stride_h, &ch);
         }

@@ -15,6 +15,13 @@ the portable kernel, takes it). Laid out:
   zero point): sum(w * x) + bias + input_offset * sum(w) is TFLM's
   sum(w * (x + input_offset)) + bias over the taps inside the input, in int32 arithmetic
   (both wrap alike).
+
+Requantization is TFLM's ``MultiplyByQuantizedMultiplier`` in fewer instructions
+(``tvmk_cm_requant``): its saturating rounding doubling high multiply of a = acc * 2^left
+and the multiplier m is floor((a * m + 2^30) / 2^31), which is SMMULR of 2a and m as long
+as 2a fits int32. :func:`accumulator_bound` proves that per layer from the filter, the
+bias and the input's zero point (TFLM's accumulator is at most |bias| + sum|w| * the
+largest |x - zero point|), or the operator is declined.
 """
 
 from __future__ import annotations
@@ -52,9 +59,39 @@ def _depthwise(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str 
     operands = [t for t in op.inputs[1:] if t is not None]
     if any(t not in model.constants for t in operands):
         return "a filter or bias computed at run time (tvmdev_cm lays them out ahead)"
+    w, bias = _operands(model, op, p)
+    if not requant_exact(w, bias, p):
+        return ("an accumulator that may reach 2^30 after its left shift (tvmdev_cm's "
+                "requantization doubles it)")
     if plane_bytes(p) > PLANE_MAX:
         return f"a plane of {plane_bytes(p)} bytes (tvmdev_cm takes at most {PLANE_MAX})"
     return None
+
+
+def _operands(model: Model, op: Operator, p: dict[str, Any]
+              ) -> tuple[np.ndarray, np.ndarray | None]:
+    """The constant filter (1 x KH x KW x C) and bias (C, or None) of a depthwise conv."""
+    w = np.asarray(model.constants[op.inputs[1]], np.int64).reshape(
+        1, p["KH"], p["KW"], p["C"] * p["mult"])
+    b = op.inputs[2] if len(op.inputs) > 2 else None
+    return w, None if b is None else np.asarray(model.constants[b], np.int64).reshape(-1)
+
+
+def accumulator_bound(w: np.ndarray, bias: np.ndarray | None, input_offset: int
+                      ) -> np.ndarray:
+    """Per channel, the largest |accumulator| TFLM can reach: |bias| + sum(|w|) times the
+    largest |x + input_offset| of an int8 x."""
+    reach = max(abs(-128 + input_offset), abs(127 + input_offset))
+    total = np.abs(w).reshape(-1, w.shape[-1]).sum(axis=0) * reach
+    return total + (0 if bias is None else np.abs(bias))
+
+
+def requant_exact(w: np.ndarray, bias: np.ndarray | None, p: dict[str, Any]) -> bool:
+    """Whether every channel's accumulator, doubled after its left shift, fits int32."""
+    shifts = np.asarray(p["output_shift"].values, np.int64)
+    left = np.maximum(shifts, 0) + 1
+    bound = accumulator_bound(w, bias, p["input_offset"])
+    return bool(np.all(bound * (2 ** left) < 2**31))
 
 
 Rule = Callable[[Model, Operator, dict[str, Any], str], str | None]
@@ -102,8 +139,5 @@ def precomputed(model: Model, op: Operator, params: dict[str, Any]) -> dict[str,
     """depthwise_conv2d's filter laid out and bias folded (the module's docstring)."""
     if op.op != "depthwise_conv2d":
         return {}
-    w = np.asarray(model.constants[op.inputs[1]], np.int64).reshape(
-        1, params["KH"], params["KW"], params["C"])
-    b = op.inputs[2] if len(op.inputs) > 2 else None
-    bias = None if b is None else np.asarray(model.constants[b], np.int64).reshape(-1)
+    w, bias = _operands(model, op, params)
     return pack_depthwise(w, bias, params["input_offset"])
