@@ -9,7 +9,6 @@ from pathlib import Path
 from ..errors import UsageError
 from ..load.board import all_boards, board_by_name
 from ..load.kernel_tree import TreeLibrary, board_library
-from ..load.library import Library
 from ..load.platform import all_platforms
 from ..model.custom import CustomScratch
 from ..model.ops import OPS

@@ -44,7 +44,7 @@ def plane_bytes(p: dict[str, Any]) -> int:
     more (the last pair of an odd filter row reads it, times a zero tap)."""
     rows = (p["OH"] - 1) * p["stride_h"] + p["KH"]
     cols = (p["OW"] - 1) * p["stride_w"] + p["KW"]
-    return rows * (cols + 1) * 2
+    return int(rows * (cols + 1) * 2)
 
 
 def _depthwise(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str | None:
@@ -71,7 +71,9 @@ def _depthwise(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str 
 def _operands(model: Model, op: Operator, p: dict[str, Any]
               ) -> tuple[np.ndarray, np.ndarray | None]:
     """The constant filter (1 x KH x KW x C) and bias (C, or None) of a depthwise conv."""
-    w = np.asarray(model.constants[op.inputs[1]], np.int64).reshape(
+    filt = op.inputs[1]
+    assert filt is not None
+    w = np.asarray(model.constants[filt], np.int64).reshape(
         1, p["KH"], p["KW"], p["C"] * p["mult"])
     b = op.inputs[2] if len(op.inputs) > 2 else None
     return w, None if b is None else np.asarray(model.constants[b], np.int64).reshape(-1)
@@ -83,7 +85,7 @@ def accumulator_bound(w: np.ndarray, bias: np.ndarray | None, input_offset: int
     largest |x + input_offset| of an int8 x."""
     reach = max(abs(-128 + input_offset), abs(127 + input_offset))
     total = np.abs(w).reshape(-1, w.shape[-1]).sum(axis=0) * reach
-    return total + (0 if bias is None else np.abs(bias))
+    return np.asarray(total + (0 if bias is None else np.abs(bias)), np.int64)
 
 
 def requant_exact(w: np.ndarray, bias: np.ndarray | None, p: dict[str, Any]) -> bool:
