@@ -32,7 +32,7 @@ from tvmdev.plan.kernels import portable_library
 def test_library_has_no_tree_and_every_kernel_a_portable_fallback() -> None:
     lib = board_library("tvmdev_cm")
     assert lib.tree is None and lib.probe_source is None and lib.hooks == "tvmdev_cm"
-    assert {k.op for k in lib.kernels.kernels} == {"depthwise_conv2d"}
+    assert {k.op for k in lib.kernels.kernels} == {"conv2d", "depthwise_conv2d"}
     portable = portable_library().kernels
     for k in lib.kernels.kernels:
         int8 = {a: d[0] for a, d in k.arg_meta or ()}
@@ -85,6 +85,27 @@ def test_filter_pairs_and_folded_bias(k: int) -> None:
     plane = np.where(inside[..., None], x, zp)
     ours = (w[0] * plane).sum(axis=(0, 1)) + folded
     tflm = (w[0] * (x - zp) * inside[..., None]).sum(axis=(0, 1)) + bias
+    assert np.array_equal(ours, tflm)
+
+
+def test_conv_filter_pairs_and_folded_bias() -> None:
+    """conv2d (OHWI, 3x3 over 3 channels: 27 taps, an odd count): each output channel's
+    taps in the filter's order, paired, a zero after the last; the folded bias as
+    depthwise's, over a window whose padding holds the zero point."""
+    r = np.random.default_rng(3)
+    m, zp = 5, 77
+    w = r.integers(-127, 128, (m, 3, 3, 3))
+    bias = r.integers(-5000, 5000, m)
+    out = tvmdev_cm.pack_conv(w.reshape(m, -1).T, bias, -zp)
+    words = np.asarray(out["packed_weights"].values).reshape(m, 14)
+    for ch in range(m):
+        taps = [t for word in words[ch] for t in _halves(int(word))]
+        assert taps == [*w[ch].ravel().tolist(), 0]
+    x = r.integers(-128, 128, (3, 3, 3))
+    inside = r.random((3, 3)) < 0.5
+    window = np.where(inside[..., None], x, zp)
+    ours = (w * window).sum(axis=(1, 2, 3)) + np.asarray(out["folded_bias"].values)
+    tflm = (w * (x - zp) * inside[..., None]).sum(axis=(1, 2, 3)) + bias
     assert np.array_equal(ours, tflm)
 
 
@@ -149,29 +170,53 @@ def test_what_it_takes_and_declines(tmp_path: Path) -> None:
         k for k, v in first.params.items() if v is not None}
 
 
+def test_which_convolutions_it_takes(tmp_path: Path) -> None:
+    """conv2d: the few-tap ones (a first convolution) to tvmdev_cm; a 1x1 filter and 36
+    taps go on (here, without a CMSIS-NN tree, to the portable kernel)."""
+    import cm_cases
+
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.load.board import board_by_name
+    from tvmdev.plan.pipeline import Options, compile_model
+    model, _ = cm_cases.merged(cm_cases.CONV_CASES)
+    (tmp_path / "m.tflite").write_bytes(model)
+    m = import_file(tmp_path / "m.tflite").to_model()
+    c = compile_model(m, board_by_name("mps2_an386"), Options(trees=(("cmsis_nn", "off"),)))
+    libs = [c.placements[op.index].library for op in c.model.operators]
+    assert libs == ["tvmdev_cm"] * 6 + ["portable"] * 2
+    taps = "per output channel in a {} filter (tvmdev_cm's conv2d takes 2 to 32: a first " \
+        "convolution)"
+    assert [c.placements[op.index].declined for op in c.model.operators][6:] == [
+        "tvmdev_cm: 8 taps " + taps.format("1x1"), "tvmdev_cm: 36 taps " + taps.format("3x3")]
+    first = next(p for p in c.ops if p.index == 0)
+    assert first.scratch[1] == 8 * 28 * 2  # 8 columns of 27 taps (and a zero), int16
+
+
 # --- on the boards (emulated) -----------------------------------------------------------
 
 @pytest.mark.slow
 @pytest.mark.parametrize("board", ["mps2_an386", "mps2_an500"])
-def test_depthwise_edges_bit_exact_with_tflm(board: str, cli: Callable[..., Result],
+def test_edges_bit_exact_with_tflm(board: str, cli: Callable[..., Result],
                                             tmp_path: Path) -> None:
     import cm_cases
     from test_tflite_int8_ops import run_against_tflm
     need_tool("qemu-system-arm", "scripts/test.sh installs it")
-    model, arrays = cm_cases.merged()
+    cases = cm_cases.CASES + cm_cases.CONV_CASES
+    model, arrays = cm_cases.merged(cases)
     tree = os.environ.get("CMSIS_NN_SOURCE_DIR")
     outputs, _ = run_against_tflm(cli, model, arrays, tmp_path, "--board", board,
                                   "--cmsis-nn", tree or "off")
-    assert outputs == len(cm_cases.CASES)
+    assert outputs == len(cases)
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
-    assert [o["library"] for o in plan["operators"]].count("tvmdev_cm") == 13
+    assert [o["library"] for o in plan["operators"]].count("tvmdev_cm") == 13 + 6
 
 
 @pytest.mark.slow
 def test_mcunet_vww_bit_exact_on_tvmdev_cm(cli: Callable[..., Result],
                                            tmp_path: Path) -> None:
-    """MCUNet VWW (TinyEngine's tree) on the Cortex-M4, its 15 depthwise convolutions on
-    tvmdev_cm and the rest on CMSIS-NN: every output equal to TFLM's."""
+    """MCUNet VWW (TinyEngine's tree) on the Cortex-M4, its 15 depthwise convolutions and
+    its first convolution on tvmdev_cm, the rest on CMSIS-NN: every output equal to
+    TFLM's."""
     from test_cmsis_nn import tree
     from test_tflite_field_ops import field_model
     from test_tflite_int8 import run_bit_exact
@@ -181,3 +226,5 @@ def test_mcunet_vww_bit_exact_on_tvmdev_cm(cli: Callable[..., Result],
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
     assert {o["library"] for o in plan["operators"]
             if o["op"] == "depthwise_conv2d"} == {"tvmdev_cm"}
+    assert [o["library"] for o in plan["operators"] if o["op"] == "conv2d"].count(
+        "tvmdev_cm") == 1

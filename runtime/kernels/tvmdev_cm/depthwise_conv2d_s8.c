@@ -5,72 +5,19 @@
  * constant, so the compiler unrolls a window into SMLADs; two output columns share each
  * filter word (and, at stride 2, each input word).
  */
-#include <string.h>
-
 #include "tvmk_cm.h"
-
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-#include <arm_acle.h>
-#define TVMK_CM_SMLAD(x, y, acc) __smlad((x), (y), (acc))
-#else
-/* SMLAD in C: acc + x.lo * y.lo + x.hi * y.hi, wrapping as the instruction does. */
-static inline int32_t tvmk_cm_smlad(int32_t x, int32_t y, int32_t acc)
-{
-    const int32_t lo = (int32_t)(int16_t)(x & 0xFFFF) * (int32_t)(int16_t)(y & 0xFFFF);
-    const int32_t hi = (x >> 16) * (y >> 16);
-    return (int32_t)((uint32_t)acc + (uint32_t)lo + (uint32_t)hi);
-}
-#define TVMK_CM_SMLAD(x, y, acc) tvmk_cm_smlad((x), (y), (acc))
-#endif
-
-/* The high word of a * b rounded (SMMULR): (a * b + 2^31) >> 32. */
-static inline int32_t tvmk_cm_smmulr(int32_t a, int32_t b)
-{
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-    int32_t r;
-    __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
-    return r;
-#else
-    return (int32_t)(((int64_t)a * b + (INT64_C(1) << 31)) >> 32);
-#endif
-}
-
-/* Two adjacent int16 values as one word (an unaligned load where the core allows it). */
-static inline int32_t tvmk_cm_pair(const int16_t *p)
-{
-    int32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
+#include "tvmk_cm_arith.h"
 
 /* What one channel's loops read: its plane, its filter words and requantization. */
 struct tvmk_cm_channel {
     const int16_t *plane;
     int32_t stride; /* of a plane row, in elements */
     const int32_t *weights;
-    int32_t bias, multiplier;
-    int32_t left;  /* the multiplier's left shift, plus one (SMMULR's doubling) */
-    int32_t right; /* its right shift */
-    int32_t round; /* 2^(right - 1), 0 when right is 0 */
-    int32_t below; /* -1 when right > 0 (a negative value rounds down once more), else 0 */
-    int32_t output_offset, activation_min, activation_max;
+    int32_t bias;
+    struct tvmk_cm_requant q;
     int8_t *output; /* the channel's first output; outputs are step bytes apart */
     int32_t step, OH, OW;
 };
-
-/* TFLM's MultiplyByQuantizedMultiplier in fewer instructions, exact where the generator
- * proved |acc| * 2^(left shift + 1) < 2^31 for the layer (tvmdev/plan/hooks/tvmdev_cm.py):
- * the saturating rounding doubling high multiply of a and m is floor((a * m + 2^30) /
- * 2^31), SMMULR of 2a and m; the rounding division by 2^right, ties away from zero, is
- * (x + 2^(right - 1) - (x < 0)) >> right. */
-static inline int8_t tvmk_cm_requant(int32_t acc, const struct tvmk_cm_channel *ch)
-{
-    const int32_t x = tvmk_cm_smmulr((int32_t)((uint32_t)acc << ch->left), ch->multiplier);
-    int32_t v = ((x + ch->round + ((x >> 31) & ch->below)) >> ch->right) + ch->output_offset;
-    v = v < ch->activation_min ? ch->activation_min : v;
-    v = v > ch->activation_max ? ch->activation_max : v;
-    return (int8_t)v;
-}
 
 /* One channel's outputs for a k x k filter at stride s (constants where it is inlined). */
 static inline __attribute__((always_inline)) void
@@ -97,8 +44,8 @@ tvmk_cm_dw_channel(const struct tvmk_cm_channel *ch, const int32_t k, const int3
                 x += rs;
                 w += pairs;
             }
-            out[0] = tvmk_cm_requant(a0, ch);
-            out[ch->step] = tvmk_cm_requant(a1, ch);
+            out[0] = tvmk_cm_requantize(a0, &ch->q);
+            out[ch->step] = tvmk_cm_requantize(a1, &ch->q);
             out += 2 * ch->step;
         }
         if (ox < ch->OW) {
@@ -114,7 +61,7 @@ tvmk_cm_dw_channel(const struct tvmk_cm_channel *ch, const int32_t k, const int3
                 x += rs;
                 w += pairs;
             }
-            out[0] = tvmk_cm_requant(a0, ch);
+            out[0] = tvmk_cm_requantize(a0, &ch->q);
         }
     }
 }
@@ -203,9 +150,6 @@ int32_t tvmk_cm_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
     }
     ch.plane = plane;
     ch.stride = rs;
-    ch.output_offset = p->output_offset;
-    ch.activation_min = p->activation_min;
-    ch.activation_max = p->activation_max;
     ch.step = p->C;
     ch.OH = p->OH;
     ch.OW = p->OW;
@@ -215,11 +159,8 @@ int32_t tvmk_cm_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
             tvmk_cm_fill(plane, rs, x + c, p->pad_top, r1, p->pad_left, q1, p);
             ch.weights = p->packed_weights + c * k * ((k + 1) / 2);
             ch.bias = p->folded_bias[c];
-            ch.multiplier = p->output_multiplier[c];
-            ch.left = (p->output_shift[c] > 0 ? p->output_shift[c] : 0) + 1;
-            ch.right = p->output_shift[c] > 0 ? 0 : -p->output_shift[c];
-            ch.round = ch.right > 0 ? (int32_t)1 << (ch.right - 1) : 0;
-            ch.below = ch.right > 0 ? -1 : 0;
+            tvmk_cm_requant_init(&ch.q, p->output_multiplier[c], p->output_shift[c],
+                                 p->output_offset, p->activation_min, p->activation_max);
             ch.output = output + n * p->OH * p->OW * p->C + c;
             tvmk_cm_dw_variant(k, p->stride_h, &ch);
         }

@@ -16,6 +16,13 @@
  * accumulator exactly (modulo 2^32, where SMLAD wraps). Requantization is TFLM's
  * MultiplyByQuantizedMultiplier (tvmk_fixedpoint.h). Without the DSP extension
  * (Cortex-M3, the host) the same loops compute each SMLAD in C.
+ *
+ * conv2d: no groups, no dilation, a filter of more than one tap and at most 32 taps per
+ * output channel (KH x KW x C: a network's first convolution). packed_weights: per output
+ * channel, its taps in the filter's order (row, column, channel) as int16 pairs, a zero
+ * after an odd count; folded_bias as depthwise_conv2d's. Each output row's windows are
+ * widened into the scratch (OW x the taps rounded up to even, int16), padding holding
+ * the zero point.
  */
 #ifndef TVMK_CM_H_
 #define TVMK_CM_H_
@@ -28,6 +35,8 @@
 extern "C" {
 #endif
 
+int32_t tvmk_cm_conv2d_s8(const int8_t *X, const int8_t *W, const int32_t *B, int8_t *Y,
+                          const struct tvmk_conv2d_s8_params *params, void *resource_handle);
 int32_t tvmk_cm_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
                                     const int32_t *bias, int8_t *output,
                                     const struct tvmk_depthwise_conv2d_s8_params *params,

@@ -118,7 +118,10 @@ def window_params(c: S8Call, op: str, dims: dict[str, Any], extra: tuple[str, ..
     lo, hi = activation_range(c.attrs.get("activation", "NONE"), s_out, zp_out)
     return {**{k: dims[k] for k in _WINDOW + extra}, "input_offset": -zp_in,
             "output_offset": zp_out, "activation_min": lo, "activation_max": hi,
-            "output_multiplier": mult, "output_shift": shift}
+            "output_multiplier": mult, "output_shift": shift,
+            # where tvmdev's own Cortex-M kernels lay them out (tvmdev/plan/hooks/
+            # tvmdev_cm.py); None: NULL
+            "packed_weights": None, "folded_bias": None}
 
 
 def _conv_params(c: S8Call) -> dict[str, Any]:
@@ -130,10 +133,7 @@ def _conv_params(c: S8Call) -> dict[str, Any]:
 
 def _depthwise_params(c: S8Call) -> dict[str, Any]:
     dims = depthwise_params(c.shapes, c.out_shape, c.attrs)
-    # packed_weights, folded_bias: where tvmdev's own Cortex-M kernel lays them out
-    # (tvmdev/plan/hooks/tvmdev_cm.py); None: NULL
-    return {**window_params(c, "depthwise_conv2d", dims, ("mult",), dims["C"] * dims["mult"]),
-            "packed_weights": None, "folded_bias": None}
+    return window_params(c, "depthwise_conv2d", dims, ("mult",), dims["C"] * dims["mult"])
 
 
 def patches(p: dict[str, Any], x: np.ndarray

@@ -16,6 +16,12 @@ the portable kernel, takes it). Laid out:
   sum(w * (x + input_offset)) + bias over the taps inside the input, in int32 arithmetic
   (both wrap alike).
 
+conv2d (int8): taken with no groups, no dilation, more than one and at most
+:data:`TAPS_MAX` taps per output channel (KH x KW x C: a first convolution), a constant
+filter and bias. ``packed_weights``: per output channel, its taps in the filter's order as
+int16 pairs (a zero after an odd count); ``folded_bias`` as depthwise_conv2d's. Its scratch
+holds one output row's windows, widened to int16.
+
 Requantization is TFLM's ``MultiplyByQuantizedMultiplier`` in fewer instructions
 (``tvmk_cm_requant``): its saturating rounding doubling high multiply of a = acc * 2^left
 and the multiplier m is floor((a * m + 2^30) / 2^31), which is SMMULR of 2a and m as long
@@ -37,6 +43,7 @@ from ...model.s8.call import CArray
 SIZES = (3, 5, 7)
 STRIDES = (1, 2)
 PLANE_MAX = 32 * 1024  # bytes of one channel's int16 plane in the workspace
+TAPS_MAX = 32  # conv2d: taps per output channel (KH x KW x C)
 
 
 def plane_bytes(p: dict[str, Any]) -> int:
@@ -45,6 +52,30 @@ def plane_bytes(p: dict[str, Any]) -> int:
     rows = (p["OH"] - 1) * p["stride_h"] + p["KH"]
     cols = (p["OW"] - 1) * p["stride_w"] + p["KW"]
     return int(rows * (cols + 1) * 2)
+
+
+def window_bytes(p: dict[str, Any]) -> int:
+    """conv2d's scratch: one output row's windows, each its taps rounded up to even, int16."""
+    taps = p["KH"] * p["KW"] * p["C"]
+    return int(p["OW"] * (taps + taps % 2) * 2)
+
+
+def _conv(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str | None:
+    taps = p["KH"] * p["KW"] * p["C"]
+    if p["group"] != 1:
+        return "a grouped convolution (tvmdev_cm takes none)"
+    if p["dil_h"] != 1 or p["dil_w"] != 1:
+        return "a dilated filter (tvmdev_cm takes none)"
+    if p["KH"] * p["KW"] == 1 or taps > TAPS_MAX:
+        return (f"{taps} taps per output channel in a {p['KH']}x{p['KW']} filter "
+                f"(tvmdev_cm's conv2d takes 2 to {TAPS_MAX}: a first convolution)")
+    if any(t not in model.constants for t in op.inputs[1:] if t is not None):
+        return "a filter or bias computed at run time (tvmdev_cm lays them out ahead)"
+    w, bias = _operands(model, op, p)
+    if not requant_exact(w, bias, p):
+        return ("an accumulator that may reach 2^30 after its left shift (tvmdev_cm's "
+                "requantization doubles it)")
+    return None
 
 
 def _depthwise(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str | None:
@@ -70,11 +101,15 @@ def _depthwise(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str 
 
 def _operands(model: Model, op: Operator, p: dict[str, Any]
               ) -> tuple[np.ndarray, np.ndarray | None]:
-    """The constant filter (1 x KH x KW x C) and bias (C, or None) of a depthwise conv."""
+    """The constant filter and bias (or None) of a conv (taps x M: its output channels
+    last) or a depthwise conv (1 x KH x KW x C)."""
     filt = op.inputs[1]
     assert filt is not None
-    w = np.asarray(model.constants[filt], np.int64).reshape(
-        1, p["KH"], p["KW"], p["C"] * p["mult"])
+    w = np.asarray(model.constants[filt], np.int64)
+    if op.op == "conv2d":
+        w = w.reshape(p["M"], -1).T
+    else:
+        w = w.reshape(1, p["KH"], p["KW"], p["C"] * p["mult"])
     b = op.inputs[2] if len(op.inputs) > 2 else None
     return w, None if b is None else np.asarray(model.constants[b], np.int64).reshape(-1)
 
@@ -97,7 +132,7 @@ def requant_exact(w: np.ndarray, bias: np.ndarray | None, p: dict[str, Any]) -> 
 
 
 Rule = Callable[[Model, Operator, dict[str, Any], str], str | None]
-DECLINES: dict[str, Rule] = {"depthwise_conv2d": _depthwise}
+DECLINES: dict[str, Rule] = {"conv2d": _conv, "depthwise_conv2d": _depthwise}
 
 
 def decline(model: Model, op: Operator, params: dict[str, Any], arch: str) -> str | None:
@@ -114,8 +149,9 @@ def request(buffer: str, arch: str, params: dict[str, Any]) -> str:
 
 
 def scratch_bytes(buffer: str, arch: str, params: dict[str, Any]) -> int:
-    """The bytes of one operator's scratch: depthwise_conv2d's int16 plane."""
-    return plane_bytes(params)
+    """The bytes of one operator's scratch: depthwise_conv2d's int16 plane, conv2d's
+    row of windows."""
+    return window_bytes(params) if buffer == "windows" else plane_bytes(params)
 
 
 def _wrap32(v: np.ndarray) -> tuple[int, ...]:
@@ -137,9 +173,24 @@ def pack_depthwise(w: np.ndarray, bias: np.ndarray | None, input_offset: int
             "folded_bias": CArray("int32_t", _wrap32(folded))}
 
 
+def pack_conv(w: np.ndarray, bias: np.ndarray | None, input_offset: int
+              ) -> dict[str, CArray]:
+    """The filter ``w`` (taps x M) as int16 pairs per output channel, and each channel's
+    bias folded with ``input_offset`` times the sum of its taps."""
+    taps, channels = w.shape
+    padded = np.zeros((channels, taps + taps % 2), np.int64)
+    padded[:, :taps] = w.T
+    words = (padded[:, 0::2] & 0xFFFF) | (padded[:, 1::2] << 16)
+    folded = (np.zeros(channels, np.int64) if bias is None else bias.astype(np.int64)) \
+        + input_offset * padded.sum(axis=1)
+    return {"packed_weights": CArray("int32_t", _wrap32(words.ravel())),
+            "folded_bias": CArray("int32_t", _wrap32(folded))}
+
+
 def precomputed(model: Model, op: Operator, params: dict[str, Any]) -> dict[str, CArray]:
-    """depthwise_conv2d's filter laid out and bias folded (the module's docstring)."""
-    if op.op != "depthwise_conv2d":
+    """The filter laid out and the bias folded (the module's docstring)."""
+    if op.op not in DECLINES:
         return {}
     w, bias = _operands(model, op, params)
-    return pack_depthwise(w, bias, params["input_offset"])
+    pack = pack_conv if op.op == "conv2d" else pack_depthwise
+    return pack(w, bias, params["input_offset"])
