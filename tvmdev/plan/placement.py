@@ -5,8 +5,10 @@ the device kinds' kernels and before the portable ones. An operator that no user
 device kernel takes goes to the board library's kernel for its op and dtypes unless the
 library's hooks decline it (:mod:`.hooks`: CMSIS-NN's are TFLM's conditions); the
 decision is final (the chain is that one kernel), so only the kernels used are compiled.
-Each operator a board library serves gets the scratch the library's own buffer-size
-functions ask for.
+The board's libraries are tried in its order (tvmdev_cm, then cmsis_nn): what one
+declines goes to the next, and an operator keeps a decline's reason (``declined``) only
+when no board library took it. Each operator a board library serves gets the scratch
+the library's own buffer-size functions (or its hooks, without a tree) ask for.
 """
 
 from __future__ import annotations
@@ -106,8 +108,10 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
                 continue
             out[op.index] = (*lead, kernel)
             first = _library_of(lead[0]) if lead else active.lib.name
+            # an earlier board library's decline is no fallback: the board ranks them
             placements[op.index] = replace(placements[op.index], library=first,
-                                           then=active.lib.name if lead else None)
+                                           then=active.lib.name if lead else None,
+                                           declined=None)
             chosen.append((op.index, kernel))
         if not chosen:
             continue

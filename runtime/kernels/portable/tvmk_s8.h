@@ -67,7 +67,9 @@ struct tvmk_fully_connected_s8_params {
  * group's input channels. acc = sum(w * (x + input_offset)) over the window's positions
  * inside the input (padding adds nothing) + bias, requantized by output channel m's
  * multiplier and shift (arrays of M), plus output_offset, clamped. packed_weights and
- * folded_bias: as depthwise_conv2d's (below); NULL where the portable kernel runs. */
+ * folded_bias: the filter laid out and the bias folded at generation time where tvmdev's
+ * own Cortex-M kernel takes the operator (tvmdev_cm, tvmk_cm.h); NULL otherwise, and the
+ * portable kernel ignores them. */
 struct tvmk_conv2d_s8_params {
     int32_t N, C, H, W;
     int32_t KH, KW, OH, OW;
@@ -87,10 +89,7 @@ struct tvmk_conv2d_s8_params {
 
 /* depthwise_conv2d, NHWC: X is N x H x W x C, W is 1 x KH x KW x (C * mult), B (optional,
  * int32) C * mult; output channel c * mult + j reads input channel c; otherwise as
- * conv2d (multipliers and shifts: arrays of C * mult). packed_weights and folded_bias:
- * the filter laid out and the bias folded at generation time where tvmdev's own Cortex-M
- * kernel takes the operator (tvmdev_cm, tvmk_cm.h); NULL otherwise, and the portable
- * kernel ignores them. */
+ * conv2d (multipliers and shifts: arrays of C * mult). */
 struct tvmk_depthwise_conv2d_s8_params {
     int32_t N, C, H, W;
     int32_t KH, KW, OH, OW;
@@ -102,8 +101,6 @@ struct tvmk_depthwise_conv2d_s8_params {
     int32_t activation_min, activation_max;
     const int32_t *output_multiplier;
     const int32_t *output_shift;
-    const int32_t *packed_weights;
-    const int32_t *folded_bias;
     int32_t scratch_bytes;
     void *scratch;
 };

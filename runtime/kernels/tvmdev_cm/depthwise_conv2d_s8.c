@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tvmdev_cm: DEPTHWISE_CONV_2D int8, one channel at a time through an int16 plane
- * (tvmk_cm.h). Each filter size and stride has its own loops, with every bound a
+ * tvmdev_cm: DEPTHWISE_CONV_2D int8, one channel at a time through an int16 plane and
+ * its filter widened to int16 pairs (tvmk_cm.h). Each filter size and stride has its own loops, with every bound a
  * constant, so the compiler unrolls a window into SMLADs; two output columns share each
  * filter word (and, at stride 2, each input word).
  */
@@ -12,12 +12,36 @@
 struct tvmk_cm_channel {
     const int16_t *plane;
     int32_t stride; /* of a plane row, in elements */
-    const int32_t *weights;
-    int32_t bias;
+    int32_t *weights;     /* the channel's filter words (scratch, filled here) */
+    const int8_t *filter; /* its first tap; taps are `step` bytes apart */
+    int32_t bias;         /* its bias (0 without), folded here */
+    int32_t input_offset;
     struct tvmk_cm_requant q;
     int8_t *output; /* the channel's first output; outputs are step bytes apart */
     int32_t step, OH, OW;
 };
+
+/* The channel's filter as int16 pairs (taps 2j and 2j + 1 of a row, a zero after an odd
+ * row's last) into its words, and its bias folded with input_offset times the sum of its
+ * taps: what the loops multiply raw inputs by, once per channel and call. */
+static inline __attribute__((always_inline)) int32_t
+tvmk_cm_widen(const struct tvmk_cm_channel *ch, const int32_t k)
+{
+    int32_t *words = ch->weights;
+    int32_t sum = 0;
+#pragma GCC unroll 7
+    for (int32_t ky = 0; ky < k; ky++) {
+        const int8_t *row = ch->filter + ky * k * ch->step;
+#pragma GCC unroll 4
+        for (int32_t kx = 0; kx < k; kx += 2) {
+            const int32_t t0 = row[kx * ch->step];
+            const int32_t t1 = kx + 1 < k ? row[(kx + 1) * ch->step] : 0;
+            sum += t0 + t1;
+            *words++ = (int32_t)(((uint32_t)t0 & 0xFFFFu) | ((uint32_t)t1 << 16));
+        }
+    }
+    return ch->bias + ch->input_offset * sum;
+}
 
 /* One channel's outputs for a k x k filter at stride s (constants where it is inlined). */
 static inline __attribute__((always_inline)) void
@@ -25,13 +49,14 @@ tvmk_cm_dw_channel(const struct tvmk_cm_channel *ch, const int32_t k, const int3
 {
     const int32_t pairs = (k + 1) / 2;
     const int32_t rs = ch->stride;
+    const int32_t bias = tvmk_cm_widen(ch, k);
     for (int32_t oy = 0; oy < ch->OH; oy++) {
         const int16_t *row = ch->plane + oy * s * rs;
         int8_t *out = ch->output + oy * ch->OW * ch->step;
         int32_t ox = 0;
         for (; ox + 1 < ch->OW; ox += 2) {
-            int32_t a0 = ch->bias;
-            int32_t a1 = ch->bias;
+            int32_t a0 = bias;
+            int32_t a1 = bias;
             const int16_t *x = row + ox * s;
             const int32_t *w = ch->weights;
 #pragma GCC unroll 7
@@ -49,7 +74,7 @@ tvmk_cm_dw_channel(const struct tvmk_cm_channel *ch, const int32_t k, const int3
             out += 2 * ch->step;
         }
         if (ox < ch->OW) {
-            int32_t a0 = ch->bias;
+            int32_t a0 = bias;
             const int16_t *x = row + ox * s;
             const int32_t *w = ch->weights;
 #pragma GCC unroll 7
@@ -134,14 +159,15 @@ int32_t tvmk_cm_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
     const int32_t rs = cols + 1; /* the odd tap's pair reads one element past a window */
     const int32_t r1 = tvmk_cm_min(p->pad_top + p->H, rows);
     const int32_t q1 = tvmk_cm_min(p->pad_left + p->W, cols);
+    /* the plane, then the channel's filter words (4-byte aligned) */
+    const int32_t plane_bytes = (rows * rs * (int32_t)sizeof(int16_t) + 3) & ~3;
     int16_t *plane = (int16_t *)p->scratch;
+    int32_t *words = (int32_t *)(void *)((uint8_t *)p->scratch + plane_bytes);
     struct tvmk_cm_channel ch;
-    (void)filter;
-    (void)bias;
     (void)resource_handle;
 
-    if (!tvmk_cm_dw_takes(p) || p->packed_weights == NULL || p->folded_bias == NULL ||
-        (int64_t)rows * rs * (int64_t)sizeof(int16_t) > p->scratch_bytes) {
+    if (!tvmk_cm_dw_takes(p) ||
+        (int64_t)plane_bytes + 4 * k * ((k + 1) / 2) > p->scratch_bytes) {
         return TVM_DEVICE_ERR_INVALID; /* declined at generation time */
     }
     /* The padding: the input's zero point, which the folded bias accounts for. */
@@ -149,6 +175,8 @@ int32_t tvmk_cm_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
         plane[i] = (int16_t)(-p->input_offset);
     }
     ch.plane = plane;
+    ch.weights = words;
+    ch.input_offset = p->input_offset;
     ch.stride = rs;
     ch.step = p->C;
     ch.OH = p->OH;
@@ -157,8 +185,8 @@ int32_t tvmk_cm_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
         const int8_t *x = input + n * p->H * p->W * p->C;
         for (int32_t c = 0; c < p->C; c++) {
             tvmk_cm_fill(plane, rs, x + c, p->pad_top, r1, p->pad_left, q1, p);
-            ch.weights = p->packed_weights + c * k * ((k + 1) / 2);
-            ch.bias = p->folded_bias[c];
+            ch.filter = filter + c;
+            ch.bias = bias != NULL ? bias[c] : 0;
             tvmk_cm_requant_init(&ch.q, p->output_multiplier[c], p->output_shift[c],
                                  p->output_offset, p->activation_min, p->activation_max);
             ch.output = output + n * p->OH * p->OW * p->C + c;

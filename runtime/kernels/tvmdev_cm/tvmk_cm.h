@@ -6,21 +6,23 @@
  * declined at generation time and CMSIS-NN (or the portable kernel) took the operator.
  *
  * depthwise_conv2d: channel multiplier 1, no dilation, a square 3x3, 5x5 or 7x7 filter,
- * stride 1 or 2 in both directions. The generator stores the filter as pairs of int16
- * taps (params->packed_weights: per channel, per filter row, (KW + 1) / 2 words, the low
- * half the even tap, the high half the odd one, a zero after an odd row) for the DSP
- * extension's SMLAD, and each channel's bias plus input_offset times the sum of its
- * taps (params->folded_bias). Each channel of the input is copied, widened to int16,
- * into a plane in the scratch whose padding holds the input's zero point, so the loops
- * have no bounds checks: sum(w * x) over the window plus the folded bias is TFLM's
- * accumulator exactly (modulo 2^32, where SMLAD wraps). Requantization is TFLM's
- * MultiplyByQuantizedMultiplier (tvmk_fixedpoint.h). Without the DSP extension
- * (Cortex-M3, the host) the same loops compute each SMLAD in C.
+ * stride 1 or 2 in both directions. Each channel of the input is copied, widened to
+ * int16, into a plane in the scratch whose padding holds the input's zero point, so the
+ * loops have no bounds checks, and the channel's filter is widened into int16 pairs for
+ * the DSP extension's SMLAD (per row, (KW + 1) / 2 words, the low half the even tap, the
+ * high half the odd one, a zero after an odd row) beside it, with its bias plus
+ * input_offset times the sum of its taps: sum(w * x) over the window plus that folded
+ * bias is TFLM's accumulator exactly (modulo 2^32, where SMLAD wraps). The filter stays
+ * int8 in flash: widening it costs a few instructions per channel and call, against the
+ * thousands of its outputs. Requantization is TFLM's MultiplyByQuantizedMultiplier
+ * (tvmk_cm_arith.h). Without the DSP extension (Cortex-M3, the host) the same loops
+ * compute each SMLAD in C.
  *
  * conv2d: no groups, no dilation, a filter of more than one tap and at most 32 taps per
  * output channel (KH x KW x C: a network's first convolution). packed_weights: per output
  * channel, its taps in the filter's order (row, column, channel) as int16 pairs, a zero
- * after an odd count; folded_bias as depthwise_conv2d's. Each output row's windows are
+ * after an odd count; folded_bias: its bias plus input_offset times the sum of its
+ * taps (at generation time: the filter is small). Each output row's windows are
  * widened into the scratch (OW x the taps rounded up to even, int16), padding holding
  * the zero point.
  */

@@ -5,25 +5,26 @@ needs, and the constants laid out for them.
 depthwise_conv2d (int8): taken with a channel multiplier of 1, no dilation, a square 3x3,
 5x5 or 7x7 filter, one stride (1 or 2) in both directions, a constant filter and bias,
 and an int16 plane of at most :data:`PLANE_MAX` bytes; declined otherwise (CMSIS-NN, or
-the portable kernel, takes it). Laid out:
-
-- ``packed_weights``: per channel, per filter row, (K + 1) / 2 words of two int16 taps
-  (the even tap in the low half, the odd one in the high half, a zero after the last
-  tap), what SMLAD multiplies two input columns by;
-- ``folded_bias``: per channel, the bias plus input_offset times the sum of the
-  channel's taps, so the kernel multiplies raw inputs (its plane's padding holds the
-  zero point): sum(w * x) + bias + input_offset * sum(w) is TFLM's
-  sum(w * (x + input_offset)) + bias over the taps inside the input, in int32 arithmetic
-  (both wrap alike).
+the portable kernel, takes it). Its scratch holds the plane and one channel's filter
+widened to int16 pairs; the kernel widens the int8 filter (and folds the bias with the
+input offset) per channel, so the filter costs no flash beyond TFLM's.
 
 conv2d (int8): taken with no groups, no dilation, more than one and at most
 :data:`TAPS_MAX` taps per output channel (KH x KW x C: a first convolution), a constant
-filter and bias. ``packed_weights``: per output channel, its taps in the filter's order as
-int16 pairs (a zero after an odd count); ``folded_bias`` as depthwise_conv2d's. Its scratch
-holds one output row's windows, widened to int16.
+filter and bias. Laid out (a few hundred bytes of flash):
 
-Requantization is TFLM's ``MultiplyByQuantizedMultiplier`` in fewer instructions
-(``tvmk_cm_requant``): its saturating rounding doubling high multiply of a = acc * 2^left
+- ``packed_weights``: per output channel, its taps in the filter's order as int16 pairs
+  (the even tap in the low half, the odd one in the high half, a zero after an odd
+  count), what SMLAD multiplies a window's pairs by;
+- ``folded_bias``: per output channel, the bias plus input_offset times the sum of its
+  taps, so the kernel multiplies raw inputs (a window's padding holds the zero point):
+  sum(w * x) + bias + input_offset * sum(w) is TFLM's sum(w * (x + input_offset)) + bias
+  over the taps inside the input, in int32 arithmetic (both wrap alike).
+
+Its scratch holds one output row's windows, widened to int16.
+
+Requantization (both) is TFLM's ``MultiplyByQuantizedMultiplier`` in fewer instructions
+(``tvmk_cm_requantize``): its saturating rounding doubling high multiply of a = acc * 2^left
 and the multiplier m is floor((a * m + 2^30) / 2^31), which is SMMULR of 2a and m as long
 as 2a fits int32. :func:`accumulator_bound` proves that per layer from the filter, the
 bias and the input's zero point (TFLM's accumulator is at most |bias| + sum|w| * the
@@ -47,11 +48,13 @@ TAPS_MAX = 32  # conv2d: taps per output channel (KH x KW x C)
 
 
 def plane_bytes(p: dict[str, Any]) -> int:
-    """The int16 plane of one channel: every row and column a window reads, one column
-    more (the last pair of an odd filter row reads it, times a zero tap)."""
+    """depthwise_conv2d's scratch: the int16 plane of one channel (every row and column a
+    window reads, one column more: the last pair of an odd filter row reads it, times a
+    zero tap), rounded up to 4 bytes, then the channel's filter words."""
     rows = (p["OH"] - 1) * p["stride_h"] + p["KH"]
     cols = (p["OW"] - 1) * p["stride_w"] + p["KW"]
-    return int(rows * (cols + 1) * 2)
+    plane = (rows * (cols + 1) * 2 + 3) // 4 * 4
+    return int(plane + 4 * p["KH"] * ((p["KW"] + 1) // 2))
 
 
 def window_bytes(p: dict[str, Any]) -> int:
@@ -158,21 +161,6 @@ def _wrap32(v: np.ndarray) -> tuple[int, ...]:
     return tuple(int(x) for x in (v.astype(np.int64) + 2**31) % 2**32 - 2**31)
 
 
-def pack_depthwise(w: np.ndarray, bias: np.ndarray | None, input_offset: int
-                   ) -> dict[str, CArray]:
-    """The filter ``w`` (1 x K x K x C) as int16 pairs per channel and row, and each
-    channel's bias folded with ``input_offset`` times the sum of its taps."""
-    k, channels = w.shape[1], w.shape[3]
-    taps = np.zeros((channels, k, k + 1), np.int64)  # a zero tap after each row
-    taps[:, :, :k] = np.transpose(w[0].astype(np.int64), (2, 0, 1))
-    lo, hi = taps[:, :, 0::2], taps[:, :, 1::2]
-    words = (lo & 0xFFFF) | (hi << 16)
-    folded = (np.zeros(channels, np.int64) if bias is None else bias.astype(np.int64)) \
-        + input_offset * taps.sum(axis=(1, 2))
-    return {"packed_weights": CArray("int32_t", _wrap32(words.ravel())),
-            "folded_bias": CArray("int32_t", _wrap32(folded))}
-
-
 def pack_conv(w: np.ndarray, bias: np.ndarray | None, input_offset: int
               ) -> dict[str, CArray]:
     """The filter ``w`` (taps x M) as int16 pairs per output channel, and each channel's
@@ -188,9 +176,9 @@ def pack_conv(w: np.ndarray, bias: np.ndarray | None, input_offset: int
 
 
 def precomputed(model: Model, op: Operator, params: dict[str, Any]) -> dict[str, CArray]:
-    """The filter laid out and the bias folded (the module's docstring)."""
-    if op.op not in DECLINES:
+    """conv2d's filter laid out and bias folded (the module's docstring); depthwise's
+    are widened by the kernel."""
+    if op.op != "conv2d":
         return {}
     w, bias = _operands(model, op, params)
-    pack = pack_conv if op.op == "conv2d" else pack_depthwise
-    return pack(w, bias, params["input_offset"])
+    return pack_conv(w, bias, params["input_offset"])

@@ -260,8 +260,6 @@ static const struct tvmk_depthwise_conv2d_s8_params
     .activation_max = 127,
     .output_multiplier = tvmgen_keyword_spotting_params_depthwise_conv2d_1_output_multiplier,
     .output_shift = tvmgen_keyword_spotting_params_depthwise_conv2d_1_output_shift,
-    .packed_weights = NULL,
-    .folded_bias = NULL,
     .scratch_bytes = 0,
 };
 
@@ -334,8 +332,6 @@ static const struct tvmk_depthwise_conv2d_s8_params
     .activation_max = 127,
     .output_multiplier = tvmgen_keyword_spotting_params_depthwise_conv2d_2_output_multiplier,
     .output_shift = tvmgen_keyword_spotting_params_depthwise_conv2d_2_output_shift,
-    .packed_weights = NULL,
-    .folded_bias = NULL,
     .scratch_bytes = 0,
 };
 
@@ -408,8 +404,6 @@ static const struct tvmk_depthwise_conv2d_s8_params
     .activation_max = 127,
     .output_multiplier = tvmgen_keyword_spotting_params_depthwise_conv2d_3_output_multiplier,
     .output_shift = tvmgen_keyword_spotting_params_depthwise_conv2d_3_output_shift,
-    .packed_weights = NULL,
-    .folded_bias = NULL,
     .scratch_bytes = 0,
 };
 
@@ -482,8 +476,6 @@ static const struct tvmk_depthwise_conv2d_s8_params
     .activation_max = 127,
     .output_multiplier = tvmgen_keyword_spotting_params_depthwise_conv2d_4_output_multiplier,
     .output_shift = tvmgen_keyword_spotting_params_depthwise_conv2d_4_output_shift,
-    .packed_weights = NULL,
-    .folded_bias = NULL,
     .scratch_bytes = 0,
 };
 
