@@ -65,7 +65,8 @@ def test_every_cortex_m_board_takes_cmsis_nn() -> None:
     for board in all_boards().values():
         if board.cpu.startswith("cortex-m"):
             assert board.cpu in arch, board.name
-            assert board.libraries == ("cmsis_nn",), board.name
+            # last: tvmdev's own kernels (tvmdev_cm) come first where a board lists them
+            assert board.libraries[-1] == "cmsis_nn", board.name
         else:
             assert board.libraries == (), board.name
 
@@ -114,13 +115,14 @@ def test_a_tree_at_another_release_is_one_line(revision: str, cli: Callable[...,
 def test_a_board_naming_an_unknown_library_is_one_line(tmp_path: Path) -> None:
     text = (REPO / "boards/mps2_an386.yaml").read_text()
     board = tmp_path / "b.yaml"
-    board.write_text(text.replace("libraries: [cmsis_nn]", "libraries: [cmsis_nn, arm_nn]"))
+    board.write_text(text.replace("libraries: [tvmdev_cm, cmsis_nn]",
+                                  "libraries: [cmsis_nn, arm_nn]"))
     line = next(i for i, s in enumerate(board.read_text().splitlines(), 1)
                 if s.startswith("libraries:"))
     with pytest.raises(TvmdevError) as err:
         load_board(board)
     assert str(err.value) == f"{board}:{line}: libraries[1]: unknown kernel library 'arm_nn'"
-    assert err.value.hint == "kernel libraries: cmsis_nn"
+    assert err.value.hint == "kernel libraries: cmsis_nn, tvmdev_cm"
 
 
 # --- generation with the tree (no emulator) ------------------------------------------------
@@ -148,8 +150,9 @@ def test_scratch_is_cmsis_nns_own_answer_for_the_core(tflite_model: Callable[[st
     for board in CORES:
         ops = plans[board]["operators"]
         assert isinstance(ops, list)
-        for op in ops:
-            assert op["library"] == ("cmsis_nn" if op["op"] not in (
+        for op in ops:  # on the Cortex-M4, tvmdev's own depthwise kernel comes first
+            own = board == "mps2_an386" and op["op"] == "depthwise_conv2d"
+            assert op["library"] == ("tvmdev_cm" if own else "cmsis_nn" if op["op"] not in (
                 "quantize", "reshape", "dequantize") else "portable"), (board, op)
     # The same operators planned for the three cores: each gets what the probe of its
     # core's variant answers (depthwise and pooling buffers exist on DSP only; Helium's
@@ -263,8 +266,10 @@ def test_mlperf_tiny_bit_exact_on_cmsis_nn(name: str, board: str,
     assert run_bit_exact(cli, model, tmp_path, board,
                          extra=("--cmsis-nn", tree())) == MLPERF_TINY[name]
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
+    # on the Cortex-M4, tvmdev's own kernels (tvmdev_cm) take what they serve first
+    own = {"tvmdev_cm"} if board == "mps2_an386" else set()
     assert {op["library"] for op in plan["operators"] if op["op"] in (
-        "conv2d", "depthwise_conv2d", "fully_connected")} == {"cmsis_nn"}
+        "conv2d", "depthwise_conv2d", "fully_connected")} - own == {"cmsis_nn"}
 
 
 @pytest.mark.slow
@@ -363,7 +368,7 @@ def test_list_kernels_shows_a_boards_libraries(cli: Callable[..., Result]) -> No
     rows = json.loads(r.out)
     board = [row for row in rows if row["level"] == "board"]
     assert {row["kernel"] for row in board} == {
-        k.name for k in board_library("cmsis_nn").kernels.kernels}
+        k.name for lib in ("tvmdev_cm", "cmsis_nn") for k in board_library(lib).kernels.kernels}
     conv = [row["kernel"] for row in rows if row["op"] == "conv2d"]
     assert conv.index("tvmk_cmsis_nn_conv2d_s8") < conv.index("tvmk_conv2d_s8")
     host = json.loads(cli("list", "kernels", "--board", "host", "--json").out)
@@ -509,7 +514,9 @@ def test_padding_a_fast_path_cannot_take_goes_portable(case: str, board: str,
     assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
     assert "largest difference 0 steps: bit-exact" in r.out, r.out
     (k,) = json.loads((tmp_path / "b/model/tvmgen_padded_plan.json").read_text())["operators"]
-    if board in bad:
+    if board == "mps2_an386":  # tvmdev's own kernels (tvmdev_cm) take these, any padding
+        assert k["library"] == "tvmdev_cm" and "declined" not in k, k
+    elif board in bad:
         assert k["library"] == "portable" and "padding" in k["declined"], k
     else:
         assert k["library"] == "cmsis_nn" and "declined" not in k, k

@@ -8,8 +8,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..load.board import all_boards, board_by_name
-from ..load.kernel_tree import board_library
-from ..load.library import Library
+from ..load.kernel_tree import TreeLibrary, board_library
 from ..load.platform import all_platforms
 from ..model.custom import CustomScratch
 from ..model.ops import OPS
@@ -44,21 +43,24 @@ def _list_kernels(args: argparse.Namespace) -> int:
     """The merged kernel table: for each op, every kernel in the order it is tried."""
 
     user = [Path(k) for k in args.kernels or []]
-    boards: list[Library] = []
+    boards: list[TreeLibrary] = []
     if args.board:
         board = board_by_name(args.board)
         user = [*board.kernels, *user]
-        boards = [board_library(name).kernels for name in board.libraries]
+        boards = [board_library(name) for name in board.libraries]
     device_dir = Path(args.device_dir) if args.device_dir else None
     registry = build_registry(user, device_dir_libraries(
         device_dir, sorted(s.name for s in user_device_specs(device_dir))) if device_dir else [])
     rows = []
-    for lib in (*registry.user, *registry.device, *boards, registry.portable):
+    with_tree = {t.name for t in boards if t.tree is not None}
+    for lib in (*registry.user, *registry.device, *(t.kernels for t in boards),
+                registry.portable):
         for k in lib.kernels:
             meta = ("any" if k.arg_meta is None else
                     " ".join(f"{a}:{'|'.join(d)}" for a, d in k.arg_meta))
             scope = (f"on {lib.kind} devices" if lib.kind else
-                     f"on {args.board} (int8, with a tree)" if lib.level == "board" else
+                     f"on {args.board} (int8, with a tree)" if lib.name in with_tree else
+                     f"on {args.board} (int8)" if lib.level == "board" else
                      "everywhere")
             scratch = ("-" if k.scratch is None else k.scratch if isinstance(k.scratch, str)
                        else repr(k.scratch.rule.text) if isinstance(k.scratch, CustomScratch)

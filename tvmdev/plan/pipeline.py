@@ -161,7 +161,8 @@ class Compiled:
 
     def include_dirs(self) -> list[Path]:
         """The folders of the selected kernels' headers (and of the trees they use)."""
-        portable = {runtime_dir().resolve() / "kernels/portable"} if self.trees else set()
+        portable = ({runtime_dir().resolve() / "kernels/portable"} if self.own_libraries()
+                    else set())
         return sorted({k.include_dir for k in self.kernels} | portable
                       | {i for t in self.trees for i in t.include})
 
@@ -170,8 +171,13 @@ class Compiled:
         return [s for t in self.trees for s in t.sources]
 
     def board_libraries(self) -> tuple[str, ...]:
-        """The names of the board kernel libraries in use."""
+        """The names of the board kernel libraries in use that are built from a tree."""
         return tuple(t.library for t in self.trees)
+
+    def own_libraries(self) -> tuple[str, ...]:
+        """The names of every board kernel library the selected kernels come from (with
+        a tree or without: tvmdev_cm's kernels are its folder's sources alone)."""
+        return tuple(sorted({k.library for k in self.kernels if k.level == "board"}))
 
 
 def generated_specs(dplan: DevicePlan, board: Board,

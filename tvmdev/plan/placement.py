@@ -5,8 +5,10 @@ the device kinds' kernels and before the portable ones. An operator that no user
 device kernel takes goes to the board library's kernel for its op and dtypes unless the
 library's hooks decline it (:mod:`.hooks`: CMSIS-NN's are TFLM's conditions); the
 decision is final (the chain is that one kernel), so only the kernels used are compiled.
-Each operator a board library serves gets the scratch the library's own buffer-size
-functions ask for.
+The board's libraries are tried in its order (tvmdev_cm, then cmsis_nn): what one
+declines goes to the next, and an operator keeps a decline's reason (``declined``) only
+when no board library took it. Each operator a board library serves gets the scratch
+the library's own buffer-size functions (or its hooks, without a tree) ask for.
 """
 
 from __future__ import annotations
@@ -106,10 +108,15 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
                 continue
             out[op.index] = (*lead, kernel)
             first = _library_of(lead[0]) if lead else active.lib.name
+            # an earlier board library's decline is no fallback: the board ranks them
             placements[op.index] = replace(placements[op.index], library=first,
-                                           then=active.lib.name if lead else None)
+                                           then=active.lib.name if lead else None,
+                                           declined=None)
             chosen.append((op.index, kernel))
         if not chosen:
+            continue
+        if active.root is None:  # a library of tvmdev's own: its hooks size and lay out
+            _own(model, active, chosen, params, scratch, extra)
             continue
         sized = [(i, k) for i, k in chosen if k.buffer and hooks]
         sizes = buffer_sizes(active.lib, active.root, [
@@ -122,10 +129,28 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
             elif n:
                 scratch[i] = n
         calls = sorted({c for _, k in chosen for c in k.calls})
-        trees.append(TreeSources(active.lib.name, active.lib.tree.pin.tag, active.root,
+        tree = active.lib.pinned()
+        trees.append(TreeSources(active.lib.name, tree.pin.tag, active.root,
                                  tuple(reached_sources(active.lib, active.root, calls)),
-                                 tuple(active.root / i for i in active.lib.tree.include)))
+                                 tuple(active.root / i for i in tree.include)))
     return Placed(out, placements, scratch, tuple(trees), extra)
+
+
+def _own(model: Model, active: ActiveLibrary, chosen: list[tuple[int, Kernel]],
+         params: dict[int, dict[str, Any]], scratch: dict[int, int],
+         extra: dict[int, dict[str, Any]]) -> None:
+    """A library without a tree (tvmdev_cm): each chosen operator's scratch, the bytes
+    its hooks compute, and the params fields they lay out (the filter, folded biases)."""
+    hooks = hooks_of(active.lib.hooks, active.lib.name, str(active.lib.folder / "library.yaml"))
+    if hooks is None:
+        return
+    for i, k in chosen:
+        op = model.operators[i]
+        if k.buffer:
+            scratch[i] = hooks.scratch_bytes(k.buffer, active.arch, params[i])
+        ready = hooks.precomputed(model, op, params[i])
+        if ready:
+            extra[i] = ready
 
 
 def kernels_line(model: Model, placements: dict[int, Placement]) -> str:

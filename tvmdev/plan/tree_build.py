@@ -37,8 +37,10 @@ def host_cc() -> str:
 def probe(lib: TreeLibrary, root: Path) -> Path:
     """The library's buffer-size program for the tree at ``root``, built if needed."""
     cc = host_cc()
+    if lib.probe_source is None:
+        raise TvmdevError(f"internal error: library {lib.name} has no buffer-size probe")
     sources = [lib.probe_source, *(root / s for s in lib.probe_tree_sources)]
-    headers = sorted(p for i in lib.tree.include for p in (root / i).rglob("*.h"))
+    headers = sorted(p for i in lib.pinned().include for p in (root / i).rglob("*.h"))
     digest = hashlib.sha256(cc.encode())
     for f in [*sources, *headers]:
         digest.update(f.name.encode() + b"\0" + f.read_bytes())
@@ -48,14 +50,14 @@ def probe(lib: TreeLibrary, root: Path) -> Path:
     exe.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=exe.parent, prefix=exe.name + ".")
     os.close(fd)
-    cmd = [cc, "-std=c99", "-O1", *(f"-I{root / i}" for i in lib.tree.include),
+    cmd = [cc, "-std=c99", "-O1", *(f"-I{root / i}" for i in lib.pinned().include),
            *map(str, sources), "-o", tmp]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         os.unlink(tmp)
         raise TvmdevError(f"cannot build {lib.name}'s buffer-size probe ({cc} exited "
                           f"{proc.returncode})", str(root), log=log_excerpt(proc.stderr, 30),
-                          hint=f"is it {lib.tree.pin.repository} at {lib.tree.pin.tag}?")
+                          hint=f"is it {lib.pinned().pin.repository} at {lib.pinned().pin.tag}?")
     os.replace(tmp, exe)
     return exe
 
@@ -86,12 +88,13 @@ def _definitions(src_root: Path) -> dict[str, Path]:
 
 def reached_sources(lib: TreeLibrary, root: Path, calls: list[str]) -> list[Path]:
     """The tree's source files that define ``calls`` and what they call in turn."""
-    assert lib.tree.sources is not None
-    defs = _definitions(root / lib.tree.sources)
+    tree = lib.pinned()
+    assert tree.sources is not None
+    defs = _definitions(root / tree.sources)
     missing = [c for c in calls if c not in defs]
     if missing:
         raise TvmdevError(f"the {lib.name} tree defines no {missing[0]}", str(root),
-                          hint=f"tvmdev's kernels are written for {lib.tree.pin.tag}")
+                          hint=f"tvmdev's kernels are written for {tree.pin.tag}")
     todo, seen, files = list(calls), set(), []
     while todo:
         name = todo.pop()

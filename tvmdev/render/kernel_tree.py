@@ -24,9 +24,9 @@ def tree_files(gen: Compiled, command: str) -> list[OutFile]:
                   for p in [*glue, *headers]]
         files.append(OutFile(f"{base}/CMakeLists.txt", render(
             "kernel_tree/CMakeLists.txt.j2", banner=banner("hash", command, "owned"),
-            name=lib.name, target=f"tvmk_{lib.name}", repository=lib.tree.pin.repository,
-            tag=lib.tree.pin.tag, commit=lib.tree.pin.commit, env=lib.tree.env,
+            name=lib.name, target=f"tvmk_{lib.name}", repository=lib.pinned().pin.repository,
+            tag=lib.pinned().pin.tag, commit=lib.pinned().pin.commit, env=lib.pinned().env,
             arch=lib.arch_of(cpu), cpu=cpu, glue=[p.name for p in glue],
             sources=[s.relative_to(tree.root).as_posix() for s in tree.sources],
-            include=list(lib.tree.include)), "owned"))
+            include=list(lib.pinned().include)), "owned"))
     return files

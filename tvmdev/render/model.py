@@ -71,7 +71,7 @@ def layout(compiled: Compiled) -> Layout:
     folder compiles and includes."""
     portable = (runtime_dir() / "kernels/portable").resolve()
     libraries = {portable: "kernels/portable"}
-    for name in compiled.board_libraries():
+    for name in compiled.own_libraries():
         libraries[board_library(name).folder.resolve()] = f"kernels/{name}"
     shipped = [k for k in compiled.kernels if k.include_dir.resolve() in libraries]
     sources = sorted({s.resolve() for k in shipped for s in k.sources})
@@ -95,10 +95,10 @@ def model_files(compiled: Compiled, command: str) -> list[OutFile]:
     files += [OutFile(rel, src.read_text(encoding="utf-8"), "owned")
               for src, rel in lay.copies.items() if str(Path(rel).parent) not in board_dirs]
     files += tree_files(compiled, command)
-    trees = [{"name": lib.name, "env": lib.tree.env, "tag": t.tag,
-              "repository": lib.tree.pin.repository,
+    trees = [{"name": lib.name, "env": lib.pinned().env, "tag": t.tag,
+              "repository": lib.pinned().pin.repository,
               "sources": [s.relative_to(t.root).as_posix() for s in t.sources],
-              "include": list(lib.tree.include)}
+              "include": list(lib.pinned().include)}
              for t in compiled.trees for lib in [board_library(t.library)]]
     ctx = {"model": m.name, "target": f"tvmgen_{m.name}", "cpu": compiled.board.cpu,
            "board": compiled.board.name,

@@ -105,7 +105,7 @@ def _link_script(board: Board) -> OutFile:
 def cmsis_nn_tree(cmsis_nn: Path | None) -> TreeBuild | None:
     """CMSIS-NN's convolution sources from ``cmsis_nn`` (else $CMSIS_NN_SOURCE_DIR), or
     None without a tree."""
-    tree = board_library("cmsis_nn").tree
+    tree = board_library("cmsis_nn").pinned()
     root = locate(tree, cmsis_nn)
     if root is None:
         return None

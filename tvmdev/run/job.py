@@ -137,7 +137,7 @@ def stage(compiled: Compiled, build_dir: Path, inputs: dict[str, np.ndarray] | N
     kernels = dict.fromkeys(lay.mapped(s, model_dir) for s in compiled.sources())
     job.sources = [*main, model_dir / f"tvmgen_{model.name}.c", *dev_sources, *job.sources,
                    *kernels]
-    job.trees += [TreeBuild(board_library(t.library).tree, t.root, (("", t.sources),))
+    job.trees += [TreeBuild(board_library(t.library).pinned(), t.root, (("", t.sources),))
                   for t in compiled.trees]
     sync(build_dir, files)
     return job

@@ -91,7 +91,7 @@ class WestBackend(Backend):
                f"-DTVMDEV_RUN_CFLAGS={';'.join(extra_cflags)}",
                f"-DTVMDEV_RUN_INCLUDES={';'.join(map(str, job.added_includes))}",
                *(f"-D{k}" for k in job.kconfig),
-               *(f"-D{board_library(t.library).tree.env}={t.root}" for t in job.compiled.trees),
+               *(f"-D{board_library(t.library).pinned().env}={t.root}" for t in job.compiled.trees),
                f"-DDTC_OVERLAY_FILE={build_dir / 'app.overlay'}",
                f"-DOVERLAY_CONFIG={build_dir / 'tvmdev.conf'}"]
         (build_dir / "build.cmd").write_text(" ".join(cmd) + "\n")

@@ -66,7 +66,10 @@ struct tvmk_fully_connected_s8_params {
  * int32) M, Y N x OH x OW x M; output channel m of group m / (M / group) reads that
  * group's input channels. acc = sum(w * (x + input_offset)) over the window's positions
  * inside the input (padding adds nothing) + bias, requantized by output channel m's
- * multiplier and shift (arrays of M), plus output_offset, clamped. */
+ * multiplier and shift (arrays of M), plus output_offset, clamped. packed_weights and
+ * folded_bias: the filter laid out and the bias folded at generation time where tvmdev's
+ * own Cortex-M kernel takes the operator (tvmdev_cm, tvmk_cm.h); NULL otherwise, and the
+ * portable kernel ignores them. */
 struct tvmk_conv2d_s8_params {
     int32_t N, C, H, W;
     int32_t KH, KW, OH, OW;
@@ -78,6 +81,8 @@ struct tvmk_conv2d_s8_params {
     int32_t activation_min, activation_max;
     const int32_t *output_multiplier;
     const int32_t *output_shift;
+    const int32_t *packed_weights;
+    const int32_t *folded_bias;
     int32_t scratch_bytes;
     void *scratch;
 };

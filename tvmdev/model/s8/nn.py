@@ -118,7 +118,10 @@ def window_params(c: S8Call, op: str, dims: dict[str, Any], extra: tuple[str, ..
     lo, hi = activation_range(c.attrs.get("activation", "NONE"), s_out, zp_out)
     return {**{k: dims[k] for k in _WINDOW + extra}, "input_offset": -zp_in,
             "output_offset": zp_out, "activation_min": lo, "activation_max": hi,
-            "output_multiplier": mult, "output_shift": shift}
+            "output_multiplier": mult, "output_shift": shift,
+            # conv2d's struct: where tvmdev's own Cortex-M kernel lays them out
+            # (tvmdev/plan/hooks/tvmdev_cm.py); None: NULL
+            **({"packed_weights": None, "folded_bias": None} if "group" in extra else {})}
 
 
 def _conv_params(c: S8Call) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from ...errors import TvmdevError
 from ...model.graph import Model, Operator
 from ...model.s8.call import CArray
-from . import cmsis_nn
+from . import cmsis_nn, tvmdev_cm
 
 
 class LibraryHooks(Protocol):
@@ -27,12 +27,16 @@ class LibraryHooks(Protocol):
         """The library's probe request for one operator's scratch (its kernel's
         ``buffer``)."""
 
+    def scratch_bytes(self, buffer: str, arch: str, params: dict[str, Any]) -> int:
+        """The bytes of one operator's scratch (its kernel's ``buffer``), for a library
+        without a tree whose probe would ask (0 for a library with one)."""
+
     def precomputed(self, model: Model, op: Operator, params: dict[str, Any]
                     ) -> dict[str, CArray]:
         """Params fields computed once here instead of into a buffer at each call."""
 
 
-HOOKS: dict[str, LibraryHooks] = {"cmsis_nn": cmsis_nn}
+HOOKS: dict[str, LibraryHooks] = {"cmsis_nn": cmsis_nn, "tvmdev_cm": tvmdev_cm}
 
 
 def hooks_of(name: str | None, library: str, where: str) -> LibraryHooks | None:

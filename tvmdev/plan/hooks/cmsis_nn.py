@@ -190,6 +190,11 @@ def request(buffer: str, arch: str, params: dict[str, Any]) -> str:
     return " ".join([buffer, arch, *map(str, REQUESTS[buffer](params))])
 
 
+def scratch_bytes(buffer: str, arch: str, params: dict[str, Any]) -> int:
+    """None of CMSIS-NN's: its probe asks the tree's own functions (:func:`request`)."""
+    return 0
+
+
 def precomputed(model: Model, op: Operator, params: dict[str, Any]) -> dict[str, CArray]:
     """Params fields a kernel would otherwise compute into its buffer at each call, for
     constant operands: fully_connected's row sums on Helium (``kernel_sums``: what

@@ -223,6 +223,8 @@ static const struct tvmk_conv2d_s8_params tvmgen_keyword_spotting_params_conv2d_
     .activation_max = 127,
     .output_multiplier = tvmgen_keyword_spotting_params_conv2d_1_output_multiplier,
     .output_shift = tvmgen_keyword_spotting_params_conv2d_1_output_shift,
+    .packed_weights = NULL,
+    .folded_bias = NULL,
     .scratch_bytes = 0,
 };
 
@@ -293,6 +295,8 @@ static const struct tvmk_conv2d_s8_params tvmgen_keyword_spotting_params_conv2d_
     .activation_max = 127,
     .output_multiplier = tvmgen_keyword_spotting_params_conv2d_2_output_multiplier,
     .output_shift = tvmgen_keyword_spotting_params_conv2d_2_output_shift,
+    .packed_weights = NULL,
+    .folded_bias = NULL,
     .scratch_bytes = 0,
 };
 
@@ -363,6 +367,8 @@ static const struct tvmk_conv2d_s8_params tvmgen_keyword_spotting_params_conv2d_
     .activation_max = 127,
     .output_multiplier = tvmgen_keyword_spotting_params_conv2d_3_output_multiplier,
     .output_shift = tvmgen_keyword_spotting_params_conv2d_3_output_shift,
+    .packed_weights = NULL,
+    .folded_bias = NULL,
     .scratch_bytes = 0,
 };
 
@@ -433,6 +439,8 @@ static const struct tvmk_conv2d_s8_params tvmgen_keyword_spotting_params_conv2d_
     .activation_max = 127,
     .output_multiplier = tvmgen_keyword_spotting_params_conv2d_4_output_multiplier,
     .output_shift = tvmgen_keyword_spotting_params_conv2d_4_output_shift,
+    .packed_weights = NULL,
+    .folded_bias = NULL,
     .scratch_bytes = 0,
 };
 
@@ -503,6 +511,8 @@ static const struct tvmk_conv2d_s8_params tvmgen_keyword_spotting_params_conv2d_
     .activation_max = 127,
     .output_multiplier = tvmgen_keyword_spotting_params_conv2d_5_output_multiplier,
     .output_shift = tvmgen_keyword_spotting_params_conv2d_5_output_shift,
+    .packed_weights = NULL,
+    .folded_bias = NULL,
     .scratch_bytes = 0,
 };
 

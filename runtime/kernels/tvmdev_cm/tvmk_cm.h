@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tvmdev's "tvmdev_cm" kernel library: int8 kernels of tvmdev's own for Cortex-M,
+ * specialized at generation time (tvmdev/plan/hooks/tvmdev_cm.py), with the portable
+ * kernels' calling convention and params structs (tvmk_s8.h). Where it does not apply it
+ * declined at generation time and CMSIS-NN (or the portable kernel) took the operator.
+ *
+ * depthwise_conv2d: channel multiplier 1, no dilation, a square 3x3, 5x5 or 7x7 filter,
+ * stride 1 or 2 in both directions. Each channel of the input is copied, widened to
+ * int16, into a plane in the scratch whose padding holds the input's zero point, so the
+ * loops have no bounds checks, and the channel's filter is widened into int16 pairs for
+ * the DSP extension's SMLAD (per row, (KW + 1) / 2 words, the low half the even tap, the
+ * high half the odd one, a zero after an odd row) beside it, with its bias plus
+ * input_offset times the sum of its taps: sum(w * x) over the window plus that folded
+ * bias is TFLM's accumulator exactly (modulo 2^32, where SMLAD wraps). The filter stays
+ * int8 in flash: widening it costs a few instructions per channel and call, against the
+ * thousands of its outputs. Requantization is TFLM's MultiplyByQuantizedMultiplier
+ * (tvmk_cm_arith.h). Without the DSP extension (Cortex-M3, the host) the same loops
+ * compute each SMLAD in C.
+ *
+ * conv2d: no groups, no dilation, a filter of more than one tap and at most 32 taps per
+ * output channel (KH x KW x C: a network's first convolution). packed_weights: per output
+ * channel, its taps in the filter's order (row, column, channel) as int16 pairs, a zero
+ * after an odd count; folded_bias: its bias plus input_offset times the sum of its
+ * taps (at generation time: the filter is small). Each output row's windows are
+ * widened into the scratch (OW x the taps rounded up to even, int16), padding holding
+ * the zero point.
+ */
+#ifndef TVMK_CM_H_
+#define TVMK_CM_H_
+
+#include <stdint.h>
+
+#include "tvmk_s8.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int32_t tvmk_cm_conv2d_s8(const int8_t *X, const int8_t *W, const int32_t *B, int8_t *Y,
+                          const struct tvmk_conv2d_s8_params *params, void *resource_handle);
+int32_t tvmk_cm_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
+                                    const int32_t *bias, int8_t *output,
+                                    const struct tvmk_depthwise_conv2d_s8_params *params,
+                                    void *resource_handle);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TVMK_CM_H_ */

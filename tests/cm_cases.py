@@ -1,0 +1,116 @@
+"""One-operator int8 DEPTHWISE_CONV_2D and CONV_2D models for tvmdev's own Cortex-M kernels
+(runtime/kernels/tvmdev_cm, tests/test_tvmdev_cm.py), merged into one .tflite whose
+outputs TFLM's interpreter computes (tests/tflm_ref.py).
+
+The edges the kernel's layout and arithmetic meet: every filter size and stride it takes,
+SAME and VALID (with a last window that stops short of the input's end), odd heights,
+widths and channel counts, a single pixel under a 7x7 filter, per-channel scales from
+2^-20 to above 1 (negative and positive shifts), taps of -127 and 127, zero points at both
+ends of the int8 range, biases up to 2^20 in magnitude, every fused activation. Inputs
+span the whole int8 range.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from tflite_build import Graph, Op, T, build
+
+INT8, INT32, CONV_2D, DEPTHWISE_CONV_2D = 9, 2, 3, 4
+ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
+
+
+@dataclass(frozen=True)
+class Dw:
+    """One depthwise convolution: input N x H x W x C, a k x k filter at ``stride``."""
+
+    h: int
+    w: int
+    c: int
+    k: int
+    stride: int
+    same: bool = True
+    act: str = "NONE"
+    zp_in: int = 3
+    zp_out: int = -5
+    extreme: bool = False  # scales and taps at the edges
+    n: int = 1
+    mult: int = 1
+    conv: int = 0  # a CONV_2D with this many output channels (c: its input channels)
+
+
+def out_size(size: int, k: int, stride: int, same: bool) -> int:
+    return -(-size // stride) if same else (size - k) // stride + 1
+
+
+CASES = [
+    Dw(9, 7, 5, 3, 1), Dw(8, 8, 4, 3, 2, act="RELU6"), Dw(10, 9, 3, 3, 2, same=False),
+    Dw(7, 11, 6, 5, 1, act="RELU"), Dw(11, 10, 3, 5, 2, same=False, zp_in=-128),
+    Dw(12, 12, 8, 5, 2, extreme=True), Dw(13, 9, 2, 7, 1, zp_in=127, zp_out=127),
+    Dw(14, 15, 3, 7, 2, act="RELU_N1_TO_1"), Dw(1, 1, 4, 7, 1), Dw(2, 3, 1, 7, 2),
+    Dw(9, 9, 17, 7, 1, same=False, extreme=True, zp_out=-128), Dw(6, 5, 7, 3, 1, n=2),
+    Dw(16, 16, 5, 5, 1, extreme=True, act="RELU"),
+    # declined by tvmdev_cm (CMSIS-NN or the portable kernel takes them): a channel
+    # multiplier of 2, a 1x1 filter, stride 3
+    Dw(6, 6, 3, 3, 1, mult=2), Dw(5, 5, 4, 1, 1), Dw(9, 9, 3, 3, 3),
+]
+# CONV_2D with few taps (a first convolution): 3x3 over 3 channels at stride 2, SAME and
+# VALID, an odd count of output channels and of columns, 5x5 over one channel, 2x2 over
+# 2, extreme scales; declined: a 1x1 filter, 36 taps (3x3 over 4 channels).
+CONV_CASES = [
+    Dw(16, 16, 3, 3, 2, conv=16, act="RELU6"), Dw(11, 9, 3, 3, 2, same=False, conv=5),
+    Dw(9, 7, 3, 3, 1, conv=7, zp_in=-128, extreme=True), Dw(8, 9, 1, 5, 1, conv=4),
+    Dw(7, 6, 2, 2, 2, conv=3, act="RELU", zp_in=127, zp_out=127), Dw(6, 6, 3, 3, 2, conv=8, n=2),
+    Dw(6, 6, 8, 1, 1, conv=4), Dw(6, 6, 4, 3, 1, conv=4),
+]
+
+
+def _scales(r: np.random.Generator, d: Dw, s_in: float, s_out: float) -> list[float]:
+    ch = d.conv or d.c * d.mult
+    if not d.extreme:
+        return [float(np.float32(v)) for v in r.uniform(0.3, 2.0, ch) / 127 / 4]
+    # the effective scale s_in * s_w / s_out from 2^-20 to 4 (shifts -19 to 3)
+    ratios = np.exp2(np.linspace(-20, 2, ch))
+    return [float(np.float32(v * s_out / s_in)) for v in ratios]
+
+
+def _tensors(r: np.random.Generator, d: Dw, i: int) -> tuple[list[T], np.ndarray]:
+    s_in, s_out = 0.03, 0.05
+    ch = d.conv or d.c * d.mult
+    oh, ow = out_size(d.h, d.k, d.stride, d.same), out_size(d.w, d.k, d.stride, d.same)
+    s_w = _scales(r, d, s_in, s_out)
+    shape = [ch, d.k, d.k, d.c] if d.conv else [1, d.k, d.k, ch]
+    w = r.integers(-127, 128, shape)
+    if d.extreme:
+        w[..., ::2] = 127 * np.sign(w[..., ::2] + 0.5).astype(np.int64)
+    b = r.integers(-2**20 if d.extreme else -3000, 2**20 if d.extreme else 3000, ch)
+    x = r.integers(-128, 128, (d.n, d.h, d.w, d.c)).astype(np.int8)
+    ts = [T(f"x{i}", [d.n, d.h, d.w, d.c], type=INT8, quant=([s_in], [d.zp_in])),
+          T(f"w{i}", shape, w.astype(np.int8), type=INT8,
+            quant=(s_w, [0] * ch), quant_axis=0 if d.conv else 3),
+          T(f"b{i}", [ch], b.astype(np.int32), type=INT32,
+            quant=([s_in * s for s in s_w], [0] * ch)),
+          T(f"y{i}", [d.n, oh, ow, ch], type=INT8, quant=([s_out], [d.zp_out]))]
+    return ts, x
+
+
+def merged(cases: list[Dw] = CASES, seed: int = 25) -> tuple[bytes, list[np.ndarray]]:
+    """One .tflite with every case's operator, and its inputs in order."""
+    r = np.random.default_rng(seed)
+    tensors: list[T] = []
+    ops, inputs, outputs, arrays = [], [], [], []
+    for i, d in enumerate(cases):
+        ts, x = _tensors(r, d, i)
+        base = len(tensors)
+        tensors += ts
+        common = {"Padding": 0 if d.same else 1, "StrideW": d.stride, "StrideH": d.stride,
+                  "FusedActivationFunction": ACTIVATIONS[d.act]}
+        opts = (("Conv2DOptions", common) if d.conv else
+                ("DepthwiseConv2DOptions", {**common, "DepthMultiplier": d.mult}))
+        code = CONV_2D if d.conv else DEPTHWISE_CONV_2D
+        ops.append(Op(code, [base, base + 1, base + 2], [base + 3], opts))
+        inputs.append(base)
+        outputs.append(base + 3)
+        arrays.append(x)
+    return build(Graph(tensors, ops, inputs, outputs)), arrays
