@@ -182,11 +182,14 @@ static int32_t run_kernel(uint16_t kernel, const struct tvmdev_coproc_job *j)
 
     if (kernel == TVMDEV_COPROC_KERNEL_CONV2D_S8) {
         const struct tvmk_conv2d_s8_params params = {
-            j->N, j->C, j->H, j->W, j->KH, j->KW, j->OH, j->OW, j->stride_h, j->stride_w,
-            j->pad_top, j->pad_left, j->dil_h, j->dil_w, j->M_or_mult, j->group,
-            j->input_offset, j->output_offset, j->activation_min, j->activation_max,
-            multipliers, shifts,
-            (int32_t)j->scratch_bytes, scratch};
+            .N = j->N, .C = j->C, .H = j->H, .W = j->W, .KH = j->KH, .KW = j->KW,
+            .OH = j->OH, .OW = j->OW, .stride_h = j->stride_h, .stride_w = j->stride_w,
+            .pad_top = j->pad_top, .pad_left = j->pad_left, .dil_h = j->dil_h,
+            .dil_w = j->dil_w, .M = j->M_or_mult, .group = j->group,
+            .input_offset = j->input_offset, .output_offset = j->output_offset,
+            .activation_min = j->activation_min, .activation_max = j->activation_max,
+            .output_multiplier = multipliers, .output_shift = shifts,
+            .scratch_bytes = (int32_t)j->scratch_bytes, .scratch = scratch};
 
         return CONV2D_S8(x, w, b, y, &params, NULL);
     } else {

@@ -79,9 +79,12 @@ def device_board_scratch(model: Model, device_boards: Mapping[str, str],
                                if k.op == op.op and k.matches(dtypes[op.index])), None)
                 if kernel is not None and kernel.buffer and hooks.decline(
                         model, op, params[op.index][1], active.arch) is None:
-                    asked.append((op.index, hooks.request(kernel.buffer, active.arch,
-                                                          params[op.index][1])))
-            sizes = buffer_sizes(active.lib, active.root, [r for _, r in asked])
+                    asked.append((op.index, kernel.buffer))
+            if active.root is None:  # a library of tvmdev's own: its hooks size it
+                sizes = [hooks.scratch_bytes(b, active.arch, params[i][1]) for i, b in asked]
+            else:
+                sizes = buffer_sizes(active.lib, active.root, [
+                    hooks.request(b, active.arch, params[i][1]) for i, b in asked])
             for (i, _), n in zip(asked, sizes, strict=True):
                 out[i] = max(out[i], n)
     return {i: n for i, n in out.items() if n}

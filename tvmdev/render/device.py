@@ -206,33 +206,33 @@ def scaffolded_kernels(spec: DeviceSpec) -> list[dict[str, Any]]:
     return kernel_contexts(spec)
 
 
-def portable_sources(specs: list[DeviceSpec]) -> list[str]:
+def portable_sources(specs: list[DeviceSpec], public_too: bool = False) -> list[str]:
     """The files of the portable library (names under runtime/kernels/portable) that the
     scaffolded kernels of ``specs`` delegate to: the sources of those kernels and the
-    local headers they include, other than the library's public header."""
+    local headers they include, other than the library's public headers (``public_too``:
+    only the public headers they include, a source shared by int8 and int16 forms)."""
     kernels = {k.name: k for k in portable_library().kernels}
     folder = (runtime_dir() / _PORTABLE).resolve()
-    names: set[str] = set()
-    for spec in specs:
-        for k in scaffolded_kernels(spec):
-            for form in k["variants"]:
-                for src in kernels[form["portable"]].sources:
-                    assert src.parent == folder, f"internal error: {src} is not in {folder}"
-                    names.add(src.name)
-    public = {k.header for k in kernels.values()}
+    names = {src.name for spec in specs for k in scaffolded_kernels(spec)
+             for form in k["variants"] for src in kernels[form["portable"]].sources}
+    public, included = {k.header for k in kernels.values()}, set()
     todo = sorted(names)
     while todo:
         for header in _LOCAL_INCLUDE.findall((folder / todo.pop()).read_text(encoding="utf-8")):
-            if header not in public and header not in names and (folder / header).is_file():
+            if header in public:
+                included.add(header)
+            elif header not in names and (folder / header).is_file():
                 names.add(header)
                 todo.append(header)
-    return sorted(names)
+    return sorted(included if public_too else names)
 
 
 def portable_headers(specs: list[DeviceSpec]) -> list[str]:
     """The public headers of the portable library the kernels of ``specs`` include:
-    tvmk_portable.h, and those declaring the int8 params structs (tvmk_s8.h, ...)."""
-    return kernel_headers([k for s in specs for k in scaffolded_kernels(s)])
+    tvmk_portable.h, those declaring the int8 params structs (tvmk_s8.h, ...), and any
+    other a copied source includes."""
+    named = kernel_headers([k for s in specs for k in scaffolded_kernels(s)])
+    return named + [h for h in portable_sources(specs, True) if h not in named]
 
 
 def _portable_files(names: list[str], headers: list[str], used: list[Platform]
