@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -239,10 +240,21 @@ def firmware(gen: Generated, board: Board, data: bytes, output_bytes: int,
     objs += [str(work / "main.o"), str(work / "data.o"),
              *tflm_build._support_objects(board, work, icount)]
     elf = work / "tinyengine_peer.elf"
-    _run(["arm-none-eabi-gcc", *cpu_flags(board), "-nostartfiles", "--specs=nano.specs",
+    _link(["arm-none-eabi-gcc", *cpu_flags(board), "-nostartfiles", "--specs=nano.specs",
           "--specs=nosys.specs", "-Wl,--gc-sections", f"-Wl,-Map={work / 'peer.map'}",
           f"-T{work / 'link.ld'}", *objs, str(lib), str(cmsis_nn(board)), "-lm", "-o", str(elf)])
     return elf
+
+
+def _link(cmd: list[str]) -> None:
+    """Link; a region the firmware overflows is PeerUnavailable saying which."""
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        over = re.findall(r"region `(\w+)' overflowed by (\d+) bytes", proc.stderr)
+        if over:
+            raise PeerUnavailable("the firmware does not fit the board: " + ", ".join(
+                f"{region} overflowed by {int(n):,} bytes" for region, n in over))
+        raise RuntimeError(f"linking failed: {(proc.stdout + proc.stderr)[-1500:]}")
 
 
 def static_buffer(elf: Path) -> int:

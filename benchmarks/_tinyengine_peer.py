@@ -11,6 +11,8 @@ API::
                        int8 input and output and the im2col buffers (sbuf, kbuf) in it
         buffer_bytes   the size of that buffer in the ELF (pyelftools): the same figure
         exact          the output byte-equal to TFLM's Python interpreter's
+        input_bytes    the model's int8 input (in the buffer, or the caller's when
+                       patch-based)
         max_diff       the largest difference from it, in int8 steps
         differ         how many output values differ
 
@@ -171,6 +173,7 @@ def measure(model: Path, board: str, requant: str = "float",
         "split": split, "peak_mem": gen.peak_mem, "scheduler_peak": gen.peak,
         "buffer_bytes": te_build.static_buffer(elf), "exact": bool(diff.max() == 0),
         "max_diff": int(diff.max()), "differ": int((diff != 0).sum()), "values": int(diff.size),
+        "input_bytes": int(q.nbytes),
         "elf": str(elf), "instructions": None, "ticks": None,
         "count": "no runtime/cortex_m/icount.c in this tree (QEMU ran uncounted)"}
     if counter is not None:
