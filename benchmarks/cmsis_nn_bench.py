@@ -229,7 +229,7 @@ def fmt(value: int | None, width: int) -> str:
     return f"{value:>{width},}" if value is not None else f"{'-':>{width}}"
 
 
-def te_cell(m: Measure | None, width: int = 11) -> str:
+def te_cell(m: Measure | None, width: int = 12) -> str:
     """TinyEngine's count, marked * when its outputs are not TFLM's."""
     if m is None or m.instructions is None:
         return f"{'-':>{width}}"
@@ -247,7 +247,7 @@ def table(cells: list[Cell]) -> None:
         print(f"\n{board}: instructions per inference (QEMU -icount, ±{res}), arena and "
               "code (executor + kernels, no weights) in bytes")
         print(f"{'model':<21} {'portable':>12} {'cmsis_nn':>11} {'port/cn':>7} "
-              f"{'TFLM+CN':>11} {'TFLM/cn':>7} {'TE int':>11} {'TE fp':>11} | "
+              f"{'TFLM+CN':>11} {'TFLM/cn':>7} {'TE int':>12} {'TE fp':>12} | "
               f"{'arena p':>8} {'arena cn':>8} "
               f"{'cn+I/O':>7} {'TFLM':>7} | {'code p':>7} {'code cn':>7} {'TFLM':>7}")
         for c in rows:
