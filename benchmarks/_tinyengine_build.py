@@ -45,6 +45,9 @@ REQUANTS = ("float", "integer")
 # TinyEngine's build of its tutorial (tutorial/inference/Debug/Src/TinyEngine/src/subdir.mk)
 TE_FLAGS = ("-Ofast", "-std=c11", "-ffunction-sections", "-fdata-sections")
 KERNEL_DIRS = ("int_forward_op", "fp_requantize_op")
+# The CMSIS-NN folders whose functions TinyEngine's kernels call (the others are not
+# needed, and arm-none-eabi-gcc 12 fails on CMSIS 5.7's MVE softmax at -Ofast)
+NN_DIRS = ("ConvolutionFunctions", "NNSupportFunctions")
 REQUIREMENTS = "'numpy<2' flatbuffers matplotlib tqdm"
 GENERATOR_SETUP = ("python3 -m venv ~/.cache/tvmdev-tinyengine/venv && "
                    f"~/.cache/tvmdev-tinyengine/venv/bin/pip install {REQUIREMENTS}")
@@ -183,19 +186,19 @@ def kernels(gen: Generated, board: Board) -> Path:
 
 
 def cmsis_nn(board: Board) -> Path:
-    """The CMSIS_5 tree's CMSIS-NN sources for ``board``'s core, compiled and archived
+    """The CMSIS_5 tree's CMSIS-NN sources (NN_DIRS) for ``board``'s core, compiled and archived
     (once): TinyEngine's integer kernels call some of its functions
     (arm_nn_mat_mult_kernel_s8_s16_reordered, for one)."""
     _, cmsis = trees()
     flags = [*cpu_flags(board), *TE_FLAGS]
-    key = _digest(" ".join(flags).encode(), str(cmsis).encode())
+    key = _digest(" ".join([*flags, *NN_DIRS]).encode(), str(cmsis).encode())
     lib = cache_dir() / "lib" / f"libcmsisnn_{board.cpu}_{key}.a"
     if lib.is_file():
         return lib
     work = lib.with_suffix("")
     work.mkdir(parents=True, exist_ok=True)
     objs = []
-    for src in sorted((cmsis / "NN" / "Source").glob("*/*.c")):
+    for src in sorted(s for d in NN_DIRS for s in (cmsis / "NN" / "Source" / d).glob("*.c")):
         objs.append(str(work / f"{src.stem}.o"))
         _run(["arm-none-eabi-gcc", *flags, *_includes(Path("/nonexistent"), cmsis, None)[1:],
               "-c", str(src), "-o", objs[-1]])
