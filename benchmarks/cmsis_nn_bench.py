@@ -42,6 +42,12 @@ first, the portable kernels where it declines; the run's ``kernels:`` line is ke
   no startup or UART), the whole ELF's flash is in the notes. Without that module, or
   when it raises, the columns say why.
 
+- TinyEngine (int, fp): MIT TinyEngine's generated code and kernels on the same board and
+  counter, with integer requantization and with its default float one, from
+  ``benchmarks/_tinyengine_peer.py``'s ``measure(model_path, board, requant)``; ``*``
+  marks a count whose outputs are not TFLM's interpreter's (the notes say by how much),
+  and a model its generator refuses has the reason in the notes.
+
 Why the count is trusted: a tick is 1e9 / clock_hz instructions because -icount makes an
 instruction exactly 1 ns of virtual time and SysTick runs on that clock; loops of exactly
 known length are counted right on all four boards (``python benchmarks/_icount.py``),
@@ -106,6 +112,7 @@ class Cell:
     board: str
     tvmdev: dict[str, Measure] = field(default_factory=dict)
     tflm: Measure = field(default_factory=Measure)
+    tinyengine: dict[str, Measure] = field(default_factory=dict)  # by requantization
 
 
 def code_bytes(elf: Path, build: Path) -> int:
@@ -206,8 +213,27 @@ def measure_tflm(path: Path, board: str) -> Measure:
                    code, reason="; ".join(notes) or None)
 
 
+def measure_tinyengine(path: Path, board: str, requant: str) -> Measure:
+    """TinyEngine on ``board`` from benchmarks/_tinyengine_peer.py, or why not; a count
+    whose outputs are not TFLM's has the difference as its reason."""
+    try:
+        import _tinyengine_peer as te_peer
+        got = te_peer.measure(path, board, requant)
+    except Exception as exc:  # a refusal or a missing tree is a reason in the notes
+        return Measure(reason=f"n/a ({type(exc).__name__}: {exc})")
+    return Measure(got["instructions"], got["peak_mem"], kernels=requant,
+                   reason=None if got["exact"] else f"{te_peer.correctness(got)} vs TFLM")
+
+
 def fmt(value: int | None, width: int) -> str:
     return f"{value:>{width},}" if value is not None else f"{'-':>{width}}"
+
+
+def te_cell(m: Measure | None, width: int = 12) -> str:
+    """TinyEngine's count, marked * when its outputs are not TFLM's."""
+    if m is None or m.instructions is None:
+        return f"{'-':>{width}}"
+    return f"{f'{m.instructions:,}' + ('*' if m.reason else ''):>{width}}"
 
 
 def ratio(a: int | None, b: int | None, width: int = 7) -> str:
@@ -221,13 +247,16 @@ def table(cells: list[Cell]) -> None:
         print(f"\n{board}: instructions per inference (QEMU -icount, ±{res}), arena and "
               "code (executor + kernels, no weights) in bytes")
         print(f"{'model':<21} {'portable':>12} {'cmsis_nn':>11} {'port/cn':>7} "
-              f"{'TFLM+CN':>11} {'TFLM/cn':>7} | {'arena p':>8} {'arena cn':>8} "
+              f"{'TFLM+CN':>11} {'TFLM/cn':>7} {'TE int':>12} {'TE fp':>12} | "
+              f"{'arena p':>8} {'arena cn':>8} "
               f"{'cn+I/O':>7} {'TFLM':>7} | {'code p':>7} {'code cn':>7} {'TFLM':>7}")
         for c in rows:
             p, n, t = c.tvmdev.get("portable", Measure()), c.tvmdev["cmsis_nn"], c.tflm
             print(f"{c.model:<21} {fmt(p.instructions, 12)} {fmt(n.instructions, 11)} "
                   f"{ratio(p.instructions, n.instructions)} {fmt(t.instructions, 11)} "
-                  f"{ratio(t.instructions, n.instructions)} | {fmt(p.arena, 8)} "
+                  f"{ratio(t.instructions, n.instructions)} "
+                  f"{te_cell(c.tinyengine.get('integer'))} {te_cell(c.tinyengine.get('float'))} "
+                  f"| {fmt(p.arena, 8)} "
                   f"{fmt(n.arena, 8)} "
                   f"{fmt(n.arena + n.io if n.arena is not None and n.io is not None else None, 7)} "
                   f"{fmt(t.arena, 7)} | {fmt(p.code, 7)} "
@@ -237,7 +266,8 @@ def table(cells: list[Cell]) -> None:
           "keyword_spotting and image_classification, more on M55); TFLM/cn: TFLM+CMSIS-NN "
           "/ tvmdev cmsis_nn (> 1: tvmdev runs fewer)")
     for c in cells:
-        for kind, m in [*c.tvmdev.items(), ("TFLM", c.tflm)]:
+        for kind, m in [*c.tvmdev.items(), ("TFLM", c.tflm),
+                        *((f"TinyEngine {k}", v) for k, v in c.tinyengine.items())]:
             where = f"{c.model} on {c.board}, {kind}"
             if m.reason is not None:
                 print(f"{where}: {m.reason}")
@@ -296,6 +326,8 @@ def main() -> int:
                     help="the CMSIS-NN tree (default: $CMSIS_NN_SOURCE_DIR)")
     ap.add_argument("--baseline", type=Path, metavar="CHECKOUT",
                     help="also run another tvmdev checkout's CMSIS-NN build (e.g. main's)")
+    ap.add_argument("--no-tinyengine", action="store_true",
+                    help="skip TinyEngine's runs (benchmarks/_tinyengine_peer.py)")
     ap.add_argument("--no-portable", action="store_true",
                     help="skip the portable kernels' runs")
     args = ap.parse_args()
@@ -322,6 +354,9 @@ def main() -> int:
                                        args.baseline))
                 cell.tflm = (measure_tflm(path, board) if isinstance(path, Path)
                              else Measure(reason=path))
+                if isinstance(path, Path) and not args.no_tinyengine:
+                    cell.tinyengine = {rq: measure_tinyengine(path, board, rq)
+                                       for rq in ("integer", "float")}
     table(cells)
     return 0
 
