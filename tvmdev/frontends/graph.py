@@ -289,7 +289,7 @@ class Imported:
         cast = {op.output for op in b.operators if op.op == "cast"}  # raw int8 may come out
         for role, names in (("input", b.inputs), ("output", self.outputs),
                             ("state", b.states)):
-            if role != "state":
+            if role == "output":  # no inputs: a model of constants (ONNX's Constant)
                 asm.nonempty(role + "s", len(names), w)
             for t in names:
                 asm.tensor(t, role, list(b.shapes[t]), b.dtypes[t], self._quant(t, at), w, at,

@@ -202,6 +202,13 @@ def _outputs(model: Any, b: Builder, g: Graph, copies: set[str]) -> list[str]:
     outs = []
     for vi in model.graph.output:
         src = g.cname[g.resolve(vi.name)]
+        value = g.consts.get(g.resolve(vi.name))
+        if value is not None and value.dtype == np.float32 and not b.unsupported:
+            # Known at import (a Constant): the run copies it out, as ONNX Runtime returns it.
+            known = b.constant(b.fresh(f"{src}_value"), value)
+            b.emit("Constant", "reshape", [known], src, {"shape": list(value.shape)})
+            outs.append(src)
+            continue
         if vi.name in copies:
             if not b.unsupported and src in b.shapes and g.resolve(vi.name) not in g.consts:
                 b.emit("Identity", "reshape", [src], g.cname[vi.name],
@@ -213,7 +220,7 @@ def _outputs(model: Any, b: Builder, g: Graph, copies: set[str]) -> list[str]:
         for vi, o in zip(model.graph.output, outs, strict=True):
             if o not in written:
                 raise TvmdevError(f"output '{vi.name}' is not computed by any operator (it "
-                                  "is an input or known at import)", str(g.path),
+                                  "is a graph input)", str(g.path),
                                   hint="tvmdev compiles what operators compute: drop it from "
                                        "the graph's outputs (the application has its value)")
             note = _check_declared(model, vi, b.shapes[o], g.path)

@@ -43,13 +43,14 @@ def model_from_doc(doc: Any, path: Path) -> Model:
                   hint="a model needs name, inputs, outputs and operators")
     top = mapping(doc, "a model", Where(file, 1))
     keys(top, MODEL_KEYS, "the model")
-    for key in ("name", "inputs", "outputs", "operators"):
+    for key in ("name", "outputs", "operators"):
         if key not in top:
             raise err(f"the model needs '{key}'", top.where(), hint="see the README")
     asm = Assembly(top["name"], path, top)
     _devices(asm, top)
     cast = _cast_outputs(top)
-    _io_tensors(asm, top, "inputs", "input")
+    if top.get("inputs") is not None:  # none: a model of constants only (ONNX's Constant)
+        _io_tensors(asm, top, "inputs", "input", empty=True)
     _io_tensors(asm, top, "outputs", "output", cast)
     if "states" in top:  # persistent state: an LSTM's or SVDF's, kept across runs
         _io_tensors(asm, top, "states", "state", cast)
@@ -87,9 +88,10 @@ def _cast_outputs(top: yamlio.LineDict) -> frozenset[str]:
 
 
 def _io_tensors(asm: Assembly, top: yamlio.LineDict, key: str, role: str,
-                cast: frozenset[str] = frozenset()) -> None:
+                cast: frozenset[str] = frozenset(), empty: bool = False) -> None:
     node = mapping(top[key], key, top.where(key))
-    asm.nonempty(key, len(node), top.where(key))
+    if not empty:
+        asm.nonempty(key, len(node), top.where(key))
     for tname, tnode in node.items():
         w = node.where(tname)
         what = f"{role} {shown(tname)}"
