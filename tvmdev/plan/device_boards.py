@@ -17,9 +17,8 @@ from ..load.kernel_tree import activate
 from ..load.library import Kernel
 from ..model.graph import Model
 from ..model.scratch import scratch_need
-from .hooks import hooks_of
 from .kernels import tensor_dtypes
-from .tree_build import buffer_sizes
+from .placement import board_kernel, buffer_bytes, library_hooks
 
 
 class BoardOptions(Protocol):
@@ -69,22 +68,14 @@ def device_board_scratch(model: Model, device_boards: Mapping[str, str],
         libraries, _ = activate(board.libraries, board.cpu, dict(trees or {}) or None,
                                 board.platform == "zephyr")
         for active in libraries:
-            hooks = hooks_of(active.lib.hooks, active.lib.name,
-                             str(active.lib.folder / "library.yaml"))
+            hooks = library_hooks(active)
             if hooks is None:
                 continue
-            asked = []
-            for op in ops:
-                kernel = next((k for k in active.lib.kernels.kernels
-                               if k.op == op.op and k.matches(dtypes[op.index])), None)
-                if kernel is not None and kernel.buffer and hooks.decline(
-                        model, op, params[op.index][1], active.arch) is None:
-                    asked.append((op.index, kernel.buffer))
-            if active.root is None:  # a library of tvmdev's own: its hooks size it
-                sizes = [hooks.scratch_bytes(b, active.arch, params[i][1]) for i, b in asked]
-            else:
-                sizes = buffer_sizes(active.lib, active.root, [
-                    hooks.request(b, active.arch, params[i][1]) for i, b in asked])
+            asked = [(op.index, kernel.buffer) for op in ops
+                     if (kernel := board_kernel(active, op, dtypes[op.index])) is not None
+                     and kernel.buffer and hooks.decline(
+                         model, op, params[op.index][1], active.arch) is None]
+            sizes = buffer_bytes(active, hooks, [(b, params[i][1]) for i, b in asked])
             for (i, _), n in zip(asked, sizes, strict=True):
                 out[i] = max(out[i], n)
     return {i: n for i, n in out.items() if n}

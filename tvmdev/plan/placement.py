@@ -19,8 +19,8 @@ from typing import Any
 
 from ..load.kernel_tree import ActiveLibrary
 from ..load.library import Kernel
-from ..model.graph import Model
-from .hooks import hooks_of
+from ..model.graph import Model, Operator
+from .hooks import LibraryHooks, hooks_of
 from .tree_build import buffer_sizes, reached_sources
 
 
@@ -89,16 +89,14 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
     extra: dict[int, dict[str, Any]] = {}
     trees = []
     for active in boards:
-        hooks = hooks_of(active.lib.hooks, active.lib.name,
-                         str(active.lib.folder / "library.yaml"))
+        hooks = library_hooks(active)
         chosen: list[tuple[int, Kernel]] = []
         for op in model.operators:
             chain = out[op.index]
             lead = tuple(k for k in chain if k.level != "portable")
             if len(lead) == len(chain):
                 continue
-            kernel = next((k for k in active.lib.kernels.kernels
-                           if k.op == op.op and k.matches(dtypes[op.index])), None)
+            kernel = board_kernel(active, op, dtypes[op.index])
             if kernel is None:
                 continue
             why = hooks.decline(model, op, params[op.index], active.arch) if hooks else None
@@ -119,8 +117,8 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
             _own(model, active, chosen, params, scratch, extra)
             continue
         sized = [(i, k) for i, k in chosen if k.buffer and hooks]
-        sizes = buffer_sizes(active.lib, active.root, [
-            hooks.request(k.buffer or "", active.arch, params[i]) for i, k in sized if hooks])
+        sizes = buffer_bytes(active, hooks, [(k.buffer or "", params[i]) for i, k in sized]
+                             ) if hooks else []
         for (i, _), n in zip(sized, sizes, strict=True):
             ready = (hooks.precomputed(model, model.operators[i], params[i])
                      if n and hooks else {})
@@ -136,12 +134,34 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
     return Placed(out, placements, scratch, tuple(trees), extra)
 
 
+def library_hooks(active: ActiveLibrary) -> LibraryHooks | None:
+    """The hooks a board library's library.yaml names (None: it names none)."""
+    return hooks_of(active.lib.hooks, active.lib.name, str(active.lib.folder / "library.yaml"))
+
+
+def board_kernel(active: ActiveLibrary, op: Operator, dtypes: dict[str, str]
+                 ) -> Kernel | None:
+    """The board library's kernel for ``op`` with these argument dtypes, if it has one."""
+    return next((k for k in active.lib.kernels.kernels
+                 if k.op == op.op and k.matches(dtypes)), None)
+
+
+def buffer_bytes(active: ActiveLibrary, hooks: LibraryHooks,
+                 asked: list[tuple[str, dict[str, Any]]]) -> list[int]:
+    """The scratch bytes each (buffer, params) asks of a board library: what its hooks
+    count for a library without a tree (tvmdev_cm), else its tree's buffer-size probe."""
+    if active.root is None:
+        return [hooks.scratch_bytes(b, active.arch, p) for b, p in asked]
+    return buffer_sizes(active.lib, active.root,
+                        [hooks.request(b, active.arch, p) for b, p in asked])
+
+
 def _own(model: Model, active: ActiveLibrary, chosen: list[tuple[int, Kernel]],
          params: dict[int, dict[str, Any]], scratch: dict[int, int],
          extra: dict[int, dict[str, Any]]) -> None:
     """A library without a tree (tvmdev_cm): each chosen operator's scratch, the bytes
     its hooks compute, and the params fields they lay out (the filter, folded biases)."""
-    hooks = hooks_of(active.lib.hooks, active.lib.name, str(active.lib.folder / "library.yaml"))
+    hooks = library_hooks(active)
     if hooks is None:
         return
     for i, k in chosen:
