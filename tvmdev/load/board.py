@@ -158,6 +158,7 @@ class Board:
     device_options: tuple[tuple[str, str], ...] = ()
     cache: Cache | None = None  # the CPU's data cache, if it has one
     io: str = "caller"  # the model's I/O by default: in the workspace, or the caller's
+    patch: str = "off"  # patch-based inference by default: auto (tvmdev.plan.patch) or off
 
     def buffer_alignment(self, device: DeviceMemory | None = None) -> int:
         """The alignment of the workspace and of buffers a device reads or writes: 16
@@ -291,7 +292,7 @@ def load_board(path: Path, origin: str = "path") -> Board:
                              (doc.get("device_options") or {}).items()),
         cache=Cache(int(doc["cache"]["line"]), bool(doc["cache"].get("dcache", True)))
         if doc.get("cache") else None,
-        io=str(doc.get("io", "caller")),
+        io=str(doc.get("io", "caller")), patch=str(doc.get("patch", "off")),
     )
 
 

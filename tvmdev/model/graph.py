@@ -82,6 +82,10 @@ class Model:
     # Persistent state (TFLite's variable tensors): read and updated in place by one
     # operator each, kept from one run to the next, reset to :meth:`state_fill`.
     states: tuple[str, ...] = ()
+    # Row slices (patch-based inference, tvmdev.plan.patch): a tensor that is rows of
+    # another, by name -> (that tensor, the offset of its first element). It has no bytes
+    # of its own: the plan gives it none, and the executor points it into its parent.
+    slices: dict[str, tuple[str, int]] = field(default_factory=dict)
 
     def device(self, name: str) -> Device:
         """The device instance called ``name``."""

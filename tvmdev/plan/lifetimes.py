@@ -50,11 +50,13 @@ def lifetimes(model: Model, inplace: Candidates, exclude: frozenset[str],
     An operator writes over a candidate input (``inplace``) that dies there, unless it is
     in ``no_inplace``."""
     tensors = model.tensors
+    # A row slice (patch-based inference) is bytes of its parent: using it uses the parent.
+    whole = {s: p for s, (p, _) in model.slices.items()}
     last_use: dict[str, int] = {}
     for op in model.operators:
         for t in op.inputs:
             if t is not None:
-                last_use[t] = op.index
+                last_use[whole.get(t, t)] = op.index
     roles = ("intermediate", "input", "output") if io else ("intermediate",)
     life = Lifetimes()
     seg_of: dict[str, Segment] = {}
@@ -67,7 +69,11 @@ def lifetimes(model: Model, inplace: Candidates, exclude: frozenset[str],
         begin(name, 0)
     for op in model.operators:
         out = op.outputs[0]
-        if tensors[out].role in roles and out not in exclude and out not in seg_of:
+        if out in whole:  # rows of a tensor, which begins at its first rows' writer
+            out = whole[out]
+            if tensors[out].role in roles and out not in exclude and out not in seg_of:
+                begin(out, op.index)
+        elif tensors[out].role in roles and out not in exclude and out not in seg_of:
             source = None if op.index in no_inplace else next((
                 t for t in (op.inputs[i] if i < len(op.inputs) else None
                             for i in inplace.get(op.index, ()))
@@ -77,7 +83,8 @@ def lifetimes(model: Model, inplace: Candidates, exclude: frozenset[str],
                 begin(out, op.index)
             else:
                 _continue(life, seg_of, source, out, op.index, aligned(tensors[out].nbytes))
-        for t in op.inputs:
+        for t in (*op.inputs, out):
+            t = whole.get(t, t) if t is not None else None
             if t is not None and t in seg_of:
                 seg_of[t].end = max(seg_of[t].end, op.index)
     last = max(len(model.operators) - 1, 0)

@@ -44,6 +44,7 @@ from .devices import DevicePlan, plan_devices
 from .fit import check_fit
 from .inplace import inplace_inputs
 from .kernels import (
+    Registry,
     build_registry,
     device_dir_libraries,
     operator_scratch,
@@ -54,6 +55,8 @@ from .kernels import (
 from .memory import MemoryPlan, plan_memory
 from .memory_map import MemoryMap
 from .padfold import fold_pads
+from .patch import Stage, patch_model
+from .patch_search import choose
 from .placement import Placed, Placement, TreeSources, place
 from .prepare import Prepared, operator_params, prepare
 from .schedule import Step, schedule
@@ -95,6 +98,12 @@ class Options:
     device_boards: tuple[tuple[str, str], ...] = ()
     # Constants the device kinds want in their own layout (kernels/<kind>_layouts.yaml)
     device_layouts: tuple[Layout, ...] = ()
+    # Patch-based inference (:mod:`.patch`): "auto" chooses the stages that lower the
+    # peak most within ``patch_budget`` (instructions over the unpatched plan's), "off"
+    # patches nothing; None: the board's default. ``patch_stages``: these stages instead.
+    patch: str | None = None
+    patch_budget: float = 1.10
+    patch_stages: tuple[Stage, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,6 +123,8 @@ class Compiled:
     notes: tuple[str, ...] = ()  # why a board library is not in use
     device_notes: tuple[str, ...] = ()  # the device kinds whose kernels are not known
     folds: tuple[tuple[str, str], ...] = ()  # (operator, the PAD folded into it)
+    # The stages run patch by patch, in the indices of the model before patching
+    patches: tuple[Stage, ...] = ()
     # The model as imported, before the plan's exact rewrites (PAD folding); None when
     # the plan rewrote nothing. A run's reference evaluates it, not the rewritten model.
     imported: Model | None = None
@@ -255,14 +266,58 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
         for k in dplan.with_origin("sim", "scaffold")]
     registry = build_registry([*board.kernels, *options.kernel_files], device_libs,
                               libraries)
+    kind_names = frozenset(lib.kind for lib in device_libs if lib.kind)
+
+    def planned(stages: tuple[Stage, ...]) -> _Planned:
+        return _plan(patch_model(model, stages)[0], board, options, registry, kind_names)
+
+    stages = options.patch_stages or (choose(
+        model, inplace_inputs(model, resolve(model, registry)) if options.inplace else {},
+        options.io == "workspace", options.patch_budget,
+        lambda st: planned(st).memory.arena_size)
+        if (options.patch or board.patch) == "auto" else ())
+    got = planned(stages)
+    model, steps, params, placed = got.model, got.steps, got.params, got.placed
+    dev_mem, memory = got.device_memory, got.memory
+    # Every spelling once more, now with a board's offload device and the kernels called.
+    check_model(model, all_platforms(), [k.name for c in placed.chains.values() for k in c])
+    problem = object_problem(memory.arena_size)
+    if problem is not None:
+        raise TvmdevError(f"the workspace of model '{model.name}' needs {problem}",
+                          model.path, hint="split the model, or make its tensors smaller")
+    regions = check_fit(model, memory, board, options.place_memory,
+                        io=options.io == "workspace")
+    return Compiled(model, board, options, dplan, steps, memory,
+                    prepare(model, params, placed, memory,
+                            {i: a for p in dev_mem.pools for i, a in p.scratch.items()}
+                            if dev_mem else {}), placed.trees,
+                    _companions(generated_specs(dplan, board), dplan, options.device_specs),
+                    tuple(notes), tuple(device_notes), tuple(folds.items()), stages,
+                    device_memory=dev_mem, imported=dplan.model if folds or stages else None,
+                    regions=regions)
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """A model's kernels and memory, planned (:func:`_plan`)."""
+
+    model: Model
+    steps: tuple[Step, ...]
+    params: dict[int, tuple[str, dict[str, Any]]]
+    placed: Placed
+    device_memory: DeviceMemoryPlan | None
+    memory: MemoryPlan
+
+
+def _plan(model: Model, board: Board, options: Options, registry: Registry,
+          kinds: frozenset[str]) -> _Planned:
+    """The schedule, kernels, scratch and memory of ``model`` (the stages of the pipeline
+    that :mod:`.patch_search` runs again for each stage it tries)."""
     steps = schedule(model, options.schedule)
     params = operator_params(model)
     placed = place(model, registry.board, resolve(model, registry),
                    {op.index: tensor_dtypes(model, op) for op in model.operators},
-                   {i: p for i, (_, p) in params.items()},
-                   frozenset(lib.kind for lib in device_libs if lib.kind))
-    # Every spelling once more, now with a board's offload device and the kernels called.
-    check_model(model, all_platforms(), [k.name for c in placed.chains.values() for k in c])
+                   {i: p for i, (_, p) in params.items()}, kinds)
     scratch = operator_scratch(model, placed.chains, board.tuning, placed.scratch, params)
     scratch = with_device_boards(scratch, model, placed.chains, params, options)
     dev_mem = _device_memory(model, steps, placed, scratch, options)
@@ -278,20 +333,7 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
                          scratch=scratch, exclude=dev_mem.device_only if dev_mem else frozenset(),
                          no_inplace=frozenset(dev_mem.mem_ops) if dev_mem else frozenset(),
                          io=options.io == "workspace")
-    problem = object_problem(memory.arena_size)
-    if problem is not None:
-        raise TvmdevError(f"the workspace of model '{model.name}' needs {problem}",
-                          model.path, hint="split the model, or make its tensors smaller")
-    regions = check_fit(model, memory, board, options.place_memory,
-                        io=options.io == "workspace")
-    return Compiled(model, board, options, dplan, steps, memory,
-                    prepare(model, params, placed, memory,
-                            {i: a for p in dev_mem.pools for i, a in p.scratch.items()}
-                            if dev_mem else {}), placed.trees,
-                    _companions(generated_specs(dplan, board), dplan, options.device_specs),
-                    tuple(notes), tuple(device_notes), tuple(folds.items()),
-                    device_memory=dev_mem, imported=dplan.model if folds else None,
-                    regions=regions)
+    return _Planned(model, steps, params, placed, dev_mem, memory)
 
 
 def _device_memory(model: Model, steps: tuple[Step, ...], placed: Placed,

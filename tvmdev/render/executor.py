@@ -69,6 +69,9 @@ def _tensor_expr(model: Model, name: str | None, names: Names, ws_io: bool = Fal
     inputs and outputs are in the workspace, as its intermediates)."""
     if name is None:
         return "NULL"
+    if name in model.slices:  # rows of another tensor (patch-based inference)
+        parent, offset = model.slices[name]
+        return f"({_tensor_expr(model, parent, names, ws_io)} + {offset})"
     t = model.tensors[name]
     if ws_io and t.role in ("input", "output"):
         return names.local(t.cname)
