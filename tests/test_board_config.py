@@ -41,8 +41,8 @@ CASES: list[tuple[str, str, Callable[[str], str], str | None, str, str | None]] 
      "unknown key 'ccc' in toolchain", "known keys: cc, cflags, defines, ldflags"),
     ("typo at the top", "host", _sub("^kernels:", "kernals:"), "kernals:",
      "unknown key 'kernals'", "known keys: name, aliases, description, platform, cpu, "
-     "toolchain, memory, run, support, kernels, io, rtos, device_options, libraries, cache, "
-     "tuning, offload"),
+     "toolchain, memory, run, support, kernels, io, patch, rtos, device_options, libraries, "
+     "cache, tuning, offload"),
     ("a cache line not a power of two", "mps2_an500", _sub("line: 32", "line: 24"), "cache:",
      "cache.line 24 is not one of 16, 32, 64, 128, 256", None),
     ("missing toolchain.cc", "host", _sub("^  cc: gcc\n", ""), "toolchain:",

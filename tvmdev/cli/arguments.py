@@ -60,6 +60,10 @@ def model_command(model: Path, args: argparse.Namespace) -> str:
         parts += ["--no-fold-pads"]
     if not getattr(args, "inplace", True):
         parts += ["--no-inplace"]
+    if getattr(args, "patch", None):
+        parts += ["--patch", args.patch]
+    if getattr(args, "patch_budget", 1.10) != 1.10:
+        parts += ["--patch-budget", f"{args.patch_budget:g}"]
     if getattr(args, "io", None):
         parts += ["--io", args.io]
     for value in _listed(getattr(args, "place_memory", None)):
@@ -77,6 +81,10 @@ def compile_options(args: argparse.Namespace, run: bool) -> Options:
     """The pipeline's options from ``aot``'s or ``run``'s arguments (``run``: device kinds
     without the user's implementation run as tvmdev's stand-in, with its kernels)."""
     device_dir = Path(args.device_dir) if args.device_dir else None
+    if getattr(args, "patch_budget", 1.10) < 1.0:
+        raise TvmdevError(f"--patch-budget {args.patch_budget:g}: patching only adds work, "
+                          "so the budget is a ratio of at least 1.0",
+                          hint="give 1.10 for 10% more instructions, or --patch off")
     specs = user_device_specs(device_dir) if device_dir is not None else ()
     return Options(args.schedule, tuple(Path(k) for k in args.kernels or []), device_dir,
                    specs,
@@ -86,7 +94,8 @@ def compile_options(args: argparse.Namespace, run: bool) -> Options:
                    # the user's kinds that declare memory of their own (their manifest)
                    device_memory=tuple((s.name, s.memory) for s in specs if s.memory),
                    place_memory=parse_places(getattr(args, "place_memory", None)),
-                   io=getattr(args, "io", None),
+                   io=getattr(args, "io", None), patch=getattr(args, "patch", None),
+                   patch_budget=getattr(args, "patch_budget", 1.10),
                    device_boards=_device_boards(getattr(args, "coprocessor", None)),
                    # how the user's kinds with memory want their constants laid out
                    device_layouts=load_layouts(device_dir, [s.name for s in specs if s.memory])

@@ -72,6 +72,14 @@ def _model_options(p: argparse.ArgumentParser) -> None:
                    help="give every operator's output a buffer of its own (default: an "
                         "operator whose kernels allow it writes over an input that dies "
                         "there, and a reshape of such an input is a view, with no call)")
+    p.add_argument("--patch", choices=["auto", "off"],
+                   help="patch-based inference: run the early stages of a CNN band by band "
+                        "of rows where that lowers the peak RAM within --patch-budget "
+                        "(auto), or never (off) (default: the board's patch:, auto on the "
+                        "bare-metal boards, off elsewhere)")
+    p.add_argument("--patch-budget", type=float, default=1.10, metavar="RATIO",
+                   help="the most work patching may add, as a ratio over the unpatched "
+                        "plan's (default 1.10: 10%% more)")
     p.add_argument("--io", choices=["workspace", "caller"],
                    help="the model's inputs and outputs: planned in the workspace (the "
                         "caller fills and reads the pointers tvmgen_<model>_map_inputs and "

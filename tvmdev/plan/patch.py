@@ -50,6 +50,29 @@ class Stage:
 
 
 @dataclass(frozen=True)
+class Patched:
+    """A stage as the report and plan.json name it: by its operators' names."""
+
+    first: str
+    last: str
+    operators: int
+    patches: int
+    output: str  # the stage's output tensor, computed band by band
+
+    def describe(self) -> str:
+        """One line for ``tvmdev aot``'s report."""
+        return (f"{self.first} .. {self.last} ({self.operators} operators) in "
+                f"{self.patches} bands of {self.output}'s rows")
+
+
+def patched(model: Model, stage: Stage) -> Patched:
+    """``stage`` of ``model`` (before patching), named."""
+    ops = model.operators
+    return Patched(ops[stage.first].name, ops[stage.last].name, stage.last - stage.first + 1,
+                   stage.patches, ops[stage.last].outputs[0])
+
+
+@dataclass(frozen=True)
 class Window:
     """How a window operator's output rows read its input's rows."""
 

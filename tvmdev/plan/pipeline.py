@@ -55,7 +55,7 @@ from .kernels import (
 from .memory import MemoryPlan, plan_memory
 from .memory_map import MemoryMap
 from .padfold import fold_pads
-from .patch import Stage, patch_model
+from .patch import Patched, Stage, patch_model, patched
 from .patch_search import choose
 from .placement import Placed, Placement, TreeSources, place
 from .prepare import Prepared, operator_params, prepare
@@ -123,8 +123,8 @@ class Compiled:
     notes: tuple[str, ...] = ()  # why a board library is not in use
     device_notes: tuple[str, ...] = ()  # the device kinds whose kernels are not known
     folds: tuple[tuple[str, str], ...] = ()  # (operator, the PAD folded into it)
-    # The stages run patch by patch, in the indices of the model before patching
-    patches: tuple[Stage, ...] = ()
+    # The stages run band by band of rows (patch-based inference)
+    patches: tuple[Patched, ...] = ()
     # The model as imported, before the plan's exact rewrites (PAD folding); None when
     # the plan rewrote nothing. A run's reference evaluates it, not the rewritten model.
     imported: Model | None = None
@@ -276,6 +276,7 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
         options.io == "workspace", options.patch_budget,
         lambda st: planned(st).memory.arena_size)
         if (options.patch or board.patch) == "auto" else ())
+    named = tuple(patched(model, s) for s in stages)
     got = planned(stages)
     model, steps, params, placed = got.model, got.steps, got.params, got.placed
     dev_mem, memory = got.device_memory, got.memory
@@ -292,7 +293,7 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
                             {i: a for p in dev_mem.pools for i, a in p.scratch.items()}
                             if dev_mem else {}), placed.trees,
                     _companions(generated_specs(dplan, board), dplan, options.device_specs),
-                    tuple(notes), tuple(device_notes), tuple(folds.items()), stages,
+                    tuple(notes), tuple(device_notes), tuple(folds.items()), named,
                     device_memory=dev_mem, imported=dplan.model if folds or stages else None,
                     regions=regions)
 

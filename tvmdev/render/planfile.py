@@ -19,7 +19,6 @@ def plan_json(gen: Compiled) -> str:
     """The metadata written beside the sources: what was decided, for people and tools."""
     m = gen.model
     mem = gen.memory
-    unread = m.unread_constants
     folds = dict(gen.folds)
     aliases = _aliases(gen)
     doc = {
@@ -43,17 +42,7 @@ def plan_json(gen: Compiled) -> str:
                        "inputs": list(op.inputs), "outputs": list(op.outputs),
                        "scratch": _scratch_json(mem, op.index)}
                       for op in m.operators],
-        "tensors": {name: {"shape": list(t.shape), "dtype": t.dtype, "role": t.role,
-                           "bytes": t.nbytes,
-                           **({"offset": mem.offsets[name]} if name in mem.offsets else {}),
-                           **({"quant": {"scale": list(t.quant.scale),
-                                         "zero_point": list(t.quant.zero_point),
-                                         "axis": t.quant.axis}} if t.quant else {}),
-                           # the C spelling, where the name is not one (tvmdev.naming)
-                           **({"c_name": t.cname} if t.cname != name else {}),
-                           # no operator reads it: not emitted
-                           **({"unread": True} if name in unread else {})}
-                    for name, t in m.tensors.items()},
+        "tensors": _tensors_json(gen),
         "arena": {"size": mem.arena_size, "lower_bound": mem.lower_bound,
                   "alignment": mem.alignment,
                   "ratio": round(mem.ratio, 4),
@@ -62,6 +51,8 @@ def plan_json(gen: Compiled) -> str:
                   # the model's state: its own region, kept across runs
                   **({"state": {"offset": mem.state_region[0], "size": mem.state_region[1]}}
                      if mem.states else {})},
+        # the stages run band by band of their output's rows (patch-based inference)
+        **({"patches": [asdict(p) for p in gen.patches]} if gen.patches else {}),
         **(_pools_json(gen) if gen.device_memory is not None else {}),
         **_regions_json(gen),
         "tuning": asdict(gen.tuning),
@@ -74,6 +65,24 @@ def plan_json(gen: Compiled) -> str:
                   for t in gen.trees],
     }
     return json_lines(doc)
+
+
+def _tensors_json(gen: Compiled) -> dict[str, Any]:
+    """Each tensor: shape, dtype, role, bytes, and where the plan put it."""
+    m, mem, unread = gen.model, gen.memory, gen.model.unread_constants
+    return {name: {
+        "shape": list(t.shape), "dtype": t.dtype, "role": t.role, "bytes": t.nbytes,
+        **({"offset": mem.offsets[name]} if name in mem.offsets else {}),
+        **({"quant": {"scale": list(t.quant.scale), "zero_point": list(t.quant.zero_point),
+                      "axis": t.quant.axis}} if t.quant else {}),
+        # rows of another tensor, from this element on (patch-based inference)
+        **({"slice_of": {"tensor": m.slices[name][0], "element": m.slices[name][1]}}
+           if name in m.slices else {}),
+        # the C spelling, where the name is not one (tvmdev.naming)
+        **({"c_name": t.cname} if t.cname != name else {}),
+        # no operator reads it: not emitted
+        **({"unread": True} if name in unread else {})}
+        for name, t in m.tensors.items()}
 
 
 def _aliases(gen: Compiled) -> dict[int, dict[str, str]]:
