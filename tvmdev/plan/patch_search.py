@@ -26,13 +26,15 @@ from .patch import Geometry, Stage, bands, needed_rows, patch_model, rowwise, st
 MAX_STAGES = 3
 # The (first, last) stages tried around a peak, and how many of the best tries the whole
 # pipeline plans (kernels' scratch included) to choose from.
-PAIRS = 10
-KEEP = 4
+PAIRS = 24
+KEEP = 8
 # The work of one kernel call, in multiply-accumulates: what a band's extra call costs.
 CALL_COST = 400
 # The most operators a stage spans on either side of the peak, and the most patches.
 REACH = 12
 MAX_PATCHES = 16
+# The patch counts tried (MCUNetV2's search tries a few, too).
+PATCH_COUNTS = (2, 3, 4, 5, 6, 8, 10, 12, 14, 16)
 
 
 def op_cost(geo: Geometry, op: Operator) -> int:
@@ -85,9 +87,11 @@ def _key(live: list[int]) -> tuple[int, int]:
     return top, max((v for v in live if v < top), default=0)
 
 
-def _pairs(geo: Geometry, at: int, taken: list[Stage]) -> list[tuple[int, int]]:
-    """The (first, last) stages holding operator ``at`` that overlap none ``taken``, those
-    whose input and output (which live whole through the stage) are smallest first."""
+def _pairs(geo: Geometry, at: int, taken: list[Stage], extra: Callable[[Stage], int],
+           allowed: float) -> list[tuple[int, int]]:
+    """The (first, last) stages holding operator ``at`` that overlap none ``taken`` and
+    whose ``extra`` work in two patches is ``allowed``, those whose input and output
+    (which live whole through the stage) are smallest first."""
     ops = geo.model.operators
     if not rowwise(geo, ops[at]):
         return []
@@ -105,7 +109,8 @@ def _pairs(geo: Geometry, at: int, taken: list[Stage]) -> list[tuple[int, int]]:
                 + tensors[ops[ab[1]].outputs[0]].nbytes)
 
     pairs = [(a, b) for a in range(lo, at + 1) for b in range(at, hi + 1)
-             if not busy & set(range(a, b + 1)) and stage_problem(geo, a, b) is None]
+             if not busy & set(range(a, b + 1)) and stage_problem(geo, a, b) is None
+             and extra(Stage(a, b, 2)) <= allowed]
     return sorted(pairs, key=ends)[:PAIRS]
 
 
@@ -123,6 +128,11 @@ def choose(model: Model, inplace: Mapping[int, tuple[int, ...]], io: bool, budge
     best = arena(())
     patched, origin = model, tuple(range(len(model.operators)))
 
+    def added(stage: Stage) -> int:
+        plain = sum(op_cost(geo, op) + CALL_COST
+                    for op in model.operators[stage.first:stage.last + 1])
+        return stage_cost(geo, stage) - plain
+
     def cands(where: tuple[int, ...]) -> dict[int, tuple[int, ...]]:
         return {i: inplace[o] for i, o in enumerate(where) if o in inplace}
 
@@ -130,12 +140,12 @@ def choose(model: Model, inplace: Mapping[int, tuple[int, ...]], io: bool, budge
         live = profile(patched, cands(origin), io)
         now = _key(live)
         tries: dict[tuple[int, int], tuple[tuple[int, int], int, Stage]] = {}
-        for a, b in _pairs(geo, origin[live.index(now[0])], list(stages)):
-            plain = sum(op_cost(geo, op) + CALL_COST for op in model.operators[a:b + 1])
+        for a, b in _pairs(geo, origin[live.index(now[0])], list(stages), added,
+                           allowed - spent):
             height = model.tensors[model.operators[b].outputs[0]].shape[1]
-            for patches in range(2, min(height, MAX_PATCHES) + 1):
+            for patches in (p for p in PATCH_COUNTS if p <= height):
                 stage = Stage(a, b, patches)
-                extra = stage_cost(geo, stage) - plain
+                extra = added(stage)
                 if spent + extra > allowed:
                     continue
                 tried = tuple(sorted([*stages, stage], key=lambda s: s.first))
