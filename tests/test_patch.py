@@ -73,17 +73,23 @@ def _sliced(model: Model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray
 
 
 def _stages(model: Model) -> list[tuple[int, int, int]]:
-    """Every (first, last, patches) the model allows."""
+    """Every (first, last) stage the model allows, in 3 patches, and those from the first
+    operator also in a patch per row."""
     from tvmdev.plan.patch import Geometry, stage_problem
     geo = Geometry(model)
     n = len(model.operators)
-    return [(a, b, p) for a in range(n) for b in range(a, n)
-            if stage_problem(geo, a, b) is None
-            for p in sorted({2, 3, model.tensors[model.operators[b].outputs[0]].shape[1]})
-            if p <= model.tensors[model.operators[b].outputs[0]].shape[1]]
+    out = []
+    for a in range(n):
+        for b in range(a, n):
+            height = model.tensors[model.operators[b].outputs[0]].shape[1]
+            # 3 bands everywhere; a band per row from the start (every row a boundary)
+            counts = {3, height} if a == 0 else {3}
+            if stage_problem(geo, a, b) is None:
+                out += [(a, b, p) for p in sorted(counts) if p <= height]
+    return out
 
 
-@pytest.mark.parametrize("dtype", ["int8", "float32"])
+@pytest.mark.parametrize("dtype", ["int8", pytest.param("float32", marks=pytest.mark.slow)])
 def test_every_stage_computes_the_unpatched_outputs(dtype: str, tmp_path: Path) -> None:
     """Each stage and patch count: the patched model's outputs are the unpatched model's
     bytes and TFLM's interpreter's for int8; float32 ones within numpy's rounding of a
@@ -98,7 +104,7 @@ def test_every_stage_computes_the_unpatched_outputs(dtype: str, tmp_path: Path) 
     if dtype == "int8":
         assert np.array_equal(want, tflm_ref.outputs(path.read_bytes(), pc.inputs(dtype), 1)[0])
     stages = _stages(m)
-    assert len(stages) > 40 and max(b - a for a, b, _ in stages) == len(m.operators) - 1
+    assert len(stages) > 25 and max(b - a for a, b, _ in stages) == len(m.operators) - 1
     for a, b, p in stages:
         patched, where = patch_model(m, (Stage(a, b, p),))
         assert len(patched.operators) == len(m.operators) + (b - a + 1) * (p - 1)
@@ -139,8 +145,8 @@ def test_the_search_lowers_the_arena_within_the_budget(tmp_path: Path) -> None:
     """On a bare-metal board the planner patches by default where the arena shrinks, the
     stage's extra work within the budget; --patch off and a budget of 1.0 patch nothing."""
     from tvmdev.load.board import board_by_name
-    from tvmdev.plan.patch_search import CALL_COST, op_cost, stage_cost
     from tvmdev.plan.patch import Geometry, Stage
+    from tvmdev.plan.patch_search import CALL_COST, op_cost, stage_cost
     from tvmdev.plan.pipeline import Options, compile_model
     _, m = _model(tmp_path, "int8")
     board = board_by_name("mps2_an386")
