@@ -80,6 +80,7 @@ class Window:
     kernel: int  # rows a window spans: (KH - 1) * dilation + 1
     stride: int
     pad_top: int
+    taps: int = 1  # multiply-accumulates (or reads) per output element
 
 
 class Geometry:
@@ -106,7 +107,10 @@ def window(model: Model, op: Operator) -> Window | None:
     if attrs.get("ceil_mode", 0):
         return None
     p = model.operator_params(op)[1]
-    return Window(p["H"], (p["KH"] - 1) * p.get("dil_h", 1) + 1, p["stride_h"], p["pad_top"])
+    taps = p["KH"] * p["KW"] * (p["C"] // max(p.get("group", 1), 1) if op.op == "conv2d"
+                                else 1)
+    return Window(p["H"], (p["KH"] - 1) * p.get("dil_h", 1) + 1, p["stride_h"], p["pad_top"],
+                  taps)
 
 
 def _is_activation(model: Model, name: str | None) -> bool:

@@ -39,16 +39,8 @@ PATCH_COUNTS = (2, 3, 4, 5, 6, 8, 10, 12, 14, 16)
 
 def op_cost(geo: Geometry, op: Operator) -> int:
     """``op``'s work: multiply-accumulates (window operators) or elements (the rest)."""
-    model = geo.model
-    out = model.tensors[op.outputs[0]]
     w = geo.window(op)
-    if w is None:
-        return numel(out.shape)
-    p = model.operator_params(op)[1]
-    taps = p["KH"] * p["KW"]
-    if op.op == "conv2d":
-        taps *= p["C"] // max(p.get("group", 1), 1)
-    return int(numel(out.shape) * taps)
+    return numel(geo.model.tensors[op.outputs[0]].shape) * (w.taps if w is not None else 1)
 
 
 def stage_cost(geo: Geometry, stage: Stage) -> int:

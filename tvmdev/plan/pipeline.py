@@ -58,7 +58,7 @@ from .padfold import fold_pads
 from .patch import Patched, Stage, patch_model, patched
 from .patch_search import choose
 from .placement import Placed, Placement, TreeSources, place
-from .prepare import Prepared, operator_params, prepare
+from .prepare import ParamsCache, Prepared, operator_params, prepare
 from .schedule import Step, schedule
 
 # The command recorded in the banners of the device code tvmdev generates for a run.
@@ -268,8 +268,11 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
                               libraries)
     kind_names = frozenset(lib.kind for lib in device_libs if lib.kind)
 
+    cache: ParamsCache = {}
+
     def planned(stages: tuple[Stage, ...]) -> _Planned:
-        return _plan(patch_model(model, stages)[0], board, options, registry, kind_names)
+        return _plan(patch_model(model, stages)[0], board, options, registry, kind_names,
+                     cache)
 
     stages = options.patch_stages or (choose(
         model, inplace_inputs(model, resolve(model, registry)) if options.inplace else {},
@@ -311,11 +314,11 @@ class _Planned:
 
 
 def _plan(model: Model, board: Board, options: Options, registry: Registry,
-          kinds: frozenset[str]) -> _Planned:
+          kinds: frozenset[str], cache: ParamsCache) -> _Planned:
     """The schedule, kernels, scratch and memory of ``model`` (the stages of the pipeline
     that :mod:`.patch_search` runs again for each stage it tries)."""
     steps = schedule(model, options.schedule)
-    params = operator_params(model)
+    params = operator_params(model, cache)
     placed = place(model, registry.board, resolve(model, registry),
                    {op.index: tensor_dtypes(model, op) for op in model.operators},
                    {i: p for i, (_, p) in params.items()}, kinds)

@@ -11,13 +11,13 @@ against its struct with pycparser.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 from ..load.library import Kernel
-from ..model.graph import Model
+from ..model.graph import Model, Operator
 from ..model.ops import scratch_structs
 from .inplace import is_view
 from .memory import MemoryPlan
@@ -40,9 +40,37 @@ class Prepared:
     view_of: str | None = None
 
 
-def operator_params(model: Model) -> dict[int, tuple[str, dict[str, Any]]]:
-    """Every operator's params struct and values, computed once for the whole pipeline."""
-    return {op.index: model.operator_params(op) for op in model.operators}
+ParamsCache = dict[Hashable, tuple[str, dict[str, Any]]]
+
+
+def operator_params(model: Model, cache: ParamsCache | None = None
+                    ) -> dict[int, tuple[str, dict[str, Any]]]:
+    """Every operator's params struct and values, computed once for the whole pipeline.
+    ``cache``: the params of operators seen before, by what they are computed from (the
+    op, its attributes and its tensors' shapes, dtypes and quantization): patch-based
+    inference's search plans many models whose operators are mostly the same."""
+    out = {}
+    for op in model.operators:
+        key = _signature(model, op) if cache is not None else None
+        if key is not None and cache is not None and key in cache:
+            out[op.index] = cache[key]
+            continue
+        out[op.index] = model.operator_params(op)
+        if key is not None and cache is not None:
+            cache[key] = out[op.index]
+    return out
+
+
+def _signature(model: Model, op: Operator) -> Hashable | None:
+    """What ``op``'s params are computed from, or None when it does not hash."""
+    ts = [model.tensors[t] if t is not None else None for t in (*op.inputs, op.outputs[0])]
+    key = (op.op, op.attrs, tuple(None if t is None else (t.shape, t.dtype, t.quant,
+                                                          t.role == "constant") for t in ts))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def prepare(model: Model, params: dict[int, tuple[str, dict[str, Any]]], placed: Placed,
