@@ -227,3 +227,29 @@ def test_patched_on_the_cortex_m4_is_tflm(cli: Callable[..., Result], tmp_path: 
     assert plan["patches"], r.out
     want = tflm_ref.outputs(path.read_bytes(), pc.inputs("int8"), 1)[0]
     assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("io", ["workspace", "caller"])
+def test_stages_from_the_input_to_the_output_in_c(io: str, tmp_path: Path) -> None:
+    """Stages the search may not pick, forced: from the graph input (read by rows) and to
+    the graph output (written by rows), with the I/O in the workspace and the caller's,
+    a band per row; the C on the host gives TFLM's bytes."""
+    need_tool("gcc", "apt install gcc")
+    from tvmdev.load.board import board_by_name
+    from tvmdev.plan.patch import Stage
+    from tvmdev.plan.pipeline import Options, compile_model
+    from tvmdev.run.job import execute, stage
+    path, m = _model(tmp_path, "int8")
+    xs = pc.inputs("int8")
+    want = tflm_ref.outputs(path.read_bytes(), xs, 1)[0]
+    last = len(m.operators) - 1
+    for stages in ((Stage(0, 3, 12),), (Stage(0, 0, 5), Stage(4, last, 3))):
+        compiled = compile_model(m, board_by_name("host"), Options(
+            io=io, patch_stages=stages, stand_in_kernels=True))
+        job = stage(compiled, tmp_path / f"{io}{len(stages)}", {m.inputs[0]: xs[0]})
+        job.backend.build(job)
+        result = execute(job)
+        assert result.status == 0 and not result.mismatches(), result.stdout
+        got = result.outputs[m.outputs[0]]
+        assert got.dtype == want.dtype and np.array_equal(got, want)

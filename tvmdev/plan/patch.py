@@ -302,6 +302,11 @@ def patch_model(model: Model, stages: tuple[Stage, ...], geo: Geometry | None = 
     """``model`` with each of ``stages`` (in order, not overlapping) run band by band, and
     the index in ``model`` of each of its operators (``geo``: ``model``'s windows)."""
     geo = geo or Geometry(model)
+    for s in stages:
+        problem = stage_problem(geo, s.first, s.last)
+        if problem is not None or not 1 <= s.patches <= model.tensors[
+                model.operators[s.last].outputs[0]].shape[1]:
+            raise ValueError(f"{s}: {problem or 'more patches than rows'}")
     if not stages:
         return model, tuple(range(len(model.operators)))
     rw = _Rewrite(model)

@@ -317,6 +317,7 @@ def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
     touched |= {t for p in prepared if p.view_of is None
                 for t in model.operators[p.index].outputs}
     touched |= set(model.outputs)
+    touched |= {model.slices[t][0] for t in touched if t in model.slices}  # rows of these
 
     def tensor_ctx(name: str) -> dict[str, Any]:
         t = model.tensors[name]
