@@ -109,15 +109,26 @@ def c_decimals(values: list[int] | tuple[int, ...], per_line: int = 12,
                        for i in range(0, len(words), per_line))
 
 
-def params_arrays(params: dict[str, Any], name: str
-                   ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def params_arrays(params: dict[str, Any], name: str,
+                  shared: dict[tuple[str, tuple[Any, ...]], str] | None = None
+                  ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Per-channel params (:class:`CArray`) as static const arrays beside the struct, and
-    the params with those fields pointing to them."""
-    arrays = [{"ctype": v.ctype, "name": f"{name}_{k}", "count": len(v.values),
-               "data": c_decimals(v.values)} for k, v in params.items()
-              if isinstance(v, CArray)]
-    return arrays, {k: f"{name}_{k}" if isinstance(v, CArray) else v
-                    for k, v in params.items()}
+    the params with those fields pointing to them. ``shared``: the arrays emitted so far,
+    by type and values: a field with the same values points to that array instead (the
+    bands of a patched operator share their per-channel params)."""
+    shared = {} if shared is None else shared
+    arrays, out = [], {}
+    for k, v in params.items():
+        if not isinstance(v, CArray):
+            out[k] = v
+            continue
+        key = (v.ctype, tuple(v.values))
+        if key not in shared:
+            shared[key] = f"{name}_{k}"
+            arrays.append({"ctype": v.ctype, "name": shared[key], "count": len(v.values),
+                           "data": c_decimals(v.values)})
+        out[k] = shared[key]
+    return arrays, out
 
 
 def constant_data(v: np.ndarray) -> str:

@@ -103,13 +103,14 @@ def _input_exprs(model: Model, op: Operator, names: Names, ws_io: bool) -> dict[
                     strict=True))
 
 
-def _op_context(model: Model, prep: Prepared, names: Names, ws_io: bool) -> dict[str, Any]:
+def _op_context(model: Model, prep: Prepared, names: Names, ws_io: bool,
+                shared: dict[tuple[str, tuple[Any, ...]], str]) -> dict[str, Any]:
     op = model.operators[prep.index]
     chain = prep.chain
     opdef = OPS[op.op]
     out = model.tensors[op.outputs[0]]
     params_name = names.params(op.cname)
-    arrays, params = params_arrays(dict(prep.params), params_name)
+    arrays, params = params_arrays(dict(prep.params), params_name, shared)
     scratch_offset, scratch_bytes = prep.scratch
     struct = prep.struct
     if prep.takes_scratch:
@@ -308,7 +309,8 @@ def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
              prepared: tuple[Prepared, ...], memory: MemoryPlan, names: Names,
              ws_io: bool = False) -> dict[str, Any]:
     """What the executor templates lay out; every name comes from ``names``."""
-    ops = {p.index: _op_context(model, p, names, ws_io) for p in prepared}
+    shared: dict[tuple[str, tuple[Any, ...]], str] = {}  # params arrays, by values
+    ops = {p.index: _op_context(model, p, names, ws_io, shared) for p in prepared}
     bits = _device_bits(model, steps, names)
     structs = [p.struct for p in prepared if p.index in memory.scratch]
     scratch_params = [{"struct": st, "name": names.scratch_local(st)} for st in structs]
