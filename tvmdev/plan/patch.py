@@ -89,12 +89,23 @@ class Geometry:
     def __init__(self, model: Model) -> None:
         self.model = model
         self._windows: dict[int, Window | None] = {}
+        self._numbered: dict[tuple[int, int], Operator] = {}
 
     def window(self, op: Operator) -> Window | None:
         """``op``'s window along the rows, or None when it is no NHWC window operator."""
         if op.index not in self._windows:
             self._windows[op.index] = window(self.model, op)
         return self._windows[op.index]
+
+    def numbered(self, index: int, at: int) -> Operator:
+        """Operator ``index`` as operator ``at`` of a patched model (the search makes the
+        same few shifts of the same operators many times)."""
+        op = self.model.operators[index]
+        if at == index:
+            return op
+        if (index, at) not in self._numbered:
+            self._numbered[index, at] = replace(op, index=at)
+        return self._numbered[index, at]
 
 
 def window(model: Model, op: Operator) -> Window | None:
@@ -317,7 +328,7 @@ def patch_model(model: Model, stages: tuple[Stage, ...], geo: Geometry | None = 
     while i < len(model.operators):
         stage = by_first.get(i)
         if stage is None:
-            ops.append(replace(model.operators[i], index=len(ops)))
+            ops.append(geo.numbered(i, len(ops)))
             origin.append(i)
             i += 1
             continue
