@@ -327,3 +327,18 @@ def test_every_kernel_of_the_chain_must_allow_it(tmp_path: Path) -> None:
         got[label] = plan_memory(m, inplace_inputs(m, chains)).inplace
     assert got == {"silent": (), "says": (("r", "h"),)}
     assert plan_memory(m).inplace == (("r", "h"),)
+
+
+def test_a_graph_output_is_never_written_over(tmp_path: Path) -> None:
+    """An operator reading a graph output last does not write over it: the caller reads
+    it after the run (with the outputs in the workspace, it is a buffer of the plan).
+    Found by fuse25: a conv's output that is a graph output came out wrong on the M4."""
+    (tmp_path / "m.yaml").write_text(
+        "name: m\ninputs:\n  x: {shape: [1, 64], dtype: float32}\noutputs:\n"
+        "  h: {shape: [1, 64], dtype: float32}\n  y: {shape: [1, 64], dtype: float32}\n"
+        "operators:\n"
+        "  - {name: a, op: tanh, inputs: [x], outputs: [h]}\n"
+        "  - {name: b, op: relu, inputs: [h], outputs: [y]}\n")
+    m = load_model(tmp_path / "m.yaml")
+    plan = plan_memory(m, io=True)
+    assert ("y", "h") not in plan.inplace and plan.offsets["h"] != plan.offsets["y"]

@@ -78,6 +78,7 @@ def lifetimes(model: Model, inplace: Candidates, exclude: frozenset[str],
                 t for t in (op.inputs[i] if i < len(op.inputs) else None
                             for i in inplace.get(op.index, ()))
                 if t is not None and t in seg_of and last_use.get(t) == op.index
+                and t not in model.outputs  # a graph output is read after the run
                 and op.inputs.count(t) == 1 and fits(tensors[t], tensors[out])), None)
             if source is None:
                 begin(out, op.index)
