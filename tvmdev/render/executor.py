@@ -149,8 +149,8 @@ def _op_context(model: Model, prep: Prepared, names: Names, ws_io: bool,
         "out_expr": _tensor_expr(model, op.outputs[0], names, ws_io),
         "trace_call": c_call("", f"{names.macro}_TRACE", [
             str(op.index), c_string(op.name),
-            # a view's bytes are its input's
-            _tensor_expr(model, prep.view_of or op.outputs[0], names, ws_io),
+            # a view's bytes are its input's, where its output points
+            _tensor_expr(model, op.outputs[0], names, ws_io),
             f"{out.nbytes}U"], 4),
         "out_bytes": out.nbytes,
         "out_shape": list(out.shape),
@@ -314,11 +314,12 @@ def _context(model: Model, schedule_kind: str, steps: tuple[Step, ...],
     bits = _device_bits(model, steps, names)
     structs = [p.struct for p in prepared if p.index in memory.scratch]
     scratch_params = [{"struct": st, "name": names.scratch_local(st)} for st in structs]
-    # the tensors the run reads or writes (a graph input no operator reads has no local)
-    touched = {t for op in model.operators for t in op.inputs if t}
-    touched |= {t for p in prepared if p.view_of is None
-                for t in model.operators[p.index].outputs}
-    touched |= set(model.outputs)
+    # the tensors the run's statements name: a called operator's inputs and outputs, and
+    # the output a view traces (a graph input no operator reads has no local, nor the
+    # input of a view that only the view reads: C would warn that it is unused)
+    touched = {t for p in prepared for t in (
+        (*model.operators[p.index].inputs, *model.operators[p.index].outputs)
+        if p.view_of is None else model.operators[p.index].outputs) if t}
     touched |= {model.slices[t][0] for t in touched if t in model.slices}  # rows of these
 
     def tensor_ctx(name: str) -> dict[str, Any]:
