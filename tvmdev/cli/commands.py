@@ -171,6 +171,9 @@ def cmd_aot(args: argparse.Namespace) -> int:
     if compiled.folds:
         print("pads folded into their readers: " + ", ".join(
             f"{pad} into {op}" for op, pad in compiled.folds))
+    if compiled.fusions:
+        print("fused (conv2d + add): " + ", ".join(
+            f"{op} + {add}" for op, add in compiled.fusions))
     return 0
 
 

@@ -19,7 +19,7 @@ adds the devices and a harness, builds and runs. The stages, in order:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from ..load.platform import all_platforms, platform_by_name
 from ..load.rtos import load_rtos
 from ..model.cnames import check_model
 from ..model.device import DeviceMemory, DeviceSpec
-from ..model.graph import Model
+from ..model.graph import Model, Operator
 from ..model.limits import object_problem
 from ..model.scratch import Tuning
 from ..resources import runtime_dir
@@ -44,6 +44,7 @@ from .devices import DevicePlan, plan_devices
 from .fit import check_fit
 from .inplace import inplace_inputs
 from .kernels import (
+    Registry,
     build_registry,
     device_dir_libraries,
     operator_scratch,
@@ -53,6 +54,7 @@ from .kernels import (
 )
 from .memory import MemoryPlan, plan_memory
 from .memory_map import MemoryMap
+from .fuse import fuse_residual_adds
 from .padfold import fold_pads
 from .placement import Placed, Placement, TreeSources, place
 from .prepare import Prepared, operator_params, prepare
@@ -79,6 +81,9 @@ class Options:
     # Fold a PAD into the convolution or max pool reading it where that is exact
     # (:mod:`.padfold`); off: every PAD runs as its own operator (--no-fold-pads).
     fold_pads: bool = True
+    # Fuse an int8 conv2d and the ADD reading it where that does not lose instructions
+    # (:mod:`.fuse`); off: each runs as its own operator (--no-fuse).
+    fuse: bool = True
     # Write an operator's output over an input that dies there where its kernels allow
     # it, and alias a view to its input with no call (:mod:`.inplace`); off: every
     # operator writes a buffer of its own (--no-inplace).
@@ -114,7 +119,8 @@ class Compiled:
     notes: tuple[str, ...] = ()  # why a board library is not in use
     device_notes: tuple[str, ...] = ()  # the device kinds whose kernels are not known
     folds: tuple[tuple[str, str], ...] = ()  # (operator, the PAD folded into it)
-    # The model as imported, before the plan's exact rewrites (PAD folding); None when
+    fusions: tuple[tuple[str, str], ...] = ()  # (conv2d, the ADD fused into it)
+    # The model as imported, before the plan's exact rewrites (PAD folding, fusions); None when
     # the plan rewrote nothing. A run's reference evaluates it, not the rewritten model.
     imported: Model | None = None
     # The pools, copies and waits of the devices with memory; None without such devices.
@@ -255,12 +261,14 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
         for k in dplan.with_origin("sim", "scaffold")]
     registry = build_registry([*board.kernels, *options.kernel_files], device_libs,
                               libraries)
+    known = frozenset(lib.kind for lib in device_libs if lib.kind)
+    params, placed = _placed(model, registry, known)
+    fusions: dict[str, str] = {}
+    if options.fuse:
+        model, fusions = fuse_residual_adds(model, partial(_loses, placed))
+        if fusions:
+            params, placed = _placed(model, registry, known)
     steps = schedule(model, options.schedule)
-    params = operator_params(model)
-    placed = place(model, registry.board, resolve(model, registry),
-                   {op.index: tensor_dtypes(model, op) for op in model.operators},
-                   {i: p for i, (_, p) in params.items()},
-                   frozenset(lib.kind for lib in device_libs if lib.kind))
     # Every spelling once more, now with a board's offload device and the kernels called.
     check_model(model, all_platforms(), [k.name for c in placed.chains.values() for k in c])
     scratch = operator_scratch(model, placed.chains, board.tuning, placed.scratch, params)
@@ -290,8 +298,28 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
                             if dev_mem else {}), placed.trees,
                     _companions(generated_specs(dplan, board), dplan, options.device_specs),
                     tuple(notes), tuple(device_notes), tuple(folds.items()),
-                    device_memory=dev_mem, imported=dplan.model if folds else None,
-                    regions=regions)
+                    tuple(fusions.items()), device_memory=dev_mem,
+                    imported=dplan.model if folds or fusions else None, regions=regions)
+
+
+def _placed(model: Model, registry: Registry, known: frozenset[str]
+            ) -> tuple[dict[int, tuple[str, dict[str, Any]]], Placed]:
+    """Every operator's params, and the library serving it (``known``: the device kinds
+    whose kernels are known)."""
+    params = operator_params(model)
+    return params, place(model, registry.board, resolve(model, registry),
+                         {op.index: tensor_dtypes(model, op) for op in model.operators},
+                         {i: p for i, (_, p) in params.items()}, known)
+
+
+def _loses(placed: Placed, conv: Operator, add: Operator) -> str | None:
+    """Why fusing ``conv`` and ``add`` would lose instructions: the fused kernel is
+    portable, so both must run on the portable kernels (None: they do)."""
+    libs = {placed.placements[op.index].library for op in (conv, add)}
+    if libs != {"portable"}:
+        return (f"{conv.name} and {add.name} run on {' and '.join(sorted(libs))}; the "
+                "fused kernel is portable")
+    return None
 
 
 def _device_memory(model: Model, steps: tuple[Step, ...], placed: Placed,
