@@ -1,7 +1,8 @@
-"""int8 TFLite models with residual blocks: a CONV_2D whose output an ADD reads, one
-branch per rule of tvmdev/plan/fuse.py, the fusions and the refusals, each branch read
-from the model's input and written to its own output (tests/test_fuse.py runs them
-against TFLM's interpreter).
+"""int8 TFLite models with residual blocks (a CONV_2D whose output an ADD reads) and
+depthwise blocks (a DEPTHWISE_CONV_2D whose output a 1x1 CONV_2D reads), one branch per
+rule of tvmdev/plan/fuse.py, the fusions and the refusals, each branch read from the
+model's input and written to its own output (tests/test_fuse.py runs them against TFLM's
+interpreter).
 
 Every branch starts with a 1x1 convolution ``<name>_a`` of the input (so its residual is
 a tensor that dies at the ADD, which the fused kernel may overwrite), then its block.
@@ -17,7 +18,7 @@ import numpy as np
 from tflite_build import Graph, Op, T, build
 
 INT8, INT32 = 9, 2
-CONV, ADD = 3, 0
+CONV, ADD, DW = 3, 0, 4
 RELU, RELU6 = 1, 3
 X_SHAPE = [1, 7, 6, 5]
 C = 8  # the channels of every branch
@@ -50,6 +51,34 @@ BRANCHES = [
 ]
 
 
+@dataclass(frozen=True)
+class DwBranch:
+    """An expansion to ``wide`` channels (1x1), a depthwise convolution, and a 1x1 to
+    ``out`` channels reading it."""
+
+    name: str
+    kernel: int = 3
+    stride: int = 1
+    wide: int = 24
+    out: int = 8
+    dw_act: int = 0
+    pw_act: int = 0
+    pw_stride: int = 1
+    fuses: bool = True
+    why: str = ""  # fuse.decline_depthwise's or fuse.row_saves's reason
+
+
+DW_BRANCHES = [
+    DwBranch("dw_project", dw_act=RELU6),
+    DwBranch("dw_stride2", kernel=5, stride=2, dw_act=RELU, pw_act=RELU),
+    DwBranch("dw_widen", wide=8, out=16, fuses=False,
+             why="336 bytes of input or output and a 48-byte row are no less than the "
+                 "336-byte intermediate tensor"),
+    DwBranch("dw_pw_strided", pw_stride=2, fuses=False,
+             why="its reader is not a 1x1 conv2d of stride 1, without padding or groups"),
+]
+
+
 class _Builder:
     def __init__(self, seed: int) -> None:
         self.r = np.random.default_rng(seed)
@@ -64,21 +93,33 @@ class _Builder:
         return len(self.ts) - 1
 
     def conv(self, name: str, src: int, c_in: int, kernel: int, stride: int, act: int,
-             hw: tuple[int, int]) -> int:
+             hw: tuple[int, int], c_out: int = C, depthwise: bool = False) -> int:
         in_scale = (self.ts[src].quant or ([1.0], [0]))[0][0]
-        shape = [C, kernel, kernel, c_in]
-        ws = [float(s) for s in self.r.uniform(0.5, 2.0, C) / 127 / 3]
+        shape = [1, kernel, kernel, c_out] if depthwise else [c_out, kernel, kernel, c_in]
+        ws = [float(s) for s in self.r.uniform(0.5, 2.0, c_out) / 127 / 3]
         w = self.r.integers(-127, 128, shape).astype(np.int8)
-        self.ts.append(T(f"{name}_w", shape, w, type=INT8, quant=(ws, [0] * C)))
-        self.ts.append(T(f"{name}_b", [C], self.r.integers(-2000, 2000, C).astype(np.int32),
-                         type=INT32, quant=([in_scale * s for s in ws], [0] * C)))
+        self.ts.append(T(f"{name}_w", shape, w, type=INT8, quant=(ws, [0] * c_out),
+                         quant_axis=3 if depthwise else 0))
+        self.ts.append(T(f"{name}_b", [c_out],
+                         self.r.integers(-2000, 2000, c_out).astype(np.int32), type=INT32,
+                         quant=([in_scale * s for s in ws], [0] * c_out)))
         oh, ow = (-(-hw[0] // stride), -(-hw[1] // stride))
-        out = self.act(name, [1, oh, ow, C])
-        self.ops.append(Op(CONV, [src, len(self.ts) - 3, len(self.ts) - 2], [out],
-                           ("Conv2DOptions", {"Padding": 0, "StrideH": stride,
-                                              "StrideW": stride,
-                                              "FusedActivationFunction": act})))
+        out = self.act(name, [1, oh, ow, c_out])
+        opts = {"Padding": 0, "StrideH": stride, "StrideW": stride,
+                "FusedActivationFunction": act, **({"DepthMultiplier": 1} if depthwise else {})}
+        self.ops.append(Op(DW if depthwise else CONV, [src, len(self.ts) - 3, len(self.ts) - 2],
+                           [out], ("DepthwiseConv2DOptions" if depthwise else "Conv2DOptions",
+                                   opts)))
         return out
+
+    def dw_branch(self, b: DwBranch) -> None:
+        hw = (X_SHAPE[1], X_SHAPE[2])
+        a = self.conv(f"{b.name}_a", 0, X_SHAPE[3], 1, 1, 0, hw, b.wide)
+        d = self.conv(f"{b.name}_dw", a, b.wide, b.kernel, b.stride, b.dw_act, hw, b.wide,
+                      depthwise=True)
+        dhw = (-(-hw[0] // b.stride), -(-hw[1] // b.stride))
+        self.outputs.append(self.conv(f"{b.name}_pw", d, b.wide, 1, b.pw_stride, b.pw_act,
+                                      dhw, b.out))
 
     def branch(self, b: Branch) -> None:
         hw = (X_SHAPE[1], X_SHAPE[2])
@@ -102,11 +143,14 @@ class _Builder:
             self.outputs.append(y)
 
 
-def model(branches: list[Branch] | None = None, seed: int = 5) -> bytes:
-    """The merged model of ``branches`` (default: every branch)."""
+def model(branches: list[Branch] | None = None, seed: int = 5,
+          dw_branches: list[DwBranch] | None = None) -> bytes:
+    """The merged model of ``branches`` and ``dw_branches`` (default: every branch)."""
     g = _Builder(seed)
     for b in BRANCHES if branches is None else branches:
         g.branch(b)
+    for d in DW_BRANCHES if dw_branches is None else dw_branches:
+        g.dw_branch(d)
     return build(Graph(g.ts, g.ops, [0], g.outputs))
 
 

@@ -1,5 +1,6 @@
 """Fusions (issue 25): an int8 CONV_2D and the ADD that alone reads it become one
-``conv2d_add`` operator (tvmdev/plan/fuse.py), checked against TFLM's interpreter.
+``conv2d_add`` operator, a DEPTHWISE_CONV_2D and the 1x1 CONV_2D that alone reads it one
+``depthwise_pointwise`` (tvmdev/plan/fuse.py), checked against TFLM's interpreter.
 
 The models (tests/fuse_cases.py) hold one branch per rule and per refusal. What is
 checked: which convs fuse and why the others do not; the fused model's outputs, from
@@ -7,8 +8,9 @@ tvmdev's reference and from the portable C kernel (host, and the Cortex-M4 in QE
 TFLM's bit for bit; a mutated piece of the fused arithmetic makes the run fail; the
 fusion shows in plan.json and in ``tvmdev aot``'s output, and ``--no-fuse`` keeps every
 ADD; it happens only where the fused kernel does not lose (not beside CMSIS-NN's
-convolution); and on ResNet-8 (image_classification) and MCUNet VWW it is exact end to
-end and writes the output over the residual.
+convolution), and the depthwise one only where it needs less memory; and on ResNet-8
+(image_classification) and MCUNet VWW it is exact end to end, writes the output over the
+residual and shrinks the workspace.
 """
 
 from __future__ import annotations
@@ -44,6 +46,29 @@ def _readers(m: Model) -> dict[str, list[Operator]]:
     return readers
 
 
+FUSED = {**{f"{b.name}_conv": f"{b.name}_y" for b in fc.BRANCHES if b.fuses},
+         **{f"{b.name}_dw": f"{b.name}_pw" for b in fc.DW_BRANCHES if b.fuses}}
+
+
+def test_which_depthwise_fuse_and_why_not(tmp_path: Path) -> None:
+    """Each depthwise branch fuses with its 1x1, or stays with the reason of its rule
+    (``decline_depthwise``, then ``row_saves``); the 1x1s fused are gone, and so are the
+    intermediate tensors."""
+    from tvmdev.plan.fuse import decline_depthwise, fuse_depthwise_pointwise, row_saves
+    _, m = _model(tmp_path)
+    fused, fusions = fuse_depthwise_pointwise(m, lambda dw, pw: None)
+    assert fusions == {f"{b.name}_dw": f"{b.name}_pw" for b in fc.DW_BRANCHES if b.fuses}
+    readers = _readers(m)
+    for b in fc.DW_BRANCHES:
+        dw = next(op for op in m.operators if op.name == f"{b.name}_dw")
+        pw, why = decline_depthwise(m, dw, readers)
+        why = why or (row_saves(m, dw, pw) if pw is not None else None) or ""
+        assert (why == "", why) == (b.fuses, b.why), b.name
+    assert {op.name for op in fused.operators if op.op == "depthwise_pointwise"} == set(
+        fusions)
+    assert not any(f"{b.name}_dw" in fused.tensors for b in fc.DW_BRANCHES if b.fuses)
+
+
 def test_which_convs_fuse_and_why_not(tmp_path: Path) -> None:
     """Each branch's conv fuses with its ADD, or stays with the reason of its rule; the
     fused model has no ADD left of those, no intermediate tensor, and every operator
@@ -77,7 +102,7 @@ def test_a_fusion_that_would_lose_is_not_made(tmp_path: Path) -> None:
     _, m = _model(tmp_path)
     assert fuse_residual_adds(m, lambda conv, add: "slower") == (m, {})
     host = compile_model(m, board_by_name("host"))
-    assert len(host.fusions) == sum(b.fuses for b in fc.BRANCHES)
+    assert dict(host.fusions) == FUSED
     assert compile_model(m, board_by_name("host"), Options(fuse=False)).fusions == ()
     from test_cmsis_nn import tree
     m4 = compile_model(m, board_by_name("mps2_an386"), Options(trees=(("cmsis_nn", tree()),)))
@@ -90,10 +115,11 @@ def test_fused_reference_is_tflm_bit_for_bit(tmp_path: Path) -> None:
     """Every output of the fused model, as tvmdev's reference computes it from the fused
     operators' params, is TFLM's."""
     from tvmdev.model.reference import evaluate
-    from tvmdev.plan.fuse import fuse_residual_adds
+    from tvmdev.plan.fuse import fuse_depthwise_pointwise, fuse_residual_adds
     path, m = _model(tmp_path)
     fused, fusions = fuse_residual_adds(m, lambda conv, add: None)
-    assert fusions
+    fused, more = fuse_depthwise_pointwise(fused, lambda dw, pw: None)
+    assert {**fusions, **more} == FUSED
     xs = fc.inputs()
     want = tflm_ref.outputs(path.read_bytes(), xs, len(m.outputs))
     got = evaluate(fused, {m.inputs[0]: xs[0]})
@@ -112,16 +138,17 @@ def test_aot_notes_each_fusion_and_the_option_keeps_them(cli: Callable[..., Resu
         r = cli("aot", str(path), "-o", str(tmp_path / label), *extra)
         assert r.code == 0, r.err
         plans[label] = json.loads(next((tmp_path / label).glob("*_plan.json")).read_text())
-        listed = ", ".join(f"{b.name}_conv + {b.name}_y" for b in fc.BRANCHES if b.fuses)
-        assert (f"fused (conv2d + add): {listed}" in r.out) == (label == "fuse"), r.out
+        listed = ", ".join(f"{a} + {b}" for a, b in FUSED.items())
+        assert (f"operators fused: {listed}" in r.out) == (label == "fuse"), r.out
     ops = {op["name"]: op for op in plans["fuse"]["operators"]}
-    for b in fc.BRANCHES:
-        op = ops[f"{b.name}_conv"]
-        assert (op["op"], op.get("note")) == (("conv2d_add", f"fused with {b.name}_y")
-                                              if b.fuses else ("conv2d", None)), b.name
+    for name, kind in [*((f"{b.name}_conv", "conv2d_add") for b in fc.BRANCHES),
+                       *((f"{b.name}_dw", "depthwise_pointwise") for b in fc.DW_BRANCHES)]:
+        op = ops[name]
+        assert (op["op"], op.get("note")) == ((kind, f"fused with {FUSED[name]}")
+                                              if name in FUSED else (op["op"], None)), name
+        assert (op["op"] == kind) == (name in FUSED), name
     assert not any("note" in op for op in plans["keep"]["operators"])
-    adds = [[op for op in plans[k]["operators"] if op["op"] == "add"] for k in plans]
-    assert len(adds[1]) - len(adds[0]) == sum(b.fuses for b in fc.BRANCHES)
+    assert len(plans["keep"]["operators"]) - len(plans["fuse"]["operators"]) == len(FUSED)
     assert "--no-fuse" in (tmp_path / "keep/tvmgen_fuse.c").read_text()
 
 
@@ -147,45 +174,58 @@ def _tflm_exact(path: Path, m: Model, xs: list[np.ndarray], got: dict[str, np.nd
 @pytest.mark.parametrize("board", ["host", "mps2_an386"])
 def test_fused_kernel_is_tflm_bit_for_bit(board: str, cli: Callable[..., Result],
                                           tmp_path: Path) -> None:
-    """The portable conv2d_add kernel on the host and on the Cortex-M4 (CMSIS-NN off, so
-    the portable kernels take the convs and the ADDs): every output TFLM's."""
+    """The portable conv2d_add and depthwise_pointwise kernels on the host and on the
+    Cortex-M4 (CMSIS-NN off, so the portable kernels take the convs and the ADDs): every
+    output TFLM's."""
     need_tool("gcc" if board == "host" else "qemu-system-arm", "scripts/test.sh installs it")
     path, m = _model(tmp_path)
     xs = fc.inputs()
-    r, got = _run(cli, path, m, xs, tmp_path, "--board", board, "--cmsis-nn", "off")
+    # --io caller: with the outputs in the workspace (a firmware board's default), main's
+    # memory plan lets the unfused ADD of branch conv_is_output write over the conv's
+    # output, a graph output (its last use is taken as the ADD), fused or not.
+    r, got = _run(cli, path, m, xs, tmp_path, "--board", board, "--cmsis-nn", "off",
+                  "--io", "caller")
     assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
     _tflm_exact(path, m, xs, got)
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
-    assert sum(op["op"] == "conv2d_add" for op in plan["operators"]) == sum(
-        b.fuses for b in fc.BRANCHES)
+    assert {op["name"] for op in plan["operators"]
+            if op["op"] in ("conv2d_add", "depthwise_pointwise")} == set(FUSED)
 
 
 # Each a piece of the fused arithmetic, wrong: the conv's clamp left out, the
-# intermediate's zero point, the residual's offset, the ADD's output rounding and clamp.
-MUTATIONS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    "conv clamp": lambda p: {**p, "activation_min": -128, "activation_max": 127},
-    "intermediate zero point": lambda p: {**p, "output_offset": p["output_offset"] + 1},
-    "residual offset": lambda p: {**p, "b_offset": p["b_offset"] + 1},
-    "output shift": lambda p: {**p, "out_shift": p["out_shift"] - 1},
-    "add clamp": lambda p: {**p, "act_min": -128, "act_max": 127},
+# intermediate's zero point, the residual's offset, the ADD's output rounding and clamp;
+# the depthwise's clamp, and the 1x1's reading of the intermediate.
+MUTATIONS: dict[tuple[str, str], Callable[[dict[str, Any]], dict[str, Any]]] = {
+    ("conv2d_add", "conv clamp"): lambda p: {**p, "activation_min": -128,
+                                             "activation_max": 127},
+    ("conv2d_add", "intermediate zero point"): lambda p: {**p, "output_offset":
+                                                          p["output_offset"] + 1},
+    ("conv2d_add", "residual offset"): lambda p: {**p, "b_offset": p["b_offset"] + 1},
+    ("conv2d_add", "output shift"): lambda p: {**p, "out_shift": p["out_shift"] - 1},
+    ("conv2d_add", "add clamp"): lambda p: {**p, "act_min": -128, "act_max": 127},
+    ("depthwise_pointwise", "depthwise clamp"): lambda p: {**p, "activation_min": -128,
+                                                           "activation_max": 127},
+    ("depthwise_pointwise", "1x1 input offset"): lambda p: {**p, "pw_input_offset":
+                                                            p["pw_input_offset"] + 1},
 }
 
 
 @pytest.mark.slow
 def test_mutated_fused_arithmetic_fails(cli: Callable[..., Result], tmp_path: Path,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The run compares the fused kernel with the unfused model's reference: each piece
-    of the fused arithmetic made wrong in the params the kernel reads shows as outputs
-    that are not exact (and not TFLM's)."""
+    """The run compares the fused kernels with the unfused model's reference: each piece
+    of the fused arithmetic made wrong in the params a kernel reads shows as outputs that
+    are not exact (and not TFLM's)."""
     need_tool("gcc", "apt install gcc")
     from tvmdev.model.s8.table import S8OPS
-    entry = S8OPS["conv2d_add"]
     path, m = _model(tmp_path)
     xs = fc.inputs()
-    for label, mutate in MUTATIONS.items():
-        monkeypatch.setitem(S8OPS, "conv2d_add", replace(
-            entry, params=lambda c, mutate=mutate: mutate(entry.params(c))))
+    for (op, label), mutate in MUTATIONS.items():
+        entry = S8OPS[op]
+        monkeypatch.setitem(S8OPS, op, replace(
+            entry, params=lambda c, mutate=mutate, entry=entry: mutate(entry.params(c))))
         r, got = _run(cli, path, m, xs, tmp_path / label.replace(" ", "_"))
+        monkeypatch.setitem(S8OPS, op, entry)
         assert r.code != 0 and "NOT EXACT" in r.out, label
         with pytest.raises(AssertionError):
             _tflm_exact(path, m, xs, got)

@@ -172,7 +172,7 @@ def cmd_aot(args: argparse.Namespace) -> int:
         print("pads folded into their readers: " + ", ".join(
             f"{pad} into {op}" for op, pad in compiled.folds))
     if compiled.fusions:
-        print("fused (conv2d + add): " + ", ".join(
+        print("operators fused: " + ", ".join(
             f"{op} + {add}" for op, add in compiled.fusions))
     return 0
 

@@ -54,7 +54,7 @@ from .kernels import (
 )
 from .memory import MemoryPlan, plan_memory
 from .memory_map import MemoryMap
-from .fuse import fuse_residual_adds
+from .fuse import fuse_depthwise_pointwise, fuse_residual_adds
 from .padfold import fold_pads
 from .placement import Placed, Placement, TreeSources, place
 from .prepare import Prepared, operator_params, prepare
@@ -81,8 +81,9 @@ class Options:
     # Fold a PAD into the convolution or max pool reading it where that is exact
     # (:mod:`.padfold`); off: every PAD runs as its own operator (--no-fold-pads).
     fold_pads: bool = True
-    # Fuse an int8 conv2d and the ADD reading it where that does not lose instructions
-    # (:mod:`.fuse`); off: each runs as its own operator (--no-fuse).
+    # Fuse an int8 conv2d and the ADD reading it, and a depthwise_conv2d and the 1x1
+    # conv2d reading it, where that does not lose (:mod:`.fuse`); off: each runs as its
+    # own operator (--no-fuse).
     fuse: bool = True
     # Write an operator's output over an input that dies there where its kernels allow
     # it, and alias a view to its input with no call (:mod:`.inplace`); off: every
@@ -119,7 +120,8 @@ class Compiled:
     notes: tuple[str, ...] = ()  # why a board library is not in use
     device_notes: tuple[str, ...] = ()  # the device kinds whose kernels are not known
     folds: tuple[tuple[str, str], ...] = ()  # (operator, the PAD folded into it)
-    fusions: tuple[tuple[str, str], ...] = ()  # (conv2d, the ADD fused into it)
+    # (conv2d, the ADD fused into it) and (depthwise_conv2d, the 1x1 conv2d fused into it)
+    fusions: tuple[tuple[str, str], ...] = ()
     # The model as imported, before the plan's exact rewrites (PAD folding, fusions); None when
     # the plan rewrote nothing. A run's reference evaluates it, not the rewritten model.
     imported: Model | None = None
@@ -264,9 +266,10 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
     known = frozenset(lib.kind for lib in device_libs if lib.kind)
     params, placed = _placed(model, registry, known)
     fusions: dict[str, str] = {}
-    if options.fuse:
-        model, fusions = fuse_residual_adds(model, partial(_loses, placed))
-        if fusions:
+    for fuse in (fuse_residual_adds, fuse_depthwise_pointwise) if options.fuse else ():
+        model, made = fuse(model, partial(_loses, placed))
+        if made:
+            fusions.update(made)
             params, placed = _placed(model, registry, known)
     steps = schedule(model, options.schedule)
     # Every spelling once more, now with a board's offload device and the kernels called.
@@ -312,12 +315,12 @@ def _placed(model: Model, registry: Registry, known: frozenset[str]
                          {i: p for i, (_, p) in params.items()}, known)
 
 
-def _loses(placed: Placed, conv: Operator, add: Operator) -> str | None:
-    """Why fusing ``conv`` and ``add`` would lose instructions: the fused kernel is
+def _loses(placed: Placed, first: Operator, second: Operator) -> str | None:
+    """Why fusing ``first`` and ``second`` would lose instructions: the fused kernels are
     portable, so both must run on the portable kernels (None: they do)."""
-    libs = {placed.placements[op.index].library for op in (conv, add)}
+    libs = {placed.placements[op.index].library for op in (first, second)}
     if libs != {"portable"}:
-        return (f"{conv.name} and {add.name} run on {' and '.join(sorted(libs))}; the "
+        return (f"{first.name} and {second.name} run on {' and '.join(sorted(libs))}; the "
                 "fused kernel is portable")
     return None
 

@@ -10,6 +10,13 @@ intermediate and the residual's quantization into the output's, the ADD's activa
 TFLM's ADD rescales each operand on its own and sums the two, so which of its operands
 the convolution was does not change a bit. Params: ``tvmk_conv2d_add_s8_params``
 (``tvmk_fused.h``): the conv's fields, then the ADD's.
+
+``depthwise_pointwise``: a DEPTHWISE_CONV_2D whose output only a 1x1 CONV_2D (stride 1,
+no padding, one group) reads, and that conv. The kernel computes one output row of the
+depthwise convolution at a time into its scratch (the intermediate tensor's
+quantization, ``mid_scale`` and ``mid_zero_point``, clamped to ``dw_activation``), then
+the 1x1 convolution of that row, each as TFLM computes it. Params:
+``tvmk_depthwise_pointwise_s8_params``: the depthwise's fields, then the 1x1's (``pw_``).
 """
 
 from __future__ import annotations
@@ -75,7 +82,54 @@ def _reference(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
     return out.reshape(c.out_shape)
 
 
+# The 1x1 convolution of a depthwise_pointwise, as conv2d's attributes.
+POINTWISE = {"layout": "NHWC", "strides": (1, 1), "pads": (0, 0, 0, 0),
+             "dilations": (1, 1), "group": 1, "kernel_shape": (1, 1), "auto_pad": "NOTSET"}
+# The 1x1's fields of tvmk_depthwise_pointwise_s8_params, after the depthwise's.
+PW_FIELDS = ("M", "input_offset", "output_offset", "activation_min", "activation_max",
+             "output_multiplier", "output_shift")
+
+
+def dw_call(c: S8Call) -> S8Call:
+    """The depthwise_conv2d of a ``depthwise_pointwise`` call: X, DW, DB into the
+    intermediate tensor ([N, OH, OW, C * mult])."""
+    attrs = {**c.attrs, "activation": c.attrs.get("dw_activation", "NONE")}
+    mid = (*c.out_shape[:3], (c.shapes[1] or (0,))[-1])
+    return S8Call(c.shapes[:3], mid, attrs, [*c.dtypes[:3], "int8"],
+                  [*c.quants[:3], mid_quant(c.attrs)])
+
+
+def pw_call(c: S8Call) -> S8Call:
+    """The 1x1 conv2d of a ``depthwise_pointwise`` call: the intermediate, PW, PB."""
+    mid = dw_call(c).out_shape
+    attrs = {**POINTWISE, "activation": c.attrs.get("activation", "NONE")}
+    return S8Call([mid, *c.shapes[3:5]], c.out_shape, attrs, ["int8", *c.dtypes[3:]],
+                  [mid_quant(c.attrs), *c.quants[3:]])
+
+
+@refusing
+def _dwpw_params(c: S8Call) -> dict[str, Any]:
+    pw_shape = c.shapes[3] or ()
+    if len(pw_shape) != 4 or pw_shape[1:3] != (1, 1):
+        raise ValueError(f"the pointwise weights of depthwise_pointwise are "
+                         f"{list(pw_shape)}, not [M, 1, 1, C]")
+    dw = NN["depthwise_conv2d"].params(dw_call(c))
+    pw = NN["conv2d"].params(pw_call(c))
+    return {**dw, **{f"pw_{k}": pw[k] for k in PW_FIELDS}}
+
+
+def _dwpw_reference(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
+    """TFLM's DEPTHWISE_CONV_2D, then its 1x1 CONV_2D: the two references in turn."""
+    _dwpw_params(c)
+    mid = NN["depthwise_conv2d"].reference(dw_call(c), x[:3])
+    return NN["conv2d"].reference(pw_call(c), [mid, *x[3:5]]).reshape(c.out_shape)
+
+
 OPS = {
     "conv2d_add": S8Op("tvmk_conv2d_add_s8_params", _params, _reference,
-                       ("int8", "int8", "int8", "int32", "int8"), scratch=True),
+                       ("int8", "int8", "int8", "int32", "int8")),
+    "depthwise_pointwise": S8Op("tvmk_depthwise_pointwise_s8_params", _dwpw_params,
+                                _dwpw_reference,
+                                ("int8", "int8", "int32", "int8", "int32", "int8"),
+                                scratch=True),
 }
