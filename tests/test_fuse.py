@@ -246,12 +246,12 @@ def test_field_models_fused_bit_exact(name: str, board: str, cli: Callable[..., 
     fused, on the portable kernels: the run
     is exact against the unfused reference, and the outputs are TFLM's, bit for bit."""
     need_tool("gcc" if board == "host" else "qemu-system-arm", "scripts/test.sh installs it")
+    from models import model_path
     from test_tflite_field_ops import field_model
 
     from tvmdev.frontends.importer import import_file
     from tvmdev.load.board import board_by_name
     from tvmdev.plan.pipeline import Options, compile_model
-    from models import model_path
     path = model_path(f"{name}.tflite") if name != "vww" else field_model(name)
     if path is None:
         pytest.skip(f"{name}.tflite is not fetched (python3 tests/models.py fetches it)")
@@ -274,9 +274,9 @@ def test_fused_output_over_the_residual_saves_ram() -> None:
     """The fused kernel writes over a residual that dies there (inplace: [R]): on MCUNet
     VWW every fused block does; there and on ResNet-8 the workspace shrinks by the
     intermediate tensors the fusions removed."""
+    from models import model_path
     from test_tflite_field_ops import field_model
 
-    from models import model_path
     from tvmdev.frontends.importer import import_file
     from tvmdev.load.board import board_by_name
     from tvmdev.plan.pipeline import Options, compile_model

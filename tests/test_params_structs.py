@@ -25,8 +25,8 @@ from tvmdev.plan.pipeline import compile_model
 from tvmdev.render.device import status_header
 
 PORTABLE = REPO / "runtime/kernels/portable"
-HEADERS = ("tvmk_portable.h", "tvmk_s8.h", "tvmk_s8_ops.h", "tvmk_s16.h", "tvmk_rawint.h", "tvmk_fused.h",
-           "tvmk_recurrent.h")
+HEADERS = ("tvmk_portable.h", "tvmk_s8.h", "tvmk_s8_ops.h", "tvmk_s16.h", "tvmk_rawint.h",
+           "tvmk_recurrent.h", "tvmk_fused.h")
 SCRATCH = ("scratch_bytes", "scratch")
 
 

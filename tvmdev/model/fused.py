@@ -4,7 +4,6 @@ form in :mod:`tvmdev.model.s8.fused`. A fused operator is an operator like the o
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from .opdef import Attr, OpDef

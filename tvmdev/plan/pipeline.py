@@ -42,6 +42,7 @@ from .device_layouts import lay_out
 from .device_memory import DeviceMemoryPlan, plan_device_memory
 from .devices import DevicePlan, plan_devices
 from .fit import check_fit
+from .fuse import fuse_depthwise_pointwise, fuse_residual_adds
 from .inplace import inplace_inputs
 from .kernels import (
     Registry,
@@ -54,7 +55,6 @@ from .kernels import (
 )
 from .memory import MemoryPlan, plan_memory
 from .memory_map import MemoryMap
-from .fuse import fuse_depthwise_pointwise, fuse_residual_adds
 from .padfold import fold_pads
 from .placement import Placed, Placement, TreeSources, place
 from .prepare import Prepared, operator_params, prepare
@@ -263,14 +263,8 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
         for k in dplan.with_origin("sim", "scaffold")]
     registry = build_registry([*board.kernels, *options.kernel_files], device_libs,
                               libraries)
-    known = frozenset(lib.kind for lib in device_libs if lib.kind)
-    params, placed = _placed(model, registry, known)
-    fusions: dict[str, str] = {}
-    for fuse in (fuse_residual_adds, fuse_depthwise_pointwise) if options.fuse else ():
-        model, made = fuse(model, partial(_loses, placed))
-        if made:
-            fusions.update(made)
-            params, placed = _placed(model, registry, known)
+    model, fusions, params, placed = _fuse(model, registry, options.fuse,
+                                           frozenset(lib.kind for lib in device_libs if lib.kind))
     steps = schedule(model, options.schedule)
     # Every spelling once more, now with a board's offload device and the kernels called.
     check_model(model, all_platforms(), [k.name for c in placed.chains.values() for k in c])
@@ -313,6 +307,20 @@ def _placed(model: Model, registry: Registry, known: frozenset[str]
     return params, place(model, registry.board, resolve(model, registry),
                          {op.index: tensor_dtypes(model, op) for op in model.operators},
                          {i: p for i, (_, p) in params.items()}, known)
+
+
+def _fuse(model: Model, registry: Registry, fuse: bool, known: frozenset[str]
+          ) -> tuple[Model, dict[str, str], dict[int, tuple[str, dict[str, Any]]], Placed]:
+    """``model`` with its fusions made (``fuse``: any), the fusions, and every operator's
+    params and library, placed again after each rewrite."""
+    params, placed = _placed(model, registry, known)
+    fusions: dict[str, str] = {}
+    for rewrite in (fuse_residual_adds, fuse_depthwise_pointwise) if fuse else ():
+        model, made = rewrite(model, partial(_loses, placed))
+        if made:
+            fusions.update(made)
+            params, placed = _placed(model, registry, known)
+    return model, fusions, params, placed
 
 
 def _loses(placed: Placed, first: Operator, second: Operator) -> str | None:
