@@ -37,13 +37,14 @@ class Branch:
     why: str = ""  # fuse.decline's reason when it does not fuse
     conv_is_output: bool = False  # the conv's output is also a graph output
     constant_residual: bool = False  # the residual is a constant [1, 1, 1, C]
+    tail: bool = False  # a 1x1 conv reads the ADD's output, so it is no graph output
 
 
 BRANCHES = [
     Branch("pw"),
     Branch("pw_relu6_first", conv_act=RELU6, add_act=RELU, residual_first=True),
     Branch("conv3_relu", kernel=3, conv_act=RELU, add_act=RELU6),
-    Branch("shortcut_after", kernel=3, add_act=RELU, shortcut_after=True),
+    Branch("shortcut_after", kernel=3, add_act=RELU, shortcut_after=True, tail=True),
     Branch("conv_is_output", fuses=False, conv_is_output=True,
            why="the conv's output is a graph output"),
     Branch("constant_residual", fuses=False, constant_residual=True,
@@ -80,9 +81,10 @@ DW_BRANCHES = [
 
 
 class _Builder:
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, shape: list[int]) -> None:
         self.r = np.random.default_rng(seed)
-        self.ts = [T("x", X_SHAPE, type=INT8, quant=([0.05], [-5]))]
+        self.shape = shape
+        self.ts = [T("x", shape, type=INT8, quant=([0.05], [-5]))]
         self.ops: list[Op] = []
         self.outputs: list[int] = []
 
@@ -113,8 +115,8 @@ class _Builder:
         return out
 
     def dw_branch(self, b: DwBranch) -> None:
-        hw = (X_SHAPE[1], X_SHAPE[2])
-        a = self.conv(f"{b.name}_a", 0, X_SHAPE[3], 1, 1, 0, hw, b.wide)
+        hw = (self.shape[1], self.shape[2])
+        a = self.conv(f"{b.name}_a", 0, self.shape[3], 1, 1, 0, hw, b.wide)
         d = self.conv(f"{b.name}_dw", a, b.wide, b.kernel, b.stride, b.dw_act, hw, b.wide,
                       depthwise=True)
         dhw = (-(-hw[0] // b.stride), -(-hw[1] // b.stride))
@@ -122,8 +124,8 @@ class _Builder:
                                       dhw, b.out))
 
     def branch(self, b: Branch) -> None:
-        hw = (X_SHAPE[1], X_SHAPE[2])
-        a = self.conv(f"{b.name}_a", 0, X_SHAPE[3], 1, 1, 0, hw)
+        hw = (self.shape[1], self.shape[2])
+        a = self.conv(f"{b.name}_a", 0, self.shape[3], 1, 1, 0, hw)
         y = self.conv(f"{b.name}_conv", a, C, b.kernel, b.stride, b.conv_act, hw)
         if b.shortcut_after:
             res = self.conv(f"{b.name}_short", a, C, 1, 1, 0, hw)
@@ -138,15 +140,18 @@ class _Builder:
         pair = [res, y] if b.residual_first else [y, res]
         self.ops.append(Op(ADD, pair, [out], ("AddOptions",
                                               {"FusedActivationFunction": b.add_act})))
+        if b.tail:
+            out = self.conv(f"{b.name}_tail", out, C, 1, 1, 0, hw)
         self.outputs.append(out)
         if b.conv_is_output:
             self.outputs.append(y)
 
 
 def model(branches: list[Branch] | None = None, seed: int = 5,
-          dw_branches: list[DwBranch] | None = None) -> bytes:
-    """The merged model of ``branches`` and ``dw_branches`` (default: every branch)."""
-    g = _Builder(seed)
+          dw_branches: list[DwBranch] | None = None, shape: list[int] = X_SHAPE) -> bytes:
+    """The merged model of ``branches`` and ``dw_branches`` (default: every branch) on an
+    input of ``shape``."""
+    g = _Builder(seed, shape)
     for b in BRANCHES if branches is None else branches:
         g.branch(b)
     for d in DW_BRANCHES if dw_branches is None else dw_branches:
@@ -154,6 +159,14 @@ def model(branches: list[Branch] | None = None, seed: int = 5,
     return build(Graph(g.ts, g.ops, [0], g.outputs))
 
 
-def inputs(seed: int = 13) -> list[np.ndarray]:
+# A larger input, whose conv outputs take several of CMSIS-NN's conv2d_add tiles (2,048
+# bytes: 12 rows of 20 x 8), the last one shorter, and fuse there (the workspace shrinks).
+TILED_SHAPE = [1, 30, 20, 5]
+TILED = [Branch("tiled_conv3", kernel=3, conv_act=RELU, add_act=RELU6, tail=True),
+         Branch("tiled_shortcut_after", kernel=3, add_act=RELU, shortcut_after=True,
+                tail=True)]
+
+
+def inputs(seed: int = 13, shape: list[int] = X_SHAPE) -> list[np.ndarray]:
     """The model's input: int8 values over the whole range."""
-    return [np.random.default_rng(seed).integers(-128, 128, X_SHAPE).astype(np.int8)]
+    return [np.random.default_rng(seed).integers(-128, 128, shape).astype(np.int8)]

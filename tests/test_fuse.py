@@ -1,14 +1,16 @@
 """Fusions (issue 25): an int8 CONV_2D and the ADD that alone reads it become one
 ``conv2d_add`` operator, a DEPTHWISE_CONV_2D and the 1x1 CONV_2D that alone reads it one
-``depthwise_pointwise`` (tvmdev/plan/fuse.py), checked against TFLM's interpreter.
+``depthwise_pointwise`` (tvmdev/plan/fuse.py, chosen by tvmdev/plan/fusing.py), checked
+against TFLM's interpreter.
 
 The models (tests/fuse_cases.py) hold one branch per rule and per refusal. What is
 checked: which convs fuse and why the others do not; the fused model's outputs, from
 tvmdev's reference and from the portable C kernel (host, and the Cortex-M4 in QEMU), are
-TFLM's bit for bit; a mutated piece of the fused arithmetic makes the run fail; the
-fusion shows in plan.json and in ``tvmdev aot``'s output, and ``--no-fuse`` keeps every
-ADD; it happens only where the fused kernel does not lose (not beside CMSIS-NN's
-convolution), and the depthwise one only where it needs less memory; and on ResNet-8
+TFLM's bit for bit, and so are CMSIS-NN's conv2d_add tiles on the M4 and the M55; a
+mutated piece of the fused arithmetic makes the run fail; the fusion shows in plan.json
+and in ``tvmdev aot``'s output, and ``--no-fuse`` keeps every ADD; it happens only where
+it does not lose (on one library; beside CMSIS-NN only where the workspace shrinks), and
+the depthwise one only where it needs less memory; and on ResNet-8
 (image_classification) and MCUNet VWW it is exact end to end, writes the output over the
 residual and shrinks the workspace.
 """
@@ -93,9 +95,9 @@ def test_which_convs_fuse_and_why_not(tmp_path: Path) -> None:
 
 
 def test_a_fusion_that_would_lose_is_not_made(tmp_path: Path) -> None:
-    """``allow``'s reason keeps both operators; the pipeline's rule keeps them beside
-    CMSIS-NN's convolution (faster than the portable fused kernel) and fuses on the
-    portable kernels."""
+    """``allow``'s reason keeps both operators; the pipeline fuses on the portable kernels,
+    and beside CMSIS-NN's convolutions only where the workspace shrinks (not on this
+    small model, whose tiles would be whole tensors)."""
     from tvmdev.load.board import board_by_name
     from tvmdev.plan.fuse import fuse_residual_adds
     from tvmdev.plan.pipeline import Options, compile_model
@@ -109,6 +111,34 @@ def test_a_fusion_that_would_lose_is_not_made(tmp_path: Path) -> None:
     assert m4.fusions == ()
     assert {m4.placements[op.index].library for op in m4.model.operators
             if op.op == "conv2d"} != {"portable"}
+
+
+def test_cmsis_nn_fuses_where_the_workspace_shrinks(tmp_path: Path) -> None:
+    """Beside CMSIS-NN's convolution and ADD, CMSIS-NN's conv2d_add takes the pair where
+    the workspace shrinks: on the tiled model, not on the small one (its tile would be
+    the whole intermediate tensor); the tile the probe asks for is the kernel's."""
+    import re
+
+    from conftest import REPO
+    from test_cmsis_nn import tree
+
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.load.board import board_by_name
+    from tvmdev.plan.hooks.cmsis_nn import CONV_ADD_TILE_BYTES
+    from tvmdev.plan.pipeline import Options, compile_model
+    c_file = (REPO / "runtime/kernels/cmsis_nn/conv2d_add_s8.c").read_text()
+    tile = re.search(r"#define TVMK_CONV_ADD_TILE_BYTES (\d+)", c_file)
+    assert tile is not None and int(tile.group(1)) == CONV_ADD_TILE_BYTES
+    path = tmp_path / "tiled.tflite"
+    path.write_bytes(fc.model(fc.TILED, dw_branches=[], shape=fc.TILED_SHAPE))
+    m = import_file(path).to_model()
+    with_tree = Options(trees=(("cmsis_nn", tree()),))
+    c = compile_model(m, board_by_name("mps2_an386"), with_tree)
+    kept = compile_model(m, board_by_name("mps2_an386"), replace(with_tree, fuse=False))
+    assert dict(c.fusions) == {f"{b.name}_conv": f"{b.name}_y" for b in fc.TILED}
+    assert {c.placements[op.index].library for op in c.model.operators
+            if op.op == "conv2d_add"} == {"cmsis_nn"}
+    assert c.memory.arena_size < kept.memory.arena_size
 
 
 def test_fused_reference_is_tflm_bit_for_bit(tmp_path: Path) -> None:
@@ -234,6 +264,55 @@ def test_mutated_fused_arithmetic_fails(cli: Callable[..., Result], tmp_path: Pa
         assert r.code != 0 and "NOT EXACT" in r.out, label
         with pytest.raises(AssertionError):
             _tflm_exact(path, m, xs, got)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["mps2_an386", "mps3_an547"])
+def test_cmsis_nn_fused_tiles_are_tflm_bit_for_bit(board: str, cli: Callable[..., Result],
+                                                   tmp_path: Path) -> None:
+    """CMSIS-NN's conv2d_add on the Cortex-M4 (DSP) and M55 (Helium): the convolution
+    three tiles of rows at a time (the last shorter; SAME padding at the top and the
+    bottom), each added to the residual, every output TFLM's."""
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    from test_cmsis_nn import tree
+    path = tmp_path / "tiled.tflite"
+    path.write_bytes(fc.model(fc.TILED, dw_branches=[], shape=fc.TILED_SHAPE))
+    from tvmdev.frontends.importer import import_file
+    m = import_file(path).to_model()
+    xs = fc.inputs(shape=fc.TILED_SHAPE)
+    r, got = _run(cli, path, m, xs, tmp_path, "--board", board, "--cmsis-nn", tree())
+    assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
+    _tflm_exact(path, m, xs, got)
+    plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
+    assert {op["library"] for op in plan["operators"] if op["op"] == "conv2d_add"} == {
+        "cmsis_nn"}
+    assert sum(op["op"] == "conv2d_add" for op in plan["operators"]) == len(fc.TILED)
+
+
+@pytest.mark.slow
+def test_resnet8_fuses_on_cmsis_nn(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """image_classification on the M4 with CMSIS-NN (its default): its three conv + ADD
+    blocks fuse on CMSIS-NN's conv2d_add, the workspace shrinks, the outputs are TFLM's."""
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    from models import model_path
+    from test_cmsis_nn import tree
+
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.load.board import board_by_name
+    from tvmdev.plan.pipeline import Options, compile_model
+    path = model_path("image_classification.tflite")
+    if path is None:
+        pytest.skip("image_classification.tflite is not fetched (python3 tests/models.py)")
+    m = import_file(path).to_model()
+    arenas = [compile_model(m, board_by_name("mps2_an386"), Options(
+        trees=(("cmsis_nn", tree()),), fuse=f)) for f in (True, False)]
+    assert len(arenas[0].fusions) == 3 and arenas[1].fusions == ()
+    assert arenas[0].memory.arena_size < arenas[1].memory.arena_size
+    xs = [np.random.default_rng(7).integers(-128, 128, m.tensors[m.inputs[0]].shape
+                                              ).astype(np.int8)]
+    r, got = _run(cli, path, m, xs, tmp_path, "--board", "mps2_an386", "--cmsis-nn", tree())
+    assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
+    _tflm_exact(path, m, xs, got)
 
 
 @pytest.mark.slow

@@ -37,7 +37,7 @@ FUSED_OPS = [
            "layout": Attr("str", "NHWC", choices=("NHWC",)),
            "conv_activation": _ACT, "activation": _ACT, **_MID},
           "tvmk_conv2d_add_s8_params", lambda s, a: conv_infer(s[:2], a), _int8_only,
-          resolve=lambda s, a: resolve_window("conv2d", s[:2], a),
+          scratch=True, resolve=lambda s, a: resolve_window("conv2d", s[:2], a),
           doc="int8 only: add(conv2d(X, W, B), R), the conv's output quantized as "
               "mid_scale, mid_zero_point and clamped to conv_activation (the plan's fusion)"),
     OpDef("depthwise_pointwise", ("X", "DW", "DB", "PW", "PB"), frozenset(), ("Y",),

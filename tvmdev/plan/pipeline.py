@@ -19,7 +19,7 @@ adds the devices and a harness, builds and runs. The stages, in order:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import cached_property, partial
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from ..load.platform import all_platforms, platform_by_name
 from ..load.rtos import load_rtos
 from ..model.cnames import check_model
 from ..model.device import DeviceMemory, DeviceSpec
-from ..model.graph import Model, Operator
+from ..model.graph import Model
 from ..model.limits import object_problem
 from ..model.scratch import Tuning
 from ..resources import runtime_dir
@@ -42,22 +42,19 @@ from .device_layouts import lay_out
 from .device_memory import DeviceMemoryPlan, plan_device_memory
 from .devices import DevicePlan, plan_devices
 from .fit import check_fit
-from .fuse import fuse_depthwise_pointwise, fuse_residual_adds
+from .fusing import Fusing, plan_fusions
 from .inplace import inplace_inputs
 from .kernels import (
-    Registry,
     build_registry,
     device_dir_libraries,
     operator_scratch,
     portable_library,
-    resolve,
-    tensor_dtypes,
 )
 from .memory import MemoryPlan, plan_memory
 from .memory_map import MemoryMap
 from .padfold import fold_pads
-from .placement import Placed, Placement, TreeSources, place
-from .prepare import Prepared, operator_params, prepare
+from .placement import Placed, Placement, TreeSources
+from .prepare import Prepared, prepare
 from .schedule import Step, schedule
 
 # The command recorded in the banners of the device code tvmdev generates for a run.
@@ -263,8 +260,9 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
         for k in dplan.with_origin("sim", "scaffold")]
     registry = build_registry([*board.kernels, *options.kernel_files], device_libs,
                               libraries)
-    model, fusions, params, placed = _fuse(model, registry, options.fuse,
-                                           frozenset(lib.kind for lib in device_libs if lib.kind))
+    model, fusions, params, placed = plan_fusions(
+        model, registry, frozenset(lib.kind for lib in device_libs if lib.kind),
+        Fusing(options.fuse, board.tuning, options.inplace, options.io == "workspace"))
     steps = schedule(model, options.schedule)
     # Every spelling once more, now with a board's offload device and the kernels called.
     check_model(model, all_platforms(), [k.name for c in placed.chains.values() for k in c])
@@ -297,40 +295,6 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
                     tuple(notes), tuple(device_notes), tuple(folds.items()),
                     tuple(fusions.items()), device_memory=dev_mem,
                     imported=dplan.model if folds or fusions else None, regions=regions)
-
-
-def _placed(model: Model, registry: Registry, known: frozenset[str]
-            ) -> tuple[dict[int, tuple[str, dict[str, Any]]], Placed]:
-    """Every operator's params, and the library serving it (``known``: the device kinds
-    whose kernels are known)."""
-    params = operator_params(model)
-    return params, place(model, registry.board, resolve(model, registry),
-                         {op.index: tensor_dtypes(model, op) for op in model.operators},
-                         {i: p for i, (_, p) in params.items()}, known)
-
-
-def _fuse(model: Model, registry: Registry, fuse: bool, known: frozenset[str]
-          ) -> tuple[Model, dict[str, str], dict[int, tuple[str, dict[str, Any]]], Placed]:
-    """``model`` with its fusions made (``fuse``: any), the fusions, and every operator's
-    params and library, placed again after each rewrite."""
-    params, placed = _placed(model, registry, known)
-    fusions: dict[str, str] = {}
-    for rewrite in (fuse_residual_adds, fuse_depthwise_pointwise) if fuse else ():
-        model, made = rewrite(model, partial(_loses, placed))
-        if made:
-            fusions.update(made)
-            params, placed = _placed(model, registry, known)
-    return model, fusions, params, placed
-
-
-def _loses(placed: Placed, first: Operator, second: Operator) -> str | None:
-    """Why fusing ``first`` and ``second`` would lose instructions: the fused kernels are
-    portable, so both must run on the portable kernels (None: they do)."""
-    libs = {placed.placements[op.index].library for op in (first, second)}
-    if libs != {"portable"}:
-        return (f"{first.name} and {second.name} run on {' and '.join(sorted(libs))}; the "
-                "fused kernel is portable")
-    return None
 
 
 def _device_memory(model: Model, steps: tuple[Step, ...], placed: Placed,

@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 
+#include "tvmk_fused.h"
 #include "tvmk_s8.h"
 #include "tvmk_s16.h"
 #include "tvmk_s8_ops.h"
@@ -29,6 +30,12 @@ extern "C" {
 int32_t tvmk_cmsis_nn_conv2d_s8(const int8_t *X, const int8_t *W, const int32_t *B, int8_t *Y,
                                 const struct tvmk_conv2d_s8_params *params,
                                 void *resource_handle);
+/* conv2d_add: the convolution through arm_convolve_wrapper_s8 a tile of output rows at a
+ * time into the scratch, then arm_elementwise_add_s8 of the tile and the residual. */
+int32_t tvmk_cmsis_nn_conv2d_add_s8(const int8_t *X, const int8_t *W, const int8_t *R,
+                                    const int32_t *B, int8_t *Y,
+                                    const struct tvmk_conv2d_add_s8_params *params,
+                                    void *resource_handle);
 int32_t tvmk_cmsis_nn_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
                                           const int32_t *bias, int8_t *output,
                                           const struct tvmk_depthwise_conv2d_s8_params *params,

@@ -20,7 +20,9 @@ extern "C" {
  * (output_offset, activation_min / activation_max, output_multiplier / output_shift: the
  * intermediate tensor's, which the fusion removed); the ADD's are tvmk_add_s8_params'
  * (A: the conv's value, B: R, of the output's shape). R may alias Y: each output value is
- * written after its R element is read. X must not overlap Y. */
+ * written after its R element is read. X must not overlap Y. The scratch is a board
+ * library's (cmsis_nn: a tile of the conv's output, and CMSIS-NN's buffer); the portable
+ * kernel takes none. */
 struct tvmk_conv2d_add_s8_params {
     int32_t N, C, H, W;
     int32_t KH, KW, OH, OW;
@@ -39,6 +41,8 @@ struct tvmk_conv2d_add_s8_params {
     int32_t out_multiplier, out_shift;
     int32_t out_offset;
     int32_t act_min, act_max;
+    int32_t scratch_bytes;
+    void *scratch;
 };
 
 /* depthwise_pointwise: Y = CONV_2D(DEPTHWISE_CONV_2D(X, DW, DB), PW, PB), PW [M, 1, 1,

@@ -127,7 +127,7 @@ def _dwpw_reference(c: S8Call, x: list[np.ndarray | None]) -> np.ndarray:
 
 OPS = {
     "conv2d_add": S8Op("tvmk_conv2d_add_s8_params", _params, _reference,
-                       ("int8", "int8", "int8", "int32", "int8")),
+                       ("int8", "int8", "int8", "int32", "int8"), scratch=True),
     "depthwise_pointwise": S8Op("tvmk_depthwise_pointwise_s8_params", _dwpw_params,
                                 _dwpw_reference,
                                 ("int8", "int8", "int32", "int8", "int32", "int8"),
