@@ -10,11 +10,11 @@ intermediate tensor is gone (its buffer and the pass that wrote it and read it b
 and the fused kernel may write its output over the residual where the residual dies
 there (the memory plan's in-place rule: ``inplace: [R]``).
 
-The rewrite happens where the fused kernel does not lose instructions: where both the
-convolution and the ADD run on the same library as the fused kernel (the portable one;
-a board library's convolution, CMSIS-NN's, is faster than any portable one). Anything
-else keeps the two operators, as does a conv output that is a graph output or has other
-readers, a broadcast ADD, a constant residual, or an ADD on another device.
+The rewrite happens where ``allow`` finds the pair does not lose (:mod:`.fusing`: the
+pair and the fused operator on one library, the portable one or CMSIS-NN, whose
+conv2d_add runs its convolution a tile of rows at a time). A conv output that is a graph
+output or has other readers, a broadcast ADD, a constant residual, or an ADD on another
+device keeps the two operators.
 
 ``depthwise_pointwise`` runs the depthwise convolution one output row at a time into its
 scratch and the 1x1 convolution on that row, each as TFLM computes it: the intermediate
