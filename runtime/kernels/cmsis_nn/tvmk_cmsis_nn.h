@@ -6,7 +6,8 @@
  * selects. What CMSIS-NN does not serve was declined at generation time (the operator got
  * the portable kernel); a CMSIS-NN argument error here returns TVM_DEVICE_ERR_INVALID.
  *
- * Scratch: conv2d, depthwise_conv2d, fully_connected and avgpool2d get the buffer CMSIS-NN's
+ * Scratch: conv2d, conv2d_add (a tile of its output first), depthwise_conv2d,
+ * fully_connected and avgpool2d get the buffer CMSIS-NN's
  * *_get_buffer_size* functions ask for on the board's architecture (pure C, DSP or MVE),
  * evaluated at generation time and carved from the workspace (params->scratch). Nothing is
  * allocated and no buffer is on the stack. Each call asks CMSIS-NN again, as compiled for
