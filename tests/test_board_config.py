@@ -125,7 +125,7 @@ CASES: list[tuple[str, str, Callable[[str], str], str | None, str, str | None]] 
      "signal_fft_scale, signal_rfft, signal_energy, signal_filter_bank, "
      "signal_filter_bank_sqrt, signal_noise_estimate, signal_spectral_subtraction, "
      "signal_pcan, signal_filter_bank_log, svdf, lstm, resize_bilinear, strided_slice, "
-     "transpose_conv2d"),
+     "transpose_conv2d, conv2d_add, depthwise_pointwise"),
     ("a duplicate key", "host", lambda t: t + "cpu: x86\n", "cpu: x86",
      "duplicate key 'cpu' (first defined at line 5)", "each key may appear once in a mapping"),
     ("not YAML", "host", _sub("^cpu: native", "cpu: [native"), "toolchain:",

@@ -49,7 +49,7 @@ def test_library_is_data_every_kernel_has_a_portable_fallback() -> None:
     portable = portable_library().kernels
     assert {k.op for k in lib.kernels.kernels} == {
         "conv2d", "depthwise_conv2d", "fully_connected", "avgpool2d", "maxpool2d", "softmax",
-        "add", "mul", "svdf", "pad", "sigmoid", "tanh"}
+        "add", "mul", "svdf", "pad", "sigmoid", "tanh", "conv2d_add"}
     for k in lib.kernels.kernels:
         int8 = {a: d[0] for a, d in k.arg_meta or ()}
         assert any(p.op == k.op and p.matches(int8) for p in portable), k.name

@@ -26,7 +26,7 @@ from tvmdev.render.device import status_header
 
 PORTABLE = REPO / "runtime/kernels/portable"
 HEADERS = ("tvmk_portable.h", "tvmk_s8.h", "tvmk_s8_ops.h", "tvmk_s16.h", "tvmk_rawint.h",
-           "tvmk_recurrent.h")
+           "tvmk_recurrent.h", "tvmk_fused.h")
 SCRATCH = ("scratch_bytes", "scratch")
 
 

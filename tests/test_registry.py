@@ -223,7 +223,8 @@ def test_list_kernels_merged_table(cli: Callable[..., Result], tmp_path: Path) -
     assert scratch == [("tvmk_gemm_f32", "gemm_pack"), ("tvmk_matmul_f32", "gemm_pack"),
                        ("tvmk_svdf_f32", "svdf"), ("tvmk_svdf_s8_s16", "svdf"),
                        ("tvmk_svdf_s8", "svdf"), ("tvmk_lstm_f32", "lstm"),
-                       ("tvmk_lstm_s8", "lstm")]
+                       ("tvmk_lstm_s8", "lstm"),
+                       ("tvmk_depthwise_pointwise_s8", "dw_row")]
     # 54 ops (resize among them), gemm twice (float32, int4 weights), int8 reshape,
     # flatten, fully_connected, conv2d, depthwise_conv2d, quantize of int8; int8 add, sub,
     # mul, maximum, minimum,
@@ -238,5 +239,5 @@ def test_list_kernels_merged_table(cli: Callable[..., Result], tmp_path: Path) -
     # maxpool2d, dequantize, softmax of int8 and of int16 into int16, quantize six ways
     # (float32 -> int16, five requantizations), conv2d and fully_connected with an int32
     # bias, transpose, concat, maximum, minimum, transpose_conv2d, sigmoid, tanh, mean,
-    # resize_nearest
-    assert len(r.out.splitlines()) == 1 + 85 + 4 + 1 + 2 + 7 + 1 + 3 + 11 + 32
+    # resize_nearest; the fusions' int8 kernels, conv2d_add and depthwise_pointwise
+    assert len(r.out.splitlines()) == 1 + 85 + 4 + 1 + 2 + 7 + 1 + 3 + 11 + 32 + 2

@@ -58,6 +58,8 @@ def model_command(model: Path, args: argparse.Namespace) -> str:
         parts += ["--cmsis-nn", OFF]
     if not getattr(args, "fold_pads", True):
         parts += ["--no-fold-pads"]
+    if not getattr(args, "fuse", True):
+        parts += ["--no-fuse"]
     if not getattr(args, "inplace", True):
         parts += ["--no-inplace"]
     if getattr(args, "patch", None):
@@ -90,6 +92,7 @@ def compile_options(args: argparse.Namespace, run: bool) -> Options:
                    specs,
                    (("cmsis_nn", args.cmsis_nn),) if getattr(args, "cmsis_nn", None) else (),
                    stand_in_kernels=run, fold_pads=getattr(args, "fold_pads", True),
+                   fuse=getattr(args, "fuse", True),
                    inplace=getattr(args, "inplace", True),
                    # the user's kinds that declare memory of their own (their manifest)
                    device_memory=tuple((s.name, s.memory) for s in specs if s.memory),

@@ -171,6 +171,9 @@ def cmd_aot(args: argparse.Namespace) -> int:
     if compiled.folds:
         print("pads folded into their readers: " + ", ".join(
             f"{pad} into {op}" for op, pad in compiled.folds))
+    if compiled.fusions:
+        print("operators fused: " + ", ".join(
+            f"{op} + {add}" for op, add in compiled.fusions))
     for band_stage in compiled.patches:
         print(f"patch-based: {band_stage.describe()}")
     return 0

@@ -68,6 +68,11 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-fold-pads", dest="fold_pads", action="store_false",
                    help="run every PAD as its own operator (default: a PAD whose padding "
                         "its convolution or max pool computes exactly is folded into it)")
+    p.add_argument("--no-fuse", dest="fuse", action="store_false",
+                   help="run every operator as its own (default: an int8 conv2d whose "
+                        "output only an ADD reads is fused with it, and a depthwise_conv2d "
+                        "whose output only a 1x1 conv2d reads with that, where it does not "
+                        "lose)")
     p.add_argument("--no-inplace", dest="inplace", action="store_false",
                    help="give every operator's output a buffer of its own (default: an "
                         "operator whose kernels allow it writes over an input that dies "

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import shown
 from .custom import CUSTOM
+from .fused import FUSED_OPS
 from .limits import float32, int32_problem
 from .math_ops import MATH_OPS, MATH_OPTIONAL_NO_DEFAULT
 from .opdef import Attr as Attr  # re-exported: the op table's types
@@ -220,7 +221,7 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
           "tvmk_resize_bilinear_params", resize_infer, bilinear_params,
           doc="TFLite's bilinear resize of NHWC's H and W to size [OH, OW]"),
     *SLICE_OPS,
-    *TRANSPOSE_CONV_OPS,
+    *TRANSPOSE_CONV_OPS, *FUSED_OPS,
 ]}
 
 # Attributes that may be left unset even without a default (kernel_shape of conv2d and
@@ -236,8 +237,8 @@ DTYPES = ("float32", "int8", "int32", *sorted(set(RAW_DTYPES) - {"int8", "int32"
 KERNEL_DTYPES = ("float32", "q4c32", *DTYPES[1:])
 CTYPES = {"float32": "float", "q4c32": "struct tvmk_q4c32", "int8": "int8_t",
           "int32": "int32_t", "int64": "int64_t", **RAW_CTYPES}
-# Ops that only exist between float32 and int8: always in their int8 form.
-QUANT_OPS = ("quantize", "dequantize")
+# Ops with an int8 form only: between float32 and int8, and the plan's fusions.
+QUANT_OPS = ("quantize", "dequantize", *(o.name for o in FUSED_OPS))
 
 
 def op_params(name: str, shapes: list[Shape | None], out: Shape, attrs: dict[str, Any],

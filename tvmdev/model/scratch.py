@@ -78,6 +78,9 @@ RULES: dict[str, ScratchRule] = {r.name: r for r in [
     ScratchRule("gemm_pack", ("gemm", "matmul"), gemm_pack),
     ScratchRule("svdf", ("svdf",), svdf_scratch),
     ScratchRule("lstm", ("lstm",), lstm_scratch),
+    # depthwise_pointwise: one output row of the depthwise convolution (int8)
+    ScratchRule("dw_row", ("depthwise_pointwise",),
+                lambda p, t: int(p["OW"]) * int(p["C"]) * int(p["mult"])),
 ]}
 
 

@@ -42,6 +42,7 @@ from .device_layouts import lay_out
 from .device_memory import DeviceMemoryPlan, plan_device_memory
 from .devices import DevicePlan, plan_devices
 from .fit import check_fit
+from .fusing import Fusing, plan_fusions
 from .inplace import inplace_inputs
 from .kernels import (
     Registry,
@@ -82,6 +83,10 @@ class Options:
     # Fold a PAD into the convolution or max pool reading it where that is exact
     # (:mod:`.padfold`); off: every PAD runs as its own operator (--no-fold-pads).
     fold_pads: bool = True
+    # Fuse an int8 conv2d and the ADD reading it, and a depthwise_conv2d and the 1x1
+    # conv2d reading it, where that does not lose (:mod:`.fuse`); off: each runs as its
+    # own operator (--no-fuse).
+    fuse: bool = True
     # Write an operator's output over an input that dies there where its kernels allow
     # it, and alias a view to its input with no call (:mod:`.inplace`); off: every
     # operator writes a buffer of its own (--no-inplace).
@@ -123,9 +128,12 @@ class Compiled:
     notes: tuple[str, ...] = ()  # why a board library is not in use
     device_notes: tuple[str, ...] = ()  # the device kinds whose kernels are not known
     folds: tuple[tuple[str, str], ...] = ()  # (operator, the PAD folded into it)
+    # (conv2d, the ADD fused into it) and (depthwise_conv2d, the 1x1 conv2d fused into it)
+    fusions: tuple[tuple[str, str], ...] = ()
     # The stages run band by band of rows (patch-based inference)
     patches: tuple[Patched, ...] = ()
-    # The model as imported, before the plan's exact rewrites (PAD folding); None when
+    # The model as imported, before the plan's exact rewrites (PAD folding, fusions,
+    # patches); None when
     # the plan rewrote nothing. A run's reference evaluates it, not the rewritten model.
     imported: Model | None = None
     # The pools, copies and waits of the devices with memory; None without such devices.
@@ -267,7 +275,9 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
     registry = build_registry([*board.kernels, *options.kernel_files], device_libs,
                               libraries)
     kind_names = frozenset(lib.kind for lib in device_libs if lib.kind)
-
+    model, fusions, _, _ = plan_fusions(
+        model, registry, kind_names,
+        Fusing(options.fuse, board.tuning, options.inplace, options.io == "workspace"))
     cache: ParamsCache = {}
 
     def planned(stages: tuple[Stage, ...]) -> _Planned:
@@ -296,8 +306,9 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
                             {i: a for p in dev_mem.pools for i, a in p.scratch.items()}
                             if dev_mem else {}), placed.trees,
                     _companions(generated_specs(dplan, board), dplan, options.device_specs),
-                    tuple(notes), tuple(device_notes), tuple(folds.items()), named,
-                    device_memory=dev_mem, imported=dplan.model if folds or stages else None,
+                    tuple(notes), tuple(device_notes), tuple(folds.items()),
+                    tuple(fusions.items()), named, device_memory=dev_mem,
+                    imported=dplan.model if folds or fusions or stages else None,
                     regions=regions)
 
 

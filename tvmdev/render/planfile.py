@@ -19,7 +19,9 @@ def plan_json(gen: Compiled) -> str:
     """The metadata written beside the sources: what was decided, for people and tools."""
     m = gen.model
     mem = gen.memory
-    folds = dict(gen.folds)
+    notes = {op: f"pad folded from {pad}" for op, pad in gen.folds}
+    for op, add in gen.fusions:  # the fused operator keeps the conv's name
+        notes[op] = "; ".join([*filter(None, [notes.get(op)]), f"fused with {add}"])
     aliases = _aliases(gen)
     doc = {
         "generator": f"tvmdev {__version__}",
@@ -36,8 +38,7 @@ def plan_json(gen: Compiled) -> str:
                        **({"dtype": m.op_dtype(op)} if m.op_dtype(op) != "float32" else {}),
                        "kernels": [k.name for k in gen.chains[op.index]],
                        **_placement_json(gen, op.index),
-                       **({"note": f"pad folded from {folds[op.name]}"}
-                          if op.name in folds else {}),
+                       **({"note": notes[op.name]} if op.name in notes else {}),
                        **({"alias": aliases[op.index]} if op.index in aliases else {}),
                        "inputs": list(op.inputs), "outputs": list(op.outputs),
                        "scratch": _scratch_json(mem, op.index)}

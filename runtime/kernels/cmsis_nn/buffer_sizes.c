@@ -12,6 +12,7 @@
  *
  *   conv ARCH n h w c  fh fw fc  on oh ow oc  sh sw ph pw dh dw
  *   conv16 ARCH (as conv: int16 activations, 16x8)
+ *   conv_add ARCH tile (then as conv: conv2d_add's tile of output bytes, and conv's buffer)
  *   dw   ARCH n h w c  fh fw  on oh ow oc  sh sw ph pw dh dw  ch_mult
  *   fc   ARCH accum_depth output_depth
  *   avgpool ARCH output_width channels
@@ -66,6 +67,19 @@ static long conv(int a, const char *line)
                                    arm_convolve_wrapper_s8_get_buffer_size_dsp,
                                    arm_convolve_wrapper_s8_get_buffer_size_mve};
     return conv_size(fns, a, line);
+}
+
+/* conv_add: the tile of the conv's output (its bytes first on the line, a word multiple)
+ * and then the wrapper's buffer for the whole convolution. */
+static long conv_add(int a, const char *line)
+{
+    long tile = -1, size;
+    int used = 0;
+    if (sscanf(line, "%ld %n", &tile, &used) != 1 || tile < 0) {
+        return -1;
+    }
+    size = conv(a, line + used);
+    return size < 0 ? -1 : tile + size;
 }
 
 static long conv16(int a, const char *line)
@@ -147,6 +161,8 @@ int main(void)
             const char *rest = line + used;
             if (strcmp(what, "conv") == 0) {
                 size = conv(a, rest);
+            } else if (strcmp(what, "conv_add") == 0) {
+                size = conv_add(a, rest);
             } else if (strcmp(what, "conv16") == 0) {
                 size = conv16(a, rest);
             } else if (strcmp(what, "dw") == 0) {

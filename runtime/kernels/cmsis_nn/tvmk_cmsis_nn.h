@@ -6,7 +6,8 @@
  * selects. What CMSIS-NN does not serve was declined at generation time (the operator got
  * the portable kernel); a CMSIS-NN argument error here returns TVM_DEVICE_ERR_INVALID.
  *
- * Scratch: conv2d, depthwise_conv2d, fully_connected and avgpool2d get the buffer CMSIS-NN's
+ * Scratch: conv2d, conv2d_add (a tile of its output first), depthwise_conv2d,
+ * fully_connected and avgpool2d get the buffer CMSIS-NN's
  * *_get_buffer_size* functions ask for on the board's architecture (pure C, DSP or MVE),
  * evaluated at generation time and carved from the workspace (params->scratch). Nothing is
  * allocated and no buffer is on the stack. Each call asks CMSIS-NN again, as compiled for
@@ -18,6 +19,7 @@
 
 #include <stdint.h>
 
+#include "tvmk_fused.h"
 #include "tvmk_s8.h"
 #include "tvmk_s16.h"
 #include "tvmk_s8_ops.h"
@@ -29,6 +31,12 @@ extern "C" {
 int32_t tvmk_cmsis_nn_conv2d_s8(const int8_t *X, const int8_t *W, const int32_t *B, int8_t *Y,
                                 const struct tvmk_conv2d_s8_params *params,
                                 void *resource_handle);
+/* conv2d_add: the convolution through arm_convolve_wrapper_s8 a tile of output rows at a
+ * time into the scratch, then arm_elementwise_add_s8 of the tile and the residual. */
+int32_t tvmk_cmsis_nn_conv2d_add_s8(const int8_t *X, const int8_t *W, const int8_t *R,
+                                    const int32_t *B, int8_t *Y,
+                                    const struct tvmk_conv2d_add_s8_params *params,
+                                    void *resource_handle);
 int32_t tvmk_cmsis_nn_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
                                           const int32_t *bias, int8_t *output,
                                           const struct tvmk_depthwise_conv2d_s8_params *params,

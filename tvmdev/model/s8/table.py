@@ -10,6 +10,7 @@ from .activations import OPS as ACTIVATIONS
 from .call import S8Op
 from .concat import OPS as CONCAT
 from .elementwise import OPS as ELEMENTWISE
+from .fused import OPS as FUSED
 from .layout import OPS as LAYOUT
 from .log_softmax import OPS as LOG_SOFTMAX
 from .lstm import OPS as LSTM
@@ -28,7 +29,7 @@ from .transpose_conv import OPS as TRANSPOSE_CONV
 
 S8OPS: dict[str, S8Op] = {**QUANTIZE, **NN, **ELEMENTWISE, **POOL, **SOFTMAX, **ACTIVATIONS,
                           **PAD, **MEAN, **CONCAT, **LAYOUT, **PIECEWISE, **LOG_SOFTMAX,
-                          **RESIZE, **TRANSPOSE_CONV, **SVDF, **LSTM}
+                          **RESIZE, **TRANSPOSE_CONV, **SVDF, **LSTM, **FUSED}
 # The int8 forms of the ops with state (tvmdev.model.recurrent): their references return
 # the output and the updated states, in the order of the op's state arguments.
 S8_STATEFUL = {**SVDF_STATEFUL, **LSTM_STATEFUL}

@@ -63,6 +63,16 @@ def _conv_padding(model: Model, op: Operator, p: dict[str, Any], arch: str) -> s
             f"{p['pad_left']} of a total {total})")
 
 
+def _conv_add_tiles(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str | None:
+    """conv2d_add's kernel runs the convolution a tile of rows at a time: what
+    :func:`_conv_padding` declines, and on Helium a 1xN convolution (a tile of one row
+    would take the 1xN kernel, whose padding rule the whole convolution's dims check)."""
+    why = _conv_padding(model, op, p, arch)
+    if why is None and arch == "mve" and p["KH"] == 1 and p["KW"] > 1:
+        return "a 1xN convolution on Helium, whose tiles of one row CMSIS-NN's 1xN kernel takes"
+    return why
+
+
 def _depthwise_padding(model: Model, op: Operator, p: dict[str, Any], arch: str
                        ) -> str | None:
     """arm_depthwise_conv_wrapper_s8's choice of the 3x3 kernel, off Helium, with more
@@ -98,6 +108,7 @@ DECLINES: dict[str, Rule] = {
     "add": _broadcast,
     "mul": _broadcast,
     "conv2d": _conv_padding,
+    "conv2d_add": _conv_add_tiles,
     "depthwise_conv2d": _depthwise_padding,
     "pad": _pad_rank,
 }
@@ -157,6 +168,23 @@ def _conv(p: dict[str, Any]) -> list[int]:
             p["pad_left"], p["dil_h"], p["dil_w"]]
 
 
+# The most bytes of conv2d_add's tile of output rows (at least one row):
+# runtime/kernels/cmsis_nn/conv2d_add_s8.c's TVMK_CONV_ADD_TILE_BYTES.
+CONV_ADD_TILE_BYTES = 2048
+
+
+def conv_add_tile(p: dict[str, Any]) -> int:
+    """The bytes of conv2d_add's tile: whole rows, at most CONV_ADD_TILE_BYTES (one row at
+    least, all of them at most), rounded up to a word as the kernel does."""
+    row = int(p["OW"]) * int(p["M"])
+    rows = min(int(p["OH"]), max(1, CONV_ADD_TILE_BYTES // row)) if row else 1
+    return (rows * row + 3) & ~3
+
+
+def _conv_add(p: dict[str, Any]) -> list[int]:
+    return [conv_add_tile(p), *_conv(p)]
+
+
 def _depthwise(p: dict[str, Any]) -> list[int]:
     return [p["N"], p["H"], p["W"], p["C"], p["KH"], p["KW"], p["N"], p["OH"], p["OW"],
             p["C"] * p["mult"], p["stride_h"], p["stride_w"], p["pad_top"], p["pad_left"],
@@ -173,8 +201,8 @@ def _avgpool(p: dict[str, Any]) -> list[int]:
 
 # A kernel's ``buffer`` (kernels.yaml) -> the numbers of its probe request.
 REQUESTS: dict[str, Callable[[dict[str, Any]], list[int]]] = {
-    "conv": _conv, "conv16": _conv, "dw": _depthwise, "fc": _fully_connected,
-    "avgpool": _avgpool, "avgpool16": _avgpool,
+    "conv": _conv, "conv16": _conv, "conv_add": _conv_add, "dw": _depthwise,
+    "fc": _fully_connected, "avgpool": _avgpool, "avgpool16": _avgpool,
 }
 
 
