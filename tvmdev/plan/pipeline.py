@@ -42,7 +42,7 @@ from .device_layouts import lay_out
 from .device_memory import DeviceMemoryPlan, plan_device_memory
 from .devices import DevicePlan, plan_devices
 from .fit import check_fit
-from .inplace import inplace_inputs
+from .inplace import inplace_inputs, keeping
 from .kernels import (
     build_registry,
     device_dir_libraries,
@@ -277,7 +277,8 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
     memory = plan_memory(model, options.inplace and inplace_inputs(model, placed.chains),
                          scratch=scratch, exclude=dev_mem.device_only if dev_mem else frozenset(),
                          no_inplace=frozenset(dev_mem.mem_ops) if dev_mem else frozenset(),
-                         io=options.io == "workspace")
+                         io=options.io == "workspace",
+                         keeps=keeping(model, placed.chains, board.tuning, scratch, params))
     problem = object_problem(memory.arena_size)
     if problem is not None:
         raise TvmdevError(f"the workspace of model '{model.name}' needs {problem}",
