@@ -1,0 +1,109 @@
+"""Depthwise convolution in place through a ring of input rows (issue 24, item 2).
+
+The portable float kernel, called with its output at its input's address and the ring
+tvmdev sizes (tvmdev.model.scratch.ring_rows), against numpy in float64 (the NCHW loop
+reference of test_portable_kernels): strides 1, 2 and 3, dilation, a channel multiplier,
+two images, asymmetric padding. The scratch is the planner's, with a guard after it the
+kernel must not touch; one row less and the kernel refuses the call.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+from test_portable_kernels import ERR_INVALID, OK, SCRATCH_CALL, Build, Case, body, compile_kernels
+from test_portable_kernels import conv_ref, nan_out, rand, run_cases
+from test_portable_kernels_nn import op_params, to_nchw, to_nhwc
+
+from tvmdev.model.ops import OPS, resolved_attrs
+from tvmdev.model.scratch import Tuning, depthwise_rows_f32, ring_rows
+
+# (N, H, W, C), mult, (KH, KW), strides, pads (t, l, b, r), dilations
+CONFIGS = [
+    ((1, 7, 6, 4), 1, (3, 3), [1, 1], [1, 1, 1, 1], [1, 1]),  # SAME, stride 1
+    ((1, 9, 9, 3), 1, (5, 5), [1, 1], [2, 2, 2, 2], [1, 1]),
+    ((1, 8, 8, 4), 1, (3, 3), [2, 2], [0, 0, 1, 1], [1, 1]),  # TF SAME, stride 2
+    ((1, 9, 7, 2), 1, (3, 3), [2, 2], [1, 1, 1, 1], [1, 1]),
+    ((2, 6, 5, 3), 1, (3, 3), [1, 1], [1, 1, 1, 1], [1, 1]),  # two images
+    ((2, 8, 6, 2), 1, (3, 3), [2, 2], [1, 0, 0, 1], [1, 1]),
+    ((1, 10, 9, 2), 1, (3, 3), [1, 1], [2, 2, 2, 2], [2, 2]),  # dilation reads back
+    ((1, 11, 8, 3), 1, (3, 3), [1, 1], [4, 1, 0, 1], [3, 1]),
+    ((1, 8, 8, 2), 2, (3, 3), [2, 2], [1, 1, 1, 1], [1, 1]),  # mult 2: as many bytes
+    ((1, 9, 9, 3), 1, (3, 3), [3, 3], [0, 0, 0, 0], [1, 1]),  # VALID, stride 3
+    ((1, 5, 4, 3), 1, (3, 2), [1, 2], [0, 1, 0, 0], [1, 1]),  # taller than wide
+]
+
+IN_PLACE = body("tvmk_depthwise_conv2d_params", SCRATCH_CALL.replace(
+    "CALL", "status = tvmk_depthwise_conv2d_f32(y, arr[1], arr[2], y, &p, NULL);"))
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory: pytest.TempPathFactory) -> Build:
+    return compile_kernels(tmp_path_factory.mktemp("inplace_depthwise"))
+
+
+def _params(shapes: list[tuple[int, ...]], attrs: dict[str, object]) -> dict[str, int]:
+    a = resolved_attrs(OPS["depthwise_conv2d"], shapes, attrs)
+    return dict(OPS["depthwise_conv2d"].params(shapes, OPS["depthwise_conv2d"].infer(
+        shapes, a), a))
+
+
+@pytest.mark.slow
+def test_in_place_equals_numpy(build: Build) -> None:
+    """Every geometry in place, with the ring the planner sizes: numpy's result in the
+    output's bytes (the input's first), the scratch's guard untouched. With one row of the
+    ring less, the kernel refuses the call (and writes nothing past its scratch)."""
+    cases, expects = [], []
+    for (n, h, wd, c), mult, (kh, kw), st, pads, dil in CONFIGS:
+        x, w, b = rand(n, h, wd, c, scale=2.0), rand(1, kh, kw, c * mult), rand(c * mult)
+        attrs = {"strides": st, "pads": pads, "dilations": dil, "depth_multiplier": mult}
+        shapes = [x.shape, w.shape, b.shape]
+        packed, out = op_params("depthwise_conv2d", shapes, attrs)
+        ring = depthwise_rows_f32(_params(shapes, attrs), Tuning())
+        expect = to_nhwc(conv_ref(to_nchw(x), w[0].transpose(2, 0, 1)[:, None], b,
+                                  tuple(st), tuple(pads), tuple(dil), c))
+        assert expect.shape == out and expect.size <= x.size
+        label = f"{x.shape} k={kh}x{kw} mult={mult} stride={st} pads={pads} dil={dil}"
+        for nbytes, tag in ((ring, ""), (ring - 4 * wd * c, " short")):
+            if nbytes < 0:
+                continue
+            cases.append(Case(packed + struct.pack("@iP", nbytes, 0), [x, w, b],
+                              x.astype(np.float32).ravel().copy(), 1, None, label + tag))
+            expects.append(expect if not tag else None)
+    results = run_cases(build, "depthwise_in_place", IN_PLACE, cases)
+    assert sum(e is None for e in expects) >= 8  # the short rings
+    for case, want, (status, got) in zip(cases, expects, results, strict=True):
+        if want is None:
+            assert status == ERR_INVALID, case.label
+            continue
+        assert status == OK, case.label
+        np.testing.assert_allclose(got[:want.size], want.ravel(), rtol=1e-5, atol=1e-5,
+                                   err_msg=case.label)
+
+
+def test_ring_rows() -> None:
+    """The rows the ring holds, counted by hand: a 3x3 SAME filter at stride 1 reads one
+    row back and covers the row it is on (2); 5x5 SAME, two back (3); VALID, or at stride
+    2 or 3, output row 0 covers input row 0 and reads it, and later rows have moved past
+    what they cover (1); a dilated 3x3 whose rows start in the padding: output row 2
+    reads row 0 again after row 1 covered rows 0 and 1, so rows 0 to 2 are kept (3)."""
+    base = {"N": 1, "mult": 1, "dil_h": 1}
+
+    def rows(h: int, w: int, c: int, oh: int, ow: int, k: int, s: int, pad: int,
+             **more: int) -> int:
+        return ring_rows({**base, "H": h, "W": w, "C": c, "OH": oh, "OW": ow, "KH": k,
+                          "stride_h": s, "pad_top": pad, **more})
+
+    assert rows(8, 8, 4, 8, 8, 3, 1, 1) == 2
+    assert rows(8, 8, 4, 8, 8, 5, 1, 2) == 3
+    assert rows(8, 8, 4, 6, 6, 3, 1, 0) == 1  # VALID: output row o over input row o
+    assert rows(8, 8, 4, 4, 4, 3, 2, 0) == 1
+    assert rows(9, 9, 3, 3, 3, 3, 3, 0) == 1
+    # dilation 2, pad 2: output row 0 reads 0, 2; row 1 reads 1, 3; row 2 reads 0, 2, 4.
+    assert rows(10, 9, 2, 10, 9, 3, 1, 2, dil_h=2) == 3
+    assert rows(4, 4, 2, 4, 4, 3, 1, 1, N=2) == 2
+    # mult 2 at stride 2: half the rows of twice the width; output row 0 covers input
+    # row 0 and reads rows 0 and 1 (pad 1): one row kept
+    assert rows(8, 8, 2, 4, 4, 3, 2, 1, mult=2) == 1
