@@ -9,12 +9,27 @@ kernel must not touch; one row less and the kernel refuses the call.
 
 from __future__ import annotations
 
+import json
+import os
 import struct
+from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
-from test_portable_kernels import ERR_INVALID, OK, SCRATCH_CALL, Build, Case, body, compile_kernels
-from test_portable_kernels import conv_ref, nan_out, rand, run_cases
+from conftest import Result, need_tool
+from test_portable_kernels import (
+    ERR_INVALID,
+    OK,
+    SCRATCH_CALL,
+    Build,
+    Case,
+    body,
+    compile_kernels,
+    conv_ref,
+    rand,
+    run_cases,
+)
 from test_portable_kernels_nn import op_params, to_nchw, to_nhwc
 
 from tvmdev.model.ops import OPS, resolved_attrs
@@ -107,3 +122,85 @@ def test_ring_rows() -> None:
     # mult 2 at stride 2: half the rows of twice the width; output row 0 covers input
     # row 0 and reads rows 0 and 1 (pad 1): one row kept
     assert rows(8, 8, 2, 4, 4, 3, 2, 1, mult=2) == 1
+
+
+# --- int8, bit-exact with TFLM, in place and not ------------------------------------------
+
+def _chain() -> tuple[bytes, list[np.ndarray]]:
+    """A small int8 model: depthwise 3x3 SAME, depthwise 5x5 at stride 2 (VALID), a 1x1
+    convolution, depthwise 3x3 at stride 2 (SAME), depthwise 7x7 SAME; each depthwise
+    input dies at it, so each may go in place."""
+    from cm_cases import ACTIVATIONS, CONV_2D, DEPTHWISE_CONV_2D, INT8, INT32
+    from tflite_build import Graph, Op, T, build
+    r = np.random.default_rng(24)
+    layers = [("dw", 3, 1, True, 0), ("dw", 5, 2, False, 0), ("conv", 1, 1, True, 6),
+              ("dw", 3, 2, True, 0), ("dw", 7, 1, True, 0)]
+    h, w, c, scale = 17, 15, 4, 0.03
+    tensors = [T("x", [1, h, w, c], type=INT8, quant=([scale], [5]))]
+    ops = []
+    for i, (kind, k, s, same, m) in enumerate(layers):
+        ch = m or c
+        s_w = [float(np.float32(v)) for v in r.uniform(0.3, 2.0, ch) / 127 / 4]
+        shape = [ch, k, k, c] if kind == "conv" else [1, k, k, ch]
+        oh = -(-h // s) if same else (h - k) // s + 1
+        ow = -(-w // s) if same else (w - k) // s + 1
+        out_scale = float(np.float32(scale * r.uniform(0.8, 1.6)))
+        base = len(tensors)
+        tensors += [T(f"w{i}", shape, r.integers(-127, 128, shape).astype(np.int8), type=INT8,
+                      quant=(s_w, [0] * ch), quant_axis=0 if kind == "conv" else 3),
+                    T(f"b{i}", [ch], r.integers(-3000, 3000, ch).astype(np.int32), type=INT32,
+                      quant=([scale * v for v in s_w], [0] * ch)),
+                    T(f"y{i}", [1, oh, ow, ch], type=INT8, quant=([out_scale], [-3 + i]))]
+        common = {"Padding": 0 if same else 1, "StrideW": s, "StrideH": s,
+                  "FusedActivationFunction": ACTIVATIONS["RELU6" if i % 2 else "NONE"]}
+        opts = (("Conv2DOptions", common) if kind == "conv" else
+                ("DepthwiseConv2DOptions", {**common, "DepthMultiplier": 1}))
+        ops.append(Op(CONV_2D if kind == "conv" else DEPTHWISE_CONV_2D,
+                      [base - 1 if i else 0, base, base + 1], [base + 2], opts))
+        h, w, c, scale = oh, ow, ch, out_scale
+    x = r.integers(-128, 128, (1, 17, 15, 4)).astype(np.int8)
+    return build(Graph(tensors, ops, [0], [len(tensors) - 1])), [x]
+
+
+def _plan(tmp: Path) -> dict[str, object]:
+    return json.loads(next((tmp / "build/model").glob("*_plan.json")).read_text())
+
+
+def _in_place(plan: dict[str, object]) -> list[str]:
+    ops = plan["operators"]
+    assert isinstance(ops, list)
+    return [o["name"] for o in ops if o["op"] == "depthwise_conv2d" and o.get("alias")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["host", "mps2_an386"])
+@pytest.mark.parametrize("what", ["single", "chain"])
+def test_bit_exact_with_tflm_in_place_and_not(board: str, what: str, cli: Callable[..., Result],
+                                              tmp_path: Path) -> None:
+    """tvmdev_cm's edge cases of depthwise convolution one operator each (the input in the
+    workspace: --io workspace), and a small model of four depthwise convolutions and a
+    1x1 convolution: every output equal to TFLM's interpreter's, in place and with
+    --no-inplace. On the host the portable kernel keeps its ring; on the Cortex-M4
+    tvmdev_cm's plane holds a channel (the cases it declines go to CMSIS-NN, which does
+    not go in place, or without its tree to the portable kernel)."""
+    import cm_cases
+    from test_tflite_int8_ops import run_against_tflm
+    need_tool("gcc" if board == "host" else "qemu-system-arm")
+    model, arrays = cm_cases.merged() if what == "single" else _chain()
+    cases = len(cm_cases.CASES) if what == "single" else 1
+    tree = os.environ.get("CMSIS_NN_SOURCE_DIR") or "off"
+    extra = ("--io", "workspace") if board == "host" else ("--board", board, "--cmsis-nn", tree)
+    aliased = {}
+    for label, more in (("on", ()), ("off", ("--no-inplace",))):
+        (tmp_path / label).mkdir()
+        outputs, _ = run_against_tflm(cli, model, arrays, tmp_path / label, *extra, *more)
+        assert outputs == cases
+        aliased[label] = _in_place(_plan(tmp_path / label))
+        libraries = {o["name"]: o["library"] for o in _plan(tmp_path / label)["operators"]}
+    assert aliased["off"] == []
+    if what == "chain":
+        assert len(aliased["on"]) == 4
+    else:
+        # all but the multiplier of 2 (twice the bytes), and what CMSIS-NN takes
+        want = {f"y{i}" for i, d in enumerate(cm_cases.CASES) if d.mult == 1}
+        assert set(aliased["on"]) == {n for n in want if libraries.get(n) != "cmsis_nn"}
