@@ -279,8 +279,7 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
                          no_inplace=frozenset(dev_mem.mem_ops) if dev_mem else frozenset(),
                          io=options.io == "workspace",
                          keeps=keeping(model, placed.chains, board.tuning, scratch, params))
-    problem = object_problem(memory.arena_size)
-    if problem is not None:
+    if (problem := object_problem(memory.arena_size)) is not None:
         raise TvmdevError(f"the workspace of model '{model.name}' needs {problem}",
                           model.path, hint="split the model, or make its tensors smaller")
     regions = check_fit(model, memory, board, options.place_memory,
