@@ -169,7 +169,9 @@ def _plan(tmp: Path) -> dict[str, object]:
 def _in_place(plan: dict[str, object]) -> list[str]:
     ops = plan["operators"]
     assert isinstance(ops, list)
-    return [o["name"] for o in ops if o["op"] == "depthwise_conv2d" and o.get("alias")]
+    out = [o for o in ops if o["op"] == "depthwise_conv2d" and o.get("alias")]
+    assert all(o["alias"]["kind"] == "in place, keeping what it reads" for o in out)
+    return [o["name"] for o in out]
 
 
 @pytest.mark.slow
