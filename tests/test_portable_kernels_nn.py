@@ -284,7 +284,7 @@ def test_bad_params_are_invalid(build: Build) -> None:
         "struct tvmk_fully_connected_params fp = {1, 1, 1, -1, 0};\n"
         "struct tvmk_clip_params clp = {1, 2.0f, 1.0f};\n"
         "struct tvmk_depthwise_conv2d_params dp = {1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 0, 0, 1, 1,"
-        " 0};\n"
+        " 0, 0, NULL};\n"
         "status = 0;\n"
         "y[0] = (float)tvmk_conv2d_f32(x, x, NULL, y + 8, &cp, NULL);\n"
         "y[1] = (float)tvmk_conv2d_f32(x, x, NULL, y + 8, &cl, NULL);\n"
