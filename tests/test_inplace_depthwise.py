@@ -206,3 +206,39 @@ def test_bit_exact_with_tflm_in_place_and_not(board: str, what: str, cli: Callab
         # all but the multiplier of 2 (twice the bytes), and what CMSIS-NN takes
         want = {f"y{i}" for i, d in enumerate(cm_cases.CASES) if d.mult == 1}
         assert set(aliased["on"]) == {n for n in want if libraries.get(n) != "cmsis_nn"}
+
+
+def test_a_chain_goes_in_place_only_if_its_kernels_agree(tmp_path: Path) -> None:
+    """A user's depthwise kernel tried before the portable one: one that keeps its rows
+    as the portable one does goes in place, with the ring (the most of the two: its own
+    rule); one that says only ``inplace`` (it reads in order, so no ring) does not, since
+    the portable kernel may take over at run time and would need a ring the plan lacks;
+    one that says nothing does not either."""
+    from tvmdev.load.model import load_model
+    from tvmdev.plan.inplace import inplace_inputs, keeping
+    from tvmdev.plan.kernels import build_registry, operator_scratch, resolve
+    from tvmdev.plan.memory import plan_memory
+
+    (tmp_path / "m.yaml").write_text(
+        "name: m\ninputs:\n  x: {shape: [1, 6, 5, 3], dtype: float32}\noutputs:\n"
+        "  y: {shape: [1, 6, 5, 3], dtype: float32}\nconstants:\n"
+        "  w: {shape: [1, 3, 3, 3], dtype: float32, random: {seed: 1, low: -1, high: 1}}\n"
+        "operators:\n"
+        "  - {name: a, op: relu, inputs: [x], outputs: [h]}\n"
+        "  - {name: d, op: depthwise_conv2d, inputs: [h, w], outputs: [r], "
+        "attrs: {pads: [1, 1, 1, 1]}}\n"
+        "  - {name: b, op: relu, inputs: [r], outputs: [y]}\n")
+    m = load_model(tmp_path / "m.yaml")
+    got = {}
+    for label, extra in (("keeps", ", inplace: [input], inplace_keep: depthwise_rows_f32"),
+                         ("in order", ", inplace: [input]"), ("silent", "")):
+        lib = tmp_path / f"{label.replace(' ', '_')}.yaml"
+        lib.write_text("- op: depthwise_conv2d\n  header: mine.h\n  kernels:\n"
+                       f"    - {{arg_meta: null, kernel_name: my_dw{extra}}}\n")
+        chains = resolve(m, build_registry([lib], []))
+        assert [k.name for k in chains[1]] == ["my_dw", "tvmk_depthwise_conv2d_f32"]
+        plan = plan_memory(m, inplace_inputs(m, chains), keeps=keeping(
+            m, chains, Tuning(), operator_scratch(m, chains, Tuning())))
+        got[label] = (("r", "h") in plan.inplace, plan.scratch.get(1, (0, 0))[1])
+    ring = 2 * 5 * 3 * 4  # two rows of 5 x 3 floats
+    assert got == {"keeps": (True, ring), "in order": (False, 0), "silent": (False, 0)}

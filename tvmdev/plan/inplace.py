@@ -41,7 +41,9 @@ def inplace_inputs(model: Model, chains: Mapping[int, Sequence[Kernel]]
                    ) -> dict[int, tuple[int, ...]]:
     """The inputs each operator of ``model`` may write its output over, from its kernel
     chain (``chains``: operator index -> the kernels it tries): those every kernel of the
-    chain allows, in the first kernel's order; a view's input whatever its kernels."""
+    chain allows, in the first kernel's order; a view's input whatever its kernels. A
+    chain where some kernels keep what they read (``inplace_keep``) and others do not
+    allows none: the plan could not serve both."""
     out: dict[int, tuple[int, ...]] = {}
     for op in model.operators:
         opdef = OPS.get(op.op)
@@ -49,7 +51,8 @@ def inplace_inputs(model: Model, chains: Mapping[int, Sequence[Kernel]]
             out[op.index] = (0,)
             continue
         chain = chains.get(op.index, ())
-        if not chain:
+        keeps = {k.inplace_keep is not None for k in chain}
+        if not chain or len(keeps) > 1:  # all keep what they read, or none does
             continue
         allowed = [i for i in chain[0].inplace if all(i in k.inplace for k in chain[1:])]
         if allowed:
