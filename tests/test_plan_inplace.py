@@ -54,6 +54,8 @@ def replay(m: Model, plan: MemoryPlan, chains: Mapping[int, Sequence[Kernel]]) -
         alias = aliases.get(out)
         if alias is not None:
             _check_alias(m, plan, chains, op.index, alias, out)
+            if _keeps(m, chains, op.index):
+                _check_ring(m, plan, op.index, alias)
         if op.index in plan.scratch:
             offset, nbytes = plan.scratch[op.index]
             where = slice(offset, offset + nbytes)
@@ -114,8 +116,36 @@ def _check_alias(m: Model, plan: MemoryPlan, chains: Mapping[int, Sequence[Kerne
     s, o = m.tensors[src], m.tensors[out]
     if plan.offsets[src] != plan.offsets[out]:
         raise Replay(f"operator {index}: {out} is not at {src}'s address")
-    if numel(s.shape) != numel(o.shape) or o.nbytes > s.nbytes:
+    if o.nbytes > s.nbytes or (numel(s.shape) != numel(o.shape)
+                               and not _keeps(m, chains, index)):
         raise Replay(f"operator {index}: {out}'s elements outgrow {src}'s")
+
+
+def _keeps(m: Model, chains: Mapping[int, Sequence[Kernel]], index: int) -> bool:
+    """Whether every kernel of the operator's chain keeps what it still reads of the
+    input it writes over (a depthwise convolution's ring of rows)."""
+    return not OPS[m.operators[index].op].view and all(k.inplace_keep for k in chains[index])
+
+
+def _check_ring(m: Model, plan: MemoryPlan, index: int, src: str) -> None:
+    """A depthwise convolution writing its output rows, in order, over its input's
+    bytes: every input row it has written over that it still reads (for that output row
+    or a later one) must be held in its scratch, at most scratch bytes / row bytes rows at
+    once. The rows each output row reads come from the filter's taps, row by row."""
+    _, p = m.operator_params(m.operators[index])
+    elem = m.tensors[src].nbytes // numel(m.tensors[src].shape)
+    row_in, row_out = p["W"] * p["C"] * elem, p["OW"] * p["C"] * p["mult"] * elem
+    held = plan.scratch.get(index, (0, 0))[1] // row_in
+    n_in = p["N"] * p["H"]
+    reads = [{n * p["H"] + y for k in range(p["KH"])
+              for y in [oy * p["stride_h"] - p["pad_top"] + k * p["dil_h"]] if 0 <= y < p["H"]}
+             for n in range(p["N"]) for oy in range(p["OH"])]
+    for g in range(len(reads)):
+        covered = min(((g + 1) * row_out - 1) // row_in, n_in - 1)
+        over = {y for later in reads[g:] for y in later if y <= covered}
+        if len(over) > held:
+            raise Replay(f"operator {index}: its ring of {held} rows is short of the "
+                         f"{len(over)} rows of {src} it still reads after writing over them")
 
 
 def random_mixed_model(tmp: Path, n_ops: int, seed: int) -> Model:
@@ -250,6 +280,81 @@ def test_the_replay_catches_a_bad_plan(tmp_path: Path) -> None:
                                                out: plan.offsets[out] + 16})
     with pytest.raises(Replay):
         replay(m, moved, chains)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_depthwise_graphs_replay_safely_in_place(seed: int, tmp_path: Path) -> None:
+    """NHWC graphs around depthwise convolutions (float and int8; strides 1 and 2,
+    dilation, a channel multiplier), planned with the portable kernels' data, with and
+    without the I/O in the workspace, and compiled for the host and the Cortex-M4
+    (tvmdev_cm's depthwise, whose plane holds a channel): each replays without a byte
+    overwritten while still needed, every ring long enough for the rows it keeps."""
+    from dw_graphs import random_dw_model
+    m = random_dw_model(tmp_path, 20 + 3 * seed, seed)
+    chains = _portable_chains(m)
+    for io in (False, True):
+        replay(m, plan_memory(m, io=io), chains)
+    for board in ("host", "mps2_an386"):
+        compiled = compile_model(m, board_by_name(board))
+        replay(m, compiled.memory, compiled.chains)
+    off = plan_memory(m, inplace=False)
+    assert off.inplace == () and off.lower_bound >= plan_memory(m).lower_bound
+
+
+def _depthwise_in_place(tmp: Path) -> list[tuple[Model, MemoryPlan, str]]:
+    """Across the random depthwise graphs: (model, plan, depthwise output) for every
+    depthwise convolution the plan puts over its input."""
+    from dw_graphs import random_dw_model
+    out = []
+    for seed in range(8):
+        m = random_dw_model(tmp, 20 + 3 * seed, seed)
+        plan = plan_memory(m)
+        writer = {op.outputs[0]: op for op in m.operators}
+        out += [(m, plan, o) for o, _ in plan.inplace if writer[o].op == "depthwise_conv2d"]
+    return out
+
+
+def test_depthwise_goes_in_place_through_its_ring(tmp_path: Path) -> None:
+    """Float and int8 depthwise convolutions go in place, with fewer output elements too
+    (stride 2), each with the scratch of its ring (none where the output stays behind
+    what it reads); out of place, a depthwise convolution has no scratch."""
+    from tvmdev.model.scratch import ring_rows
+    seen = set()
+    for m, plan, o in _depthwise_in_place(tmp_path):
+        op = next(op for op in m.operators if op.outputs[0] == o)
+        _, p = m.operator_params(op)
+        src = m.tensors[op.inputs[0]]
+        elem = src.nbytes // numel(src.shape)
+        ring = ring_rows(p) * p["W"] * p["C"] * elem
+        assert plan.scratch.get(op.index, (0, 0))[1] == ring
+        seen.add((src.dtype, "fewer" if numel(m.tensors[o].shape) < numel(src.shape)
+                  else "as many", "ring" if ring else "no ring"))
+        off = plan_memory(m, inplace=False)
+        assert op.index not in off.scratch
+    assert {("float32", "as many", "ring"), ("int8", "as many", "ring"),
+            ("float32", "fewer", "ring"), ("int8", "fewer", "ring")} <= seen, seen
+
+
+def test_the_replay_catches_a_short_ring(tmp_path: Path) -> None:
+    """Mutation: each depthwise convolution in place with a ring, given one row of
+    scratch less, fails the replay; with its scratch as planned, it passes."""
+    caught = 0
+    for m, plan, o in _depthwise_in_place(tmp_path):
+        op = next(op for op in m.operators if op.outputs[0] == o)
+        if op.index not in plan.scratch:
+            continue
+        chains = _portable_chains(m)
+        replay(m, plan, chains)
+        _, p = m.operator_params(op)
+        src = m.tensors[op.inputs[0]]
+        row = p["W"] * p["C"] * (src.nbytes // numel(src.shape))
+        offset, nbytes = plan.scratch[op.index]
+        short = dataclasses.replace(plan, scratch={**plan.scratch,
+                                                   op.index: (offset, nbytes - row)})
+        with pytest.raises(Replay, match="ring of .* rows is short"):
+            replay(m, short, chains)
+        caught += 1
+    assert caught >= 10
 
 
 SHRINKING = """\

@@ -150,6 +150,7 @@ def test_depthwise_conv2d(build: Build) -> None:
         attrs = {"strides": st, "pads": pads, "dilations": dil, "depth_multiplier": mult,
                  "activation": act}
         params, out = op_params("depthwise_conv2d", [x.shape, w.shape, b.shape], attrs)
+        params += struct.pack("@iP", 0, 0)  # no scratch: the output is apart
         w_oihw = w[0].transpose(2, 0, 1)[:, None]  # C * mult, 1, KH, KW
         for bias in (1, 0):
             expect = to_nhwc(ACTS[act](conv_ref(to_nchw(x), w_oihw, b if bias else None,
@@ -283,7 +284,7 @@ def test_bad_params_are_invalid(build: Build) -> None:
         "struct tvmk_fully_connected_params fp = {1, 1, 1, -1, 0};\n"
         "struct tvmk_clip_params clp = {1, 2.0f, 1.0f};\n"
         "struct tvmk_depthwise_conv2d_params dp = {1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 0, 0, 1, 1,"
-        " 0};\n"
+        " 0, 0, NULL};\n"
         "status = 0;\n"
         "y[0] = (float)tvmk_conv2d_f32(x, x, NULL, y + 8, &cp, NULL);\n"
         "y[1] = (float)tvmk_conv2d_f32(x, x, NULL, y + 8, &cl, NULL);\n"

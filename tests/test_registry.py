@@ -170,6 +170,15 @@ BAD_LIBS = [
      "       inplace: [A, A]}\n", "lib.yaml:5: inplace of a must list inputs of add, each once"),
     ("- op: relu\n  header: h.h\n  kernels:\n    - {arg_meta: null, kernel_name: r,\n"
      "       inplace: X}\n", "lib.yaml:5: inplace of r must list inputs of relu, each once"),
+    ("- op: depthwise_conv2d\n  header: h.h\n  kernels:\n    - {arg_meta: null, "
+     "kernel_name: d,\n       inplace_keep: depthwise_rows}\n", "lib.yaml:5: inplace_keep of "
+     "d must be a scratch rule for depthwise_conv2d or buffer, beside inplace"),
+    ("- op: depthwise_conv2d\n  header: h.h\n  kernels:\n    - {arg_meta: null, "
+     "kernel_name: d, inplace: [input],\n       inplace_keep: rows}\n", "lib.yaml:5: "
+     "inplace_keep of d must be a scratch rule for depthwise_conv2d or buffer, beside inplace"),
+    ("- op: relu\n  header: h.h\n  kernels:\n    - {arg_meta: null, kernel_name: r, "
+     "inplace: [X],\n       inplace_keep: buffer}\n", "lib.yaml:5: inplace_keep of r must "
+     "be a scratch rule for relu or buffer, beside inplace"),
 ]
 
 

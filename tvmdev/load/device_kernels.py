@@ -133,7 +133,9 @@ def stand_in_library(kind: str, ops: tuple[str, ...], portable: Library, root: P
                                   ((root / f"src/kernels/{kind}/{op}.c").resolve(),),
                                   kind, "device", Where(str(path)),
                                   # it calls the portable kernel on the same pointers
-                                  inplace=v.portable.inplace))
+                                  # (and params: a depthwise ring in its scratch too)
+                                  inplace=v.portable.inplace,
+                                  inplace_keep=v.portable.inplace_keep))
     return Library(kind, "device", kind, path, tuple(kernels))
 
 

@@ -19,6 +19,12 @@ A kernel that may write its output over an input says which, by argument name:
 every element of that input up to i, in the order of the elements, so an output whose
 elements are no larger than the input's may start at the input's address (the memory
 planner does so where the input dies at that operator: :mod:`tvmdev.plan.inplace`).
+A kernel that reads a window of its input (depthwise convolution) keeps instead what it
+still has to read of the input it writes over, in its scratch: ``inplace_keep: RULE`` (a
+rule of :mod:`tvmdev.model.scratch` sizing that scratch: the ring of input rows) or
+``inplace_keep: buffer`` (its ``buffer`` already holds a copy of what it reads). It
+promises only that its output, no larger in bytes than the input, may start at the
+input's address; it finds out at run time (output == input) and then keeps the rows.
 
 A kernel may name its own ``header`` (the int8 kernels of an op declared apart from its
 float ones: ``header: tvmk_s8.h``).
@@ -54,13 +60,13 @@ from ..errors import TvmdevError, Where, shown
 from ..model.custom import CustomOp, CustomScratch
 from ..model.ops import KERNEL_DTYPES, OPS, OpDef, kernel_params
 from ..model.scratch import RULES
-from . import yamlio
+from . import kernel_keys, yamlio
 from .custom_ops import CUSTOM_KEYS, check_defined, custom_scratch, is_custom, read_custom
 from .fields import name_in, optional
 
 ENTRY_KEYS = ("op", "header", "type_alias", "kernels", *CUSTOM_KEYS)
 KERNEL_KEYS = ("arg_meta", "kernel_name", "sources", "args", "scratch", "header", "calls",
-               "buffer", "inplace")
+               "buffer", "inplace", "inplace_keep")
 LEVELS = ("user", "device", "board", "portable")
 
 
@@ -87,6 +93,9 @@ class Kernel:
     # The inputs (by index) the kernel may write its output over: it reads each element
     # before it writes the output's element at that place (``inplace: [A, B]``).
     inplace: tuple[int, ...] = ()
+    # How it keeps what it still reads of an input it writes over: a scratch rule of
+    # tvmdev.model.scratch (the bytes it needs then), or "buffer" (its buffer holds it).
+    inplace_keep: str | None = None
 
     def matches(self, dtypes: dict[str, str]) -> bool:
         """Whether the kernel accepts these argument dtypes."""
@@ -229,8 +238,9 @@ class _LibraryReader:
             scratch = custom_scratch(custom, item) if "scratch" in item else None
         self.kernels.append(Kernel(op, kname, meta, own, self.include, sources, self.name,
                                    self.level, kw, _arg_order(opdef, item, kname), scratch,
-                                   _names(item, "calls"), _buffer(item),
-                                   _inplace(item, opdef, kname)))
+                                   kernel_keys.names(item, "calls"), kernel_keys.buffer(item),
+                                   kernel_keys.inplace(item, opdef, kname),
+                                   kernel_keys.inplace_keep(item, opdef, kname)))
 
     def sources(self, item: dict[str, Any], kname: str) -> tuple[Path, ...]:
         sources = optional(item, "sources", [])
@@ -346,37 +356,3 @@ def _scratch(item: dict[str, object], opdef: OpDef) -> str | int | None:
         return value
     raise TvmdevError(f"scratch must be a number of bytes or a rule for {op}, got {shown(value)}",
                       where, hint="rules for " + op + ": " + (", ".join(rules) or "none"))
-
-
-def _names(item: dict[str, Any], key: str) -> tuple[str, ...]:
-    """A list of C identifiers (``calls``)."""
-    value = optional(item, key, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise TvmdevError(f"{key} must be a list of C function names",
-                          yamlio.where_of(item, key))
-    for v in value:
-        naming.check_identifier(v, key, yamlio.where_of(item, key))
-    return tuple(value)
-
-
-def _inplace(item: dict[str, Any], opdef: OpDef, kname: str) -> tuple[int, ...]:
-    """A kernel's ``inplace``: the inputs, by name, its output may be written over."""
-    value = optional(item, "inplace", [])
-    where = yamlio.where_of(item, "inplace")
-    allowed = opdef.inputs[:-1] if opdef.variadic else opdef.inputs
-    if not isinstance(value, list) or len(opdef.outputs) != 1 or any(
-            not name_in(v, allowed) for v in value) or len(set(map(shown, value))) != len(value):
-        raise TvmdevError(f"inplace of {kname} must list inputs of {opdef.name}, each once",
-                          where, hint=(f"{opdef.name} has more than one output" if
-                                       len(opdef.outputs) != 1 else
-                                       "inputs: " + ", ".join(allowed)))
-    return tuple(allowed.index(str(v)) for v in value)
-
-
-def _buffer(item: dict[str, Any]) -> str | None:
-    """A kernel's ``buffer`` request (a word), if any."""
-    value = optional(item, "buffer", None)
-    if value is not None and (not isinstance(value, str) or not value.isidentifier()):
-        raise TvmdevError(f"buffer must be a request name, not {shown(value)}",
-                          yamlio.where_of(item, "buffer"))
-    return value

@@ -157,7 +157,7 @@ OPS: dict[str, OpDef] = {o.name: o for o in [
           doc="convolution, NCHW (W OIHW) or NHWC (W OHWI); pads [top, left, bottom, right]"),
     OpDef("depthwise_conv2d", ("input", "filter", "bias"), frozenset({"bias"}), ("output",),
           {**_CONV_ATTRS, "depth_multiplier": Attr("int", 1)},
-          "tvmk_depthwise_conv2d_params", depthwise_infer, depthwise_params,
+          "tvmk_depthwise_conv2d_params", depthwise_infer, depthwise_params, scratch=True,
           resolve=partial(resolve_window, "depthwise_conv2d"),
           doc="TFLite depthwise convolution, NHWC, filter [1, KH, KW, C * depth_multiplier]"),
     OpDef("maxpool2d", ("X",), frozenset(), ("Y",), dict(_POOL_ATTRS),

@@ -67,6 +67,37 @@ def gemm_pack(params: dict[str, Any], t: Tuning) -> int:
     return fixed + max(1, (t.gemm_scratch_max - fixed) // strip) * strip
 
 
+def ring_rows(p: dict[str, Any]) -> int:
+    """The input rows a depthwise convolution writing its output over its input keeps
+    (runtime/kernels/portable/inplace_rows.h): before it writes output row o (its images'
+    rows counted one after another), it copies into a ring every input row those bytes
+    cover that some output row from o on still reads; the ring holds, at the most, the
+    rows from the first still read to the last covered."""
+    n, h, oh = int(p["N"]), int(p["H"]), int(p["OH"])
+    row_in = int(p["W"]) * int(p["C"])
+    row_out = int(p["OW"]) * int(p["C"]) * int(p["mult"])
+    kh, s, pad, dil = int(p["KH"]), int(p["stride_h"]), int(p["pad_top"]), int(p["dil_h"])
+    firsts = [next((y for y in (o * s - pad + k * dil for k in range(kh)) if 0 <= y < h), h)
+              for o in range(oh)]  # the first row each reads (h: none)
+    for o in range(oh - 2, -1, -1):  # what rows from o on read (dilation reads back)
+        firsts[o] = min(firsts[o], firsts[o + 1])
+    most = 0
+    for g in range(n * oh):
+        covered = min(((g + 1) * row_out - 1) // row_in, n * h - 1) if row_in else -1
+        most = max(most, covered - (g // oh * h + firsts[g % oh]) + 1)
+    return most
+
+
+def depthwise_rows(params: dict[str, Any], t: Tuning) -> int:
+    """int8 depthwise_conv2d in place: its ring of input rows (:func:`ring_rows`)."""
+    return ring_rows(params) * int(params["W"]) * int(params["C"])
+
+
+def depthwise_rows_f32(params: dict[str, Any], t: Tuning) -> int:
+    """float32 depthwise_conv2d in place: its ring of input rows (:func:`ring_rows`)."""
+    return FLOAT * depthwise_rows(params, t)
+
+
 @dataclass(frozen=True)
 class ScratchRule:
     name: str
@@ -81,6 +112,8 @@ RULES: dict[str, ScratchRule] = {r.name: r for r in [
     # depthwise_pointwise: one output row of the depthwise convolution (int8)
     ScratchRule("dw_row", ("depthwise_pointwise",),
                 lambda p, t: int(p["OW"]) * int(p["C"]) * int(p["mult"])),
+    ScratchRule("depthwise_rows", ("depthwise_conv2d",), depthwise_rows),
+    ScratchRule("depthwise_rows_f32", ("depthwise_conv2d",), depthwise_rows_f32),
 ]}
 
 

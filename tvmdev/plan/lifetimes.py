@@ -44,11 +44,13 @@ class Lifetimes:
 
 
 def lifetimes(model: Model, inplace: Candidates, exclude: frozenset[str],
-              no_inplace: frozenset[int], io: bool) -> Lifetimes:
+              no_inplace: frozenset[int], io: bool, keeps: frozenset[int] = frozenset()
+              ) -> Lifetimes:
     """The chains of the tensors in the arena: the intermediates but ``exclude``, and
     with ``io`` the model's inputs (from the start of the run) and outputs (to its end).
     An operator writes over a candidate input (``inplace``) that dies there, unless it is
-    in ``no_inplace``."""
+    in ``no_inplace``; one in ``keeps`` (its kernels keep what they still read) wherever
+    its output is no larger (:func:`.inplace.fits`)."""
     tensors = model.tensors
     # A row slice (patch-based inference) is bytes of its parent: using it uses the parent.
     whole = {s: p for s, (p, _) in model.slices.items()}
@@ -79,7 +81,8 @@ def lifetimes(model: Model, inplace: Candidates, exclude: frozenset[str],
                             for i in inplace.get(op.index, ()))
                 if t is not None and t in seg_of and last_use.get(t) == op.index
                 and t not in model.outputs  # a graph output is read after the run
-                and op.inputs.count(t) == 1 and fits(tensors[t], tensors[out])), None)
+                and op.inputs.count(t) == 1
+                and fits(tensors[t], tensors[out], op.index in keeps)), None)
             if source is None:
                 begin(out, op.index)
             else:

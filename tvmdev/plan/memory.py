@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..model.graph import Model
-from .inplace import Candidates, portable_inplace
+from .inplace import Candidates, portable_inplace, portable_keeping
 from .lifetimes import ALIGN as ALIGN
 from .lifetimes import Segment, aligned, greedy, lifetimes
 
@@ -85,7 +85,7 @@ class MemoryPlan:
 def plan_memory(model: Model, inplace: bool | Candidates = True,
                 scratch: Mapping[int, int] | None = None,
                 exclude: frozenset[str] = frozenset(), no_inplace: frozenset[int] = frozenset(),
-                io: bool = False) -> MemoryPlan:
+                io: bool = False, keeps: Mapping[int, int] | None = None) -> MemoryPlan:
     """Give every intermediate tensor an arena offset, and every operator in ``scratch``
     (operator index -> bytes) its kernel's scratch.
 
@@ -106,10 +106,16 @@ def plan_memory(model: Model, inplace: bool | Candidates = True,
     With ``io``, the model's inputs and outputs are buffers of the arena too (TVM USMP's
     ``use_workspace_io``): an input from the start of the run to its last reader (a float
     input that QUANTIZE reads is free after it), an output from its writer to the end.
+
+    ``keeps``: operators whose kernels keep what they still read of an input they write
+    over (:func:`.inplace.keeping`; with ``inplace`` True, the portable kernels'), with
+    their scratch then: in place wherever the output is no larger, with that scratch.
     """
     if isinstance(inplace, bool):
+        keeps = portable_keeping(model) if inplace and keeps is None else keeps
         inplace = portable_inplace(model) if inplace else {}
-    life = lifetimes(model, inplace, exclude, no_inplace, io)
+    life = lifetimes(model, inplace, exclude, no_inplace, io, frozenset(keeps or {}))
+    scratch = _with_kept(model, life.pairs, scratch or {}, keeps or {})
     chains = life.chains
     size = {r: c[0].size for r, c in chains.items()}
     start = {r: c[0].start for r, c in chains.items()}
@@ -136,6 +142,14 @@ def plan_memory(model: Model, inplace: bool | Candidates = True,
         arena = states[-1].offset + aligned(states[-1].size)
     return MemoryPlan(offsets, buffers, arena, lower_bound(buffers), ALIGN, tuple(life.pairs),
                       dict(sorted(placed.items())), states)
+
+
+def _with_kept(model: Model, pairs: Sequence[tuple[str, str]], scratch: Mapping[int, int],
+               keeps: Mapping[int, int]) -> dict[int, int]:
+    """``scratch``, with the scratch of each operator of ``keeps`` that went in place."""
+    writer = {op.outputs[0]: op.index for op in model.operators}
+    kept = {writer[o] for o, _ in pairs} & {i for i, n in keeps.items() if n}
+    return {**scratch, **{i: keeps[i] for i in kept}}
 
 
 def _state_slots(model: Model, base: int) -> tuple[StateSlot, ...]:

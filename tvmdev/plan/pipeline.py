@@ -43,7 +43,7 @@ from .device_memory import DeviceMemoryPlan, plan_device_memory
 from .devices import DevicePlan, plan_devices
 from .fit import check_fit
 from .fusing import Fusing, plan_fusions
-from .inplace import inplace_inputs
+from .inplace import inplace_inputs, keeping
 from .kernels import (
     Registry,
     build_registry,
@@ -347,7 +347,8 @@ def _plan(model: Model, board: Board, options: Options, registry: Registry,
     memory = plan_memory(model, options.inplace and inplace_inputs(model, placed.chains),
                          scratch=scratch, exclude=dev_mem.device_only if dev_mem else frozenset(),
                          no_inplace=frozenset(dev_mem.mem_ops) if dev_mem else frozenset(),
-                         io=options.io == "workspace")
+                         io=options.io == "workspace",
+                         keeps=keeping(model, placed.chains, board.tuning, scratch, params))
     return _Planned(model, steps, params, placed, dev_mem, memory)
 
 

@@ -88,11 +88,15 @@ def _tensors_json(gen: Compiled) -> dict[str, Any]:
 
 def _aliases(gen: Compiled) -> dict[int, dict[str, str]]:
     """Each operator whose output the plan put over an input's bytes: that input, and how
-    (a view calls nothing; in place, its kernels write over the input as they read it)."""
+    (a view calls nothing; in place, its kernels write over the input as they read it, or
+    keep in their scratch what they still read of it: a depthwise convolution's rows)."""
     writer = {op.outputs[0]: op.index for op in gen.model.operators}
     views = {p.index for p in gen.ops if p.view_of is not None}
+    keeps = {p.index for p in gen.ops if p.chain and all(k.inplace_keep for k in p.chain)}
     return {writer[out]: {"input": src,
-                          "kind": "view, no call" if writer[out] in views else "in place"}
+                          "kind": "view, no call" if writer[out] in views else
+                          "in place, keeping what it reads" if writer[out] in keeps else
+                          "in place"}
             for out, src in gen.memory.inplace}
 
 

@@ -8,13 +8,15 @@
  * (x + input offset) * (w + weights offset), plus the bias (bias_t), requantized by
  * requant (one of the tvmk_requant_* below), plus the output offset, clamped to the
  * activation's range. TFLM's int16 convs read no input offset (tvmdev refuses a nonzero
- * zero point): their instantiation passes 0. Outputs must not overlap inputs.
+ * zero point): their instantiation passes 0. Outputs must not overlap inputs, but a
+ * depthwise convolution's may start at its input's address (inplace_rows.h).
  */
 #ifndef TVMK_PORTABLE_CONV_INT_H_
 #define TVMK_PORTABLE_CONV_INT_H_
 
 #include <stddef.h>
 
+#include "inplace_rows.h"
 #include "transpose_conv2d.h"
 #include "tvmk_fixedpoint.h"
 #include "tvmk_s8.h"
@@ -153,9 +155,11 @@ static inline int32_t tvmk_conv_source(int32_t o, int32_t k, int32_t stride, int
 
 /* DEPTHWISE_CONV_2D (NHWC, filter [1, KH, KW, C * mult], output channel oc reading input
  * channel oc / mult; tvmk_depthwise_conv2d_s8_params) as TFLM's
- * reference_integer_ops::DepthwiseConvPerChannel. */
+ * reference_integer_ops::DepthwiseConvPerChannel. The output may start at the input's
+ * address (in place, its scratch holding a ring of input rows: inplace_rows.h); else it
+ * must not overlap the input. */
 #define TVMK_DEPTHWISE_CONV_INT(name, x_t, bias_t, acc_t, offset, requant)                   \
-    static acc_t name##_window(const x_t *input, const int8_t *filter,                       \
+    static acc_t name##_window(const struct tvmk_rows *rows, const int8_t *filter,           \
                                const struct tvmk_depthwise_conv2d_s8_params *p, int32_t n,   \
                                int32_t oy, int32_t ox, int32_t oc)                           \
     {                                                                                        \
@@ -168,17 +172,18 @@ static inline int32_t tvmk_conv_source(int32_t o, int32_t k, int32_t stride, int
                                                                                              \
         for (ky = 0; ky < p->KH; ++ky) {                                                     \
             const int32_t iy = y0 + ky * p->dil_h;                                           \
+            const x_t *row;                                                                  \
             if (iy < 0 || iy >= p->H) {                                                      \
                 continue;                                                                    \
             }                                                                                \
+            row = (const x_t *)tvmk_rows_at(rows, n, p->H, iy);                              \
             for (kx = 0; kx < p->KW; ++kx) {                                                 \
                 const int32_t ix = x0 + kx * p->dil_w;                                       \
                 int32_t x, w;                                                                \
                 if (ix < 0 || ix >= p->W) {                                                  \
                     continue;                                                                \
                 }                                                                            \
-                x = input[(((size_t)n * (size_t)p->H + (size_t)iy) * (size_t)p->W +          \
-                           (size_t)ix) * (size_t)p->C + (size_t)ic];                         \
+                x = row[(size_t)ix * (size_t)p->C + (size_t)ic];                             \
                 w = filter[((size_t)ky * (size_t)p->KW + (size_t)kx) * (size_t)oc_count +    \
                            (size_t)oc];                                                      \
                 acc += (acc_t)(w * (x + (offset)));                                          \
@@ -191,6 +196,8 @@ static inline int32_t tvmk_conv_source(int32_t o, int32_t k, int32_t stride, int
                  const struct tvmk_depthwise_conv2d_s8_params *params, void *resource_handle)\
     {                                                                                        \
         const struct tvmk_depthwise_conv2d_s8_params *p = params;                            \
+        struct tvmk_rows_shape shape;                                                        \
+        struct tvmk_rows rows;                                                               \
         int32_t n, oy, ox, oc, oc_count;                                                     \
                                                                                              \
         (void)resource_handle;                                                               \
@@ -199,14 +206,20 @@ static inline int32_t tvmk_conv_source(int32_t o, int32_t k, int32_t stride, int
             p->stride_h < 1 || p->stride_w < 1 || p->dil_h < 1 || p->dil_w < 1) {            \
             return TVM_DEVICE_ERR_INVALID;                                                   \
         }                                                                                    \
+        TVMK_ROWS_SHAPE(shape, p, sizeof(x_t));                                              \
+        if (tvmk_rows_init(&rows, input, output, &shape, p->scratch, p->scratch_bytes)) {    \
+            return TVM_DEVICE_ERR_INVALID;                                                   \
+        }                                                                                    \
         oc_count = p->C * p->mult;                                                           \
         for (n = 0; n < p->N; ++n) {                                                         \
             for (oy = 0; oy < p->OH; ++oy) {                                                 \
+                tvmk_rows_keep(&rows, n * p->OH + oy,                                        \
+                               n * p->H + tvmk_rows_first(&shape, oy));                      \
                 for (ox = 0; ox < p->OW; ++ox) {                                             \
                     x_t *y = output + (((size_t)n * (size_t)p->OH + (size_t)oy) *            \
                                        (size_t)p->OW + (size_t)ox) * (size_t)oc_count;       \
                     for (oc = 0; oc < oc_count; ++oc) {                                      \
-                        acc_t acc = name##_window(input, filter, p, n, oy, ox, oc);          \
+                        acc_t acc = name##_window(&rows, filter, p, n, oy, ox, oc);          \
                         TVMK_CONV_INT_OUT(acc, bias, oc, requant, p->output_multiplier[oc],  \
                                           p->output_shift[oc], p->output_offset,             \
                                           p->activation_min, p->activation_max);             \

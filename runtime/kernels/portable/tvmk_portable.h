@@ -13,8 +13,9 @@
  * falls back to the next kernel registered for the operator). resource_handle is the
  * device the operator is bound to (NULL on the host); portable kernels ignore it.
  *
- * Scratch: the params of gemm and matmul end with scratch_bytes and scratch, memory the
- * call may use as it likes (aligned for float at least; NULL and 0 when it has none).
+ * Scratch: the params of gemm, matmul and depthwise_conv2d end with scratch_bytes and
+ * scratch, memory the call may use as it likes (aligned for float at least; NULL and 0
+ * when it has none).
  * tvmdev's memory planner sizes it per call at generation time, for the kernels of the
  * operator's chain (kernels.yaml: scratch), and gives it an arena offset live only
  * during that operator (aligned to 16); the executor points it into the workspace the
@@ -223,7 +224,8 @@ struct tvmk_conv2d_params {
 
 /* Depthwise convolution (TFLite DEPTHWISE_CONV_2D), NHWC: X is N x H x W x C, W is
  * 1 x KH x KW x (C * mult), B (optional) is C * mult, Y is N x OH x OW x (C * mult);
- * output channel c * mult + j reads input channel c. activation: TVMK_ACT_*. */
+ * output channel c * mult + j reads input channel c. activation: TVMK_ACT_*. Y may start
+ * at X's address (in place: the scratch then holds a ring of X's rows, inplace_rows.h). */
 struct tvmk_depthwise_conv2d_params {
     int32_t N, C, H, W;
     int32_t KH, KW;
@@ -232,6 +234,8 @@ struct tvmk_depthwise_conv2d_params {
     int32_t pad_top, pad_left;
     int32_t dil_h, dil_w;
     int32_t activation;
+    int32_t scratch_bytes;
+    void *scratch;
 };
 
 /* Pooling: X is N x C x H x W and Y N x C x OH x OW (TVMK_LAYOUT_NCHW), or X is

@@ -453,7 +453,8 @@ int32_t tvmgen_cnn_run_with_workspace(
     float *const t_p2 = (float *)(void *)(ws + 1024); /* [1, 16, 2, 2] */
     float *const t_f = (float *)(void *)(ws + 1024); /* [1, 64] */
     float *const t_logits = (float *)(void *)(ws + 0); /* [1, 10] */
-    struct tvmk_gemm_params gemm_params; /* a call's params, with its scratch in the workspace */
+    /* a call's params, with its scratch in the workspace */
+    struct tvmk_gemm_params gemm_params;
     int32_t ret;
 
     if (inputs == NULL || outputs == NULL || devices == NULL || workspace == NULL) {

@@ -7475,7 +7475,8 @@ int32_t tvmgen_decoder_run_with_workspace(
     float *const t_d = (float *)(void *)(ws + 1024); /* [1, 128] */
     float *const t_r = (float *)(void *)(ws + 1024); /* [1, 128] */
     float *const t_p = (float *)(void *)(ws + 0); /* [1, 128] */
-    struct tvmk_gemm_params gemm_params; /* a call's params, with its scratch in the workspace */
+    /* a call's params, with its scratch in the workspace */
+    struct tvmk_gemm_params gemm_params;
     int32_t ret;
 
     if (inputs == NULL || outputs == NULL || devices == NULL || workspace == NULL) {

@@ -261,7 +261,7 @@ static const struct tvmk_depthwise_conv2d_s8_params
     .activation_max = 127,
     .output_multiplier = tvmgen_keyword_spotting_params_depthwise_conv2d_1_output_multiplier,
     .output_shift = tvmgen_keyword_spotting_params_depthwise_conv2d_1_output_shift,
-    .scratch_bytes = 0,
+    .scratch_bytes = 640,
 };
 
 /* model_activation_2_Relu_2: conv2d */
@@ -333,7 +333,7 @@ static const struct tvmk_depthwise_conv2d_s8_params
     .activation_max = 127,
     .output_multiplier = tvmgen_keyword_spotting_params_depthwise_conv2d_2_output_multiplier,
     .output_shift = tvmgen_keyword_spotting_params_depthwise_conv2d_2_output_shift,
-    .scratch_bytes = 0,
+    .scratch_bytes = 640,
 };
 
 /* model_activation_4_Relu_2: conv2d */
@@ -405,7 +405,7 @@ static const struct tvmk_depthwise_conv2d_s8_params
     .activation_max = 127,
     .output_multiplier = tvmgen_keyword_spotting_params_depthwise_conv2d_3_output_multiplier,
     .output_shift = tvmgen_keyword_spotting_params_depthwise_conv2d_3_output_shift,
-    .scratch_bytes = 0,
+    .scratch_bytes = 640,
 };
 
 /* model_activation_6_Relu_2: conv2d */
@@ -477,7 +477,7 @@ static const struct tvmk_depthwise_conv2d_s8_params
     .activation_max = 127,
     .output_multiplier = tvmgen_keyword_spotting_params_depthwise_conv2d_4_output_multiplier,
     .output_shift = tvmgen_keyword_spotting_params_depthwise_conv2d_4_output_shift,
-    .scratch_bytes = 0,
+    .scratch_bytes = 640,
 };
 
 /* model_activation_8_Relu_2: conv2d */
@@ -600,18 +600,20 @@ int32_t tvmgen_keyword_spotting_run_with_workspace(
     uint8_t *const ws = (uint8_t *)workspace;
     int8_t *const t_quantize_1_out = (int8_t *)(void *)(ws + 8000); /* [1, 50, 10, 1] */
     int8_t *const t_conv2d_1_out = (int8_t *)(void *)(ws + 0); /* [1, 25, 5, 64] */
-    int8_t *const t_depthwise_conv2d_1_out = (int8_t *)(void *)(ws + 8000); /* [1, 25, 5, 64] */
-    int8_t *const t_conv2d_2_out = (int8_t *)(void *)(ws + 0); /* [1, 25, 5, 64] */
+    int8_t *const t_depthwise_conv2d_1_out = (int8_t *)(void *)(ws + 0); /* [1, 25, 5, 64] */
+    int8_t *const t_conv2d_2_out = (int8_t *)(void *)(ws + 8000); /* [1, 25, 5, 64] */
     int8_t *const t_depthwise_conv2d_2_out = (int8_t *)(void *)(ws + 8000); /* [1, 25, 5, 64] */
     int8_t *const t_conv2d_3_out = (int8_t *)(void *)(ws + 0); /* [1, 25, 5, 64] */
-    int8_t *const t_depthwise_conv2d_3_out = (int8_t *)(void *)(ws + 8000); /* [1, 25, 5, 64] */
-    int8_t *const t_conv2d_4_out = (int8_t *)(void *)(ws + 0); /* [1, 25, 5, 64] */
+    int8_t *const t_depthwise_conv2d_3_out = (int8_t *)(void *)(ws + 0); /* [1, 25, 5, 64] */
+    int8_t *const t_conv2d_4_out = (int8_t *)(void *)(ws + 8000); /* [1, 25, 5, 64] */
     int8_t *const t_depthwise_conv2d_4_out = (int8_t *)(void *)(ws + 8000); /* [1, 25, 5, 64] */
     int8_t *const t_conv2d_5_out = (int8_t *)(void *)(ws + 0); /* [1, 25, 5, 64] */
     int8_t *const t_avgpool2d_1_out = (int8_t *)(void *)(ws + 8000); /* [1, 1, 1, 64] */
     int8_t *const t_reshape_1_out = (int8_t *)(void *)(ws + 8000); /* [1, 64] */
     int8_t *const t_fully_connected_1_out = (int8_t *)(void *)(ws + 0); /* [1, 12] */
     int8_t *const t_softmax_1_out = (int8_t *)(void *)(ws + 0); /* [1, 12] */
+    /* a call's params, with its scratch in the workspace */
+    struct tvmk_depthwise_conv2d_s8_params depthwise_conv2d_s8_params;
     int32_t ret;
 
     if (inputs == NULL || outputs == NULL || devices == NULL || workspace == NULL) {
@@ -643,12 +645,14 @@ int32_t tvmgen_keyword_spotting_run_with_workspace(
     TVMGEN_KEYWORD_SPOTTING_TRACE(1, "model_activation_Relu_2", t_conv2d_1_out, 8000U);
 
     /* 2: model_activation_1_Relu_2 (depthwise_conv2d) -> [1, 25, 5, 64] */
+    depthwise_conv2d_s8_params = tvmgen_keyword_spotting_params_depthwise_conv2d_1;
+    depthwise_conv2d_s8_params.scratch = ws + 8000; /* 640 bytes */
     ret = tvmk_depthwise_conv2d_s8(
         t_conv2d_1_out,
         tvmgen_keyword_spotting_const_depthwise_conv2d_1_weights,
         tvmgen_keyword_spotting_const_depthwise_conv2d_1_bias,
         t_depthwise_conv2d_1_out,
-        &tvmgen_keyword_spotting_params_depthwise_conv2d_1,
+        &depthwise_conv2d_s8_params,
         NULL);
     if (ret != TVM_DEVICE_OK) {
         return ret;
@@ -669,12 +673,14 @@ int32_t tvmgen_keyword_spotting_run_with_workspace(
     TVMGEN_KEYWORD_SPOTTING_TRACE(3, "model_activation_2_Relu_2", t_conv2d_2_out, 8000U);
 
     /* 4: model_activation_3_Relu_2 (depthwise_conv2d) -> [1, 25, 5, 64] */
+    depthwise_conv2d_s8_params = tvmgen_keyword_spotting_params_depthwise_conv2d_2;
+    depthwise_conv2d_s8_params.scratch = ws + 0; /* 640 bytes */
     ret = tvmk_depthwise_conv2d_s8(
         t_conv2d_2_out,
         tvmgen_keyword_spotting_const_depthwise_conv2d_2_weights,
         tvmgen_keyword_spotting_const_depthwise_conv2d_2_bias,
         t_depthwise_conv2d_2_out,
-        &tvmgen_keyword_spotting_params_depthwise_conv2d_2,
+        &depthwise_conv2d_s8_params,
         NULL);
     if (ret != TVM_DEVICE_OK) {
         return ret;
@@ -695,12 +701,14 @@ int32_t tvmgen_keyword_spotting_run_with_workspace(
     TVMGEN_KEYWORD_SPOTTING_TRACE(5, "model_activation_4_Relu_2", t_conv2d_3_out, 8000U);
 
     /* 6: model_activation_5_Relu_2 (depthwise_conv2d) -> [1, 25, 5, 64] */
+    depthwise_conv2d_s8_params = tvmgen_keyword_spotting_params_depthwise_conv2d_3;
+    depthwise_conv2d_s8_params.scratch = ws + 8000; /* 640 bytes */
     ret = tvmk_depthwise_conv2d_s8(
         t_conv2d_3_out,
         tvmgen_keyword_spotting_const_depthwise_conv2d_3_weights,
         tvmgen_keyword_spotting_const_depthwise_conv2d_3_bias,
         t_depthwise_conv2d_3_out,
-        &tvmgen_keyword_spotting_params_depthwise_conv2d_3,
+        &depthwise_conv2d_s8_params,
         NULL);
     if (ret != TVM_DEVICE_OK) {
         return ret;
@@ -721,12 +729,14 @@ int32_t tvmgen_keyword_spotting_run_with_workspace(
     TVMGEN_KEYWORD_SPOTTING_TRACE(7, "model_activation_6_Relu_2", t_conv2d_4_out, 8000U);
 
     /* 8: model_activation_7_Relu_2 (depthwise_conv2d) -> [1, 25, 5, 64] */
+    depthwise_conv2d_s8_params = tvmgen_keyword_spotting_params_depthwise_conv2d_4;
+    depthwise_conv2d_s8_params.scratch = ws + 0; /* 640 bytes */
     ret = tvmk_depthwise_conv2d_s8(
         t_conv2d_4_out,
         tvmgen_keyword_spotting_const_depthwise_conv2d_4_weights,
         tvmgen_keyword_spotting_const_depthwise_conv2d_4_bias,
         t_depthwise_conv2d_4_out,
-        &tvmgen_keyword_spotting_params_depthwise_conv2d_4,
+        &depthwise_conv2d_s8_params,
         NULL);
     if (ret != TVM_DEVICE_OK) {
         return ret;

@@ -478,7 +478,8 @@ int32_t tvmgen_mlp_run_with_workspace(
     float *const t_h1 = (float *)(void *)(ws + 0); /* [1, 32] */
     float *const t_a1 = (float *)(void *)(ws + 0); /* [1, 32] */
     float *const t_h2 = (float *)(void *)(ws + 128); /* [1, 10] */
-    struct tvmk_gemm_params gemm_params; /* a call's params, with its scratch in the workspace */
+    /* a call's params, with its scratch in the workspace */
+    struct tvmk_gemm_params gemm_params;
     int32_t ret;
 
     if (inputs == NULL || outputs == NULL || devices == NULL || workspace == NULL) {
