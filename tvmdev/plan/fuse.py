@@ -148,9 +148,9 @@ def _pointwise(model: Model, op: Operator) -> str | None:
     """Why ``op`` is not an int8 1x1 conv2d (stride 1, no padding, one group) with a bias
     (None: it is)."""
     a = op.attr_dict
-    w = model.tensors[op.inputs[1] or ""].shape
     if op.op != "conv2d" or model.op_dtype(op) != "int8" or a.get("layout") != "NHWC":
         return "its reader is not an int8 NHWC conv2d"
+    w = model.tensors[op.inputs[1] or ""].shape
     if (len(w) != 4 or w[1:3] != (1, 1) or tuple(a["strides"]) != (1, 1)
             or any(a["pads"]) or tuple(a["dilations"]) != (1, 1) or a.get("group", 1) != 1):
         return "its reader is not a 1x1 conv2d of stride 1, without padding or groups"

@@ -53,11 +53,11 @@ def op_cost(geo: Geometry, op: Operator, rows: int | None = None) -> int:
     element a window operator reads (its inputs' rows for those output rows), or a few
     instructions per element of an elementwise operator."""
     out = geo.model.tensors[op.outputs[0]].shape
+    w = geo.window(op)
+    if w is None:  # (any rank: every operator of the model is counted)
+        return ELEMENT_COST * (numel(out) if rows is None else rows * numel(out[2:]))
     rows = out[1] if rows is None else rows
     elems = rows * numel(out[2:])
-    w = geo.window(op)
-    if w is None:
-        return ELEMENT_COST * elems
     read = min(w.height, (rows - 1) * w.stride + w.kernel) * numel(
         geo.model.tensors[op.inputs[0] or ""].shape[2:])
     return int(elems * (w.taps * MAC_COST + OUTPUT_COST) + read * READ_COST)
