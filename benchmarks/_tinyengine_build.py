@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import _tflm_build as tflm_build
+import _tflm_layout as tflm_layout
 from _tflm_build import PeerUnavailable
 from elftools.elf.elffile import ELFFile
 
@@ -220,10 +221,9 @@ def firmware(gen: Generated, board: Board, data: bytes, output_bytes: int,
     (work / "input.bin").write_bytes(data)
     (work / "data.S").write_text((HERE / "tinyengine_peer" / "data.S.in").read_text().format(
         input=work / "input.bin", n=len(data)))
-    mem = board.memory
-    (work / "link.ld").write_text((HERE / "tflm_peer" / "link.ld.in").read_text().format(
-        board=board.name, code_origin=mem.code.origin, code_length=mem.code.length,
-        ram_origin=mem.ram.origin, ram_length=mem.ram.length, stack=mem.stack))
+    # TFLM's script with the program's own regions (no model array, no arena: TinyEngine's
+    # weights are .rodata in CODE, its buffer .bss in RAM)
+    (work / "link.ld").write_text(tflm_layout.link_script(board, tflm_layout.layout(board, 0)))
     flags = [*cpu_flags(board), *TE_FLAGS, *_includes(te, cmsis, gen.folder)]
     objs = []
     for src in sorted((gen.folder / "codegen" / "Source").glob("*.c")):
