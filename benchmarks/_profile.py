@@ -181,8 +181,8 @@ def profile(elf: Path, function: str, dispatcher: str, cpu: str = "cortex-m4",
                      "no exit")
     if done.exit_status not in (0, None):
         result.fault = f"exit status {done.exit_status}"
-    _tally(result, blocks, code, addresses, symbols, own)
     objs = origins(Path(elf))
+    _tally(result, blocks, code, addresses, symbols, own, objs)
     named = Counter[str]()
     for op, n in result.by_operator.items():
         name, _, at = op.partition("@")
@@ -196,14 +196,18 @@ def profile(elf: Path, function: str, dispatcher: str, cpu: str = "cortex-m4",
 
 
 def _tally(result: Profile, blocks: Counter[tuple[str, int, int]], code: dict[int, str],
-           addresses: list[int], symbols: Any, own: str) -> None:
+           addresses: list[int], symbols: Any, own: str, objs: dict[str, str]) -> None:
     seen: dict[tuple[int, int], tuple[str, Counter[str]]] = {}
     for (op, address, size), times in blocks.items():
         if (address, size) not in seen:
             lo = bisect.bisect_left(addresses, address)
             hi = bisect.bisect_left(addresses, address + size)
             kinds = Counter(instruction_class(code[a]) for a in addresses[lo:hi])
-            seen[(address, size)] = (library(symbols.name_at(address), own), kinds)
+            lib = library(symbols.name_at(address), own)
+            start = symbols.starts[bisect.bisect_right(symbols.starts, address) - 1]
+            if lib == own and "arm_" in objs.get(f"{start:x}", ""):
+                lib = "cmsis_nn"  # a static function of CMSIS-NN's (its object file says)
+            seen[(address, size)] = (lib, kinds)
         lib, kinds = seen[(address, size)]
         n = sum(kinds.values()) * times
         result.total += n
