@@ -22,8 +22,11 @@ instructions, and each instruction is classed by its mnemonic in ``arm-none-eabi
 condition fails counts; unlike it, a block left early by a predicated write of PC (``it
 ne; popne {r4, pc}``) counts whole. Unicorn has no Helium, so no Cortex-M55.
 
-The classes are instruction kinds, not phases: ``mac`` and ``mul`` are the arithmetic of
-the convolutions (SMLAD, MLA, SMLAL...) and of requantization (SMMULR, SMULL); ``sat`` is
+The classes are instruction kinds, not phases: ``mac`` is the convolutions' arithmetic
+(SMLAD, SMLABB, MLA: 16-bit pairs or 32-bit products accumulated), ``long`` the 32 x 32
+multiplies of requantization (SMULL, SMLAL, SMMULR: CMSIS-NN's, TFLM's and tvmdev_cm's
+fixed-point multiply; TinyEngine's float requantization is VMUL, under ``other``),
+``mul`` the other multiplies; ``sat`` is
 SSAT/USAT and the saturating adds; ``widen`` the int8 to int16 sign
 extensions and packing (SXTB16, SXTAB16, PKHBT: what CMSIS-NN's DSP path does to its
 operands at run time); ``load`` and ``store`` are memory traffic (LDR*, LDM,
@@ -42,9 +45,10 @@ from typing import Any
 
 import _cortex_m3_emu as emu
 
-CLASSES = ("mac", "mul", "sat", "widen", "load", "store", "branch", "other")
-_MAC = re.compile(r"^(smla|smls|smuad|smusd|mla|mls|umla|umaal|smmla|smmls)")
-_MUL = re.compile(r"^(mul|smul|umul|smmul)")
+CLASSES = ("mac", "long", "mul", "sat", "widen", "load", "store", "branch", "other")
+_LONG = re.compile(r"^(smull|umull|smlal(?![bt]{2}|d)|umlal|umaal|smmul|smmla|smmls)")
+_MAC = re.compile(r"^(smla|smls|smuad|smusd|mla|mls)")
+_MUL = re.compile(r"^(mul|smul|umul)")
 _SAT = re.compile(r"^(ssat|usat|qadd|qsub|qdadd|qdsub|sqrdmulh)")
 _WIDEN = re.compile(r"^(sxt|uxt|pkh)")
 _LOAD = re.compile(r"^(ldr|ldm|pop|vldr|vldm|vpop)")
@@ -101,9 +105,9 @@ def origins(elf: Path) -> dict[str, str]:
 def instruction_class(mnemonic: str) -> str:
     """The class of a Thumb-2 mnemonic as objdump prints it."""
     m = mnemonic.split(".")[0] if not mnemonic.startswith("b") else mnemonic
-    for name, pattern in (("mac", _MAC), ("mul", _MUL), ("sat", _SAT), ("widen", _WIDEN),
-                          ("load", _LOAD),
-                          ("store", _STORE), ("branch", _BRANCH)):
+    for name, pattern in (("long", _LONG), ("mac", _MAC), ("mul", _MUL), ("sat", _SAT),
+                          ("widen", _WIDEN), ("load", _LOAD), ("store", _STORE),
+                          ("branch", _BRANCH)):
         if pattern.match(m):
             return name
     return "other"

@@ -20,12 +20,14 @@ def test_instruction_classes() -> None:
     sys.path.insert(0, str(BENCH))
     from _profile import instruction_class, library, operator_kind
 
-    assert [instruction_class(m) for m in ("smlad", "smlabb", "mla", "smmulr", "mul",
-                                           "ssat", "sxtb16", "pkhbt", "ldr.w", "ldmia.w",
-                                           "pop", "strb", "push", "bne.n", "bl", "cbz",
-                                           "adds", "sub.w", "bic")] == [
-        "mac", "mac", "mac", "mul", "mul", "sat", "widen", "widen", "load", "load",
-        "load", "store", "store", "branch", "branch", "branch", "other", "other", "other"]
+    assert [instruction_class(m) for m in ("smlad", "smlabb", "smlaldx", "mla", "smmulr",
+                                           "smull", "smlal", "mul", "smulbb", "ssat",
+                                           "sxtb16", "pkhbt", "ldr.w", "ldmia.w", "pop",
+                                           "strb", "push", "bne.n", "bl", "cbz", "adds",
+                                           "sub.w", "bic")] == [
+        "mac", "mac", "mac", "mac", "long", "long", "long", "mul", "mul", "sat", "widen",
+        "widen", "load", "load", "load", "store", "store", "branch", "branch", "branch",
+        "other", "other", "other"]
     assert [library(n) for n in ("tvmk_cm_dw_3x3_s1", "arm_convolve_s8",
                                  "tvmk_cmsis_nn_add_s8", "tvmk_mean_s8", "tvmgen_m_run",
                                  "memcpy", "__aeabi_ldivmod", "main")] == [
