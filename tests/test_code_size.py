@@ -46,6 +46,27 @@ def test_a_malformed_entry_is_refused_at_its_line() -> None:
     assert "base" in str(exc.value) and "code_bytes.yaml" in str(exc.value)
 
 
+def test_kernels_never_measured_are_named_and_the_code_is_at_least_the_floor(
+        cli: Callable[..., Result], tmp_path: Path) -> None:
+    from conftest import REPO
+
+    from tvmdev.plan.fit import CODE_FLOOR
+
+    r = cli("aot", str(REPO / "examples" / "cnn" / "cnn.yaml"), "--board", "mps2_an386",
+            "-o", str(tmp_path / "out"))
+    assert r.code == 0, r.err
+    plan = json.loads((tmp_path / "out" / "tvmgen_cnn_plan.json").read_text())
+    measured = load_code_bytes()["cortex-m4"].kernels
+    unmeasured = sorted(k["name"] for k in plan["kernels"] if k["name"] not in measured)
+    assert unmeasured  # the float kernels were never measured on the M4
+    row = re.search(r"^    code +([\d,]+)  \S+  at least: .*never measured there, not "
+                    r"counted: (.*)$", r.out, re.M)
+    assert row, r.out
+    assert row[2].split(", ") == unmeasured
+    assert int(row[1].replace(",", "")) >= CODE_FLOOR
+    assert re.search(r"^flash: [\d,]+ bytes at least$", r.out, re.M)
+
+
 def _figure(text: str, what: str) -> int:
     m = re.search(rf"^    {what} +([\d,]+)  ", text, re.M)
     assert m, (what, text)
@@ -77,7 +98,7 @@ def test_the_estimate_matches_a_build(cli: Callable[..., Result], tmp_path: Path
     aot = cli("aot", str(model), "--board", board, "--cmsis-nn", tree, "-o",
               str(tmp_path / "aot"))
     assert aot.code == 0, aot.err
-    assert "never measured" not in aot.out, aot.out
+    assert "never measured" not in aot.out and "at least" not in aot.out, aot.out
     estimate = sum(_figure(aot.out, w) for w in ("constants", "params", "code"))
     build = tmp_path / "build"
     run = cli("run", str(model), "--board", board, "--cmsis-nn", tree, "--build-dir",

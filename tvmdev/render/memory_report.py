@@ -29,9 +29,11 @@ def _code_row(c: Compiled, region: str) -> tuple[str, int, str, str]:
                     "figure")
     note = (f"estimate: executor {est.executor:,} + kernels {est.kernels:,}, sizes measured "
             f"on {est.cpu} (runtime/kernels/code_bytes.yaml)")
-    if est.unmeasured:
-        note += f"; not counted, never measured: {', '.join(est.unmeasured)}"
-    return _row("code", est.total, region, note)
+    if not est.unmeasured:
+        return _row("code", est.total, region, note)
+    return _row("code", max(est.total, CODE_FLOOR), region,
+                f"at least: {note}; never measured there, not counted: "
+                f"{', '.join(est.unmeasured)}")
 
 
 def memory_report(c: Compiled) -> list[str]:
