@@ -62,6 +62,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -287,6 +288,17 @@ def profile_cell(cell: Cell, board: str) -> None:
         cell.profiles[who] = got.fault and f"no profile: {got.fault}" or got
 
 
+def keep(m: Measure, folder: Path) -> None:
+    """Copy a peer's ELF and its link map out of the peer's cache (keyed by the model's
+    file name: another run may rebuild it meanwhile) for --profile and --keep."""
+    if m.elf is None or not m.elf.is_file():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in (m.elf, *m.elf.parent.glob("*.map")):
+        shutil.copy2(f, folder / f.name)
+    m.elf = folder / m.elf.name
+
+
 def measure_cell(name: str, board: str, args: argparse.Namespace, work: Path) -> Cell:
     """Every run of one model on one board."""
     path = locate(name)
@@ -302,9 +314,12 @@ def measure_cell(name: str, board: str, args: argparse.Namespace, work: Path) ->
             measure_tvmdev(path, board, kernels, args.cmsis_nn,
                            work / f"{name}-{board}-{kernels}", args.check, args.baseline))
     cell.tflm = measure_tflm(path, board) if isinstance(path, Path) else Measure(reason=path)
+    keep(cell.tflm, work / f"{name}-{board}-tflm")
     if isinstance(path, Path) and not args.no_tinyengine:
         cell.tinyengine = {rq: measure_tinyengine(path, board, rq)
                            for rq in ("integer", "float")}
+        for rq, m in cell.tinyengine.items():
+            keep(m, work / f"{name}-{board}-tinyengine-{rq}")
     if args.profile and board in UNICORN_CPUS:
         profile_cell(cell, board)
     return cell
