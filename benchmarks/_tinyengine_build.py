@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import _tflm_build as tflm_build
+import _tflm_layout as tflm_layout
 from _tflm_build import PeerUnavailable
 from elftools.elf.elffile import ELFFile
 
@@ -220,10 +221,6 @@ def firmware(gen: Generated, board: Board, data: bytes, output_bytes: int,
     (work / "input.bin").write_bytes(data)
     (work / "data.S").write_text((HERE / "tinyengine_peer" / "data.S.in").read_text().format(
         input=work / "input.bin", n=len(data)))
-    mem = board.memory
-    (work / "link.ld").write_text((HERE / "tflm_peer" / "link.ld.in").read_text().format(
-        board=board.name, code_origin=mem.code.origin, code_length=mem.code.length,
-        ram_origin=mem.ram.origin, ram_length=mem.ram.length, stack=mem.stack))
     flags = [*cpu_flags(board), *TE_FLAGS, *_includes(te, cmsis, gen.folder)]
     objs = []
     for src in sorted((gen.folder / "codegen" / "Source").glob("*.c")):
@@ -232,6 +229,12 @@ def firmware(gen: Generated, board: Board, data: bytes, output_bytes: int,
         # function, without including its header: include it for them
         _run(["arm-none-eabi-gcc", *flags, "-include", "arm_nnsupportfunctions.h", "-c",
               str(src), "-o", objs[-1]])
+    # TFLM's script: genModel.c's read-only data (the weights) where the TFLM peer puts
+    # its model (the program's code region, or on mps3_an547 its QSPI flash when they do
+    # not fit the 512 KiB ITCM beside the code), the buffer .bss in RAM
+    weights = _weights_as_model(work / "genModel.o")
+    (work / "link.ld").write_text(tflm_layout.link_script(
+        board, tflm_layout.layout(board, weights + len(data))))
     main_flags = [f"-DTE_PEER_CONSOLE={board.support.console_uart}",
                   f"-DTE_PEER_OUTPUT_BYTES={output_bytes}U",
                   f"-I{platforms_dir() / 'cmsis' / 'include'}",
@@ -247,6 +250,20 @@ def firmware(gen: Generated, board: Board, data: bytes, output_bytes: int,
           "--specs=nosys.specs", "-Wl,--gc-sections", f"-Wl,-Map={work / 'peer.map'}",
           f"-T{work / 'link.ld'}", *objs, str(lib), str(cmsis_nn(board)), "-lm", "-o", str(elf)])
     return elf
+
+
+def _weights_as_model(obj: Path) -> int:
+    """Rename the read-only data sections of ``obj`` (genModel.o: the weights and the
+    quantization constants) to the section the TFLM peer's script places as the model;
+    their bytes."""
+    with obj.open("rb") as f:
+        sections = [(s.name, int(s["sh_size"])) for s in ELFFile(f).iter_sections()
+                    if s.name.startswith(".rodata")]
+    renames = [a for name, _ in sections
+               for a in ("--rename-section", f"{name}=.rodata.tflm_peer_model")]
+    if renames:
+        _run(["arm-none-eabi-objcopy", *renames, str(obj)])
+    return sum(size for _, size in sections)
 
 
 def _link(cmd: list[str]) -> None:

@@ -62,6 +62,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -74,20 +75,25 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _icount  # noqa: E402
+import _bench_tables as tables  # noqa: E402
+import _profile  # noqa: E402
+from _flash import elf_flash  # noqa: E402
 from _tvmdev_output import first_error  # noqa: E402
 
 MODELS = ("keyword_spotting", "image_classification", "anomaly_detection",
-          "visual_wake_words", "mcunet_vww")
+          "visual_wake_words", "person_detect", "mcunet_vww")
 # Models of the field (tests/field_models.py), by this benchmark's name.
-FIELD = {"mcunet_vww": "vww"}
+FIELD = {"person_detect": "person_detect", "mcunet_vww": "vww"}
 BOARDS = ("mps2_an386", "mps3_an547")
 M3 = "mps2_an385"
 UNICORN_CPUS = {"mps2_an385": "cortex-m3", "mps2_an386": "cortex-m4",
                 "mps2_an500": "cortex-m7"}
 KERNELS = ("portable", "cmsis_nn")
-# The PAD-first comparison's runs: PADs kept, and another checkout's (--baseline).
-PAD_RUNS = ("kept", "baseline")
+# What --profile calls in each firmware: the counted function and the one whose callees
+# are the operators (tvmdev's: tvmgen_<model>_run and _run_with_workspace).
+PROFILED = {"TFLM": ("_ZN6tflite16MicroInterpreter6InvokeEv",
+                     "_ZN6tflite21MicroInterpreterGraph14InvokeSubgraphEi"),
+            "TinyEngine": ("invoke", "invoke")}
 _INSTR = re.compile(r"^instructions per inference: ([\d,]+) \(QEMU -icount, ±(\d+)\)$", re.M)
 
 
@@ -102,6 +108,11 @@ class Measure:
     kernels: str = ""  # the run's "kernels:" line
     check: str = ""  # --check: Unicorn's count beside QEMU's
     reason: str | None = None
+    consts: int | None = None  # tvmdev: weights and per-layer params; TFLM: its .tflite
+    own_code: int | None = None  # tvmdev: ``code`` less the per-layer params
+    flash: int | None = None  # _flash.elf_flash: the ELF's loaded bytes less the input
+    elf: Path | None = None
+    entry: str = ""  # tvmdev: tvmgen_<model>_run
 
 
 @dataclass
@@ -113,16 +124,21 @@ class Cell:
     tvmdev: dict[str, Measure] = field(default_factory=dict)
     tflm: Measure = field(default_factory=Measure)
     tinyengine: dict[str, Measure] = field(default_factory=dict)  # by requantization
+    profiles: dict[str, Any] = field(default_factory=dict)  # --profile: run -> Profile
 
 
-def code_bytes(elf: Path, build: Path) -> int:
+def code_bytes(elf: Path, build: Path) -> tuple[int, int, int]:
     """Executor plus kernels (the CMSIS-NN library's code among them), text + rodata +
-    data, as ``tvmdev inspect`` counts them."""
+    data, as ``tvmdev inspect`` counts them; and the executor's text and data with the
+    kernels (code) beside the constants and the executor's rodata (the per-layer params:
+    multipliers, shifts, params structs) for the flash by part."""
     out = subprocess.run([sys.executable, "-m", "tvmdev", "inspect", str(elf), "--model",
                           str(build), "--json"], capture_output=True, text=True, check=True)
     fp = json.loads(out.stdout)["footprint"]
-    return sum(int(fp.get(c, {}).get(s, 0)) for c in ("executor", "kernels")
-               for s in ("text", "rodata", "data"))
+    part = {c: {s: int(fp.get(c, {}).get(s, 0)) for s in ("text", "rodata", "data")}
+            for c in ("executor", "kernels", "constants")}
+    code = sum(sum(part[c].values()) for c in ("executor", "kernels"))
+    return code, part["executor"]["rodata"], sum(part["constants"].values())
 
 
 def measure_tvmdev(path: Path, board: str, kernels: str, tree: str | None, build: Path,
@@ -153,8 +169,11 @@ def measure_tvmdev(path: Path, board: str, kernels: str, tree: str | None, build
     elf = next(build.glob("*.elf"))
     io = sum(int(t["bytes"]) for t in plan["tensors"].values()
              if t.get("role") in ("input", "output"))
-    got = Measure(int(found[1].replace(",", "")), int(plan["arena"]["size"]),
-                  code_bytes(elf, build), io, line.removeprefix("kernels: "))
+    code, params, consts = code_bytes(elf, build)
+    got = Measure(int(found[1].replace(",", "")), int(plan["arena"]["size"]), code, io,
+                  line.removeprefix("kernels: "), consts=consts + params,
+                  own_code=code - params, elf=elf, entry=f"tvmgen_{plan['model']}_run",
+                  flash=elf_flash(elf, lambda name: name.startswith("in_")))
     if check and board in UNICORN_CPUS:
         got.check = unicorn_check(elf, f"tvmgen_{plan['model']}_run", board,
                                   got.instructions or 0, int(found[2]))
@@ -209,8 +228,11 @@ def measure_tflm(path: Path, board: str) -> Measure:
     if isinstance(parts, dict) and "tflm" in parts:
         code = int(parts["tflm"]) + int(parts.get("cmsis_nn", 0))
         notes.append(f"whole ELF flash without the model {flash:,} bytes ({parts})")
+    elf = Path(str(get("elf"))) if get("elf") is not None else None
     return Measure(get("instructions"), get("arena_bytes", "arena_used_bytes", "arena"),
-                   code, reason="; ".join(notes) or None)
+                   code, reason="; ".join(notes) or None, consts=path.stat().st_size,
+                   own_code=code, elf=elf,
+                   flash=elf_flash(elf, lambda n: n == "tflm_peer_input") if elf else None)
 
 
 def measure_tinyengine(path: Path, board: str, requant: str) -> Measure:
@@ -221,80 +243,10 @@ def measure_tinyengine(path: Path, board: str, requant: str) -> Measure:
         got = te_peer.measure(path, board, requant)
     except Exception as exc:  # a refusal or a missing tree is a reason in the notes
         return Measure(reason=f"n/a ({type(exc).__name__}: {exc})")
-    return Measure(got["instructions"], got["peak_mem"], kernels=requant,
+    elf = Path(got["elf"])
+    return Measure(got["instructions"], got["peak_mem"], kernels=requant, elf=elf,
+                   flash=elf_flash(elf, lambda n: n == "te_peer_input"),
                    reason=None if got["exact"] else f"{te_peer.correctness(got)} vs TFLM")
-
-
-def fmt(value: int | None, width: int) -> str:
-    return f"{value:>{width},}" if value is not None else f"{'-':>{width}}"
-
-
-def te_cell(m: Measure | None, width: int = 12) -> str:
-    """TinyEngine's count, marked * when its outputs are not TFLM's."""
-    if m is None or m.instructions is None:
-        return f"{'-':>{width}}"
-    return f"{f'{m.instructions:,}' + ('*' if m.reason else ''):>{width}}"
-
-
-def ratio(a: int | None, b: int | None, width: int = 7) -> str:
-    return f"{a / b:>{width - 1}.2f}x" if a and b else f"{'-':>{width}}"
-
-
-def table(cells: list[Cell]) -> None:
-    for board in dict.fromkeys(c.board for c in cells):
-        rows = [c for c in cells if c.board == board]
-        res = _icount.resolution(board)
-        print(f"\n{board}: instructions per inference (QEMU -icount, ±{res}), arena and "
-              "code (executor + kernels, no weights) in bytes")
-        print(f"{'model':<21} {'portable':>12} {'cmsis_nn':>11} {'port/cn':>7} "
-              f"{'TFLM+CN':>11} {'TFLM/cn':>7} {'TE int':>12} {'TE fp':>12} | "
-              f"{'arena p':>8} {'arena cn':>8} "
-              f"{'cn+I/O':>7} {'TFLM':>7} | {'code p':>7} {'code cn':>7} {'TFLM':>7}")
-        for c in rows:
-            p, n, t = c.tvmdev.get("portable", Measure()), c.tvmdev["cmsis_nn"], c.tflm
-            print(f"{c.model:<21} {fmt(p.instructions, 12)} {fmt(n.instructions, 11)} "
-                  f"{ratio(p.instructions, n.instructions)} {fmt(t.instructions, 11)} "
-                  f"{ratio(t.instructions, n.instructions)} "
-                  f"{te_cell(c.tinyengine.get('integer'))} {te_cell(c.tinyengine.get('float'))} "
-                  f"| {fmt(p.arena, 8)} "
-                  f"{fmt(n.arena, 8)} "
-                  f"{fmt(n.arena + n.io if n.arena is not None and n.io is not None else None, 7)} "
-                  f"{fmt(t.arena, 7)} | {fmt(p.code, 7)} "
-                  f"{fmt(n.code, 7)} {fmt(t.code, 7)}")
-    pad_table(cells)
-    print("\nport/cn: portable / cmsis_nn instructions (issue 15's target: >= 3x on M4 for "
-          "keyword_spotting and image_classification, more on M55); TFLM/cn: TFLM+CMSIS-NN "
-          "/ tvmdev cmsis_nn (> 1: tvmdev runs fewer)")
-    for c in cells:
-        for kind, m in [*c.tvmdev.items(), ("TFLM", c.tflm),
-                        *((f"TinyEngine {k}", v) for k, v in c.tinyengine.items())]:
-            where = f"{c.model} on {c.board}, {kind}"
-            if m.reason is not None:
-                print(f"{where}: {m.reason}")
-            if m.check:
-                print(f"{where}: Unicorn check {m.check}")
-            if kind == "cmsis_nn" and m.kernels:
-                print(f"{where}: kernels {m.kernels}")
-
-
-def pad_table(cells: list[Cell]) -> None:
-    """PAD first: the runs with every PAD kept, and the baseline checkout's, beside
-    cmsis_nn's (PADs folded) and TFLM's, for the cells that have them."""
-    rows = [c for c in cells if any(k in c.tvmdev for k in PAD_RUNS)]
-    if not rows:
-        return
-    print("\nPAD first (CMSIS-NN; kept: --no-fold-pads; baseline: --baseline's tvmdev): "
-          "instructions per inference, arena in bytes")
-    print(f"{'model':<21} {'board':<11} {'baseline':>11} {'kept':>11} {'folded':>11} "
-          f"{'TFLM+CN':>11} {'fold/TFLM':>9} | {'arena base':>10} {'arena kept':>10} "
-          f"{'arena fold':>10}")
-    for c in rows:
-        b, k, n, t = (c.tvmdev.get("baseline", Measure()), c.tvmdev.get("kept", Measure()),
-                      c.tvmdev["cmsis_nn"], c.tflm)
-        print(f"{c.model:<21} {c.board:<11} {fmt(b.instructions, 11)} "
-              f"{fmt(k.instructions, 11)} {fmt(n.instructions, 11)} "
-              f"{fmt(t.instructions, 11)} {ratio(n.instructions, t.instructions, 9)} | "
-              f"{fmt(b.arena, 10)} {fmt(k.arena, 10)} {fmt(n.arena, 10)}")
 
 
 def locate(name: str) -> Path | str:
@@ -313,7 +265,67 @@ def has_pad(path: Path) -> bool:
     return any(op.op == "pad" for op in import_file(path).to_model().operators)
 
 
-def main() -> int:
+def profile_cell(cell: Cell, board: str) -> None:
+    """--profile: Unicorn's breakdown of the tvmdev, TFLM and TinyEngine firmware of
+    ``cell`` (the ELFs its runs left), on a board Unicorn emulates."""
+    runs = [("tvmdev", cell.tvmdev.get("cmsis_nn")), ("TFLM", cell.tflm),
+            *((f"TinyEngine {k[:3]}", v) for k, v in cell.tinyengine.items())]
+    for who, m in runs:
+        if m is None or m.elf is None or m.instructions is None:
+            continue
+        if who == "tvmdev":
+            entry, dispatcher = m.entry, f"{m.entry}_with_workspace"
+        else:
+            entry, dispatcher = PROFILED[who.split()[0]]
+        try:
+            got = _profile.profile(m.elf, entry, dispatcher, UNICORN_CPUS[board],
+                                   own="tinyengine" if who.startswith("TinyEngine") else
+                                   "other")
+        except Exception as exc:  # Unicorn's M7 lacks some FPv5 code, for one
+            cell.profiles[who] = f"no profile: {type(exc).__name__}: {exc}"
+            continue
+        got.measured = m.instructions
+        cell.profiles[who] = got.fault and f"no profile: {got.fault}" or got
+
+
+def keep(m: Measure, folder: Path) -> None:
+    """Copy a peer's ELF and its link map out of the peer's cache (keyed by the model's
+    file name: another run may rebuild it meanwhile) for --profile and --keep."""
+    if m.elf is None or not m.elf.is_file():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in (m.elf, *m.elf.parent.glob("*.map")):
+        shutil.copy2(f, folder / f.name)
+    m.elf = folder / m.elf.name
+
+
+def measure_cell(name: str, board: str, args: argparse.Namespace, work: Path) -> Cell:
+    """Every run of one model on one board."""
+    path = locate(name)
+    runs = [k for k in KERNELS if not (args.no_portable and k == "portable")]
+    if isinstance(path, Path) and has_pad(path) and not args.no_kept:
+        runs.append("kept")
+    if args.baseline is not None:
+        runs.append("baseline")
+    cell = Cell(name, board)
+    for kernels in runs:
+        cell.tvmdev[kernels] = (
+            Measure(reason=path) if isinstance(path, str) else
+            measure_tvmdev(path, board, kernels, args.cmsis_nn,
+                           work / f"{name}-{board}-{kernels}", args.check, args.baseline))
+    cell.tflm = measure_tflm(path, board) if isinstance(path, Path) else Measure(reason=path)
+    keep(cell.tflm, work / f"{name}-{board}-tflm")
+    if isinstance(path, Path) and not args.no_tinyengine:
+        cell.tinyengine = {rq: measure_tinyengine(path, board, rq)
+                           for rq in ("integer", "float")}
+        for rq, m in cell.tinyengine.items():
+            keep(m, work / f"{name}-{board}-tinyengine-{rq}")
+    if args.profile and board in UNICORN_CPUS:
+        profile_cell(cell, board)
+    return cell
+
+
+def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default=",".join(MODELS), help="comma-separated names")
@@ -330,34 +342,30 @@ def main() -> int:
                     help="skip TinyEngine's runs (benchmarks/_tinyengine_peer.py)")
     ap.add_argument("--no-portable", action="store_true",
                     help="skip the portable kernels' runs")
-    args = ap.parse_args()
+    ap.add_argument("--no-kept", action="store_true",
+                    help="skip the runs with every PAD kept (--no-fold-pads)")
+    ap.add_argument("--profile", action="store_true",
+                    help="break the M3/M4/M7 runs down with Unicorn (_profile.py): per "
+                         "operator kind, per library, per instruction class")
+    ap.add_argument("--keep", type=Path, metavar="DIR",
+                    help="keep tvmdev's build folders here (default: a temporary folder)")
+    return ap.parse_args()
 
+
+def main() -> int:
+    args = arguments()
     boards = [*args.boards.split(","), *([M3] if args.m3 else [])]
     cells = []
     with tempfile.TemporaryDirectory() as tmp_name:
-        tmp = Path(tmp_name)
+        work = args.keep or Path(tmp_name)
         for name in args.models.split(","):
-            path = locate(name)
-            runs = [k for k in KERNELS if not (args.no_portable and k == "portable")]
-            if isinstance(path, Path) and has_pad(path):
-                runs.append("kept")
-            if args.baseline is not None:
-                runs.append("baseline")
             for board in boards:
-                cell = Cell(name, board)
-                cells.append(cell)
-                for kernels in runs:
-                    cell.tvmdev[kernels] = (
-                        Measure(reason=path) if isinstance(path, str) else
-                        measure_tvmdev(path, board, kernels, args.cmsis_nn,
-                                       tmp / f"{name}-{board}-{kernels}", args.check,
-                                       args.baseline))
-                cell.tflm = (measure_tflm(path, board) if isinstance(path, Path)
-                             else Measure(reason=path))
-                if isinstance(path, Path) and not args.no_tinyengine:
-                    cell.tinyengine = {rq: measure_tinyengine(path, board, rq)
-                                       for rq in ("integer", "float")}
-    table(cells)
+                print(f"cmsis_nn_bench: {name} on {board}", file=sys.stderr, flush=True)
+                cells.append(measure_cell(name, board, args, work))
+        tables.table(cells)
+        tables.goals_table(cells)
+        tables.profile_table(cells)
+        tables.notes(cells)
     return 0
 
 

@@ -1,12 +1,15 @@
 """What ``tvmdev aot`` prints of a compiled model's memory before anything is built: RAM
 (the workspace, and in it or beside it the model's inputs and outputs; the stack the
 board reserves; on an RTOS kernel, the kernel's heap and its own threads' stacks, the
-sections of the firmware's linker script) and flash (the constants; the code, at least the floor of
-:data:`tvmdev.plan.fit.CODE_FLOOR`), each with the region of the board it goes to."""
+sections of the firmware's linker script) and flash (the constants; the params arrays; the
+code, estimated from the sizes measured for the board's CPU, :mod:`tvmdev.plan.code_size`,
+or at least the floor of :data:`tvmdev.plan.fit.CODE_FLOOR`), each with the region of the
+board it goes to."""
 
 from __future__ import annotations
 
 from ..load.rtos import load_rtos
+from ..plan.code_size import estimate_code, params_bytes
 from ..plan.fit import CODE_FLOOR, constant_bytes
 from ..plan.pipeline import Compiled
 from .harness import MAX_THREADS
@@ -15,6 +18,22 @@ from .rtos import kernel_heap
 
 def _row(what: str, size: int, region: str, note: str) -> tuple[str, int, str, str]:
     return (what, size, region, note)
+
+
+def _code_row(c: Compiled, region: str) -> tuple[str, int, str, str]:
+    """The code: the estimate from the measured sizes of the board's CPU, or the floor."""
+    est = estimate_code(c)
+    if est is None:
+        return _row("code", CODE_FLOOR, region, "at least (the smallest firmware's; no "
+                    f"code sizes measured for {c.board.cpu}); a build's map file has the "
+                    "figure")
+    note = (f"estimate: executor {est.executor:,} + kernels {est.kernels:,}, sizes measured "
+            f"on {est.cpu} (runtime/kernels/code_bytes.yaml)")
+    if not est.unmeasured:
+        return _row("code", est.total, region, note)
+    return _row("code", max(est.total, CODE_FLOOR), region,
+                f"at least: {note}; never measured there, not counted: "
+                f"{', '.join(est.unmeasured)}")
 
 
 def memory_report(c: Compiled) -> list[str]:
@@ -43,8 +62,9 @@ def memory_report(c: Compiled) -> list[str]:
                 for k in load_rtos(c.board.rtos).sections]
     code_region = mem.code.name if mem is not None else "-"
     flash = [_row("constants", constant_bytes(m), region("constants", code_region), ""),
-             _row("code", CODE_FLOOR, code_region,
-                  "at least (the smallest firmware's); a build's map file has the figure")]
+             _row("params", params_bytes(c), code_region,
+                  "the per-channel arrays of the params structs"), _code_row(c, code_region)]
+    floor = flash[-1][3].startswith("at least")
     width = max(len(f"{r[1]:,}") for r in ram + flash)
     regions = max(len(r[2]) for r in ram + flash)
 
@@ -53,4 +73,5 @@ def memory_report(c: Compiled) -> list[str]:
                 for what, size, reg, note in rows]
 
     return [f"RAM: {sum(r[1] for r in ram):,} bytes", *lines(ram),
-            f"flash: {sum(r[1] for r in flash):,} bytes at least", *lines(flash)]
+            f"flash: {sum(r[1] for r in flash):,} bytes{' at least' if floor else ''}",
+            *lines(flash)]

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import TvmdevError, log_excerpt
+from ..load.devicetree import check_memory
 from ..load.kernel_tree import board_library
 from ..model import reference
 from ..model.graph import Model
@@ -105,7 +106,17 @@ class WestBackend(Backend):
                               str(build_dir), log=log_excerpt(proc.stdout + proc.stderr, 25,
                                                               tail=True),
                               hint="the full command is in build.cmd")
+        self.check_devicetree(build_dir / "zephyr" / "zephyr" / "zephyr.dts")
         return job.exe
+
+    def check_devicetree(self, dts: Path) -> None:
+        """The board file's memory map (the plan's fit check) against the memories the
+        build's devicetree chooses (tvmdev/load/devicetree.py)."""
+        mem = self.board.memory
+        if mem is None or not dts.is_file():
+            return
+        check_memory(dts, self.board.name, (mem.code.origin, mem.code.length),
+                     (mem.ram.origin, mem.ram.length), str(self.board.path))
 
     @staticmethod
     def modules(job: Job) -> list[Path]:
