@@ -38,6 +38,7 @@ class Dw:
     n: int = 1
     mult: int = 1
     conv: int = 0  # a CONV_2D with this many output channels (c: its input channels)
+    top: float = 2  # extreme: the largest effective scale, 2^top
 
 
 def out_size(size: int, k: int, stride: int, same: bool) -> int:
@@ -65,13 +66,30 @@ CONV_CASES = [
     Dw(6, 6, 8, 1, 1, conv=4), Dw(6, 6, 4, 3, 1, conv=4),
 ]
 
+# CONV_2D with a 1x1 filter (tvmdev_cm's conv1x1_s8.c): input channel counts that are not
+# multiples of 4 (5, 3, 2, 33: an odd count of quads), output channel counts that are not
+# (7, 1, 10, 18, 6, 2), odd pixel counts, stride 2, a batch of 2, a single pixel (a fully
+# connected layer as a convolution), zero points at both ends, per-channel scales from
+# 2^-20 to 2^-1.5 (every shift negative) with taps of +-127 and biases up to 2^20, every
+# fused activation; declined: shifts up to 3 (scales to 4).
+PW_CASES = [
+    Dw(5, 7, 16, 1, 1, conv=24, act="RELU6"), Dw(3, 5, 5, 1, 1, conv=7, zp_in=-128),
+    Dw(4, 3, 3, 1, 1, conv=1, zp_in=127, zp_out=127),
+    Dw(7, 7, 12, 1, 2, same=False, conv=10, act="RELU"),
+    Dw(3, 3, 33, 1, 1, conv=18, extreme=True, top=-1.5, zp_out=-128),
+    Dw(2, 3, 8, 1, 1, conv=6, n=2), Dw(1, 1, 64, 1, 1, conv=2, act="RELU_N1_TO_1"),
+    Dw(5, 5, 2, 1, 1, conv=4, extreme=True, top=-1.5, zp_in=-128),
+    Dw(9, 9, 40, 1, 2, conv=20, zp_in=-128, zp_out=127, act="RELU"),
+    Dw(4, 4, 8, 1, 1, conv=8, extreme=True),
+]
+
 
 def _scales(r: np.random.Generator, d: Dw, s_in: float, s_out: float) -> list[float]:
     ch = d.conv or d.c * d.mult
     if not d.extreme:
         return [float(np.float32(v)) for v in r.uniform(0.3, 2.0, ch) / 127 / 4]
     # the effective scale s_in * s_w / s_out from 2^-20 to 4 (shifts -19 to 3)
-    ratios = np.exp2(np.linspace(-20, 2, ch))
+    ratios = np.exp2(np.linspace(-20, d.top, ch))
     return [float(np.float32(v * s_out / s_in)) for v in ratios]
 
 

@@ -158,6 +158,9 @@ class Board:
     device_options: tuple[tuple[str, str], ...] = ()
     cache: Cache | None = None  # the CPU's data cache, if it has one
     io: str = "caller"  # the model's I/O by default: in the workspace, or the caller's
+    # bytes of flash each board library may add for what it lays out at generation time
+    # (tvmdev_cm's widened 1x1 filters), by library name; a library not named adds none
+    library_flash: tuple[tuple[str, int], ...] = ()
 
     def buffer_alignment(self, device: DeviceMemory | None = None) -> int:
         """The alignment of the workspace and of buffers a device reads or writes: 16
@@ -292,6 +295,8 @@ def load_board(path: Path, origin: str = "path") -> Board:
         cache=Cache(int(doc["cache"]["line"]), bool(doc["cache"].get("dcache", True)))
         if doc.get("cache") else None,
         io=str(doc.get("io", "caller")),
+        library_flash=tuple((str(k), int(v)) for k, v in
+                            (doc.get("library_flash") or {}).items()),
     )
 
 

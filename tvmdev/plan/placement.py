@@ -99,7 +99,8 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
             kernel = board_kernel(active, op, dtypes[op.index])
             if kernel is None:
                 continue
-            why = hooks.decline(model, op, params[op.index], active.arch) if hooks else None
+            why = (hooks.decline(model, op, params[op.index], active.arch, active.flash)
+                   if hooks else None)
             if why is not None:
                 placements[op.index] = replace(placements[op.index],
                                                declined=f"{active.lib.name}: {why}")

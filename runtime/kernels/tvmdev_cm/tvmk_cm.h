@@ -25,6 +25,16 @@
  * taps (at generation time: the filter is small). Each output row's windows are
  * widened into the scratch (OW x the taps rounded up to even, int16), padding holding
  * the zero point.
+ *
+ * conv2d with a 1x1 filter (conv1x1_s8.c, tvmk_cm_conv1x1_s8, called by tvmk_cm_conv2d_s8):
+ * no groups, no dilation, no padding, any stride. packed_weights: per group of four
+ * output channels (the last padded with zero channels), per quad of input channels (the
+ * last padded with zeros), eight words: the four channels' int16 pairs (w[4j], w[4j + 2]),
+ * then their pairs (w[4j + 1], w[4j + 3]), the order SXTB16 and SXTB16 of the word
+ * rotated by 8 give four int8 activations. folded_bias: per group, the four channels'
+ * bias plus input_offset times the sum of their weights, then per channel four words:
+ * its multiplier, its left shift plus one, 2^(right - 1) + output_offset * 2^right, and
+ * its right shift. The scratch holds one pixel widened (8 bytes per quad).
  */
 #ifndef TVMK_CM_H_
 #define TVMK_CM_H_
@@ -39,6 +49,7 @@ extern "C" {
 
 int32_t tvmk_cm_conv2d_s8(const int8_t *X, const int8_t *W, const int32_t *B, int8_t *Y,
                           const struct tvmk_conv2d_s8_params *params, void *resource_handle);
+int32_t tvmk_cm_conv1x1_s8(const int8_t *X, int8_t *Y, const struct tvmk_conv2d_s8_params *params);
 int32_t tvmk_cm_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
                                     const int32_t *bias, int8_t *output,
                                     const struct tvmk_depthwise_conv2d_s8_params *params,

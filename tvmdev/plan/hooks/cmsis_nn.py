@@ -178,9 +178,10 @@ REQUESTS: dict[str, Callable[[dict[str, Any]], list[int]]] = {
 }
 
 
-def decline(model: Model, op: Operator, params: dict[str, Any], arch: str) -> str | None:
+def decline(model: Model, op: Operator, params: dict[str, Any], arch: str,
+            flash: int | None = None) -> str | None:
     """Why CMSIS-NN does not serve ``op`` on a core of code path ``arch`` (None: it
-    does)."""
+    does; it lays out nothing beyond the model's, so ``flash`` is not read)."""
     rule = (DECLINES16 if model.op_dtype(op) == "int16" else DECLINES).get(op.op)
     return rule(model, op, params, arch) if rule else None
 

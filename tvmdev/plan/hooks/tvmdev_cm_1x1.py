@@ -1,0 +1,142 @@
+"""tvmdev_cm's 1x1 convolution (runtime/kernels/tvmdev_cm/conv1x1_s8.c): which ones it
+takes, and the filter, biases and requantization laid out for it at generation time.
+
+Taken: int8, no groups, no dilation, no padding, a constant filter and bias, every output
+shift negative (TFLM's requantization then ends with a rounding right shift), and the two
+proofs below; within the board's flash budget for the widened filters
+(``library_flash: {tvmdev_cm: BYTES}`` in its YAML), counted over the model's 1x1
+convolutions in order. Declined otherwise (CMSIS-NN, or the portable kernel, takes it).
+
+``packed_weights``, per group of four output channels (the last padded with zero
+channels), 16 + 8 x quads words, quads the input channels in fours (the last padded):
+
+- the four channels' accumulator starts: 2 (bias + input_offset x the sum of the
+  channel's weights), int32 wrapping (SMLAD wraps alike);
+- per quad j, eight words: the four channels' int16 pairs (2w[4j], 2w[4j + 2]), then their
+  (2w[4j + 1], 2w[4j + 3]): what SXTB16 of four activations, and of them rotated by 8,
+  give. The weights are doubled (|2w| <= 256 fits int16), so the sum is TFLM's
+  accumulator doubled, what its SaturatingRoundingDoublingHighMul takes as a single
+  SMMULR (:func:`tvmdev.plan.hooks.tvmdev_cm.requant_exact` proves it fits int32);
+- per channel a record: its multiplier; c = 2^(right - 1) + output_offset x 2^right; its
+  right shift. The kernel computes (x + (x >> 31) + c) >> right, TFLM's rounding division
+  plus the output offset, where :func:`offset_fits` proves the sum cannot overflow.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...model.graph import Model, Operator
+from ...model.s8.call import CArray
+
+GROUP = 4  # output channels per group
+
+
+def quads(p: dict[str, Any]) -> int:
+    """The input channels in fours (the last padded)."""
+    return (int(p["C"]) + 3) // 4
+
+
+def scratch_bytes(p: dict[str, Any]) -> int:
+    """One pixel widened: two words per quad of input channels."""
+    return 8 * quads(p)
+
+
+def packed_bytes(channels: int, inputs: int) -> int:
+    """The bytes of the laid-out filter and records of a 1x1 convolution with ``channels``
+    output and ``inputs`` input channels."""
+    groups = -(-channels // GROUP)
+    return 4 * groups * (16 + 8 * ((inputs + 3) // 4))
+
+
+def is_pointwise(model: Model, op: Operator) -> bool:
+    """A conv2d with a constant 1x1 filter (OHWI: M x 1 x 1 x C)."""
+    filt = op.inputs[1] if len(op.inputs) > 1 else None
+    if op.op != "conv2d" or filt is None or filt not in model.constants:
+        return False
+    shape = np.shape(model.constants[filt])
+    return len(shape) == 4 and shape[1] == 1 and shape[2] == 1
+
+
+def budget_left(model: Model, op: Operator, budget: int) -> int:
+    """The flash budget left for ``op`` by the model's earlier 1x1 convolutions (each
+    counted whether it is taken or not: an upper bound)."""
+    used = 0
+    for other in model.operators:
+        if other.index == op.index:
+            break
+        if is_pointwise(model, other):
+            shape = np.shape(model.constants[other.inputs[1] or ""])
+            used += packed_bytes(int(shape[0]), int(shape[3]))
+    return budget - used
+
+
+def offset_fits(bound: np.ndarray, p: dict[str, Any]) -> bool:
+    """Whether (x + (x >> 31) + c) stays in int32 for every SMMULR result x of a doubled
+    accumulator within ``bound`` (per channel: |x| <= (2 bound m + 2^31) >> 32)."""
+    mult = np.asarray(p["output_multiplier"].values, np.int64)
+    right = -np.asarray(p["output_shift"].values, np.int64)
+    xmax = (2 * bound.astype(object) * mult.astype(object) + 2**31) // 2**32
+    c = (1 << (right - 1)).astype(object) + int(p["output_offset"]) * (1 << right).astype(object)
+    low = -xmax - 1 + c
+    high = xmax + c
+    return bool(all(-(2**31) <= lo and hi < 2**31 for lo, hi in zip(low, high, strict=True)))
+
+
+def decline(model: Model, op: Operator, p: dict[str, Any], w: np.ndarray,
+            bias: np.ndarray | None, budget: int | None) -> str | None:
+    """Why the 1x1 kernel does not take ``op`` (None: it does); ``w``: its filter,
+    input channels x output channels; ``budget``: the board's flash budget for tvmdev_cm
+    (None: it sets none)."""
+    from .tvmdev_cm import accumulator_bound, requant_exact
+    if p["pad_top"] != 0 or p["pad_left"] != 0:
+        return "padding around a 1x1 filter (tvmdev_cm's 1x1 takes none)"
+    shifts = np.asarray(p["output_shift"].values, np.int64)
+    if np.any(shifts >= 0):
+        m = int(np.argmax(shifts >= 0))
+        return (f"an output shift of {int(shifts[m])} in channel {m} (tvmdev_cm's 1x1 "
+                "requantization ends with a right shift)")
+    if not requant_exact(w, bias, p):
+        return ("an accumulator that may reach 2^30 after its left shift (tvmdev_cm's "
+                "requantization doubles it)")
+    if not offset_fits(accumulator_bound(w, bias, p["input_offset"]), p):
+        return ("a rounding constant and output offset that may overflow int32 "
+                "(tvmdev_cm's 1x1 adds them in one step)")
+    need = packed_bytes(int(p["M"]), int(p["C"]))
+    left = budget_left(model, op, budget or 0)
+    if need > left:
+        return (f"its filter widened to {need} bytes, beyond the board's flash budget "
+                f"({max(left, 0)} of {budget or 0} bytes left: library_flash: tvmdev_cm)")
+    return None
+
+
+def _wrap32(v: np.ndarray) -> np.ndarray:
+    return np.asarray((v.astype(np.int64) + 2**31) % 2**32 - 2**31, np.int64)
+
+
+def pack(w: np.ndarray, bias: np.ndarray | None, p: dict[str, Any]) -> dict[str, CArray]:
+    """``packed_weights`` (the module's docstring) of the filter ``w`` (C x M)."""
+    c, m = w.shape
+    q, groups = (c + 3) // 4, -(-m // GROUP)
+    wide = np.zeros((4 * q, GROUP * groups), np.int64)
+    wide[:c, :m] = 2 * w
+    b = np.zeros(GROUP * groups, np.int64)
+    b[:m] = 2 * ((0 if bias is None else bias) + int(p["input_offset"]) * w.sum(axis=0))
+    rec = np.zeros((GROUP * groups, 3), np.int64)
+    right = -np.asarray(p["output_shift"].values, np.int64)
+    rec[:m, 0] = np.asarray(p["output_multiplier"].values, np.int64)
+    rec[:m, 1] = (1 << (right - 1)) + int(p["output_offset"]) * (1 << right)
+    rec[:m, 2] = right
+    # per channel and quad: the even pair (w[4j], w[4j + 2]), the odd one (w[4j+1], w[4j+3])
+    quad = wide.reshape(q, 4, -1)
+    even = (quad[:, 0] & 0xFFFF) | (quad[:, 2] << 16)
+    odd = (quad[:, 1] & 0xFFFF) | (quad[:, 3] << 16)
+    words = []
+    for g in range(groups):
+        ch = slice(GROUP * g, GROUP * (g + 1))
+        body = np.stack([even[:, ch], odd[:, ch]], axis=1).reshape(-1)  # q x 2 x 4
+        words += [b[ch], body, rec[ch].reshape(-1)]
+    return {"packed_weights": CArray("int32_t", tuple(int(v) for v in
+                                                     _wrap32(np.concatenate(words))))}
