@@ -58,7 +58,7 @@ CASES = [
 ]
 # CONV_2D with few taps (a first convolution): 3x3 over 3 channels at stride 2, SAME and
 # VALID, an odd count of output channels and of columns, 5x5 over one channel, 2x2 over
-# 2, extreme scales; declined: a 1x1 filter, 36 taps (3x3 over 4 channels).
+# 2, extreme scales, a 1x1 filter (conv1x1_s8.c); declined: 36 taps (3x3 over 4 channels).
 CONV_CASES = [
     Dw(16, 16, 3, 3, 2, conv=16, act="RELU6"), Dw(11, 9, 3, 3, 2, same=False, conv=5),
     Dw(9, 7, 3, 3, 1, conv=7, zp_in=-128, extreme=True), Dw(8, 9, 1, 5, 1, conv=4),
@@ -71,7 +71,7 @@ CONV_CASES = [
 # (7, 1, 10, 18, 6, 2), odd pixel counts, stride 2, a batch of 2, a single pixel (a fully
 # connected layer as a convolution), zero points at both ends, per-channel scales from
 # 2^-20 to 2^-1.5 (every shift negative) with taps of +-127 and biases up to 2^20, every
-# fused activation; declined: shifts up to 3 (scales to 4).
+# fused activation; shifts from -19 to 3 (scales to 4: right shifts of 0 among them).
 PW_CASES = [
     Dw(5, 7, 16, 1, 1, conv=24, act="RELU6"), Dw(3, 5, 5, 1, 1, conv=7, zp_in=-128),
     Dw(4, 3, 3, 1, 1, conv=1, zp_in=127, zp_out=127),

@@ -113,14 +113,17 @@ static void tvmk_cm_1x1_widen(int32_t *dst, const int8_t *x, int32_t C)
  * 2^(left shift + 1) (its weights and bias: tvmdev/plan/hooks/tvmdev_cm_1x1.py), from
  * its record r: multiplier, c, right shift. TFLM's MultiplyByQuantizedMultiplier plus
  * the output offset, then the clamp: SMMULR is the doubling high multiply (the
- * accumulator fits int32, proved); c is 2^(right - 1) + output_offset * 2^right, the
- * rounding and the offset in one add (no overflow, proved), and x >> 31 rounds a
- * negative tie away from zero. `full`: the clamp is int8's whole range (one SSAT). */
+ * accumulator fits int32, proved); c is 2^(right - 1) + output_offset * 2^right (the
+ * offset alone when right is 0), the rounding and the offset in one add (no overflow,
+ * proved), and x >> 31 rounds a negative tie away from zero when right > 0. `full`: the
+ * clamp is int8's whole range (one SSAT); `mixed`: some channel's right shift is 0. */
 static inline __attribute__((always_inline)) int8_t
-tvmk_cm_1x1_requantize(int32_t acc, const int32_t *r, int32_t lo, int32_t hi, const int full)
+tvmk_cm_1x1_requantize(int32_t acc, const int32_t *r, int32_t lo, int32_t hi, const int full,
+                       const int mixed)
 {
     const int32_t x = tvmk_cm_smmulr(acc, r[0]);
-    int32_t v = (x + (x >> 31) + r[1]) >> r[2];
+    const int32_t below = mixed ? (x >> 31) & -(int32_t)(r[2] != 0) : x >> 31;
+    int32_t v = (x + below + r[1]) >> r[2];
     if (full) {
 #if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
         v = __ssat(v, 8);
@@ -142,7 +145,7 @@ tvmk_cm_1x1_requantize(int32_t acc, const int32_t *r, int32_t lo, int32_t hi, co
  * inlined. */
 static inline __attribute__((always_inline)) void
 tvmk_cm_1x1_channels(const int32_t *xs0, int8_t *out, const struct tvmk_conv2d_s8_params *p,
-                     int32_t quads, const int full)
+                     int32_t quads, const int full, const int mixed)
 {
     const int32_t *w = p->packed_weights;
     const int32_t *xend = xs0 + 2 * quads;
@@ -152,41 +155,63 @@ tvmk_cm_1x1_channels(const int32_t *xs0, int8_t *out, const struct tvmk_conv2d_s
         int32_t a0 = w[0], a1 = w[1], a2 = w[2], a3 = w[3];
         w += 4;
         TVMK_CM_1X1_MACS(quads);
-        out[0] = tvmk_cm_1x1_requantize(a0, w, lo, hi, full);
+        out[0] = tvmk_cm_1x1_requantize(a0, w, lo, hi, full, mixed);
         if (out == last) {
-            const int32_t n = p->M - (int32_t)(last - (out - 0)) - ((p->M - 1) & ~3);
+            const int32_t n = p->M - ((p->M - 1) & ~3);
             if (n > 1) {
-                out[1] = tvmk_cm_1x1_requantize(a1, w + 3, lo, hi, full);
+                out[1] = tvmk_cm_1x1_requantize(a1, w + 3, lo, hi, full, mixed);
             }
             if (n > 2) {
-                out[2] = tvmk_cm_1x1_requantize(a2, w + 6, lo, hi, full);
+                out[2] = tvmk_cm_1x1_requantize(a2, w + 6, lo, hi, full, mixed);
             }
             if (n > 3) {
-                out[3] = tvmk_cm_1x1_requantize(a3, w + 9, lo, hi, full);
+                out[3] = tvmk_cm_1x1_requantize(a3, w + 9, lo, hi, full, mixed);
             }
             return;
         }
-        out[1] = tvmk_cm_1x1_requantize(a1, w + 3, lo, hi, full);
-        out[2] = tvmk_cm_1x1_requantize(a2, w + 6, lo, hi, full);
-        out[3] = tvmk_cm_1x1_requantize(a3, w + 9, lo, hi, full);
+        out[1] = tvmk_cm_1x1_requantize(a1, w + 3, lo, hi, full, mixed);
+        out[2] = tvmk_cm_1x1_requantize(a2, w + 6, lo, hi, full, mixed);
+        out[3] = tvmk_cm_1x1_requantize(a3, w + 9, lo, hi, full, mixed);
         w += 12;
         out += 4;
     }
 }
 
-/* Not inlined: one copy of the loops for each clamp. */
+/* Not inlined: one copy of the loops for each clamp, and one for layers with a channel
+ * whose right shift is 0. */
 static __attribute__((noinline)) void tvmk_cm_1x1_full(const int32_t *xs, int8_t *out,
                                                        const struct tvmk_conv2d_s8_params *p,
                                                        int32_t quads)
 {
-    tvmk_cm_1x1_channels(xs, out, p, quads, 1);
+    tvmk_cm_1x1_channels(xs, out, p, quads, 1, 0);
 }
 
 static __attribute__((noinline)) void tvmk_cm_1x1_clamped(const int32_t *xs, int8_t *out,
                                                           const struct tvmk_conv2d_s8_params *p,
                                                           int32_t quads)
 {
-    tvmk_cm_1x1_channels(xs, out, p, quads, 0);
+    tvmk_cm_1x1_channels(xs, out, p, quads, 0, 0);
+}
+
+static __attribute__((noinline)) void tvmk_cm_1x1_mixed(const int32_t *xs, int8_t *out,
+                                                        const struct tvmk_conv2d_s8_params *p,
+                                                        int32_t quads)
+{
+    tvmk_cm_1x1_channels(xs, out, p, quads, 0, 1);
+}
+
+/* Whether some channel's record has a right shift of 0. */
+static int tvmk_cm_1x1_mixed_shifts(const struct tvmk_conv2d_s8_params *p, int32_t quads)
+{
+    const int32_t *rec = p->packed_weights + 4 + 8 * quads;
+    for (int32_t m = 0; m < p->M; m += 4, rec += 16 + 8 * quads) {
+        for (int32_t k = 0; k < 4 && m + k < p->M; k++) {
+            if (rec[3 * k + 2] == 0) {
+                return 1;
+            }
+        }
+    }
+    return 0;
 }
 
 int32_t tvmk_cm_conv1x1_s8(const int8_t *X, int8_t *Y, const struct tvmk_conv2d_s8_params *p)
@@ -194,18 +219,22 @@ int32_t tvmk_cm_conv1x1_s8(const int8_t *X, int8_t *Y, const struct tvmk_conv2d_
     const int32_t quads = (p->C + 3) / 4;
     int32_t *xs = (int32_t *)p->scratch;
     const int full = p->activation_min == -128 && p->activation_max == 127;
+    int mixed;
 
     if (p->pad_top != 0 || p->pad_left != 0 || p->packed_weights == NULL ||
         (int64_t)quads * 8 > p->scratch_bytes) {
         return TVM_DEVICE_ERR_INVALID; /* declined at generation time */
     }
+    mixed = tvmk_cm_1x1_mixed_shifts(p, quads);
     for (int32_t n = 0; n < p->N; n++) {
         for (int32_t oy = 0; oy < p->OH; oy++) {
             const int8_t *row = X + ((n * p->H + oy * p->stride_h) * p->W) * p->C;
             int8_t *out = Y + ((n * p->OH + oy) * p->OW) * p->M;
             for (int32_t ox = 0; ox < p->OW; ox++) {
                 tvmk_cm_1x1_widen(xs, row + ox * p->stride_w * p->C, p->C);
-                if (full) {
+                if (mixed) {
+                    tvmk_cm_1x1_mixed(xs, out, p, quads);
+                } else if (full) {
                     tvmk_cm_1x1_full(xs, out, p, quads);
                 } else {
                     tvmk_cm_1x1_clamped(xs, out, p, quads);

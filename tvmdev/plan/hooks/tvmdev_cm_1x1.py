@@ -1,25 +1,27 @@
 """tvmdev_cm's 1x1 convolution (runtime/kernels/tvmdev_cm/conv1x1_s8.c): which ones it
 takes, and the filter, biases and requantization laid out for it at generation time.
 
-Taken: int8, no groups, no dilation, no padding, a constant filter and bias, every output
-shift negative (TFLM's requantization then ends with a rounding right shift), and the two
-proofs below; within the board's flash budget for the widened filters
+Taken: int8, no groups, no dilation, no padding, a constant filter and bias, output
+shifts of at most :data:`LEFT_MAX` - 1 (the filter scaled by 2^(shift + 1) fits int16), and
+the two proofs below; within the board's flash budget for the widened filters
 (``library_flash: {tvmdev_cm: BYTES}`` in its YAML), counted over the model's 1x1
 convolutions in order. Declined otherwise (CMSIS-NN, or the portable kernel, takes it).
 
 ``packed_weights``, per group of four output channels (the last padded with zero
 channels), 16 + 8 x quads words, quads the input channels in fours (the last padded):
 
-- the four channels' accumulator starts: 2 (bias + input_offset x the sum of the
-  channel's weights), int32 wrapping (SMLAD wraps alike);
-- per quad j, eight words: the four channels' int16 pairs (2w[4j], 2w[4j + 2]), then their
-  (2w[4j + 1], 2w[4j + 3]): what SXTB16 of four activations, and of them rotated by 8,
-  give. The weights are doubled (|2w| <= 256 fits int16), so the sum is TFLM's
-  accumulator doubled, what its SaturatingRoundingDoublingHighMul takes as a single
-  SMMULR (:func:`tvmdev.plan.hooks.tvmdev_cm.requant_exact` proves it fits int32);
-- per channel a record: its multiplier; c = 2^(right - 1) + output_offset x 2^right; its
-  right shift. The kernel computes (x + (x >> 31) + c) >> right, TFLM's rounding division
-  plus the output offset, where :func:`offset_fits` proves the sum cannot overflow.
+- the four channels' accumulator starts: s (bias + input_offset x the sum of the
+  channel's weights), int32 wrapping (SMLAD wraps alike), s = 2^(left shift + 1);
+- per quad j, eight words: the four channels' int16 pairs (s w[4j], s w[4j + 2]), then
+  their (s w[4j + 1], s w[4j + 3]): what SXTB16 of four activations, and of them rotated
+  by 8, give. The weights are scaled (|s w| <= 2^15 for s <= 2^8), so the sum is TFLM's
+  accumulator after its left shift, doubled: what its SaturatingRoundingDoublingHighMul
+  takes as a single SMMULR (:func:`tvmdev.plan.hooks.tvmdev_cm.requant_exact` proves it
+  fits int32), with no shift at run time;
+- per channel a record: its multiplier; c = 2^(right - 1) + output_offset x 2^right (the
+  offset alone for a right shift of 0); its right shift. The kernel computes (x + (x >> 31)
+  + c) >> right (without the x >> 31 where right is 0), TFLM's rounding division plus the
+  output offset, where :func:`offset_fits` proves the sum cannot overflow.
 """
 
 from __future__ import annotations
@@ -32,6 +34,19 @@ from ...model.graph import Model, Operator
 from ...model.s8.call import CArray
 
 GROUP = 4  # output channels per group
+LEFT_MAX = 8  # the largest left shift plus one: 128 x 2^8 is int16's 2^15
+
+
+def _shifts(p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Per channel, the accumulator's scale exponent (left shift + 1) and right shift."""
+    shift = np.asarray(p["output_shift"].values, np.int64)
+    return np.maximum(shift, 0) + 1, np.maximum(-shift, 0)
+
+
+def _c(right: np.ndarray, offset: int) -> np.ndarray:
+    """The rounding and the output offset in one constant, per channel."""
+    half = np.where(right > 0, np.left_shift(1, np.maximum(right - 1, 0)), 0)
+    return np.asarray(half + offset * np.left_shift(1, right), np.int64)
 
 
 def quads(p: dict[str, Any]) -> int:
@@ -75,11 +90,13 @@ def budget_left(model: Model, op: Operator, budget: int) -> int:
 
 def offset_fits(bound: np.ndarray, p: dict[str, Any]) -> bool:
     """Whether (x + (x >> 31) + c) stays in int32 for every SMMULR result x of a doubled
-    accumulator within ``bound`` (per channel: |x| <= (2 bound m + 2^31) >> 32)."""
+    accumulator within ``bound`` (per channel: |x| <= (2^(left + 1) bound m + 2^31) >>
+    32)."""
     mult = np.asarray(p["output_multiplier"].values, np.int64)
-    right = -np.asarray(p["output_shift"].values, np.int64)
-    xmax = (2 * bound.astype(object) * mult.astype(object) + 2**31) // 2**32
-    c = (1 << (right - 1)).astype(object) + int(p["output_offset"]) * (1 << right).astype(object)
+    left, right = _shifts(p)
+    xmax = (bound.astype(object) * (1 << left).astype(object) * mult.astype(object)
+            + 2**31) // 2**32
+    c = _c(right, int(p["output_offset"])).astype(object)
     low = -xmax - 1 + c
     high = xmax + c
     return bool(all(-(2**31) <= lo and hi < 2**31 for lo, hi in zip(low, high, strict=True)))
@@ -93,11 +110,11 @@ def decline(model: Model, op: Operator, p: dict[str, Any], w: np.ndarray,
     from .tvmdev_cm import accumulator_bound, requant_exact
     if p["pad_top"] != 0 or p["pad_left"] != 0:
         return "padding around a 1x1 filter (tvmdev_cm's 1x1 takes none)"
-    shifts = np.asarray(p["output_shift"].values, np.int64)
-    if np.any(shifts >= 0):
-        m = int(np.argmax(shifts >= 0))
-        return (f"an output shift of {int(shifts[m])} in channel {m} (tvmdev_cm's 1x1 "
-                "requantization ends with a right shift)")
+    left, _ = _shifts(p)
+    if np.any(left > LEFT_MAX):
+        m = int(np.argmax(left > LEFT_MAX))
+        return (f"an output shift of {int(left[m]) - 1} in channel {m} (tvmdev_cm's 1x1 "
+                f"scales its int16 filter by 2^(shift + 1), at most 2^{LEFT_MAX})")
     if not requant_exact(w, bias, p):
         return ("an accumulator that may reach 2^30 after its left shift (tvmdev_cm's "
                 "requantization doubles it)")
@@ -120,14 +137,15 @@ def pack(w: np.ndarray, bias: np.ndarray | None, p: dict[str, Any]) -> dict[str,
     """``packed_weights`` (the module's docstring) of the filter ``w`` (C x M)."""
     c, m = w.shape
     q, groups = (c + 3) // 4, -(-m // GROUP)
+    left, right = _shifts(p)
+    scale = np.left_shift(1, left)
     wide = np.zeros((4 * q, GROUP * groups), np.int64)
-    wide[:c, :m] = 2 * w
+    wide[:c, :m] = w * scale
     b = np.zeros(GROUP * groups, np.int64)
-    b[:m] = 2 * ((0 if bias is None else bias) + int(p["input_offset"]) * w.sum(axis=0))
+    b[:m] = scale * ((0 if bias is None else bias) + int(p["input_offset"]) * w.sum(axis=0))
     rec = np.zeros((GROUP * groups, 3), np.int64)
-    right = -np.asarray(p["output_shift"].values, np.int64)
     rec[:m, 0] = np.asarray(p["output_multiplier"].values, np.int64)
-    rec[:m, 1] = (1 << (right - 1)) + int(p["output_offset"]) * (1 << right)
+    rec[:m, 1] = _c(right, int(p["output_offset"]))
     rec[:m, 2] = right
     # per channel and quad: the even pair (w[4j], w[4j + 2]), the odd one (w[4j+1], w[4j+3])
     quad = wide.reshape(q, 4, -1)

@@ -1,0 +1,228 @@
+"""tvmdev_cm's 1x1 convolution (runtime/kernels/tvmdev_cm/conv1x1_s8.c; its layout and
+proofs: tvmdev/plan/hooks/tvmdev_cm_1x1.py), bit-exact with TFLM.
+
+Without a toolchain: the laid-out filter read back as the kernel reads it (SXTB16's pairs,
+SMLAD's sums, each record's requantization) against TFLM's arithmetic written out
+(sum((x - zero point) * w) + bias, then MultiplyByQuantizedMultiplier, itself checked
+against TFLM in tests/test_fixedpoint.py); the one-add rounding and offset over every
+offset and every rounding boundary, at the proof's edge; which convolutions it takes, and
+the flash budget. On the boards (QEMU): one-operator models over the kernel's edges
+(tests/cm_cases.PW_CASES), keyword_spotting and MCUNet VWW, against TFLM's interpreter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import Result, need_tool
+
+from tvmdev.model.fixedpoint import multiply_by_quantized_multiplier, rounding_divide_by_pot
+from tvmdev.model.s8.call import CArray
+from tvmdev.plan.hooks import tvmdev_cm_1x1
+
+# --- the layout, read back as the kernel reads it ---------------------------------------
+
+
+def _halves(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    u = words.astype(np.int64) & 0xFFFFFFFF
+    lo, hi = u & 0xFFFF, u >> 16
+    return lo - (lo >> 15 << 16), hi - (hi >> 15 << 16)
+
+
+def _kernel(words: np.ndarray, x: np.ndarray, m: int, lo: int, hi: int) -> np.ndarray:
+    """conv1x1_s8.c's arithmetic on one pixel ``x`` (C int8), in int64 numpy: SXTB16 of
+    each four activations (bytes 0 and 2, then 1 and 3), SMLAD against each group's
+    words, the record's requantization."""
+    c = x.size
+    q = (c + 3) // 4
+    xs = np.zeros(4 * q, np.int64)
+    xs[:c] = x
+    even, odd = xs.reshape(q, 4)[:, 0::2], xs.reshape(q, 4)[:, 1::2]  # (x0, x2), (x1, x3)
+    out = []
+    for g in range(-(-m // 4)):
+        block = words[g * (16 + 8 * q):(g + 1) * (16 + 8 * q)]
+        acc = block[:4].copy()
+        body = block[4:4 + 8 * q].reshape(q, 2, 4)
+        for j in range(q):
+            for half, pair in ((0, even[j]), (1, odd[j])):
+                lo16, hi16 = _halves(body[j, half])
+                acc += pair[0] * lo16 + pair[1] * hi16
+        acc = (acc + 2**31) % 2**32 - 2**31  # SMLAD wraps
+        rec = block[4 + 8 * q:].reshape(4, 3)
+        xq = (acc * rec[:, 0] + 2**31) >> 32  # SMMULR
+        v = (xq + np.where(rec[:, 2] > 0, xq >> 31, 0) + rec[:, 1]) >> rec[:, 2]
+        out += list(np.clip(v, lo, hi))
+    return np.asarray(out[:m], np.int64)
+
+
+def _params(r: np.random.Generator, m: int, zp_in: int, zp_out: int,
+            shifts: np.ndarray | None = None) -> dict[str, object]:
+    mult = r.integers(2**30, 2**31, m)
+    shift = r.integers(-12, 4, m) if shifts is None else shifts
+    return {"C": 0, "M": m, "input_offset": -zp_in, "output_offset": zp_out,
+            "output_multiplier": CArray("int32_t", tuple(int(v) for v in mult)),
+            "output_shift": CArray("int32_t", tuple(int(v) for v in shift))}
+
+
+@pytest.mark.parametrize(("c", "m", "zp_in", "zp_out"),
+                         [(5, 7, -128, 127), (16, 24, 127, -128), (33, 18, 0, -5),
+                          (2, 1, -3, 0), (64, 4, -128, -128)])
+def test_layout_is_tflms_sum_and_requantization(c: int, m: int, zp_in: int, zp_out: int
+                                                ) -> None:
+    """Every pixel of a random layer, weights of +-127 and -128 among them: the kernel's
+    reading of the laid-out words gives TFLM's output (the accumulator written out, then
+    MultiplyByQuantizedMultiplier, the offset, the clamp)."""
+    r = np.random.default_rng(c * 100 + m)
+    w = r.integers(-128, 128, (c, m))
+    w[0, :] = 127
+    w[-1, 0] = -128
+    bias = r.integers(-2**16, 2**16, m)
+    p = {**_params(r, m, zp_in, zp_out), "C": c}
+    words = np.asarray(tvmdev_cm_1x1.pack(w, bias, p)["packed_weights"].values, np.int64)
+    assert words.size * 4 == tvmdev_cm_1x1.packed_bytes(m, c)
+    mult = np.asarray(p["output_multiplier"].values, np.int64)  # type: ignore[attr-defined]
+    shift = np.asarray(p["output_shift"].values, np.int64)  # type: ignore[attr-defined]
+    for lo, hi in ((-128, 127), (zp_out, 127), (-100, 50)):
+        for x in [np.full(c, -128), np.full(c, 127), *r.integers(-128, 128, (20, c))]:
+            acc = ((x - zp_in)[:, None] * w).sum(axis=0) + bias
+            want = np.clip(multiply_by_quantized_multiplier(acc, mult, shift) + zp_out, lo, hi)
+            assert np.array_equal(_kernel(words, x, m, lo, hi), want)
+
+
+# --- the one-add rounding and offset ---------------------------------------------------
+
+@pytest.mark.parametrize("right", [1, 2, 3, 7, 12, 20, 24])
+def test_rounding_and_offset_in_one_add_at_every_boundary(right: int) -> None:
+    """(x + (x >> 31) + 2^(right - 1) + offset * 2^right) >> right is TFLM's
+    RoundingDivideByPOT(x, right) + offset: for every output offset, at every rounding
+    boundary near zero and at the ends of the range the proof allows."""
+    offsets = np.arange(-128, 128, dtype=np.int64)
+    c = (1 << (right - 1)) + offsets * (1 << right)
+    limit = 2**31 - 1 - int(np.abs(c).max()) - 1  # the largest |x| offset_fits allows
+    ties = np.concatenate([(np.arange(-300, 301) << right) + d for d in
+                           (-(1 << (right - 1)) - 1, -(1 << (right - 1)),
+                            -(1 << (right - 1)) + 1, 0, (1 << (right - 1)) - 1,
+                            1 << (right - 1), (1 << (right - 1)) + 1)])
+    ends = np.concatenate([limit - np.arange(512), -limit + np.arange(512)])
+    x = np.unique(np.concatenate([np.arange(-4096, 4097), ties, ends]).clip(-limit, limit))
+    want = rounding_divide_by_pot(x[:, None], right) + offsets[None, :]
+    total = x[:, None] + (x[:, None] >> 63) + c[None, :]
+    assert total.min() >= -(2**31) and total.max() < 2**31  # no int32 overflow
+    assert np.array_equal(total >> right, want)
+
+
+def test_offset_fits_at_its_edge() -> None:
+    """The bound at which the sum may leave int32 is declined, one below it is not: an
+    output offset of 127 at right shift 23 (c = 2^22 + 127 * 2^23) leaves 2^31 - 1 - c for
+    the SMMULR result, which a multiplier of 2^31 - 1 reaches at a doubled accumulator
+    bound of ceil(that much * 2^32 / (2^31 - 1)) / 2."""
+    p = {"output_multiplier": CArray("int32_t", (2**31 - 1,)),
+         "output_shift": CArray("int32_t", (-23,)), "output_offset": 127}
+    room = 2**31 - 1 - ((1 << 22) + 127 * (1 << 23))
+    ok = [b for b in range(room - 2, room + 3)
+          if tvmdev_cm_1x1.offset_fits(np.array([b], np.int64), p)]
+    edge = max(ok)
+    assert (2 * edge * (2**31 - 1) + 2**31) >> 32 == room
+    assert not tvmdev_cm_1x1.offset_fits(np.array([edge + 1], np.int64), p)
+
+
+# --- what it takes, and the flash budget -------------------------------------------------
+
+def _compile(tmp_path: Path, flash: int | None = None) -> object:
+    import cm_cases
+
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.load.board import board_by_name
+    from tvmdev.plan.pipeline import Options, compile_model
+    model, _ = cm_cases.merged(cm_cases.PW_CASES)
+    (tmp_path / "m.tflite").write_bytes(model)
+    board = board_by_name("mps2_an386")
+    if flash is not None:
+        board = dataclasses.replace(board, library_flash=(("tvmdev_cm", flash),))
+    return compile_model(import_file(tmp_path / "m.tflite").to_model(), board,
+                         Options(trees=(("cmsis_nn", "off"),)))
+
+
+def test_which_1x1_convolutions_it_takes(tmp_path: Path) -> None:
+    """PW_CASES on mps2_an386: every one; each one's scratch is its pixel widened, and its
+    params the laid-out words."""
+    c = _compile(tmp_path)
+    ops = c.model.operators  # type: ignore[attr-defined]
+    placements = c.placements  # type: ignore[attr-defined]
+    assert [placements[op.index].library for op in ops] == ["tvmdev_cm"] * 10
+    first = next(p for p in c.ops if p.index == 0)  # type: ignore[attr-defined]
+    assert first.scratch[1] == 8 * 4  # 16 input channels: 4 quads of two words
+    assert len(first.params["packed_weights"].values) * 4 == tvmdev_cm_1x1.packed_bytes(24, 16)
+
+
+def test_a_left_shift_beyond_int16_is_declined() -> None:
+    """Output shift 7 scales the filter by 2^8 (128 x 2^8 is int16's edge); 8 is declined
+    (before anything reads the model)."""
+    p = {**_params(np.random.default_rng(1), 2, 0, 0, np.array([-3, 8])), "C": 4,
+         "pad_top": 0, "pad_left": 0}
+    w = np.full((4, 2), -128)
+    assert tvmdev_cm_1x1.decline(None, None, p, w, None, 0) == (  # type: ignore[arg-type]
+        "an output shift of 8 in channel 1 (tvmdev_cm's 1x1 scales its int16 filter by "
+        "2^(shift + 1), at most 2^8)")
+    p["output_shift"] = CArray("int32_t", (-3, 7))
+    words = tvmdev_cm_1x1.pack(w, None, p)["packed_weights"].values
+    assert min(_halves(np.asarray(words[4:12]))[0]) == -32768  # -128 x 2^8
+
+
+def test_the_flash_budget_declines_what_it_cannot_hold(tmp_path: Path) -> None:
+    """A budget of the first two layers' words: the third and later go on, saying so."""
+    import cm_cases
+    two = sum(tvmdev_cm_1x1.packed_bytes(d.conv, d.c) for d in cm_cases.PW_CASES[:2])
+    c = _compile(tmp_path, two)
+    placements = c.placements  # type: ignore[attr-defined]
+    libs = [placements[op.index].library for op in c.model.operators]  # type: ignore
+    assert libs == ["tvmdev_cm"] * 2 + ["portable"] * 8
+    need = tvmdev_cm_1x1.packed_bytes(1, 3)
+    assert placements[2].declined == (
+        f"tvmdev_cm: its filter widened to {need} bytes, beyond the board's flash budget "
+        f"(0 of {two} bytes left: library_flash: tvmdev_cm)")
+
+
+def test_a_board_without_a_budget_keeps_int8_filters(tmp_path: Path) -> None:
+    c = _compile(tmp_path, 0)
+    assert {c.placements[op.index].library  # type: ignore[attr-defined]
+            for op in c.model.operators} == {"portable"}  # type: ignore[attr-defined]
+
+
+# --- on the boards (emulated) -------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["mps2_an386", "mps2_an500"])
+def test_1x1_edges_bit_exact_with_tflm(board: str, cli: Callable[..., Result],
+                                       tmp_path: Path) -> None:
+    import cm_cases
+    from test_tflite_int8_ops import run_against_tflm
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    model, arrays = cm_cases.merged(cm_cases.PW_CASES)
+    outputs, _ = run_against_tflm(cli, model, arrays, tmp_path, "--board", board,
+                                  "--cmsis-nn", "off")
+    assert outputs == len(cm_cases.PW_CASES)
+    plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
+    assert [o["library"] for o in plan["operators"]].count("tvmdev_cm") == 10
+
+
+@pytest.mark.slow
+def test_keyword_spotting_bit_exact_with_its_pointwise_on_tvmdev_cm(
+        tflite_model: Callable[[str], Path], cli: Callable[..., Result],
+        tmp_path: Path) -> None:
+    """keyword_spotting (DS-CNN) on the Cortex-M4: its four 1x1 convolutions on
+    tvmdev_cm, every output TFLM's."""
+    from test_cmsis_nn import tree
+    from test_tflite_int8 import MLPERF_TINY, run_bit_exact
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    model = tflite_model("keyword_spotting.tflite")
+    assert run_bit_exact(cli, model, tmp_path, "mps2_an386",
+                         extra=("--cmsis-nn", tree())) == MLPERF_TINY["keyword_spotting"]
+    plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
+    assert [o["library"] for o in plan["operators"] if o["op"] == "conv2d"] == [
+        "cmsis_nn"] + ["tvmdev_cm"] * 4
