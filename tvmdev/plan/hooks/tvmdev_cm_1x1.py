@@ -122,10 +122,10 @@ def decline(model: Model, op: Operator, p: dict[str, Any], w: np.ndarray,
         return ("a rounding constant and output offset that may overflow int32 "
                 "(tvmdev_cm's 1x1 adds them in one step)")
     need = packed_bytes(int(p["M"]), int(p["C"]))
-    left = budget_left(model, op, budget or 0)
-    if need > left:
+    room = budget_left(model, op, budget or 0)
+    if need > room:
         return (f"its filter widened to {need} bytes, beyond the board's flash budget "
-                f"({max(left, 0)} of {budget or 0} bytes left: library_flash: tvmdev_cm)")
+                f"({max(room, 0)} of {budget or 0} bytes left: library_flash: tvmdev_cm)")
     return None
 
 
