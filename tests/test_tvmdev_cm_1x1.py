@@ -94,6 +94,29 @@ def test_layout_is_tflms_sum_and_requantization(c: int, m: int, zp_in: int, zp_o
             assert np.array_equal(_kernel(words, x, m, lo, hi), want)
 
 
+def test_constant_channels_are_tflms_constant() -> None:
+    """MLPerf visual_wake_words' dead channels: a bias near +-2^30 under a scale of about
+    2^-31 (output shift -31), whose doubled accumulator does not fit int32, and a shift of
+    -27 whose rounding constant with an offset of -128 does not: each output is one value
+    for every input, which the record gives; a live channel beside them stays exact."""
+    r = np.random.default_rng(5)
+    c, zp_in, zp_out = 64, -128, -128
+    w = r.integers(-127, 128, (c, 4))
+    bias = np.array([2**30 - 2**22, -(2**30) + 2**22, 3000, 1000])
+    p = {"C": c, "M": 4, "input_offset": -zp_in, "output_offset": zp_out,
+         "output_multiplier": CArray("int32_t", (1518500250, 2**31 - 1, 1895147668, 2**30)),
+         "output_shift": CArray("int32_t", (-31, -30, -27, -9))}
+    ch = tvmdev_cm_1x1.channels(w, bias, p)
+    assert ch.constant.tolist() == [True, True, True, False] and ch.exact.all()
+    words = np.asarray(tvmdev_cm_1x1.pack(w, bias, p)["packed_weights"].values, np.int64)
+    mult = np.asarray(p["output_multiplier"].values, np.int64)  # type: ignore[attr-defined]
+    shift = np.asarray(p["output_shift"].values, np.int64)  # type: ignore[attr-defined]
+    for x in [np.full(c, -128), np.full(c, 127), *r.integers(-128, 128, (50, c))]:
+        acc = ((x - zp_in)[:, None] * w).sum(axis=0) + bias
+        want = np.clip(multiply_by_quantized_multiplier(acc, mult, shift) + zp_out, -128, 127)
+        assert np.array_equal(_kernel(words, x, 4, -128, 127), want)
+
+
 # --- the one-add rounding and offset ---------------------------------------------------
 
 @pytest.mark.parametrize("right", [1, 2, 3, 7, 12, 20, 24])
@@ -121,14 +144,13 @@ def test_offset_fits_at_its_edge() -> None:
     output offset of 127 at right shift 23 (c = 2^22 + 127 * 2^23) leaves 2^31 - 1 - c for
     the SMMULR result, which a multiplier of 2^31 - 1 reaches at a doubled accumulator
     bound of ceil(that much * 2^32 / (2^31 - 1)) / 2."""
-    p = {"output_multiplier": CArray("int32_t", (2**31 - 1,)),
-         "output_shift": CArray("int32_t", (-23,)), "output_offset": 127}
-    room = 2**31 - 1 - ((1 << 22) + 127 * (1 << 23))
+    one = (np.array([1]), np.array([2**31 - 1]), np.array([(1 << 22) + 127 * (1 << 23)]))
+    room = 2**31 - 1 - int(one[2][0])
     ok = [b for b in range(room - 2, room + 3)
-          if tvmdev_cm_1x1.offset_fits(np.array([b], np.int64), p)]
+          if tvmdev_cm_1x1.offset_fits(np.array([b], np.int64), *one)]
     edge = max(ok)
     assert (2 * edge * (2**31 - 1) + 2**31) >> 32 == room
-    assert not tvmdev_cm_1x1.offset_fits(np.array([edge + 1], np.int64), p)
+    assert not tvmdev_cm_1x1.offset_fits(np.array([edge + 1], np.int64), *one)
 
 
 # --- what it takes, and the flash budget -------------------------------------------------

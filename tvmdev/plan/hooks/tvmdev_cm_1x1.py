@@ -21,15 +21,19 @@ channels), 16 + 8 x quads words, quads the input channels in fours (the last pad
 - per channel a record: its multiplier; c = 2^(right - 1) + output_offset x 2^right (the
   offset alone for a right shift of 0); its right shift. The kernel computes (x + (x >> 31)
   + c) >> right (without the x >> 31 where right is 0), TFLM's rounding division plus the
-  output offset, where :func:`offset_fits` proves the sum cannot overflow.
+  output offset, where :func:`offset_fits` proves the sum cannot overflow. A channel
+  whose output is one value for every accumulator it can reach (:func:`channels`) gets
+  zero weights and the record (0, 2 x that value, 1).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ...model.fixedpoint import multiply_by_quantized_multiplier
 from ...model.graph import Model, Operator
 from ...model.s8.call import CArray
 
@@ -88,18 +92,58 @@ def budget_left(model: Model, op: Operator, budget: int) -> int:
     return budget - used
 
 
-def offset_fits(bound: np.ndarray, p: dict[str, Any]) -> bool:
-    """Whether (x + (x >> 31) + c) stays in int32 for every SMMULR result x of a doubled
-    accumulator within ``bound`` (per channel: |x| <= (2^(left + 1) bound m + 2^31) >>
-    32)."""
-    mult = np.asarray(p["output_multiplier"].values, np.int64)
-    left, right = _shifts(p)
-    xmax = (bound.astype(object) * (1 << left).astype(object) * mult.astype(object)
-            + 2**31) // 2**32
-    c = _c(right, int(p["output_offset"])).astype(object)
-    low = -xmax - 1 + c
-    high = xmax + c
+def offset_fits(bound: np.ndarray, left: np.ndarray, mult: np.ndarray, c: np.ndarray
+                ) -> bool:
+    """Whether (x + (x >> 31) + c) stays in int32 for every SMMULR result x of an
+    accumulator within ``bound`` scaled by 2^left (per channel: |x| <= (2^left bound m +
+    2^31) >> 32)."""
+    xmax = (bound.astype(object) * np.left_shift(1, left).astype(object)
+            * mult.astype(object) + 2**31) // 2**32
+    low = -xmax - 1 + c.astype(object)
+    high = xmax + c.astype(object)
     return bool(all(-(2**31) <= lo and hi < 2**31 for lo, hi in zip(low, high, strict=True)))
+
+
+@dataclass(frozen=True)
+class Channels:
+    """Per output channel, what the kernel's constants are made of."""
+
+    left: np.ndarray  # the accumulator's scale exponent, left shift + 1
+    mult: np.ndarray  # the multiplier (0: a constant channel)
+    c: np.ndarray  # the rounding and output offset (a constant channel: 2 x its value)
+    right: np.ndarray  # the right shift (a constant channel: 1)
+    constant: np.ndarray  # its output is the same for every accumulator it can reach
+    exact: np.ndarray  # the constant or the SMMULR shortcut is TFLM's
+
+
+def channels(w: np.ndarray, bias: np.ndarray | None, p: dict[str, Any]) -> Channels:
+    """Each channel's requantization constants. A channel is constant when TFLM's
+    MultiplyByQuantizedMultiplier, monotonic in the accumulator, gives the same value at
+    both ends of the range it can reach (within int32, no left shift): a tiny scale over a
+    huge bias (TFLM's output shift -31), whose doubled accumulator may not fit int32, or
+    whose rounding constant would not; its record then gives that value whatever the
+    accumulator."""
+    from .tvmdev_cm import accumulator_bound
+    left, right = _shifts(p)
+    mult = np.asarray(p["output_multiplier"].values, np.int64)
+    offset = int(p["output_offset"])
+    c = _c(right, offset)
+    b = np.zeros(w.shape[1], np.int64) if bias is None else bias.astype(np.int64)
+    bound = accumulator_bound(w, bias, p["input_offset"])
+    exact = bound * np.left_shift(1, left) < 2**31
+    reach = bound - np.abs(b)
+    lo, hi = b - reach, b + reach
+    fits = (left == 1) & (lo >= -(2**31)) & (hi < 2**31)
+    constant = np.zeros_like(exact)
+    for m in np.flatnonzero(fits):
+        ends = multiply_by_quantized_multiplier(np.array([lo[m], hi[m]]), mult[m],
+                                                1 - int(left[m]) - int(right[m]))
+        if ends[0] == ends[1]:
+            constant[m] = True
+            c[m] = 2 * (int(ends[0]) + offset)
+    mult = np.where(constant, 0, mult)
+    right = np.where(constant, 1, right)
+    return Channels(left, mult, c, right, constant, exact | constant)
 
 
 def decline(model: Model, op: Operator, p: dict[str, Any], w: np.ndarray,
@@ -107,7 +151,7 @@ def decline(model: Model, op: Operator, p: dict[str, Any], w: np.ndarray,
     """Why the 1x1 kernel does not take ``op`` (None: it does); ``w``: its filter,
     input channels x output channels; ``budget``: the board's flash budget for tvmdev_cm
     (None: it sets none)."""
-    from .tvmdev_cm import accumulator_bound, requant_exact
+    from .tvmdev_cm import accumulator_bound
     if p["pad_top"] != 0 or p["pad_left"] != 0:
         return "padding around a 1x1 filter (tvmdev_cm's 1x1 takes none)"
     left, _ = _shifts(p)
@@ -115,10 +159,13 @@ def decline(model: Model, op: Operator, p: dict[str, Any], w: np.ndarray,
         m = int(np.argmax(left > LEFT_MAX))
         return (f"an output shift of {int(left[m]) - 1} in channel {m} (tvmdev_cm's 1x1 "
                 f"scales its int16 filter by 2^(shift + 1), at most 2^{LEFT_MAX})")
-    if not requant_exact(w, bias, p):
-        return ("an accumulator that may reach 2^30 after its left shift (tvmdev_cm's "
-                "requantization doubles it)")
-    if not offset_fits(accumulator_bound(w, bias, p["input_offset"]), p):
+    ch = channels(w, bias, p)
+    if not np.all(ch.exact):
+        m = int(np.argmin(ch.exact))
+        return (f"channel {m}'s accumulator may reach 2^30 after its left shift and its "
+                "output is not constant (tvmdev_cm's requantization doubles it)")
+    bound = np.where(ch.constant, 0, accumulator_bound(w, bias, p["input_offset"]))
+    if not offset_fits(bound, ch.left, ch.mult, ch.c):
         return ("a rounding constant and output offset that may overflow int32 "
                 "(tvmdev_cm's 1x1 adds them in one step)")
     need = packed_bytes(int(p["M"]), int(p["C"]))
@@ -137,16 +184,16 @@ def pack(w: np.ndarray, bias: np.ndarray | None, p: dict[str, Any]) -> dict[str,
     """``packed_weights`` (the module's docstring) of the filter ``w`` (C x M)."""
     c, m = w.shape
     q, groups = (c + 3) // 4, -(-m // GROUP)
-    left, right = _shifts(p)
-    scale = np.left_shift(1, left)
+    ch = channels(w, bias, p)
+    scale = np.where(ch.constant, 0, np.left_shift(1, ch.left))  # a constant's: no sum
     wide = np.zeros((4 * q, GROUP * groups), np.int64)
     wide[:c, :m] = w * scale
     b = np.zeros(GROUP * groups, np.int64)
     b[:m] = scale * ((0 if bias is None else bias) + int(p["input_offset"]) * w.sum(axis=0))
     rec = np.zeros((GROUP * groups, 3), np.int64)
-    rec[:m, 0] = np.asarray(p["output_multiplier"].values, np.int64)
-    rec[:m, 1] = _c(right, int(p["output_offset"]))
-    rec[:m, 2] = right
+    rec[:m, 0] = ch.mult
+    rec[:m, 1] = ch.c
+    rec[:m, 2] = ch.right
     # per channel and quad: the even pair (w[4j], w[4j + 2]), the odd one (w[4j+1], w[4j+3])
     quad = wide.reshape(q, 4, -1)
     even = (quad[:, 0] & 0xFFFF) | (quad[:, 2] << 16)
