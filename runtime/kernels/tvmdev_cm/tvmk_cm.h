@@ -27,14 +27,14 @@
  * the zero point.
  *
  * conv2d with a 1x1 filter (conv1x1_s8.c, tvmk_cm_conv1x1_s8, called by tvmk_cm_conv2d_s8):
- * no groups, no dilation, no padding, any stride. packed_weights: per group of four
- * output channels (the last padded with zero channels), per quad of input channels (the
- * last padded with zeros), eight words: the four channels' int16 pairs (w[4j], w[4j + 2]),
- * then their pairs (w[4j + 1], w[4j + 3]), the order SXTB16 and SXTB16 of the word
- * rotated by 8 give four int8 activations. folded_bias: per group, the four channels'
- * bias plus input_offset times the sum of their weights, then per channel four words:
- * its multiplier, its left shift plus one, 2^(right - 1) + output_offset * 2^right, and
- * its right shift. The scratch holds one pixel widened (8 bytes per quad).
+ * no groups, no dilation, no padding, any stride. packed_weights, per group of four output
+ * channels (the last padded with zero channels): the four accumulator starts (bias plus
+ * input_offset times the sum of the channel's weights, scaled by 2^(left shift + 1)); per
+ * quad of input channels (the last padded with zeros) eight words, the four channels'
+ * int16 pairs (w[4j], w[4j + 2]) then (w[4j + 1], w[4j + 3]), scaled alike: the order
+ * SXTB16, and SXTB16 of the word rotated by 8, give four int8 activations; then per
+ * channel its multiplier, 2^(right - 1) + output_offset * 2^right, and its right shift.
+ * folded_bias is not read. The scratch holds one pixel widened (8 bytes per quad).
  */
 #ifndef TVMK_CM_H_
 #define TVMK_CM_H_

@@ -23,6 +23,9 @@ filter and bias. Laid out (a few hundred bytes of flash):
 
 Its scratch holds one output row's windows, widened to int16.
 
+conv2d with a constant 1x1 filter: :mod:`.tvmdev_cm_1x1` decides, lays out and sizes it
+(its scratch: one pixel widened).
+
 Requantization (both) is TFLM's ``MultiplyByQuantizedMultiplier`` in fewer instructions
 (``tvmk_cm_requantize``): its saturating rounding doubling high multiply of a = acc * 2^left
 and the multiplier m is floor((a * m + 2^30) / 2^31), which is SMMULR of 2a and m as long
