@@ -117,6 +117,34 @@ def test_constant_channels_are_tflms_constant() -> None:
         assert np.array_equal(_kernel(words, x, 4, -128, 127), want)
 
 
+def test_int8_filter_records_are_tflms_arithmetic() -> None:
+    """The int8 filter's records (conv1x1_s8.c's tvmk_cm_conv1x1_int8, in int64 numpy: the
+    raw int8 sum from the folded bias, scaled by 2^left, SMMULR, the masked rounding):
+    TFLM's output for shifts -12 to 3 (right shifts of 0 among them) and a constant
+    channel."""
+    r = np.random.default_rng(8)
+    c, m, zp_in, zp_out = 24, 9, 127, -7
+    w = r.integers(-128, 128, (c, m))
+    bias = r.integers(-2**16, 2**16, m)
+    p = {**_params(r, m, zp_in, zp_out), "C": c}
+    shift = np.asarray(p["output_shift"].values, np.int64)  # type: ignore[attr-defined]
+    shift[0] = -31
+    bias[0] = 2**30 - 2**23
+    p["output_shift"] = CArray("int32_t", tuple(int(v) for v in shift))
+    mult = np.asarray(p["output_multiplier"].values, np.int64)  # type: ignore[attr-defined]
+    assert tvmdev_cm_1x1.channels(w, bias, p).constant[0]
+    rec = np.asarray(tvmdev_cm_1x1.pack_int8(w, bias, p)["folded_bias"].values,
+                     np.int64).reshape(m, 5)
+    for x in [np.full(c, -128), np.full(c, 127), *r.integers(-128, 128, (30, c))]:
+        acc = (rec[:, 0] + (x[:, None] * w).sum(axis=0) + 2**31) % 2**32 - 2**31
+        scaled = ((acc << rec[:, 2]) + 2**31) % 2**32 - 2**31
+        xq = (scaled * rec[:, 1] + 2**31) >> 32
+        v = (xq + np.where(rec[:, 4] != 0, xq >> 31, 0) + rec[:, 3]) >> rec[:, 4]
+        want = multiply_by_quantized_multiplier(((x - zp_in)[:, None] * w).sum(axis=0) + bias,
+                                                mult, shift) + zp_out
+        assert np.array_equal(np.clip(v, -128, 127), np.clip(want, -128, 127))
+
+
 # --- the one-add rounding and offset ---------------------------------------------------
 
 @pytest.mark.parametrize("right", [1, 2, 3, 7, 12, 20, 24])
@@ -178,7 +206,7 @@ def test_which_1x1_convolutions_it_takes(tmp_path: Path) -> None:
     placements = c.placements  # type: ignore[attr-defined]
     assert [placements[op.index].library for op in ops] == ["tvmdev_cm"] * 12
     first = next(p for p in c.ops if p.index == 0)  # type: ignore[attr-defined]
-    assert first.scratch[1] == 8 * 4  # 16 input channels: 4 quads of two words
+    assert first.scratch[1] == 32 * 4  # 16 input channels: 4 quads, 4 pixels of 2 words
     assert len(first.params["packed_weights"].values) * 4 == tvmdev_cm_1x1.packed_bytes(24, 16)
 
 
@@ -196,24 +224,35 @@ def test_a_left_shift_beyond_int16_is_declined() -> None:
     assert min(_halves(np.asarray(words[4:12]))[0]) == -32768  # -128 x 2^8
 
 
-def test_the_flash_budget_declines_what_it_cannot_hold(tmp_path: Path) -> None:
-    """A budget of the first two layers' words: the third and later go on, saying so."""
+def test_past_the_flash_budget_the_filter_stays_int8(tmp_path: Path) -> None:
+    """A budget of the first two layers' words: the later ones keep their int8 filter
+    (records only in folded_bias), those with input channels not a multiple of 4 go on,
+    saying why."""
     import cm_cases
     two = sum(tvmdev_cm_1x1.packed_bytes(d.conv, d.c) for d in cm_cases.PW_CASES[:2])
     c = _compile(tmp_path, two)
     placements = c.placements  # type: ignore[attr-defined]
+    ops = {p.index: p for p in c.ops}  # type: ignore[attr-defined]
     libs = [placements[op.index].library for op in c.model.operators]  # type: ignore
-    assert libs == ["tvmdev_cm"] * 2 + ["portable"] * 10
+    assert libs == ["tvmdev_cm" if i < 2 or d.c % 4 == 0 else "portable"
+                    for i, d in enumerate(cm_cases.PW_CASES)]
     need = tvmdev_cm_1x1.packed_bytes(1, 3)
     assert placements[2].declined == (
         f"tvmdev_cm: its filter widened to {need} bytes, beyond the board's flash budget "
-        f"(0 of {two} bytes left: library_flash: tvmdev_cm)")
+        f"(0 of {two} bytes left: library_flash: tvmdev_cm), and 3 input channels (its int8 "
+        "filter's rows are read in words)")
+    assert ops[1].params["packed_weights"] is not None
+    assert ops[3].params["packed_weights"] is None  # 12 input channels: int8
+    assert len(ops[3].params["folded_bias"].values) == 5 * 10
+    assert ops[3].scratch[1] == 32 * 3  # four pixels of three quads
 
 
 def test_a_board_without_a_budget_keeps_int8_filters(tmp_path: Path) -> None:
+    import cm_cases
     c = _compile(tmp_path, 0)
-    assert {c.placements[op.index].library  # type: ignore[attr-defined]
-            for op in c.model.operators} == {"portable"}  # type: ignore[attr-defined]
+    assert [c.placements[op.index].library  # type: ignore[attr-defined]
+            for op in c.model.operators] == [  # type: ignore[attr-defined]
+        "tvmdev_cm" if d.c % 4 == 0 else "portable" for d in cm_cases.PW_CASES]
 
 
 # --- on the boards (emulated) -------------------------------------------------------------
@@ -231,6 +270,31 @@ def test_1x1_edges_bit_exact_with_tflm(board: str, cli: Callable[..., Result],
     assert outputs == len(cm_cases.PW_CASES)
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
     assert [o["library"] for o in plan["operators"]].count("tvmdev_cm") == 12
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["mps2_an386", "mps2_an500"])
+def test_int8_filter_edges_bit_exact_with_tflm(board: str, cli: Callable[..., Result],
+                                               tmp_path: Path) -> None:
+    """The board with no flash budget (its YAML copied, library_flash 0): every case with
+    a multiple of 4 input channels on the int8 filter, four pixels at a time (odd pixel
+    counts leave a short tile), TFLM's outputs."""
+    import cm_cases
+    from test_tflite_int8_ops import run_against_tflm
+
+    from tvmdev.load.board import board_by_name
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    text = board_by_name(board).path.read_text()
+    assert "library_flash: {tvmdev_cm: 1048576}" in text
+    (tmp_path / "b.yaml").write_text(text.replace("library_flash: {tvmdev_cm: 1048576}",
+                                                  "library_flash: {tvmdev_cm: 0}"))
+    model, arrays = cm_cases.merged(cm_cases.PW_CASES)
+    outputs, _ = run_against_tflm(cli, model, arrays, tmp_path, "--board",
+                                  str(tmp_path / "b.yaml"), "--cmsis-nn", "off")
+    assert outputs == len(cm_cases.PW_CASES)
+    plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
+    assert [o["library"] for o in plan["operators"]] == [
+        "tvmdev_cm" if d.c % 4 == 0 else "portable" for d in cm_cases.PW_CASES]
 
 
 @pytest.mark.slow

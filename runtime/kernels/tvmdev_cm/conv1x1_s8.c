@@ -214,13 +214,207 @@ static int tvmk_cm_1x1_mixed_shifts(const struct tvmk_conv2d_s8_params *p, int32
     return 0;
 }
 
-int32_t tvmk_cm_conv1x1_s8(const int8_t *X, int8_t *Y, const struct tvmk_conv2d_s8_params *p)
+/* The clamp (one SSAT for int8's whole range). */
+static inline __attribute__((always_inline)) int8_t tvmk_cm_1x1_clamp(int32_t v, int32_t lo,
+                                                                      int32_t hi,
+                                                                      const int full)
+{
+    if (full) {
+#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+        v = __ssat(v, 8);
+#else
+        v = v < -128 ? -128 : v;
+        v = v > 127 ? 127 : v;
+#endif
+    } else {
+        v = v < lo ? lo : v;
+        v = v > hi ? hi : v;
+    }
+    return (int8_t)v;
+}
+
+/* --- the int8 filter (when the widened one would exceed the board's flash budget) ---
+ * The filter stays TFLM's (OHWI: each output channel's C taps in a row, C a multiple of
+ * 4); folded_bias holds per channel its folded bias (unscaled), multiplier, left shift
+ * plus one, rounding-and-offset constant and right shift. Four pixels at a time are
+ * widened, interleaved per quad of input channels (pixel 0's two words, pixel 1's, ...),
+ * so each filter word, unpacked once by SXTB16, serves the four: per quad one LDR, two
+ * SXTB16, two LDMs, eight SMLADs. */
+static void tvmk_cm_1x1_widen4(int32_t *dst, const int8_t *const px[4], int32_t n, int32_t C)
+{
+    for (int32_t k = 0; k < 4; k++) {
+        int32_t *d = dst + 2 * k;
+        for (int32_t c = 0; c < C; c += 4, d += 8) {
+            int32_t v = 0;
+            if (k < n) {
+                memcpy(&v, px[k] + c, sizeof v);
+            }
+            d[0] = TVMK_CM_EVEN(v);
+            d[1] = TVMK_CM_ODD(v);
+        }
+    }
+}
+
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#define TVMK_CM_1X1_QUAD8                                                                \
+    "ldr %[v], [%[w]], #4\n\t"                                                           \
+    "sxtb16 %[o], %[v], ror #8\n\t"                                                      \
+    "sxtb16 %[v], %[v]\n\t"                                                              \
+    "ldmia %[xs]!, {%[x0], %[x1], %[x2], %[x3]}\n\t"                                     \
+    "smlad %[a0], %[x0], %[v], %[a0]\n\t"                                                \
+    "smlad %[a0], %[x1], %[o], %[a0]\n\t"                                                \
+    "smlad %[a1], %[x2], %[v], %[a1]\n\t"                                                \
+    "smlad %[a1], %[x3], %[o], %[a1]\n\t"                                                \
+    "ldmia %[xs]!, {%[x0], %[x1], %[x2], %[x3]}\n\t"                                     \
+    "smlad %[a2], %[x0], %[v], %[a2]\n\t"                                                \
+    "smlad %[a2], %[x1], %[o], %[a2]\n\t"                                                \
+    "smlad %[a3], %[x2], %[v], %[a3]\n\t"                                                \
+    "smlad %[a3], %[x3], %[o], %[a3]\n\t"
+#define TVMK_CM_1X1_OPERANDS8                                                            \
+    [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xs] "+r"(xs), [w] "+r"(w), \
+        [v] "=&r"(v), [o] "=&r"(o), [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2),      \
+        [x3] "=&r"(x3)
+#endif
+
+/* One output channel of four pixels: `w` its int8 row, `r` its record. */
+static inline __attribute__((always_inline)) void
+tvmk_cm_1x1_channel8(const int32_t *xs0, const int8_t *w, const int32_t *r, int8_t *out,
+                     int32_t M, int32_t quads, int32_t n, int32_t lo, int32_t hi, const int full)
+{
+    int32_t a0 = r[0], a1 = r[0], a2 = r[0], a3 = r[0];
+    const int32_t *xs = xs0;
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+    {
+        /* LDM's list ascends: the four words in fixed registers */
+        register int32_t x0 __asm__("r4");
+        register int32_t x1 __asm__("r5");
+        register int32_t x2 __asm__("r6");
+        register int32_t x3 __asm__("r7");
+        const int32_t *xend = xs0 + 8 * quads;
+        int32_t v, o;
+        if (quads & 1) {
+            __asm__ volatile(TVMK_CM_1X1_QUAD8 : TVMK_CM_1X1_OPERANDS8 : : "memory");
+        }
+        if (xs != xend) {
+            /* the end from memory: thirteen registers are taken */
+            __asm__ volatile("1:\n\t" TVMK_CM_1X1_QUAD8 TVMK_CM_1X1_QUAD8
+                             "ldr %[v], %[end]\n\t"
+                             "cmp %[xs], %[v]\n\t"
+                             "bne 1b\n\t"
+                             : TVMK_CM_1X1_OPERANDS8
+                             : [end] "m"(xend)
+                             : "cc", "memory");
+        }
+    }
+#else
+    for (int32_t j = 0; j < quads; j++, xs += 8, w += 4) {
+        int32_t v;
+        memcpy(&v, w, sizeof v);
+        const int32_t e = TVMK_CM_EVEN(v), o = TVMK_CM_ODD(v);
+        a0 = TVMK_CM_SMLAD(xs[1], o, TVMK_CM_SMLAD(xs[0], e, a0));
+        a1 = TVMK_CM_SMLAD(xs[3], o, TVMK_CM_SMLAD(xs[2], e, a1));
+        a2 = TVMK_CM_SMLAD(xs[5], o, TVMK_CM_SMLAD(xs[4], e, a2));
+        a3 = TVMK_CM_SMLAD(xs[7], o, TVMK_CM_SMLAD(xs[6], e, a3));
+    }
+#endif
+    {
+        /* the accumulators scaled by 2^(left shift + 1), then the record's requantization
+         * (a right shift of 0 takes no rounding of negative values: mask 0) */
+        const int32_t left = r[2], mult = r[1], c = r[3], right = r[4];
+        const int32_t mask = -(int32_t)(right != 0);
+#define TVMK_CM_1X1_OUT8(a, k)                                                           \
+    do {                                                                                 \
+        const int32_t x = tvmk_cm_smmulr((int32_t)((uint32_t)(a) << left), mult);        \
+        int32_t y = (x + ((x >> 31) & mask) + c) >> right;                               \
+        out[(k) * M] = tvmk_cm_1x1_clamp(y, lo, hi, full);                              \
+    } while (0)
+        TVMK_CM_1X1_OUT8(a0, 0);
+        if (n == 4) {
+            TVMK_CM_1X1_OUT8(a1, 1);
+            TVMK_CM_1X1_OUT8(a2, 2);
+            TVMK_CM_1X1_OUT8(a3, 3);
+        } else {
+            if (n > 1) {
+                TVMK_CM_1X1_OUT8(a1, 1);
+            }
+            if (n > 2) {
+                TVMK_CM_1X1_OUT8(a2, 2);
+            }
+        }
+#undef TVMK_CM_1X1_OUT8
+    }
+}
+
+/* Every output channel of up to four pixels (`n`), widened into xs; `full`: a constant
+ * where it is inlined. */
+static inline __attribute__((always_inline)) void
+tvmk_cm_1x1_pixels8(const int32_t *xs, const int8_t *W, int8_t *out,
+                    const struct tvmk_conv2d_s8_params *p, int32_t n, const int full)
+{
+    const int32_t quads = p->C / 4;
+    for (int32_t m = 0; m < p->M; m++) {
+        tvmk_cm_1x1_channel8(xs, W + m * p->C, p->folded_bias + 5 * m, out + m, p->M, quads,
+                             n, p->activation_min, p->activation_max, full);
+    }
+}
+
+static __attribute__((noinline)) void tvmk_cm_1x1_full8(const int32_t *xs, const int8_t *W,
+                                                        int8_t *out,
+                                                        const struct tvmk_conv2d_s8_params *p,
+                                                        int32_t n)
+{
+    tvmk_cm_1x1_pixels8(xs, W, out, p, n, 1);
+}
+
+static __attribute__((noinline)) void
+tvmk_cm_1x1_clamped8(const int32_t *xs, const int8_t *W, int8_t *out,
+                     const struct tvmk_conv2d_s8_params *p, int32_t n)
+{
+    tvmk_cm_1x1_pixels8(xs, W, out, p, n, 0);
+}
+
+static int32_t tvmk_cm_conv1x1_int8(const int8_t *X, const int8_t *W, int8_t *Y,
+                                    const struct tvmk_conv2d_s8_params *p)
+{
+    const int full = p->activation_min == -128 && p->activation_max == 127;
+    const int32_t pixels = p->OH * p->OW;
+    int32_t *xs = (int32_t *)p->scratch;
+    if (p->C % 4 != 0 || (int64_t)p->C * 8 > p->scratch_bytes) {
+        return TVM_DEVICE_ERR_INVALID; /* declined at generation time */
+    }
+    for (int32_t b = 0; b < p->N; b++) {
+        int8_t *out = Y + b * pixels * p->M;
+        for (int32_t i = 0; i < pixels; i += 4) {
+            const int8_t *px[4];
+            const int32_t n = pixels - i < 4 ? pixels - i : 4;
+            for (int32_t k = 0; k < 4; k++) {
+                const int32_t at = i + (k < n ? k : 0);
+                const int32_t oy = at / p->OW, ox = at % p->OW;
+                px[k] = X + ((b * p->H + oy * p->stride_h) * p->W + ox * p->stride_w) * p->C;
+            }
+            tvmk_cm_1x1_widen4(xs, px, n, p->C);
+            if (full) {
+                tvmk_cm_1x1_full8(xs, W, out + i * p->M, p, n);
+            } else {
+                tvmk_cm_1x1_clamped8(xs, W, out + i * p->M, p, n);
+            }
+        }
+    }
+    return TVM_DEVICE_OK;
+}
+
+int32_t tvmk_cm_conv1x1_s8(const int8_t *X, const int8_t *W, int8_t *Y,
+                           const struct tvmk_conv2d_s8_params *p)
 {
     const int32_t quads = (p->C + 3) / 4;
     int32_t *xs = (int32_t *)p->scratch;
     const int full = p->activation_min == -128 && p->activation_max == 127;
     int mixed;
 
+    if (p->pad_top == 0 && p->pad_left == 0 && p->packed_weights == NULL &&
+        p->folded_bias != NULL) {
+        return tvmk_cm_conv1x1_int8(X, W, Y, p); /* the int8 filter */
+    }
     if (p->pad_top != 0 || p->pad_left != 0 || p->packed_weights == NULL ||
         (int64_t)quads * 8 > p->scratch_bytes) {
         return TVM_DEVICE_ERR_INVALID; /* declined at generation time */

@@ -32,9 +32,10 @@ class LibraryHooks(Protocol):
         """The bytes of one operator's scratch (its kernel's ``buffer``), for a library
         without a tree whose probe would ask (0 for a library with one)."""
 
-    def precomputed(self, model: Model, op: Operator, params: dict[str, Any]
-                    ) -> dict[str, CArray]:
-        """Params fields computed once here instead of into a buffer at each call."""
+    def precomputed(self, model: Model, op: Operator, params: dict[str, Any],
+                    flash: int | None = None) -> dict[str, CArray]:
+        """Params fields computed once here instead of into a buffer at each call
+        (``flash``: as :meth:`decline`'s)."""
 
 
 HOOKS: dict[str, LibraryHooks] = {"cmsis_nn": cmsis_nn, "tvmdev_cm": tvmdev_cm}

@@ -196,7 +196,8 @@ def scratch_bytes(buffer: str, arch: str, params: dict[str, Any]) -> int:
     return 0
 
 
-def precomputed(model: Model, op: Operator, params: dict[str, Any]) -> dict[str, CArray]:
+def precomputed(model: Model, op: Operator, params: dict[str, Any],
+                flash: int | None = None) -> dict[str, CArray]:
     """Params fields a kernel would otherwise compute into its buffer at each call, for
     constant operands: fully_connected's row sums on Helium (``kernel_sums``: what
     arm_vector_sum_s8 computes, each row's bias + input_offset * (the sum of its weights +

@@ -187,12 +187,16 @@ def pack_conv(w: np.ndarray, bias: np.ndarray | None, input_offset: int
             "folded_bias": CArray("int32_t", _wrap32(folded))}
 
 
-def precomputed(model: Model, op: Operator, params: dict[str, Any]) -> dict[str, CArray]:
-    """conv2d's filter laid out and bias folded (the module's docstring); depthwise's
+def precomputed(model: Model, op: Operator, params: dict[str, Any],
+                flash: int | None = None) -> dict[str, CArray]:
+    """conv2d's filter laid out and bias folded (the module's docstring; a 1x1 filter's
+    widened within ``flash``, the board's budget, else its records only); depthwise's
     are widened by the kernel."""
     if op.op != "conv2d":
         return {}
     w, bias = _operands(model, op, params)
     if params["KH"] == 1 and params["KW"] == 1:
-        return tvmdev_cm_1x1.pack(w, bias, params)
+        if tvmdev_cm_1x1.widened(model, op, params, flash):
+            return tvmdev_cm_1x1.pack(w, bias, params)
+        return tvmdev_cm_1x1.pack_int8(w, bias, params)
     return pack_conv(w, bias, params["input_offset"])

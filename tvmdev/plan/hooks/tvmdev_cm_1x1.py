@@ -3,9 +3,11 @@ takes, and the filter, biases and requantization laid out for it at generation t
 
 Taken: int8, no groups, no dilation, no padding, a constant filter and bias, output
 shifts of at most :data:`LEFT_MAX` - 1 (the filter scaled by 2^(shift + 1) fits int16), and
-the two proofs below; within the board's flash budget for the widened filters
-(``library_flash: {tvmdev_cm: BYTES}`` in its YAML), counted over the model's 1x1
-convolutions in order. Declined otherwise (CMSIS-NN, or the portable kernel, takes it).
+the two proofs below; the filter widened where it fits the board's flash budget (``library_flash: {tvmdev_cm:
+BYTES}`` in its YAML, counted over the model's 1x1 convolutions in order), else kept int8
+(:func:`pack_int8`: the kernel unpacks each filter word once for four pixels), which
+needs a multiple of 4 input channels. Declined otherwise (CMSIS-NN, or the portable
+kernel, takes it).
 
 ``packed_weights``, per group of four output channels (the last padded with zero
 channels), 16 + 8 x quads words, quads the input channels in fours (the last padded):
@@ -59,8 +61,9 @@ def quads(p: dict[str, Any]) -> int:
 
 
 def scratch_bytes(p: dict[str, Any]) -> int:
-    """One pixel widened: two words per quad of input channels."""
-    return 8 * quads(p)
+    """Four pixels widened, two words per quad of input channels each (the int8 filter's
+    tile; the widened one uses the first pixel's)."""
+    return 32 * quads(p)
 
 
 def packed_bytes(channels: int, inputs: int) -> int:
@@ -168,16 +171,33 @@ def decline(model: Model, op: Operator, p: dict[str, Any], w: np.ndarray,
     if not offset_fits(bound, ch.left, ch.mult, ch.c):
         return ("a rounding constant and output offset that may overflow int32 "
                 "(tvmdev_cm's 1x1 adds them in one step)")
-    need = packed_bytes(int(p["M"]), int(p["C"]))
-    room = budget_left(model, op, budget or 0)
-    if need > room:
+    if not widened(model, op, p, budget) and int(p["C"]) % 4 != 0:
+        need = packed_bytes(int(p["M"]), int(p["C"]))
+        room = budget_left(model, op, budget or 0)
         return (f"its filter widened to {need} bytes, beyond the board's flash budget "
-                f"({max(room, 0)} of {budget or 0} bytes left: library_flash: tvmdev_cm)")
+                f"({max(room, 0)} of {budget or 0} bytes left: library_flash: tvmdev_cm), "
+                f"and {p['C']} input channels (its int8 filter's rows are read in words)")
     return None
+
+
+def widened(model: Model, op: Operator, p: dict[str, Any], budget: int | None) -> bool:
+    """Whether the filter is widened (within the budget), else kept int8."""
+    return packed_bytes(int(p["M"]), int(p["C"])) <= budget_left(model, op, budget or 0)
 
 
 def _wrap32(v: np.ndarray) -> np.ndarray:
     return np.asarray((v.astype(np.int64) + 2**31) % 2**32 - 2**31, np.int64)
+
+
+def pack_int8(w: np.ndarray, bias: np.ndarray | None, p: dict[str, Any]
+              ) -> dict[str, CArray]:
+    """``folded_bias`` for the int8 filter: per channel its bias plus input_offset x the
+    sum of its weights (unscaled), multiplier, left shift plus one, c, right shift."""
+    ch = channels(w, bias, p)
+    rec = np.zeros((w.shape[1], 5), np.int64)
+    rec[:, 0] = (0 if bias is None else bias) + int(p["input_offset"]) * w.sum(axis=0)
+    rec[:, 1], rec[:, 2], rec[:, 3], rec[:, 4] = ch.mult, ch.left, ch.c, ch.right
+    return {"folded_bias": CArray("int32_t", tuple(int(v) for v in _wrap32(rec.reshape(-1))))}
 
 
 def pack(w: np.ndarray, bias: np.ndarray | None, p: dict[str, Any]) -> dict[str, CArray]:
