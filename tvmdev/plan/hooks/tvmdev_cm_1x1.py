@@ -3,11 +3,11 @@ takes, and the filter, biases and requantization laid out for it at generation t
 
 Taken: int8, no groups, no dilation, no padding, a constant filter and bias, output
 shifts of at most :data:`LEFT_MAX` - 1 (the filter scaled by 2^(shift + 1) fits int16), and
-the two proofs below; the filter widened where it fits the board's flash budget (``library_flash: {tvmdev_cm:
-BYTES}`` in its YAML, counted over the model's 1x1 convolutions in order), else kept int8
-(:func:`pack_int8`: the kernel unpacks each filter word once for four pixels), which
-needs a multiple of 4 input channels. Declined otherwise (CMSIS-NN, or the portable
-kernel, takes it).
+the two proofs below. The filter is widened where it fits the board's flash budget
+(``library_flash: {tvmdev_cm: BYTES}`` in its YAML, counted over the model's 1x1
+convolutions in order), else kept int8 (:func:`pack_int8`: the kernel unpacks each filter
+word once for four pixels), which needs a multiple of 4 input channels. Declined
+otherwise (CMSIS-NN, or the portable kernel, takes it).
 
 ``packed_weights``, per group of four output channels (the last padded with zero
 channels), 16 + 8 x quads words, quads the input channels in fours (the last padded):
@@ -220,8 +220,8 @@ def pack(w: np.ndarray, bias: np.ndarray | None, p: dict[str, Any]) -> dict[str,
     odd = (quad[:, 1] & 0xFFFF) | (quad[:, 3] << 16)
     words = []
     for g in range(groups):
-        ch = slice(GROUP * g, GROUP * (g + 1))
-        body = np.stack([even[:, ch], odd[:, ch]], axis=1).reshape(-1)  # q x 2 x 4
-        words += [b[ch], body, rec[ch].reshape(-1)]
+        at = slice(GROUP * g, GROUP * (g + 1))
+        body = np.stack([even[:, at], odd[:, at]], axis=1).reshape(-1)  # q x 2 x 4
+        words += [b[at], body, rec[at].reshape(-1)]
     return {"packed_weights": CArray("int32_t", tuple(int(v) for v in
                                                      _wrap32(np.concatenate(words))))}
