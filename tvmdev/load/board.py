@@ -193,6 +193,18 @@ def _check_paths(node: Any, what: str, base: Path, folders: bool = False) -> Non
                               hint="paths are relative to the board file")
 
 
+def _library_flash(doc: Any) -> tuple[tuple[str, int], ...]:
+    """The board's ``library_flash``: bytes by kernel library, each one the board lists."""
+    given = doc.get("library_flash") or {}
+    listed = _libraries(doc)
+    for name in given:
+        if str(name) not in listed:
+            raise TvmdevError(f"library_flash: {shown(str(name))} is not one of the board's "
+                              "libraries", given.where(name),
+                              hint="libraries: " + (", ".join(listed) or "none"))
+    return tuple((str(k), int(v)) for k, v in given.items())
+
+
 def _libraries(doc: Any) -> tuple[str, ...]:
     """The board's ``libraries``, each a kernel library tvmdev ships."""
     names = tuple(str(n) for n in doc.get("libraries") or ())
@@ -295,8 +307,7 @@ def load_board(path: Path, origin: str = "path") -> Board:
         cache=Cache(int(doc["cache"]["line"]), bool(doc["cache"].get("dcache", True)))
         if doc.get("cache") else None,
         io=str(doc.get("io", "caller")),
-        library_flash=tuple((str(k), int(v)) for k, v in
-                            (doc.get("library_flash") or {}).items()),
+        library_flash=_library_flash(doc),
     )
 
 
