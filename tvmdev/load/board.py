@@ -200,7 +200,7 @@ def _library_flash(doc: Any) -> tuple[tuple[str, int], ...]:
     for name in given:
         if str(name) not in listed:
             raise TvmdevError(f"library_flash: {shown(str(name))} is not one of the board's "
-                              "libraries", given.where(name),
+                              "libraries", yamlio.where_of(given, name),
                               hint="libraries: " + (", ".join(listed) or "none"))
     return tuple((str(k), int(v)) for k, v in given.items())
 
