@@ -38,6 +38,10 @@ class Dw:
     n: int = 1
     mult: int = 1
     conv: int = 0  # a CONV_2D with this many output channels (c: its input channels)
+    top: float = 2  # extreme: the largest effective scale, 2^top
+    # taps of -3 to 3, small biases, effective scales 2^-4 to 2^-1.2 (right shifts 1 to 4):
+    # outputs inside the clamp, many of them rounding ties (negative ones among them)
+    small: bool = False
 
 
 def out_size(size: int, k: int, stride: int, same: bool) -> int:
@@ -57,7 +61,7 @@ CASES = [
 ]
 # CONV_2D with few taps (a first convolution): 3x3 over 3 channels at stride 2, SAME and
 # VALID, an odd count of output channels and of columns, 5x5 over one channel, 2x2 over
-# 2, extreme scales; declined: a 1x1 filter, 36 taps (3x3 over 4 channels).
+# 2, extreme scales, a 1x1 filter (conv1x1_s8.c); declined: 36 taps (3x3 over 4 channels).
 CONV_CASES = [
     Dw(16, 16, 3, 3, 2, conv=16, act="RELU6"), Dw(11, 9, 3, 3, 2, same=False, conv=5),
     Dw(9, 7, 3, 3, 1, conv=7, zp_in=-128, extreme=True), Dw(8, 9, 1, 5, 1, conv=4),
@@ -65,13 +69,35 @@ CONV_CASES = [
     Dw(6, 6, 8, 1, 1, conv=4), Dw(6, 6, 4, 3, 1, conv=4),
 ]
 
+# CONV_2D with a 1x1 filter (tvmdev_cm's conv1x1_s8.c): input channel counts that are not
+# multiples of 4 (5, 3, 2, 33: an odd count of quads), output channel counts that are not
+# (7, 1, 10, 18, 6, 2), odd pixel counts, stride 2, a batch of 2, a single pixel (a fully
+# connected layer as a convolution), zero points at both ends, per-channel scales from
+# 2^-20 to 2^-1.5 (every shift negative) with taps of +-127 and biases up to 2^20, every
+# fused activation; shifts from -19 to 3 (scales to 4: right shifts of 0 among them);
+# small taps and right shifts of 1 to 4, so that many outputs are rounding ties.
+PW_CASES = [
+    Dw(5, 7, 16, 1, 1, conv=24, act="RELU6"), Dw(3, 5, 5, 1, 1, conv=7, zp_in=-128),
+    Dw(4, 3, 3, 1, 1, conv=1, zp_in=127, zp_out=127),
+    Dw(7, 7, 12, 1, 2, same=False, conv=10, act="RELU"),
+    Dw(3, 3, 33, 1, 1, conv=18, extreme=True, top=-1.5, zp_out=-128),
+    Dw(2, 3, 8, 1, 1, conv=6, n=2), Dw(1, 1, 64, 1, 1, conv=2, act="RELU_N1_TO_1"),
+    Dw(5, 5, 2, 1, 1, conv=4, extreme=True, top=-1.5, zp_in=-128),
+    Dw(9, 9, 40, 1, 2, conv=20, zp_in=-128, zp_out=127, act="RELU"),
+    Dw(4, 4, 8, 1, 1, conv=8, extreme=True),
+    Dw(6, 5, 8, 1, 1, conv=12, small=True),
+    Dw(5, 5, 7, 1, 1, conv=9, small=True, act="RELU", zp_in=-128, zp_out=-20),
+]
+
 
 def _scales(r: np.random.Generator, d: Dw, s_in: float, s_out: float) -> list[float]:
     ch = d.conv or d.c * d.mult
+    if d.small:
+        return [float(np.float32(v * s_out / s_in)) for v in np.exp2(np.linspace(-4, -1.2, ch))]
     if not d.extreme:
         return [float(np.float32(v)) for v in r.uniform(0.3, 2.0, ch) / 127 / 4]
     # the effective scale s_in * s_w / s_out from 2^-20 to 4 (shifts -19 to 3)
-    ratios = np.exp2(np.linspace(-20, 2, ch))
+    ratios = np.exp2(np.linspace(-20, d.top, ch))
     return [float(np.float32(v * s_out / s_in)) for v in ratios]
 
 
@@ -81,10 +107,12 @@ def _tensors(r: np.random.Generator, d: Dw, i: int) -> tuple[list[T], np.ndarray
     oh, ow = out_size(d.h, d.k, d.stride, d.same), out_size(d.w, d.k, d.stride, d.same)
     s_w = _scales(r, d, s_in, s_out)
     shape = [ch, d.k, d.k, d.c] if d.conv else [1, d.k, d.k, ch]
-    w = r.integers(-127, 128, shape)
+    w = r.integers(-3, 4, shape) if d.small else r.integers(-127, 128, shape)
     if d.extreme:
         w[..., ::2] = 127 * np.sign(w[..., ::2] + 0.5).astype(np.int64)
     b = r.integers(-2**20 if d.extreme else -3000, 2**20 if d.extreme else 3000, ch)
+    if d.small:
+        b = r.integers(-50, 51, ch)
     x = r.integers(-128, 128, (d.n, d.h, d.w, d.c)).astype(np.int8)
     ts = [T(f"x{i}", [d.n, d.h, d.w, d.c], type=INT8, quant=([s_in], [d.zp_in])),
           T(f"w{i}", shape, w.astype(np.int8), type=INT8,

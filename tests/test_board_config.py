@@ -41,8 +41,12 @@ CASES: list[tuple[str, str, Callable[[str], str], str | None, str, str | None]] 
      "unknown key 'ccc' in toolchain", "known keys: cc, cflags, defines, ldflags"),
     ("typo at the top", "host", _sub("^kernels:", "kernals:"), "kernals:",
      "unknown key 'kernals'", "known keys: name, aliases, description, platform, cpu, "
-     "toolchain, memory, run, support, kernels, io, patch, rtos, device_options, libraries, "
-     "cache, tuning, offload"),
+     "toolchain, memory, run, support, kernels, io, patch, rtos, device_options, "
+     "libraries, library_flash, cache, tuning, offload"),
+    ("a flash budget for a library the board does not list", "mps2_an386",
+     _sub("{tvmdev_cm: 1048576}", "{tvmdev_cmm: 1048576}"), "library_flash:",
+     "library_flash: 'tvmdev_cmm' is not one of the board's libraries",
+     "libraries: tvmdev_cm, cmsis_nn"),
     ("a cache line not a power of two", "mps2_an500", _sub("line: 32", "line: 24"), "cache:",
      "cache.line 24 is not one of 16, 32, 64, 128, 256", None),
     ("missing toolchain.cc", "host", _sub("^  cc: gcc\n", ""), "toolchain:",

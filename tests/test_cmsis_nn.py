@@ -150,8 +150,10 @@ def test_scratch_is_cmsis_nns_own_answer_for_the_core(tflite_model: Callable[[st
     for board in CORES:
         ops = plans[board]["operators"]
         assert isinstance(ops, list)
-        for op in ops:  # on the Cortex-M4, tvmdev's own depthwise kernel comes first
-            own = board == "mps2_an386" and op["op"] == "depthwise_conv2d"
+        first = next(op for op in ops if op["op"] == "conv2d")  # 10x4: CMSIS-NN's
+        for op in ops:  # on the Cortex-M4, tvmdev's own depthwise and 1x1 kernels come first
+            own = board == "mps2_an386" and (op["op"] == "depthwise_conv2d" or (
+                op["op"] == "conv2d" and op is not first))
             assert op["library"] == ("tvmdev_cm" if own else "cmsis_nn" if op["op"] not in (
                 "quantize", "reshape", "dequantize") else "portable"), (board, op)
     # The same operators planned for the three cores: each gets what the probe of its
@@ -347,13 +349,15 @@ def test_keyword_spotting_names_its_kernels(tflite_model: Callable[[str], Path],
             "--build-dir", str(tmp_path / "b"))
     assert r.code == 0, r.out + r.err
     lines = r.out.splitlines()
-    # tvmdev_cm (tvmdev's own, ahead of CMSIS-NN on the M4) takes the depthwise ones.
-    assert lines[1] == ("kernels: portable 3 (quantize, reshape, dequantize), cmsis_nn 8 "
-                        "(conv2d 5, avgpool2d, fully_connected, softmax), tvmdev_cm 4 "
-                        "(depthwise_conv2d 4)")
+    # tvmdev_cm (tvmdev's own, ahead of CMSIS-NN on the M4) takes the depthwise and 1x1
+    # ones.
+    assert lines[1] == ("kernels: portable 3 (quantize, reshape, dequantize), cmsis_nn 4 "
+                        "(conv2d, avgpool2d, fully_connected, softmax), tvmdev_cm 8 "
+                        "(depthwise_conv2d 4, conv2d 4)")
     table = [ln.split() for ln in lines if ln[:1].isdigit()]
     assert len(table) == 15
-    assert {row[4] for row in table if row[2] == "conv2d"} == {"tvmk_cmsis_nn_conv2d_s8"}
+    assert {row[4] for row in table if row[2] == "conv2d"} == {"tvmk_cmsis_nn_conv2d_s8",
+                                                               "tvmk_cm_conv2d_s8"}
     # inspect counts CMSIS-NN's code (the plan's tree sources) as the kernels'.
     found = cli("inspect", str(tmp_path / "b/keyword_spotting.elf"), "--model",
                 str(tmp_path / "b"), "--json")

@@ -145,8 +145,9 @@ def test_what_it_takes_and_declines(tmp_path: Path) -> None:
 
 
 def test_which_convolutions_it_takes(tmp_path: Path) -> None:
-    """conv2d: the few-tap ones (a first convolution) to tvmdev_cm; a 1x1 filter and 36
-    taps go on (here, without a CMSIS-NN tree, to the portable kernel)."""
+    """conv2d: the few-tap ones (a first convolution) and the 1x1 one (conv1x1_s8.c,
+    tests/test_tvmdev_cm_1x1.py) to tvmdev_cm; 36 taps go on (here, without a CMSIS-NN
+    tree, to the portable kernel)."""
     import cm_cases
 
     from tvmdev.frontends.importer import import_file
@@ -157,11 +158,10 @@ def test_which_convolutions_it_takes(tmp_path: Path) -> None:
     m = import_file(tmp_path / "m.tflite").to_model()
     c = compile_model(m, board_by_name("mps2_an386"), Options(trees=(("cmsis_nn", "off"),)))
     libs = [c.placements[op.index].library for op in c.model.operators]
-    assert libs == ["tvmdev_cm"] * 6 + ["portable"] * 2
-    taps = "per output channel in a {} filter (tvmdev_cm's conv2d takes 2 to 32: a first " \
-        "convolution)"
-    assert [c.placements[op.index].declined for op in c.model.operators][6:] == [
-        "tvmdev_cm: 8 taps " + taps.format("1x1"), "tvmdev_cm: 36 taps " + taps.format("3x3")]
+    assert libs == ["tvmdev_cm"] * 7 + ["portable"]
+    assert c.placements[c.model.operators[7].index].declined == (
+        "tvmdev_cm: 36 taps per output channel in a 3x3 filter (tvmdev_cm's conv2d takes 2 "
+        "to 32: a first convolution)")
     first = next(p for p in c.ops if p.index == 0)
     assert first.scratch[1] == 8 * 28 * 2  # 8 columns of 27 taps (and a zero), int16
 
@@ -182,15 +182,15 @@ def test_edges_bit_exact_with_tflm(board: str, cli: Callable[..., Result],
                                   "--cmsis-nn", tree or "off")
     assert outputs == len(cases)
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
-    assert [o["library"] for o in plan["operators"]].count("tvmdev_cm") == 13 + 6
+    assert [o["library"] for o in plan["operators"]].count("tvmdev_cm") == 13 + 7
 
 
 @pytest.mark.slow
 def test_mcunet_vww_bit_exact_on_tvmdev_cm(cli: Callable[..., Result],
                                            tmp_path: Path) -> None:
-    """MCUNet VWW (TinyEngine's tree) on the Cortex-M4, its 15 depthwise convolutions and
-    its first convolution on tvmdev_cm, the rest on CMSIS-NN: every output equal to
-    TFLM's."""
+    """MCUNet VWW (TinyEngine's tree) on the Cortex-M4, its 15 depthwise convolutions, its
+    first convolution and its 29 1x1 convolutions on tvmdev_cm, the rest on CMSIS-NN:
+    every output equal to TFLM's."""
     from test_cmsis_nn import tree
     from test_tflite_field_ops import field_model
     from test_tflite_int8 import run_bit_exact
@@ -201,4 +201,4 @@ def test_mcunet_vww_bit_exact_on_tvmdev_cm(cli: Callable[..., Result],
     assert {o["library"] for o in plan["operators"]
             if o["op"] == "depthwise_conv2d"} == {"tvmdev_cm"}
     assert [o["library"] for o in plan["operators"] if o["op"] == "conv2d"].count(
-        "tvmdev_cm") == 1
+        "tvmdev_cm") == 1 + 29

@@ -159,6 +159,9 @@ class Board:
     cache: Cache | None = None  # the CPU's data cache, if it has one
     io: str = "caller"  # the model's I/O by default: in the workspace, or the caller's
     patch: str = "off"  # patch-based inference by default: auto (tvmdev.plan.patch) or off
+    # bytes of flash each board library may add for what it lays out at generation time
+    # (tvmdev_cm's widened 1x1 filters), by library name; a library not named adds none
+    library_flash: tuple[tuple[str, int], ...] = ()
 
     def buffer_alignment(self, device: DeviceMemory | None = None) -> int:
         """The alignment of the workspace and of buffers a device reads or writes: 16
@@ -189,6 +192,18 @@ def _check_paths(node: Any, what: str, base: Path, folders: bool = False) -> Non
             raise TvmdevError(f"{what}[{i}]: no such {'folder' if folders else 'file'}: "
                               f"{item}", yamlio.where_of(items, i),
                               hint="paths are relative to the board file")
+
+
+def _library_flash(doc: Any) -> tuple[tuple[str, int], ...]:
+    """The board's ``library_flash``: bytes by kernel library, each one the board lists."""
+    given = doc.get("library_flash") or {}
+    listed = _libraries(doc)
+    for name in given:
+        if str(name) not in listed:
+            raise TvmdevError(f"library_flash: {shown(str(name))} is not one of the board's "
+                              "libraries", yamlio.where_of(given, name),
+                              hint="libraries: " + (", ".join(listed) or "none"))
+    return tuple((str(k), int(v)) for k, v in given.items())
 
 
 def _libraries(doc: Any) -> tuple[str, ...]:
@@ -293,6 +308,7 @@ def load_board(path: Path, origin: str = "path") -> Board:
         cache=Cache(int(doc["cache"]["line"]), bool(doc["cache"].get("dcache", True)))
         if doc.get("cache") else None,
         io=str(doc.get("io", "caller")), patch=str(doc.get("patch", "off")),
+        library_flash=_library_flash(doc),
     )
 
 

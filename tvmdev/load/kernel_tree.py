@@ -59,6 +59,7 @@ class ActiveLibrary:
     lib: TreeLibrary
     root: Path | None
     arch: str
+    flash: int | None = None  # the bytes of flash the board lets it add (library_flash)
 
 
 def board_library_names() -> tuple[str, ...]:
@@ -89,11 +90,12 @@ def board_library(name: str) -> TreeLibrary:
 
 
 def activate(names: tuple[str, ...], cpu: str, given: dict[str, Path | str] | None = None,
-             zephyr: bool = False) -> tuple[tuple[ActiveLibrary, ...], list[str]]:
+             zephyr: bool = False, flash: tuple[tuple[str, int], ...] = ()
+             ) -> tuple[tuple[ActiveLibrary, ...], list[str]]:
     """The board libraries ``names`` in use on ``cpu``, each with its tree, and a note for
     each that is not (no tree, turned off, or not for this CPU). ``given``: a tree, or
     ``"off"``, by library name (``--cmsis-nn``); ``zephyr``: a Zephyr board (its
-    workspace's module may be the tree)."""
+    workspace's module may be the tree); ``flash``: the board's ``library_flash``."""
     active, notes = [], []
     for name in names:
         lib = board_library(name)
@@ -107,7 +109,7 @@ def activate(names: tuple[str, ...], cpu: str, given: dict[str, Path | str] | No
             notes.append(f"{name}: not for CPU {cpu}; int8 operators use the portable kernels")
             continue
         if lib.tree is None:
-            active.append(ActiveLibrary(lib, None, arch))
+            active.append(ActiveLibrary(lib, None, arch, dict(flash).get(name)))
             continue
         flag = lib.tree.flag
         root = locate(lib.tree, None if choice is None else Path(choice), zephyr)
@@ -115,5 +117,5 @@ def activate(names: tuple[str, ...], cpu: str, given: dict[str, Path | str] | No
             notes.append(f"{name}: no tree ({flag} PATH or {lib.tree.env}, "
                          f"{lib.tree.pin.tag}); int8 operators use the portable kernels")
             continue
-        active.append(ActiveLibrary(lib, root, arch))
+        active.append(ActiveLibrary(lib, root, arch, dict(flash).get(name)))
     return tuple(active), notes

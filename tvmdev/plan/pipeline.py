@@ -267,7 +267,7 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
     # The board's kernel libraries in use, each with its tree, and a note for each that
     # is not (no tree, turned off, or not for this CPU).
     libraries, notes = activate(board.libraries, board.cpu, dict(options.trees) or None,
-                                board.platform == "zephyr")
+                                board.platform == "zephyr", board.library_flash)
     device_notes = [] if options.stand_in_kernels else [
         f"device kind {k.kind}: no --device-dir, so its operators are planned on the other "
         "kernel libraries; give the folder tvmdev new-device made for it to call its kernels"

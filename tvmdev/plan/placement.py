@@ -99,7 +99,8 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
             kernel = board_kernel(active, op, dtypes[op.index])
             if kernel is None:
                 continue
-            why = hooks.decline(model, op, params[op.index], active.arch) if hooks else None
+            why = (hooks.decline(model, op, params[op.index], active.arch, active.flash)
+                   if hooks else None)
             if why is not None:
                 placements[op.index] = replace(placements[op.index],
                                                declined=f"{active.lib.name}: {why}")
@@ -120,7 +121,7 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
         sizes = buffer_bytes(active, hooks, [(k.buffer or "", params[i]) for i, k in sized]
                              ) if hooks else []
         for (i, _), n in zip(sized, sizes, strict=True):
-            ready = (hooks.precomputed(model, model.operators[i], params[i])
+            ready = (hooks.precomputed(model, model.operators[i], params[i], active.flash)
                      if n and hooks else {})
             if ready:  # the buffer would only hold these: no scratch
                 extra[i] = ready
@@ -168,7 +169,7 @@ def _own(model: Model, active: ActiveLibrary, chosen: list[tuple[int, Kernel]],
         op = model.operators[i]
         if k.buffer:
             scratch[i] = hooks.scratch_bytes(k.buffer, active.arch, params[i])
-        ready = hooks.precomputed(model, op, params[i])
+        ready = hooks.precomputed(model, op, params[i], active.flash)
         if ready:
             extra[i] = ready
 

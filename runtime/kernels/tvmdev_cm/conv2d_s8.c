@@ -112,6 +112,9 @@ int32_t tvmk_cm_conv2d_s8(const int8_t *X, const int8_t *W, const int32_t *B, in
     (void)B;
     (void)resource_handle;
 
+    if (p->KH == 1 && p->KW == 1 && p->group == 1 && p->dil_h == 1 && p->dil_w == 1) {
+        return tvmk_cm_conv1x1_s8(X, W, Y, p); /* a pointwise convolution (conv1x1_s8.c) */
+    }
     if (p->group != 1 || p->dil_h != 1 || p->dil_w != 1 || p->packed_weights == NULL ||
         p->folded_bias == NULL ||
         (int64_t)p->OW * 2 * pairs * (int64_t)sizeof(int16_t) > p->scratch_bytes) {

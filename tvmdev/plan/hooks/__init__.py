@@ -19,9 +19,10 @@ from . import cmsis_nn, tvmdev_cm
 class LibraryHooks(Protocol):
     """What a board library decides at generation time."""
 
-    def decline(self, model: Model, op: Operator, params: dict[str, Any], arch: str
-                ) -> str | None:
-        """Why the library does not serve ``op`` on code path ``arch`` (None: it does)."""
+    def decline(self, model: Model, op: Operator, params: dict[str, Any], arch: str,
+                flash: int | None = None) -> str | None:
+        """Why the library does not serve ``op`` on code path ``arch`` (None: it does);
+        ``flash``: the bytes of flash the board lets it add (its ``library_flash``)."""
 
     def request(self, buffer: str, arch: str, params: dict[str, Any]) -> str:
         """The library's probe request for one operator's scratch (its kernel's
@@ -31,9 +32,10 @@ class LibraryHooks(Protocol):
         """The bytes of one operator's scratch (its kernel's ``buffer``), for a library
         without a tree whose probe would ask (0 for a library with one)."""
 
-    def precomputed(self, model: Model, op: Operator, params: dict[str, Any]
-                    ) -> dict[str, CArray]:
-        """Params fields computed once here instead of into a buffer at each call."""
+    def precomputed(self, model: Model, op: Operator, params: dict[str, Any],
+                    flash: int | None = None) -> dict[str, CArray]:
+        """Params fields computed once here instead of into a buffer at each call
+        (``flash``: as :meth:`decline`'s)."""
 
 
 HOOKS: dict[str, LibraryHooks] = {"cmsis_nn": cmsis_nn, "tvmdev_cm": tvmdev_cm}

@@ -206,9 +206,10 @@ REQUESTS: dict[str, Callable[[dict[str, Any]], list[int]]] = {
 }
 
 
-def decline(model: Model, op: Operator, params: dict[str, Any], arch: str) -> str | None:
+def decline(model: Model, op: Operator, params: dict[str, Any], arch: str,
+            flash: int | None = None) -> str | None:
     """Why CMSIS-NN does not serve ``op`` on a core of code path ``arch`` (None: it
-    does)."""
+    does; it lays out nothing beyond the model's, so ``flash`` is not read)."""
     rule = (DECLINES16 if model.op_dtype(op) == "int16" else DECLINES).get(op.op)
     return rule(model, op, params, arch) if rule else None
 
@@ -223,7 +224,8 @@ def scratch_bytes(buffer: str, arch: str, params: dict[str, Any]) -> int:
     return 0
 
 
-def precomputed(model: Model, op: Operator, params: dict[str, Any]) -> dict[str, CArray]:
+def precomputed(model: Model, op: Operator, params: dict[str, Any],
+                flash: int | None = None) -> dict[str, CArray]:
     """Params fields a kernel would otherwise compute into its buffer at each call, for
     constant operands: fully_connected's row sums on Helium (``kernel_sums``: what
     arm_vector_sum_s8 computes, each row's bias + input_offset * (the sum of its weights +

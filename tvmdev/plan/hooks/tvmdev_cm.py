@@ -23,6 +23,9 @@ filter and bias. Laid out (a few hundred bytes of flash):
 
 Its scratch holds one output row's windows, widened to int16.
 
+conv2d with a constant 1x1 filter: :mod:`.tvmdev_cm_1x1` decides, lays out and sizes it
+(its scratch: one pixel widened).
+
 Requantization (both) is TFLM's ``MultiplyByQuantizedMultiplier`` in fewer instructions
 (``tvmk_cm_requantize``): its saturating rounding doubling high multiply of a = acc * 2^left
 and the multiplier m is floor((a * m + 2^30) / 2^31), which is SMMULR of 2a and m as long
@@ -40,6 +43,7 @@ import numpy as np
 
 from ...model.graph import Model, Operator
 from ...model.s8.call import CArray
+from . import tvmdev_cm_1x1
 
 SIZES = (3, 5, 7)
 STRIDES = (1, 2)
@@ -63,12 +67,15 @@ def window_bytes(p: dict[str, Any]) -> int:
     return int(p["OW"] * (taps + taps % 2) * 2)
 
 
-def _conv(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str | None:
+def _conv(model: Model, op: Operator, p: dict[str, Any], arch: str,
+          flash: int | None = None) -> str | None:
     taps = p["KH"] * p["KW"] * p["C"]
     if p["group"] != 1:
         return "a grouped convolution (tvmdev_cm takes none)"
     if p["dil_h"] != 1 or p["dil_w"] != 1:
         return "a dilated filter (tvmdev_cm takes none)"
+    if p["KH"] == 1 and p["KW"] == 1 and tvmdev_cm_1x1.is_pointwise(model, op):
+        return tvmdev_cm_1x1.decline(model, op, p, *_operands(model, op, p), flash)
     if p["KH"] * p["KW"] == 1 or taps > TAPS_MAX:
         return (f"{taps} taps per output channel in a {p['KH']}x{p['KW']} filter "
                 f"(tvmdev_cm's conv2d takes 2 to {TAPS_MAX}: a first convolution)")
@@ -81,7 +88,8 @@ def _conv(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str | Non
     return None
 
 
-def _depthwise(model: Model, op: Operator, p: dict[str, Any], arch: str) -> str | None:
+def _depthwise(model: Model, op: Operator, p: dict[str, Any], arch: str,
+               flash: int | None = None) -> str | None:
     if p["mult"] != 1:
         return f"a channel multiplier of {p['mult']} (tvmdev_cm takes 1)"
     if p["dil_h"] != 1 or p["dil_w"] != 1:
@@ -134,16 +142,18 @@ def requant_exact(w: np.ndarray, bias: np.ndarray | None, p: dict[str, Any]) -> 
     return bool(np.all(bound * (2 ** left) < 2**31))
 
 
-Rule = Callable[[Model, Operator, dict[str, Any], str], str | None]
+Rule = Callable[[Model, Operator, dict[str, Any], str, int | None], str | None]
 DECLINES: dict[str, Rule] = {"conv2d": _conv, "depthwise_conv2d": _depthwise}
 
 
-def decline(model: Model, op: Operator, params: dict[str, Any], arch: str) -> str | None:
-    """Why tvmdev_cm does not serve ``op`` (None: it does)."""
+def decline(model: Model, op: Operator, params: dict[str, Any], arch: str,
+            flash: int | None = None) -> str | None:
+    """Why tvmdev_cm does not serve ``op`` (None: it does); ``flash``: the bytes of flash
+    the board lets it add (``library_flash``; None: none)."""
     if model.op_dtype(op) != "int8":
         return "not int8"
     rule = DECLINES.get(op.op)
-    return rule(model, op, params, arch) if rule else None
+    return rule(model, op, params, arch, flash) if rule else None
 
 
 def request(buffer: str, arch: str, params: dict[str, Any]) -> str:
@@ -153,7 +163,9 @@ def request(buffer: str, arch: str, params: dict[str, Any]) -> str:
 
 def scratch_bytes(buffer: str, arch: str, params: dict[str, Any]) -> int:
     """The bytes of one operator's scratch: depthwise_conv2d's int16 plane, conv2d's
-    row of windows."""
+    row of windows (a 1x1 filter's: one pixel widened)."""
+    if buffer == "windows" and params["KH"] == 1 and params["KW"] == 1:
+        return tvmdev_cm_1x1.scratch_bytes(params)
     return window_bytes(params) if buffer == "windows" else plane_bytes(params)
 
 
@@ -175,10 +187,16 @@ def pack_conv(w: np.ndarray, bias: np.ndarray | None, input_offset: int
             "folded_bias": CArray("int32_t", _wrap32(folded))}
 
 
-def precomputed(model: Model, op: Operator, params: dict[str, Any]) -> dict[str, CArray]:
-    """conv2d's filter laid out and bias folded (the module's docstring); depthwise's
+def precomputed(model: Model, op: Operator, params: dict[str, Any],
+                flash: int | None = None) -> dict[str, CArray]:
+    """conv2d's filter laid out and bias folded (the module's docstring; a 1x1 filter's
+    widened within ``flash``, the board's budget, else its records only); depthwise's
     are widened by the kernel."""
     if op.op != "conv2d":
         return {}
     w, bias = _operands(model, op, params)
+    if params["KH"] == 1 and params["KW"] == 1:
+        if tvmdev_cm_1x1.widened(model, op, params, flash):
+            return tvmdev_cm_1x1.pack(w, bias, params)
+        return tvmdev_cm_1x1.pack_int8(w, bias, params)
     return pack_conv(w, bias, params["input_offset"])
