@@ -40,6 +40,7 @@ import numpy as np
 
 from ...model.graph import Model, Operator
 from ...model.s8.call import CArray
+from . import tvmdev_cm_mve
 
 SIZES = (3, 5, 7)
 STRIDES = (1, 2)
@@ -142,6 +143,8 @@ def decline(model: Model, op: Operator, params: dict[str, Any], arch: str) -> st
     """Why tvmdev_cm does not serve ``op`` (None: it does)."""
     if model.op_dtype(op) != "int8":
         return "not int8"
+    if arch == "mve":
+        return tvmdev_cm_mve.decline(model, op, params)
     rule = DECLINES.get(op.op)
     return rule(model, op, params, arch) if rule else None
 
@@ -154,6 +157,8 @@ def request(buffer: str, arch: str, params: dict[str, Any]) -> str:
 def scratch_bytes(buffer: str, arch: str, params: dict[str, Any]) -> int:
     """The bytes of one operator's scratch: depthwise_conv2d's int16 plane, conv2d's
     row of windows."""
+    if arch == "mve":
+        return tvmdev_cm_mve.scratch_bytes(buffer, params)
     return window_bytes(params) if buffer == "windows" else plane_bytes(params)
 
 
