@@ -114,3 +114,17 @@ def merged(cases: list[Dw] = CASES, seed: int = 25) -> tuple[bytes, list[np.ndar
         outputs.append(base + 3)
         arrays.append(x)
     return build(Graph(tensors, ops, inputs, outputs)), arrays
+
+# tvmdev_cm's Helium path (mps3_an547, tvmdev/plan/hooks/tvmdev_cm_mve.py): the depthwise
+# layers it takes (at least 64 outputs per channel, k^2 / stride^2 >= 4) over every filter
+# size and stride, SAME and VALID, a last vector of outputs full (72 = 9 x 8) and partial,
+# odd channel counts, two images, extreme scales and zero points, every activation; then
+# two it declines (25 outputs per channel; 3x3 at stride 2).
+MVE_CASES = [
+    Dw(9, 8, 5, 3, 1), Dw(12, 11, 3, 3, 1, same=False, act="RELU6"),
+    Dw(17, 16, 4, 5, 1, act="RELU", zp_in=-128), Dw(20, 19, 3, 5, 2, same=False, extreme=True),
+    Dw(16, 16, 6, 7, 1, zp_in=127, zp_out=127), Dw(21, 18, 3, 7, 2, act="RELU_N1_TO_1"),
+    Dw(8, 8, 17, 7, 1, extreme=True, zp_out=-128), Dw(9, 9, 7, 3, 1, n=2),
+    Dw(13, 13, 5, 5, 1, extreme=True, act="RELU"), Dw(12, 12, 16, 3, 1, extreme=True),
+    Dw(5, 5, 8, 3, 1), Dw(16, 16, 4, 3, 2),
+]
