@@ -83,23 +83,31 @@ def _compiled(tmp_path: Path, cases: list) -> object:
 
 
 def test_what_it_takes_and_declines(tmp_path: Path) -> None:
-    """On mps3_an547 without a CMSIS-NN tree: the MVE cases to tvmdev_cm with the plane's
-    scratch, the two it declines to the portable kernel with why; a conv2d declined."""
+    """On mps3_an547 without a CMSIS-NN tree: the MVE cases to tvmdev_cm with their
+    scratch, the ones it declines to the portable kernel with why."""
     import cm_cases
-    c = _compiled(tmp_path, cm_cases.MVE_CASES + [cm_cases.CONV_CASES[0]])
+    c = _compiled(tmp_path, cm_cases.MVE_CASES)
     libs = [c.placements[op.index].library for op in c.model.operators]  # type: ignore[attr-defined]
-    assert libs == ["tvmdev_cm"] * 10 + ["portable"] * 3
-    why = [c.placements[op.index].declined for op in c.model.operators][10:]  # type: ignore[attr-defined]
+    taken = cm_cases.MVE_TAKEN
+    assert libs == ["tvmdev_cm"] * taken + ["portable"] * (len(libs) - taken)
+    why = [c.placements[op.index].declined for op in c.model.operators][taken:]  # type: ignore[attr-defined]
+    few = ("(tvmdev_cm's MVE path takes at least 64 and 4: CMSIS-NN's runs fewer "
+           "instructions on fewer)")
     assert why == [
-        "tvmdev_cm: 25 outputs per channel, 9 taps per input copied (tvmdev_cm's MVE path "
-        "takes at least 64 and 4: CMSIS-NN's runs fewer instructions on fewer)",
-        "tvmdev_cm: 64 outputs per channel, 2.25 taps per input copied (tvmdev_cm's MVE "
-        "path takes at least 64 and 4: CMSIS-NN's runs fewer instructions on fewer)",
-        "tvmdev_cm: conv2d on Helium (tvmdev_cm's MVE path has none: CMSIS-NN's serves it)"]
-    first = next(p for p in c.ops if p.index == 0)  # type: ignore[attr-defined]
+        "tvmdev_cm: 25 outputs per channel, 9 taps per input copied " + few,
+        "tvmdev_cm: 64 outputs per channel, 2.25 taps per input copied " + few,
+        "tvmdev_cm: a 5x5 filter (tvmdev_cm's MVE path takes 3x3 and 7x7)",
+        "tvmdev_cm: 17 input channels (tvmdev_cm's MVE conv2d takes at most 16: one "
+        "vector)",
+        "tvmdev_cm: a 3x3 filter in 1 group(s) (tvmdev_cm's MVE conv2d takes a 1x1 "
+        "filter, no groups)"]
+    ops = {p.index: dict(p.params) for p in c.ops}  # type: ignore[attr-defined]
+    scratch = {p.index: p.scratch[1] for p in c.ops}  # type: ignore[attr-defined]
     # 9 x 8 SAME 3x3: an 11 x 10 plane, 72 window addresses, 9 taps, all int32
-    assert first.scratch[1] == tvmdev_cm_mve.plane_bytes(dict(first.params)) == 4 * (
-        11 * 10 + 72 + 9)
+    assert scratch[0] == tvmdev_cm_mve.plane_bytes(ops[0]) == 4 * (11 * 10 + 72 + 9)
+    # 1x1, 12 output channels: 20 bytes of constants each
+    assert scratch[10] == 20 * 12
+    assert ops[10]["packed_weights"] is None and ops[10]["folded_bias"] is None  # no layout
 
 
 # --- on the board (emulated) --------------------------------------------------------------
@@ -115,7 +123,8 @@ def test_edges_bit_exact_with_tflm(cli: Callable[..., Result], tmp_path: Path) -
                                   "--cmsis-nn", tree or "off")
     assert outputs == len(cm_cases.MVE_CASES)
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
-    assert [o["library"] for o in plan["operators"]].count("tvmdev_cm") == 10
+    libs = [o["library"] for o in plan["operators"]]
+    assert libs[:cm_cases.MVE_TAKEN] == ["tvmdev_cm"] * cm_cases.MVE_TAKEN
 
 
 @pytest.mark.slow
@@ -137,8 +146,9 @@ def test_keyword_spotting_bit_exact_on_the_m55(tflite_model: Callable[[str], Pat
 
 @pytest.mark.slow
 def test_mcunet_vww_bit_exact_on_the_m55(cli: Callable[..., Result], tmp_path: Path) -> None:
-    """MCUNet VWW (TinyEngine's tree) on mps3_an547: six of its depthwise convolutions on
-    tvmdev_cm's MVE path (the large ones), the rest on CMSIS-NN; every output TFLM's."""
+    """MCUNet VWW (TinyEngine's tree) on mps3_an547: five of its depthwise convolutions
+    (the large 3x3 and 7x7 ones) and its five 1x1 convolutions over at most 16 channels
+    on tvmdev_cm's MVE path, the rest on CMSIS-NN; every output TFLM's."""
     from test_cmsis_nn import tree
     from test_tflite_field_ops import field_model
     from test_tflite_int8 import run_bit_exact
@@ -146,5 +156,5 @@ def test_mcunet_vww_bit_exact_on_the_m55(cli: Callable[..., Result], tmp_path: P
     assert run_bit_exact(cli, field_model("vww"), tmp_path, "mps3_an547",
                          extra=("--cmsis-nn", tree())) > 0
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
-    assert [o["library"] for o in plan["operators"] if o["op"] == "depthwise_conv2d"].count(
-        "tvmdev_cm") == 6
+    own = [o["op"] for o in plan["operators"] if o["library"] == "tvmdev_cm"]
+    assert (own.count("depthwise_conv2d"), own.count("conv2d")) == (5, 5)

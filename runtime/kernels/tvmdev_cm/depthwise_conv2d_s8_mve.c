@@ -1,25 +1,30 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev_cm, Helium (MVE) path: DEPTHWISE_CONV_2D int8 on a Cortex-M55, one channel at a
- * time through an int8 plane (tvmk_cm.h), four outputs of a row per vector.
+ * time through an int32 plane in the scratch (tvmk_cm.h), eight outputs per pass.
  *
- * Each channel of the input is gathered (VLDRB gather, eight pixels C bytes apart per
- * instruction) into a plane in the scratch whose padding holds the input's zero point.
- * At stride 2 a plane row holds its even columns, then its odd ones, so the four inputs
- * that one tap of four adjacent outputs reads are adjacent bytes at every stride: one
- * VLDRB.S32 (the tap's offset an immediate) and one VMLA by the tap, a scalar, per tap and
- * four outputs. The channel's bias is folded with input_offset times the sum of its taps
- * (sum(w * x) + bias + input_offset * sum(w) is TFLM's accumulator over a window whose
- * padding holds the zero point, both wrapping modulo 2^32), so raw inputs are multiplied.
- * Requantization is TFLM's MultiplyByQuantizedMultiplier exactly: the left shift, VQRDMULH
- * (its saturating rounding doubling high multiply), and the rounding division by 2^right
- * with ties away from zero (one less for a negative value, then VRSHL's rounding shift,
- * which rounds ties up). Four outputs are stored C bytes apart by one VSTRB scatter,
- * predicated (VCTP) on the row's last vector. Filter size (3, 5, 7) and stride (1, 2) are
- * constants in each variant's loops.
+ * Each channel of the input is gathered (VLDRB gather, four pixels C bytes apart per
+ * instruction) into the plane, whose padding holds the input's zero point. Once per call,
+ * the address of every output's window (its top-left plane element) is laid out in the
+ * scratch, in the output's order, so a pass takes eight consecutive outputs whatever the
+ * width, the stride or the row they are in: two vectors of window addresses, then per tap
+ * one VLDRW gather (vector of addresses plus the tap's column, an immediate) and one VMLA
+ * by the tap, a scalar, per four outputs, the addresses moving a plane row per filter row.
+ * The channel's bias is folded with input_offset times the sum of its taps (sum(w * x) +
+ * bias + input_offset * sum(w) is TFLM's accumulator over a window whose padding holds the
+ * zero point, both wrapping modulo 2^32), so raw inputs are multiplied. Requantization is
+ * TFLM's MultiplyByQuantizedMultiplier exactly: the left shift, VQRDMULH (its saturating
+ * rounding doubling high multiply), and the rounding division by 2^right with ties away
+ * from zero (one less for a negative value, saturating, then VRSHL's rounding shift, which
+ * rounds ties up). Four outputs are stored C bytes apart by one VSTRB scatter, predicated
+ * (VCTP) on the last pass. 3x3 and 7x7 filters have their own loops (a constant filter
+ * width: each filter row unrolled).
+ *
+ * Counted in instructions (QEMU -icount, the issue's measure) the gathers cost one each;
+ * on silicon a gather moves one element a beat, so this path's advantage is smaller there.
  *
  * Without MVE (every other core) the function is not reached: the hooks decline the
- * path there, and the entry point returns TVM_DEVICE_ERR_INVALID.
+ * path there, and this entry point returns TVM_DEVICE_ERR_INVALID.
  */
 #include "tvmk_cm.h"
 
@@ -97,7 +102,7 @@ tvmk_cm_mve_dw_channel(const struct tvmk_cm_mve_dw *d, const int32_t k)
         int32x4_t a0 = vdupq_n_s32(bias);
         int32x4_t a1 = a0;
         const int32_t *wr = w;
-        /* the rows of a 3x3 filter unrolled; of 5x5 and 7x7, a loop (the code's size) */
+        /* the rows of a 3x3 filter unrolled; of a 7x7, a loop (the code's size) */
         if (k == 3) {
 #pragma GCC unroll 3
             for (int32_t ky = 0; ky < k; ky++) {
@@ -135,7 +140,6 @@ tvmk_cm_mve_dw_channel(const struct tvmk_cm_mve_dw *d, const int32_t k)
     }
 
 TVMK_CM_MVE_DW_VARIANT(3)
-TVMK_CM_MVE_DW_VARIANT(5)
 TVMK_CM_MVE_DW_VARIANT(7)
 
 /* Channel c of one image (x: its first byte) into the plane's interior: plane rows
@@ -202,7 +206,7 @@ int32_t tvmk_cm_depthwise_conv2d_s8_mve(const int8_t *input, const int8_t *filte
     int32_t *w = (int32_t *)(windows + lanes);
     struct tvmk_cm_mve_dw d;
 
-    if (!((k == 3 || k == 5 || k == 7) && p->KW == k && (s == 1 || s == 2) &&
+    if (!((k == 3 || k == 7) && p->KW == k && (s == 1 || s == 2) &&
           p->stride_w == s && p->mult == 1 && p->dil_h == 1 && p->dil_w == 1) ||
         ((uintptr_t)p->scratch & 3) != 0 ||
         (int64_t)4 * (plane_words + lanes + k * k) > p->scratch_bytes) {
@@ -239,8 +243,6 @@ int32_t tvmk_cm_depthwise_conv2d_s8_mve(const int8_t *input, const int8_t *filte
             d.output = output + n * p->OH * p->OW * p->C + c;
             if (k == 3) {
                 tvmk_cm_mve_dw_3x3(&d);
-            } else if (k == 5) {
-                tvmk_cm_mve_dw_5x5(&d);
             } else {
                 tvmk_cm_mve_dw_7x7(&d);
             }

@@ -183,7 +183,9 @@ def pack_conv(w: np.ndarray, bias: np.ndarray | None, input_offset: int
 def precomputed(model: Model, op: Operator, params: dict[str, Any]) -> dict[str, CArray]:
     """conv2d's filter laid out and bias folded (the module's docstring); depthwise's
     are widened by the kernel."""
-    if op.op != "conv2d":
+    if op.op != "conv2d" or params["KH"] * params["KW"] == 1:
+        # a 1x1 conv2d is the MVE path's (tvmdev_cm_mve.py), which lays nothing out: the
+        # hooks are not told the core here, but the two paths take disjoint filter sizes
         return {}
     w, bias = _operands(model, op, params)
     return pack_conv(w, bias, params["input_offset"])
