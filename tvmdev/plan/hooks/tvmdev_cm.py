@@ -1,6 +1,7 @@
 """What tvmdev decides at generation time for its own Cortex-M kernels
 (runtime/kernels/tvmdev_cm, ``tvmk_cm.h``): which operators they take, the scratch each
-needs, and the constants laid out for them.
+needs, and the constants laid out for them. What follows is the ``dsp`` code path (SMLAD);
+an ``mve`` core's (Helium, the Cortex-M55) questions go to :mod:`.tvmdev_cm_mve`.
 
 depthwise_conv2d (int8): taken with a channel multiplier of 1, no dilation, a square 3x3,
 5x5 or 7x7 filter, one stride (1 or 2) in both directions, a constant filter and bias,
