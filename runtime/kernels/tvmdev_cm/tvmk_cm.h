@@ -44,7 +44,7 @@ int32_t tvmk_cm_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
                                     const struct tvmk_depthwise_conv2d_s8_params *params,
                                     void *resource_handle);
 /* The Helium (MVE) path of depthwise_conv2d (depthwise_conv2d_s8_mve.c), which the entry
- * point calls on a core with MVE: an int8 plane per channel, four outputs a vector. */
+ * point calls on a core with MVE: an int32 plane per channel, eight outputs a pass. */
 int32_t tvmk_cm_depthwise_conv2d_s8_mve(const int8_t *input, const int8_t *filter,
                                         const int32_t *bias, int8_t *output,
                                         const struct tvmk_depthwise_conv2d_s8_params *params);
