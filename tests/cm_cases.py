@@ -142,3 +142,28 @@ def merged(cases: list[Dw] = CASES, seed: int = 25) -> tuple[bytes, list[np.ndar
         outputs.append(base + 3)
         arrays.append(x)
     return build(Graph(tensors, ops, inputs, outputs)), arrays
+
+# tvmdev_cm's Helium path (mps3_an547, tvmdev/plan/hooks/tvmdev_cm_mve.py): the depthwise
+# layers it takes (3x3 and 7x7, at least 64 outputs per channel, k^2 / stride^2 >= 4) over
+# every filter size and stride, SAME and VALID, a last pass of eight outputs full (72 =
+# 9 x 8) and partial, odd channel counts, two images, extreme scales and zero points,
+# every activation; then the 1x1 convolutions it takes (at most 16 input channels: 1, 2,
+# 5, 8, 13, 16; pixel counts that are and are not a multiple of 4; two images; 13,824
+# outputs, enough that the rounding meets ties of negative values); then what it declines:
+# 25 outputs per channel, 3x3 at stride 2, a 5x5 filter, 17 input channels, a 3x3
+# convolution.
+MVE_CASES = [
+    Dw(9, 8, 5, 3, 1), Dw(12, 11, 3, 3, 1, same=False, act="RELU6"),
+    Dw(17, 16, 4, 7, 1, act="RELU", zp_in=-128), Dw(22, 21, 3, 7, 2, same=False, extreme=True),
+    Dw(16, 16, 6, 7, 1, zp_in=127, zp_out=127), Dw(21, 18, 3, 7, 2, act="RELU_N1_TO_1"),
+    Dw(8, 8, 17, 7, 1, extreme=True, zp_out=-128), Dw(9, 9, 7, 3, 1, n=2),
+    Dw(13, 13, 5, 3, 1, extreme=True, act="RELU"), Dw(12, 12, 16, 3, 1, extreme=True),
+    Dw(7, 5, 8, 1, 1, conv=12), Dw(5, 3, 16, 1, 1, conv=7, extreme=True, act="RELU6"),
+    Dw(3, 3, 1, 1, 1, conv=5, zp_in=-128, zp_out=127), Dw(4, 5, 5, 1, 1, conv=33, n=2),
+    Dw(6, 6, 16, 1, 1, conv=16, zp_in=127, act="RELU_N1_TO_1"),
+    Dw(9, 9, 13, 1, 1, conv=48, extreme=True, zp_in=-7),
+    Dw(24, 24, 2, 1, 1, conv=24),
+    Dw(5, 5, 8, 3, 1), Dw(16, 16, 4, 3, 2), Dw(12, 12, 4, 5, 1),
+    Dw(4, 4, 17, 1, 1, conv=8), Dw(6, 6, 3, 3, 1, conv=4),
+]
+MVE_TAKEN = 17

@@ -151,9 +151,10 @@ def test_scratch_is_cmsis_nns_own_answer_for_the_core(tflite_model: Callable[[st
         ops = plans[board]["operators"]
         assert isinstance(ops, list)
         first = next(op for op in ops if op["op"] == "conv2d")  # 10x4: CMSIS-NN's
-        for op in ops:  # on the Cortex-M4, tvmdev's own depthwise and 1x1 kernels come first
-            own = board == "mps2_an386" and (op["op"] == "depthwise_conv2d" or (
-                op["op"] == "conv2d" and op is not first))
+        for op in ops:  # tvmdev's own depthwise kernels come first on the M4 and the M55,
+            # and its 1x1 kernels on the M4 (the M55's take at most 16 input channels)
+            own = board != "mps2_an385" and op["op"] == "depthwise_conv2d" or (
+                board == "mps2_an386" and op["op"] == "conv2d" and op is not first)
             assert op["library"] == ("tvmdev_cm" if own else "cmsis_nn" if op["op"] not in (
                 "quantize", "reshape", "dequantize") else "portable"), (board, op)
     # The same operators planned for the three cores: each gets what the probe of its
@@ -268,8 +269,9 @@ def test_mlperf_tiny_bit_exact_on_cmsis_nn(name: str, board: str,
     assert run_bit_exact(cli, model, tmp_path, board,
                          extra=("--cmsis-nn", tree())) == MLPERF_TINY[name]
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
-    # on the Cortex-M4, tvmdev's own kernels (tvmdev_cm) take what they serve first
-    own = {"tvmdev_cm"} if board == "mps2_an386" else set()
+    # tvmdev's own kernels (tvmdev_cm: dsp on the Cortex-M4, mve on the M55) take what
+    # they serve first
+    own = {"tvmdev_cm"}
     assert {op["library"] for op in plan["operators"] if op["op"] in (
         "conv2d", "depthwise_conv2d", "fully_connected")} - own == {"cmsis_nn"}
 

@@ -121,8 +121,8 @@ def place(model: Model, boards: tuple[ActiveLibrary, ...],
         sizes = buffer_bytes(active, hooks, [(k.buffer or "", params[i]) for i, k in sized]
                              ) if hooks else []
         for (i, _), n in zip(sized, sizes, strict=True):
-            ready = (hooks.precomputed(model, model.operators[i], params[i], active.flash)
-                     if n and hooks else {})
+            ready = (hooks.precomputed(model, model.operators[i], params[i], active.flash,
+                                       active.arch) if n and hooks else {})
             if ready:  # the buffer would only hold these: no scratch
                 extra[i] = ready
             elif n:
@@ -169,7 +169,7 @@ def _own(model: Model, active: ActiveLibrary, chosen: list[tuple[int, Kernel]],
         op = model.operators[i]
         if k.buffer:
             scratch[i] = hooks.scratch_bytes(k.buffer, active.arch, params[i])
-        ready = hooks.precomputed(model, op, params[i], active.flash)
+        ready = hooks.precomputed(model, op, params[i], active.flash, active.arch)
         if ready:
             extra[i] = ready
 

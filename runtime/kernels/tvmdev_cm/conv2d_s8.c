@@ -112,6 +112,11 @@ int32_t tvmk_cm_conv2d_s8(const int8_t *X, const int8_t *W, const int32_t *B, in
     (void)B;
     (void)resource_handle;
 
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+    /* Helium: the MVE path, whose scratch the hooks sized for it (arch mve) */
+    return tvmk_cm_conv2d_s8_mve(X, W, B, Y, p);
+#endif
+
     if (p->KH == 1 && p->KW == 1 && p->group == 1 && p->dil_h == 1 && p->dil_w == 1) {
         return tvmk_cm_conv1x1_s8(X, W, Y, p); /* a pointwise convolution (conv1x1_s8.c) */
     }

@@ -166,6 +166,11 @@ int32_t tvmk_cm_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
     struct tvmk_cm_channel ch;
     (void)resource_handle;
 
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+    /* Helium: the MVE path, whose scratch the hooks sized for it (arch mve) */
+    return tvmk_cm_depthwise_conv2d_s8_mve(input, filter, bias, output, p);
+#endif
+
     if (!tvmk_cm_dw_takes(p) ||
         (int64_t)plane_bytes + 4 * k * ((k + 1) / 2) > p->scratch_bytes) {
         return TVM_DEVICE_ERR_INVALID; /* declined at generation time */

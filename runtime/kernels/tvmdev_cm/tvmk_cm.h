@@ -59,6 +59,15 @@ int32_t tvmk_cm_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
                                     const int32_t *bias, int8_t *output,
                                     const struct tvmk_depthwise_conv2d_s8_params *params,
                                     void *resource_handle);
+/* The Helium (MVE) path of depthwise_conv2d (depthwise_conv2d_s8_mve.c), which the entry
+ * point calls on a core with MVE: an int32 plane per channel, eight outputs a pass. */
+int32_t tvmk_cm_depthwise_conv2d_s8_mve(const int8_t *input, const int8_t *filter,
+                                        const int32_t *bias, int8_t *output,
+                                        const struct tvmk_depthwise_conv2d_s8_params *params);
+/* The Helium (MVE) path of conv2d (conv2d_s8_mve.c): a 1x1 filter over at most 16 input
+ * channels, four pixels' inputs in registers across every output channel. */
+int32_t tvmk_cm_conv2d_s8_mve(const int8_t *X, const int8_t *W, const int32_t *B, int8_t *Y,
+                              const struct tvmk_conv2d_s8_params *params);
 
 #ifdef __cplusplus
 }

@@ -33,9 +33,9 @@ class LibraryHooks(Protocol):
         without a tree whose probe would ask (0 for a library with one)."""
 
     def precomputed(self, model: Model, op: Operator, params: dict[str, Any],
-                    flash: int | None = None) -> dict[str, CArray]:
+                    flash: int | None = None, arch: str = "") -> dict[str, CArray]:
         """Params fields computed once here instead of into a buffer at each call
-        (``flash``: as :meth:`decline`'s)."""
+        (``flash``: as :meth:`decline`'s; ``arch``: the core's code path)."""
 
 
 HOOKS: dict[str, LibraryHooks] = {"cmsis_nn": cmsis_nn, "tvmdev_cm": tvmdev_cm}

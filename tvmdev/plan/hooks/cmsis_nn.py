@@ -225,7 +225,7 @@ def scratch_bytes(buffer: str, arch: str, params: dict[str, Any]) -> int:
 
 
 def precomputed(model: Model, op: Operator, params: dict[str, Any],
-                flash: int | None = None) -> dict[str, CArray]:
+                flash: int | None = None, arch: str = "") -> dict[str, CArray]:
     """Params fields a kernel would otherwise compute into its buffer at each call, for
     constant operands: fully_connected's row sums on Helium (``kernel_sums``: what
     arm_vector_sum_s8 computes, each row's bias + input_offset * (the sum of its weights +

@@ -1,6 +1,7 @@
 """What tvmdev decides at generation time for its own Cortex-M kernels
 (runtime/kernels/tvmdev_cm, ``tvmk_cm.h``): which operators they take, the scratch each
-needs, and the constants laid out for them.
+needs, and the constants laid out for them. What follows is the ``dsp`` code path (SMLAD);
+an ``mve`` core's (Helium, the Cortex-M55) questions go to :mod:`.tvmdev_cm_mve`.
 
 depthwise_conv2d (int8): taken with a channel multiplier of 1, no dilation, a square 3x3,
 5x5 or 7x7 filter, one stride (1 or 2) in both directions, a constant filter and bias,
@@ -43,7 +44,7 @@ import numpy as np
 
 from ...model.graph import Model, Operator
 from ...model.s8.call import CArray
-from . import tvmdev_cm_1x1
+from . import tvmdev_cm_1x1, tvmdev_cm_mve
 
 SIZES = (3, 5, 7)
 STRIDES = (1, 2)
@@ -152,6 +153,8 @@ def decline(model: Model, op: Operator, params: dict[str, Any], arch: str,
     the board lets it add (``library_flash``; None: none)."""
     if model.op_dtype(op) != "int8":
         return "not int8"
+    if arch == "mve":
+        return tvmdev_cm_mve.decline(model, op, params)
     rule = DECLINES.get(op.op)
     return rule(model, op, params, arch, flash) if rule else None
 
@@ -164,6 +167,8 @@ def request(buffer: str, arch: str, params: dict[str, Any]) -> str:
 def scratch_bytes(buffer: str, arch: str, params: dict[str, Any]) -> int:
     """The bytes of one operator's scratch: depthwise_conv2d's int16 plane, conv2d's
     row of windows (a 1x1 filter's: one pixel widened)."""
+    if arch == "mve":
+        return tvmdev_cm_mve.scratch_bytes(buffer, params)
     if buffer == "windows" and params["KH"] == 1 and params["KW"] == 1:
         return tvmdev_cm_1x1.scratch_bytes(params)
     return window_bytes(params) if buffer == "windows" else plane_bytes(params)
@@ -188,11 +193,12 @@ def pack_conv(w: np.ndarray, bias: np.ndarray | None, input_offset: int
 
 
 def precomputed(model: Model, op: Operator, params: dict[str, Any],
-                flash: int | None = None) -> dict[str, CArray]:
+                flash: int | None = None, arch: str = "") -> dict[str, CArray]:
     """conv2d's filter laid out and bias folded (the module's docstring; a 1x1 filter's
     widened within ``flash``, the board's budget, else its records only); depthwise's
-    are widened by the kernel."""
-    if op.op != "conv2d":
+    are widened by the kernel. The MVE path (``arch`` mve, tvmdev_cm_mve.py) lays
+    nothing out."""
+    if op.op != "conv2d" or arch == "mve":
         return {}
     w, bias = _operands(model, op, params)
     if params["KH"] == 1 and params["KW"] == 1:

@@ -1,0 +1,160 @@
+"""tvmdev_cm's Helium (MVE) path on the Cortex-M55 (runtime/kernels/tvmdev_cm/*_mve.c,
+tvmdev/plan/hooks/tvmdev_cm_mve.py), bit-exact with TFLM's interpreter.
+
+Without a toolchain: the path is the M55's, which layers it takes and why it declines the
+rest, its scratch, and its vector requantization (VQRDMULH, the fix-up, VRSHL) modelled
+in numpy against TFLM's MultiplyByQuantizedMultiplier (tvmdev.model.fixedpoint, itself
+checked against TFLM) at the edges of every shift. On mps3_an547 (QEMU): one-operator
+models over the kernel's edges (tests/cm_cases.py MVE_CASES), keyword_spotting and MCUNet
+VWW end to end, each against TFLM's interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import Result, need_tool
+
+from tvmdev.load.kernel_tree import activate
+from tvmdev.model.fixedpoint import multiply_by_quantized_multiplier
+from tvmdev.plan.hooks import tvmdev_cm_mve
+
+I32 = 2**31
+
+
+def test_the_m55_takes_the_mve_path() -> None:
+    active, notes = activate(("tvmdev_cm",), "cortex-m55")
+    assert [(a.lib.name, a.arch) for a in active] == [("tvmdev_cm", "mve")] and notes == []
+
+
+def _sat(v: np.ndarray) -> np.ndarray:
+    return np.clip(v, -I32, I32 - 1)
+
+
+def _wrap(v: np.ndarray) -> np.ndarray:
+    return (v + I32) % 2**32 - I32
+
+
+def _mve_requantize(acc: np.ndarray, mult: int, shift: int) -> np.ndarray:
+    """tvmk_cm_mve_requantize's arithmetic (depthwise_conv2d_s8_mve.c), per lane, in int64
+    numpy: VSHL (wrapping), VQRDMULH (saturating), the fix-up (VQADD of -1 for a negative
+    value when right > 0), VRSHL by -right (rounding, ties up, no overflow)."""
+    left, right = max(shift, 0), max(-shift, 0)
+    x = _wrap(acc << left)
+    x = _sat((2 * x * mult + 2**31) >> 32)  # SQRDMULH: (2ab + 2^31) >> 32, saturated
+    x = _sat(x + ((x < 0) & (right > 0)) * -1)
+    return np.asarray((x + ((1 << right) >> 1)) >> right) if right else x
+
+
+@pytest.mark.parametrize("shift", [-31, -20, -9, -2, -1, 0, 1, 3, 7, 10])
+def test_vector_requantization_is_tflms_at_the_edges(shift: int) -> None:
+    """Every int32 accumulator class that matters: the ends of the range, around zero and
+    every rounding tie near it, the ones whose left shift wraps; the multipliers at the
+    ends of TFLM's range: the same as TFLM's MultiplyByQuantizedMultiplier."""
+    near = np.arange(-4096, 4097)
+    ends = np.concatenate([I32 - 1 - np.arange(2048), -I32 + np.arange(2048)])
+    ties = np.concatenate([(np.arange(-64, 65) << max(-shift, 1)) + d for d in (-1, 0, 1)])
+    wraps = np.concatenate([(I32 >> max(shift, 0)) + np.arange(-8, 9),
+                            -(I32 >> max(shift, 0)) + np.arange(-8, 9)])
+    acc = np.unique(np.concatenate([near, ends, ties, wraps]).clip(-I32, I32 - 1))
+    # TFLM's x * 2^left must fit int32 (fixedpoint raises otherwise): those accumulators
+    acc = acc[np.abs(acc.astype(np.int64) << max(shift, 0)) < I32].astype(np.int64)
+    assert len(acc) > 8000
+    for mult in (2**30, 2**30 + 1, 1518500250, I32 - 1, 1895147668):
+        want = multiply_by_quantized_multiplier(acc, np.int64(mult), np.int64(shift))
+        assert np.array_equal(_mve_requantize(acc, mult, shift), np.asarray(want, np.int64)), mult
+
+
+def _compiled(tmp_path: Path, cases: list) -> object:
+    import cm_cases
+
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.load.board import board_by_name
+    from tvmdev.plan.pipeline import Options, compile_model
+    model, _ = cm_cases.merged(cases)
+    (tmp_path / "m.tflite").write_bytes(model)
+    m = import_file(tmp_path / "m.tflite").to_model()
+    return compile_model(m, board_by_name("mps3_an547"), Options(trees=(("cmsis_nn", "off"),)))
+
+
+def test_what_it_takes_and_declines(tmp_path: Path) -> None:
+    """On mps3_an547 without a CMSIS-NN tree: the MVE cases to tvmdev_cm with their
+    scratch, the ones it declines to the portable kernel with why."""
+    import cm_cases
+    c = _compiled(tmp_path, cm_cases.MVE_CASES)
+    libs = [c.placements[op.index].library for op in c.model.operators]  # type: ignore[attr-defined]
+    taken = cm_cases.MVE_TAKEN
+    assert libs == ["tvmdev_cm"] * taken + ["portable"] * (len(libs) - taken)
+    why = [c.placements[op.index].declined for op in c.model.operators][taken:]  # type: ignore[attr-defined]
+    few = ("(tvmdev_cm's MVE path takes at least 64 and 4: CMSIS-NN's runs fewer "
+           "instructions on fewer)")
+    assert why == [
+        "tvmdev_cm: 25 outputs per channel, 9 taps per input copied " + few,
+        "tvmdev_cm: 64 outputs per channel, 2.25 taps per input copied " + few,
+        "tvmdev_cm: a 5x5 filter (tvmdev_cm's MVE path takes 3x3 and 7x7)",
+        "tvmdev_cm: 17 input channels (tvmdev_cm's MVE conv2d takes at most 16: one "
+        "vector)",
+        "tvmdev_cm: a 3x3 filter in 1 group(s) (tvmdev_cm's MVE conv2d takes a 1x1 "
+        "filter, no groups)"]
+    ops = {p.index: dict(p.params) for p in c.ops}  # type: ignore[attr-defined]
+    scratch = {p.index: p.scratch[1] for p in c.ops}  # type: ignore[attr-defined]
+    # 9 x 8 SAME 3x3: an 11 x 10 plane, 72 window addresses, 9 taps, all int32
+    assert scratch[0] == tvmdev_cm_mve.plane_bytes(ops[0]) == 4 * (11 * 10 + 72 + 9)
+    # 1x1, 12 output channels: 20 bytes of constants each
+    assert scratch[10] == 20 * 12
+    assert ops[10]["packed_weights"] is None and ops[10]["folded_bias"] is None  # no layout
+
+
+# --- on the board (emulated) --------------------------------------------------------------
+
+@pytest.mark.slow
+def test_edges_bit_exact_with_tflm(cli: Callable[..., Result], tmp_path: Path) -> None:
+    import cm_cases
+    from test_tflite_int8_ops import run_against_tflm
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    model, arrays = cm_cases.merged(cm_cases.MVE_CASES)
+    tree = os.environ.get("CMSIS_NN_SOURCE_DIR")
+    outputs, _ = run_against_tflm(cli, model, arrays, tmp_path, "--board", "mps3_an547",
+                                  "--cmsis-nn", tree or "off")
+    assert outputs == len(cm_cases.MVE_CASES)
+    plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
+    libs = [o["library"] for o in plan["operators"]]
+    assert libs[:cm_cases.MVE_TAKEN] == ["tvmdev_cm"] * cm_cases.MVE_TAKEN
+
+
+@pytest.mark.slow
+def test_keyword_spotting_bit_exact_on_the_m55(tflite_model: Callable[[str], Path],
+                                               cli: Callable[..., Result],
+                                               tmp_path: Path) -> None:
+    """keyword_spotting on mps3_an547: its four depthwise convolutions on tvmdev_cm's MVE
+    path, the rest on CMSIS-NN; every output equal to TFLM's."""
+    from test_cmsis_nn import tree
+    from test_tflite_int8 import MLPERF_TINY, run_bit_exact
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    model = tflite_model("keyword_spotting.tflite")
+    assert run_bit_exact(cli, model, tmp_path, "mps3_an547",
+                         extra=("--cmsis-nn", tree())) == MLPERF_TINY["keyword_spotting"]
+    plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
+    assert {o["library"] for o in plan["operators"] if o["op"] == "depthwise_conv2d"} == {
+        "tvmdev_cm"}
+
+
+@pytest.mark.slow
+def test_mcunet_vww_bit_exact_on_the_m55(cli: Callable[..., Result], tmp_path: Path) -> None:
+    """MCUNet VWW (TinyEngine's tree) on mps3_an547: five of its depthwise convolutions
+    (the large 3x3 and 7x7 ones) and its five 1x1 convolutions over at most 16 channels
+    on tvmdev_cm's MVE path, the rest on CMSIS-NN; every output TFLM's."""
+    from test_cmsis_nn import tree
+    from test_tflite_field_ops import field_model
+    from test_tflite_int8 import run_bit_exact
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    assert run_bit_exact(cli, field_model("vww"), tmp_path, "mps3_an547",
+                         extra=("--cmsis-nn", tree())) > 0
+    plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
+    own = [o["op"] for o in plan["operators"] if o["library"] == "tvmdev_cm"]
+    assert (own.count("depthwise_conv2d"), own.count("conv2d")) == (5, 5)
