@@ -5,11 +5,14 @@ The peak is the most bytes live at one operator (the memory plan's lower bound, 
 inputs and outputs included where the plan holds them), from the same lifetimes the
 memory planner uses, with each operator computing in place where its kernels allow
 (:mod:`.inplace`). A stage is tried around the operator where the peak is: every run of
-rowwise operators (:func:`.patch.stage_problem`) that holds it, with every patch count up
-to the output's rows. Each try costs its operators' work again on the rows the bands
-overlap by, plus a kernel call per operator per band (:func:`stage_cost`); a try whose
-extra work would take the whole model over ``budget`` times its unpatched work is left
-out. The best try is kept when it lowers the peak; then the search looks again at the new
+rowwise operators (:func:`.patch.stage_problem`) that holds it (those whose whole input
+and output are smallest first), with each of :data:`PATCH_COUNTS` up to the output's
+rows. Each try costs its operators' work again on the rows the bands overlap by, plus a
+kernel call per operator per band (:func:`stage_cost`, in estimated instructions,
+:func:`op_cost`); a try whose extra work would take the whole model over ``budget``
+times its unpatched work (with :data:`MARGIN` to spare) is left out. The tries with the
+lowest peaks are planned in full, kernel scratch included (``arena``), and the smallest
+arena is kept when it is smaller than before; then the search looks again at the new
 peak, up to :data:`MAX_STAGES` stages.
 """
 
