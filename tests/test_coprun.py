@@ -199,8 +199,9 @@ def test_instructions_with_and_without_offload(cli: Callable[..., Result],
           f"co-processor (idle, own work) {own}")
     (idle0, first), (idle1, steady) = own
     assert idle0 > 0 and idle1 > 0
-    # The first run also sends the weights; each run's own work is less than all of it.
-    assert 0 < steady < first < alone[0]
+    # The first run also sends the weights; a later run's own work is less than all of it
+    # (the first's may not be: the M4 alone runs its 1x1 convolutions on tvmdev_cm).
+    assert 0 < steady < first and steady < alone[1]
 
 
 @pytest.mark.parametrize("given,says", [

@@ -219,12 +219,14 @@ def test_fused_kernel_is_tflm_bit_for_bit(board: str, cli: Callable[..., Result]
     _tflm_exact(path, m, xs, got)
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
     ops = {op["name"]: op for op in plan["operators"]}
-    # On the M4, tvmdev_cm's depthwise kernel takes the depthwise convolutions: faster
+    # On the M4, tvmdev_cm's depthwise and 1x1 kernels take those convolutions: faster
     # than the portable fused kernel, so those pairs stay apart.
-    apart = ({f"{b.name}_dw" for b in fc.DW_BRANCHES} if board == "mps2_an386" else set())
-    assert {n for n, op in ops.items()
-            if op["op"] in ("conv2d_add", "depthwise_pointwise")} == set(FUSED) - apart
-    assert {ops[n]["library"] for n in apart} <= {"tvmdev_cm"}
+    fused = {n for n, op in ops.items() if op["op"] in ("conv2d_add", "depthwise_pointwise")}
+    apart = set(FUSED) - fused
+    if board == "mps2_an386":
+        assert apart >= {f"{b.name}_dw" for b in fc.DW_BRANCHES} & set(FUSED)
+    assert apart == set() if board == "host" else {ops[n]["library"] for n in apart} == {
+        "tvmdev_cm"}
 
 
 # Each a piece of the fused arithmetic, wrong: the conv's clamp left out, the
@@ -305,7 +307,7 @@ def test_resnet8_fuses_on_cmsis_nn(cli: Callable[..., Result], tmp_path: Path) -
         pytest.skip("image_classification.tflite is not fetched (python3 tests/models.py)")
     m = import_file(path).to_model()
     arenas = [compile_model(m, board_by_name("mps2_an386"), Options(
-        trees=(("cmsis_nn", tree()),), fuse=f)) for f in (True, False)]
+        trees=(("cmsis_nn", tree()),), fuse=f, patch="off")) for f in (True, False)]
     assert len(arenas[0].fusions) == 3 and arenas[1].fusions == ()
     assert arenas[0].memory.arena_size < arenas[1].memory.arena_size
     xs = [np.random.default_rng(7).integers(-128, 128, m.tensors[m.inputs[0]].shape
@@ -337,9 +339,11 @@ def test_field_models_fused_bit_exact(name: str, board: str, cli: Callable[..., 
     m = import_file(path).to_model()
     c = compile_model(m, board_by_name(board), Options(trees=(("cmsis_nn", "off"),)))
     kinds = [op.op for op in c.model.operators]
-    # On the M4, tvmdev_cm's depthwise kernel takes MCUNet's depthwise convolutions.
+    # On the M4, tvmdev_cm's depthwise and 1x1 kernels take MCUNet's depthwise
+    # convolutions and projections: faster than the portable fused kernels, so no pair fuses.
     assert (kinds.count("conv2d_add"), kinds.count("depthwise_pointwise")) == {
-        "image_classification": (3, 0), "vww": (8, 7 if board == "host" else 0)}[name]
+        "image_classification": (3, 0),
+        "vww": (8, 7) if board == "host" else (0, 0)}[name]
     r7 = np.random.default_rng(7)
     xs = [(r7.integers(-128, 128, t.shape) if t.dtype == "int8" else r7.uniform(-1, 1, t.shape)
            ).astype(t.dtype) for t in (m.tensors[i] for i in m.inputs)]
@@ -365,11 +369,13 @@ def test_fused_output_over_the_residual_saves_ram() -> None:
     fused = {op.outputs[0]: op.inputs[2] for op in c.model.operators if op.op == "conv2d_add"}
     assert set(dict(c.memory.inplace).items()) >= set(fused.items())
     kept = compile_model(vww, board_by_name("host"), Options(trees=off, fuse=False))
-    assert c.memory.arena_size < kept.memory.arena_size
+    # (no larger: the depthwise convolutions in place already free what the
+    # depthwise + projection fusions would, so MCUNet's peak is the same)
+    assert c.memory.arena_size <= kept.memory.arena_size
     ic = model_path("image_classification.tflite")
     if ic is None:
         pytest.skip("image_classification.tflite is not fetched")
     m = import_file(ic).to_model()
-    arenas = [compile_model(m, board_by_name("mps2_an386"),
-                            Options(trees=off, fuse=f)).memory.arena_size for f in (True, False)]
+    arenas = [compile_model(m, board_by_name("mps2_an386"), Options(
+        trees=off, fuse=f, patch="off")).memory.arena_size for f in (True, False)]
     assert arenas[0] < arenas[1]

@@ -290,9 +290,9 @@ def test_a_declining_device_goes_on_to_cmsis_nn(cli: Callable[..., Result],
              "--device-dir", str(dev), "--build-dir", str(tmp_path / "on"))
     assert on.code == 0, on.out + on.err
     # Each declined call goes on to the board library that takes it there: tvmdev's own
-    # Cortex-M kernels take the depthwise ones, CMSIS-NN the rest.
-    assert "npu 5 (conv2d 5) then cmsis_nn" in on.out, on.out
-    assert "npu 4 (depthwise_conv2d 4) then tvmdev_cm" in on.out, on.out
+    # Cortex-M kernels take the depthwise and 1x1 ones, CMSIS-NN the first (10x4).
+    assert "npu 1 (conv2d) then cmsis_nn" in on.out, on.out
+    assert "npu 8 (depthwise_conv2d 4, conv2d 4) then tvmdev_cm" in on.out, on.out
 
     def count(out: str) -> int:
         found = re.search(r"instructions per inference: ([\d,]+)", out)

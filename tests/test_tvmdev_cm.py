@@ -200,5 +200,6 @@ def test_mcunet_vww_bit_exact_on_tvmdev_cm(cli: Callable[..., Result],
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
     assert {o["library"] for o in plan["operators"]
             if o["op"] == "depthwise_conv2d"} == {"tvmdev_cm"}
-    assert [o["library"] for o in plan["operators"] if o["op"] == "conv2d"].count(
-        "tvmdev_cm") == 1 + 29
+    # (the bands of a patched operator counted once: it is one of the model's)
+    assert len({o["name"].split(":patch")[0] for o in plan["operators"]
+                if o["op"] == "conv2d" and o["library"] == "tvmdev_cm"}) == 1 + 29
