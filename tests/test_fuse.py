@@ -214,7 +214,7 @@ def test_fused_kernel_is_tflm_bit_for_bit(board: str, cli: Callable[..., Result]
     # memory plan lets the unfused ADD of branch conv_is_output write over the conv's
     # output, a graph output (its last use is taken as the ADD), fused or not.
     r, got = _run(cli, path, m, xs, tmp_path, "--board", board, "--cmsis-nn", "off",
-                  "--io", "caller")
+                  "--io", "caller", "--patch", "off")
     assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
     _tflm_exact(path, m, xs, got)
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
