@@ -13,10 +13,14 @@ for ``tvmdev aot``'s memory report (issue 24):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..load.code_bytes import load_code_bytes
 from ..model.s8.call import CArray
-from .pipeline import Compiled
+
+if TYPE_CHECKING:  # (the pipeline's fit asks for an estimate before a Compiled exists)
+    from .pipeline import Compiled
+    from .prepare import Prepared
 
 _CTYPE_BYTES = {"int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4,
                 "uint32_t": 4, "float": 4}
@@ -40,23 +44,35 @@ class CodeEstimate:
 
 def params_bytes(c: Compiled) -> int:
     """The bytes of the per-channel params arrays the executor emits."""
-    return sum(_CTYPE_BYTES.get(v.ctype, 4) * len(v.values)
-               for p in c.ops if p.view_of is None
-               for v in p.params.values() if isinstance(v, CArray))
+    return ops_params_bytes(c.ops)
+
+
+def ops_params_bytes(ops: tuple[Prepared, ...]) -> int:
+    """The bytes of the per-channel params arrays the executor emits for ``ops``, each
+    distinct array once (the executor emits an array with the same values once)."""
+    seen = {(v.ctype, tuple(v.values)) for p in ops if p.view_of is None
+            for v in p.params.values() if isinstance(v, CArray)}
+    return sum(_CTYPE_BYTES.get(ctype, 4) * len(values) for ctype, values in seen)
 
 
 def estimate_code(c: Compiled) -> CodeEstimate | None:
     """The code estimate for ``c``'s board's CPU, or None when it was never measured."""
-    data = load_code_bytes().get(c.board.cpu)
+    return estimate(c.board.cpu, sum(1 for p in c.ops if p.view_of is None),
+                    [k.name for k in c.kernels])
+
+
+def estimate(cpu: str, calls: int, kernels: list[str]) -> CodeEstimate | None:
+    """The code of an executor making ``calls`` kernel calls to ``kernels`` on ``cpu``,
+    or None when that CPU was never measured."""
+    data = load_code_bytes().get(cpu)
     if data is None:
         return None
-    calls = sum(1 for p in c.ops if p.view_of is None)
     reached: set[str] = set()
     unmeasured = []
-    for k in c.kernels:
-        funcs = data.kernels.get(k.name)
+    for k in kernels:
+        funcs = data.kernels.get(k)
         if funcs is None:
-            unmeasured.append(k.name)
+            unmeasured.append(k)
         else:
             reached.update(funcs)
     return CodeEstimate(data.cpu, data.executor_base + data.executor_per_call * calls,

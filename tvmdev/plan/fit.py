@@ -93,7 +93,8 @@ def _error(model: Model, board: Board, mem: Memory, ram: list[tuple[str, int]],
         model.path, hint=_hint(ram_need > mem.ram.length, flash_need > mem.code.length))
 
 
-def pools(model: Model, memory: MemoryPlan, io: bool = False) -> list[Pool]:
+def pools(model: Model, memory: MemoryPlan, io: bool = False, params: int = 0
+          ) -> list[Pool]:
     """The pools the firmware is linked with: the workspace (state included, and with
     ``io`` the model's inputs and outputs), the output buffers the harness keeps (none
     with ``io``: it prints them from the workspace), the constants and the inputs the
@@ -102,18 +103,24 @@ def pools(model: Model, memory: MemoryPlan, io: bool = False) -> list[Pool]:
     inputs = sum(model.tensors[n].nbytes for n in model.inputs)
     return [Pool("workspace", memory.arena_size),
             *([Pool("outputs", outputs)] if outputs else []),
-            Pool("constants", constant_bytes(model), "ro"), Pool("inputs", inputs, "ro")]
+            Pool("constants", constant_bytes(model) + params, "ro"),
+            Pool("inputs", inputs, "ro")]
 
 
-def _reserved(mem: Memory) -> list[tuple[str, str, int]]:
-    """What the program itself puts in its regions: a floor for the code, the stack."""
-    return [(mem.code.name, "code at least", CODE_FLOOR), (mem.ram.name, "stack", mem.stack)]
+def _reserved(mem: Memory, code: int = CODE_FLOOR) -> list[tuple[str, str, int]]:
+    """What the program itself puts in its regions: its code (a floor, or the estimate
+    from the kernels' measured sizes), the stack."""
+    return [(mem.code.name, "code at least", max(code, CODE_FLOOR)),
+            (mem.ram.name, "stack", mem.stack)]
 
 
 def check_fit(model: Model, memory: MemoryPlan, board: Board,
-              asked: tuple[tuple[str, str], ...] = (), io: bool = False) -> MemoryMap | None:
+              asked: tuple[tuple[str, str], ...] = (), io: bool = False, code: int = 0,
+              params: int = 0) -> MemoryMap | None:
     """Place the pools in ``board``'s regions, or raise the one-line error when ``model``
-    cannot fit its memory map; None for a board without one."""
+    cannot fit its memory map; None for a board without one. ``code``: the code estimate
+    (:mod:`.code_size`; at least :data:`CODE_FLOOR` is reserved), ``params``: the bytes
+    of the params structs' arrays, which go with the constants."""
     mem = board.memory
     if mem is None:
         if asked:
@@ -126,8 +133,8 @@ def check_fit(model: Model, memory: MemoryPlan, board: Board,
         if (sum(v for _, v in ram) > mem.ram.length
                 or sum(v for _, v in flash) > mem.code.length):
             raise _error(model, board, mem, ram, flash)
-    placed = place_pools(pools(model, memory, io), board, _reserved(mem), asked,
-                         model.path)
+    placed = place_pools(pools(model, memory, io, params), board, _reserved(mem, code),
+                         asked, model.path)
     for region in mem.regions:
         if placed.used(region) > region.length:
             raise TvmdevError(

@@ -37,6 +37,7 @@ from ..model.graph import Model
 from ..model.limits import object_problem
 from ..model.scratch import Tuning
 from ..resources import runtime_dir
+from .code_size import estimate, ops_params_bytes
 from .device_boards import with_device_boards
 from .device_layouts import lay_out
 from .device_memory import DeviceMemoryPlan, plan_device_memory
@@ -299,17 +300,29 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
     if problem is not None:
         raise TvmdevError(f"the workspace of model '{model.name}' needs {problem}",
                           model.path, hint="split the model, or make its tensors smaller")
-    regions = check_fit(model, memory, board, options.place_memory,
-                        io=options.io == "workspace")
-    return Compiled(model, board, options, dplan, steps, memory,
-                    prepare(model, params, placed, memory,
-                            {i: a for p in dev_mem.pools for i, a in p.scratch.items()}
-                            if dev_mem else {}), placed.trees,
+    ops = prepare(model, params, placed, memory,
+                  {i: a for p in dev_mem.pools for i, a in p.scratch.items()}
+                  if dev_mem else {})
+    regions = _fit(model, memory, board, options, ops)
+    return Compiled(model, board, options, dplan, steps, memory, ops, placed.trees,
                     _companions(generated_specs(dplan, board), dplan, options.device_specs),
                     tuple(notes), tuple(device_notes), tuple(folds.items()),
                     tuple(fusions.items()), named, device_memory=dev_mem,
                     imported=dplan.model if folds or fusions or stages else None,
                     regions=regions)
+
+
+def _fit(model: Model, memory: MemoryPlan, board: Board, options: Options,
+         ops: tuple[Prepared, ...]) -> MemoryMap | None:
+    """The pools in the board's regions, the code as :mod:`.code_size` estimates it from
+    the kernels' measured sizes (the floor where the CPU or a kernel was never measured)
+    and the params arrays with the constants."""
+    calling = [p for p in ops if p.view_of is None]
+    est = estimate(board.cpu, len(calling),
+                   list(dict.fromkeys(k.name for p in calling for k in p.chain)))
+    return check_fit(model, memory, board, options.place_memory,
+                     io=options.io == "workspace", code=est.total if est else 0,
+                     params=ops_params_bytes(ops))
 
 
 @dataclass(frozen=True)

@@ -62,8 +62,9 @@ def memory_report(c: Compiled) -> list[str]:
                 for k in load_rtos(c.board.rtos).sections]
     code_region = mem.code.name if mem is not None else "-"
     flash = [_row("constants", constant_bytes(m), region("constants", code_region), ""),
-             _row("params", params_bytes(c), code_region,
-                  "the per-channel arrays of the params structs"), _code_row(c, code_region)]
+             _row("params", params_bytes(c), region("constants", code_region),
+                  "the per-channel arrays of the params structs, beside the constants"),
+             _code_row(c, code_region)]
     floor = flash[-1][3].startswith("at least")
     width = max(len(f"{r[1]:,}") for r in ram + flash)
     regions = max(len(r[2]) for r in ram + flash)
