@@ -66,12 +66,13 @@ def int8_io(raw: bytes) -> bytes | None:
 
 
 def variant(src: Path, folder: Path) -> Path | None:
-    """``src``'s int8 I/O variant written in ``folder`` (the same name), or None."""
+    """``src``'s int8 I/O variant written in ``folder`` as ``<name>_int8io.tflite`` (the
+    peers' build caches are keyed by the file's name), or None."""
     got = int8_io(src.read_bytes())
     if got is None:
         return None
     folder.mkdir(parents=True, exist_ok=True)
-    dst = folder / src.name
+    dst = folder / f"{src.stem}_int8io{src.suffix}"
     dst.write_bytes(got)
     return dst
 

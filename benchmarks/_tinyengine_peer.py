@@ -150,7 +150,7 @@ def measure(model: Path, board: str, requant: str = "float",
         raise PeerUnavailable(f"requant {requant!r}: one of {', '.join(te_build.REQUANTS)}")
     split = 0
     if patches:
-        key = next((k for k in PATCH_SPLIT if model.stem == k), None)
+        key = next((k for k in PATCH_SPLIT if model.stem.removesuffix("_int8io") == k), None)
         if key is None:
             raise PeerUnavailable(f"no patch split known for {model.name} (PATCH_SPLIT)")
         split = PATCH_SPLIT[key]
