@@ -124,7 +124,7 @@ def tvmdev_ram(row: Row, path: Path, board: str, tree: str, out: Path) -> None:
 def tvmdev_instructions(row: Row, path: Path, board: str, tree: str, build: Path) -> None:
     """tvmdev run --instructions, patched and not: the counts, and whether every output
     of both is exact."""
-    exact = []
+    exact, counts = [], {}
     for patch in ("auto", "off") if row.patched else ("auto",):
         code, text = tvmdev(["run", str(path), "--board", board, "--cmsis-nn", tree,
                              "--patch", patch, "--instructions", "--build-dir",
@@ -133,16 +133,14 @@ def tvmdev_instructions(row: Row, path: Path, board: str, tree: str, build: Path
         if code != 0 or "\nPASS" not in text or found is None:
             row.notes.append(f"tvmdev run --patch {patch}: {first_error(text)}")
             return
-        count = int(found[1].replace(",", ""))
-        if patch == "auto":
-            row.instructions = count
-        row.instructions_unpatched = count if patch == "off" or not row.patched else (
-            row.instructions_unpatched)
+        counts[patch] = int(found[1].replace(",", ""))
         # tvmdev.run.compare's lines: an integer output's ends "bit-exact", a float one's
         # gives its max abs err
         outputs = [ln for ln in text.splitlines() if ln.startswith("output ")]
         exact.append(bool(outputs) and all(ln.endswith(": bit-exact") or _EXACT.search(ln)
                                            for ln in outputs))
+    row.instructions = counts["auto"]
+    row.instructions_unpatched = counts.get("off", counts["auto"])  # unpatched: the same
     row.exact = all(exact)
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..model.graph import DTYPE_SIZE, Model, Operator, Tensor
+from ..model.graph import Model, Operator, Tensor
 from ..model.shapes import numel
 
 WINDOWED = ("conv2d", "depthwise_conv2d", "maxpool2d", "avgpool2d")
@@ -343,8 +343,3 @@ def patch_model(model: Model, stages: tuple[Stage, ...], geo: Geometry | None = 
                    tensors={n: t for n, t in rw.tensors.items() if n not in gone},
                    slices=rw.slices), tuple(origin)
 
-
-def slice_bytes(model: Model, name: str) -> int:
-    """The byte offset of row slice ``name`` in its parent."""
-    parent, offset = model.slices[name]
-    return offset * DTYPE_SIZE[model.tensors[parent].dtype]
