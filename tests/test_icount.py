@@ -121,3 +121,43 @@ def test_run_instructions_equal_unicorn(cli, tmp_path, board, cpu):
     # the count between the counter's two reads: the run call and a few instructions
     # of the counter, within one tick of the exact count
     assert abs(counted - exact.instructions) <= res, (counted, exact.instructions)
+
+
+def test_per_operator_needs_instructions(cli, tmp_path):
+    r = cli("run", str(MLP), "--board", "mps2_an386", "--per-operator",
+            "--build-dir", str(tmp_path / "b"))
+    assert r.code == 1 and "--per-operator" in r.err and "Traceback" not in r.err
+    assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.slow
+def test_per_operator_counts_equal_unicorn(cli, tmp_path):
+    """Each operator's count (the executor's TRACE hook recording SysTick under -icount,
+    the hooks' own cost taken out) is Unicorn's count of its kernel call in the same ELF,
+    plus the executor's few instructions around the call; the rows add up to the run's
+    count."""
+    need_tool("arm-none-eabi-gcc")
+    need_tool("qemu-system-arm")
+    need_module("unicorn", "pip install unicorn")
+    r = cli("run", str(MLP), "--board", "mps2_an386", "--instructions", "--per-operator",
+            "--build-dir", str(tmp_path / "b"))
+    assert r.code == 0, r.out + r.err
+    rows = {m[2]: (m[1], int(m[3].replace(",", ""))) for m in re.finditer(
+        r"^\s+\d+\s+(\S+)\s+\S+\s+(\S+)\s+([\d,]+)\s+[\d.]+%$", r.out, re.M)}
+    total = int(re.search(r"^instructions per inference: ([\d,]+)", r.out, re.M)[1]
+                .replace(",", ""))
+    summed = int(re.search(r"^  total ([\d,]+)$", r.out, re.M)[1].replace(",", ""))
+    sys.path.insert(0, str(BENCH))
+    import _profile
+
+    exact = _profile.profile(tmp_path / "b" / "mlp.elf", "tvmgen_mlp_run",
+                             "tvmgen_mlp_run_with_workspace", "cortex-m4")
+    assert exact.fault is None
+    # relu and softmax: one call each, on the portable kernels (no device calls around)
+    for kernel in ("tvmk_relu_f32", "tvmk_softmax_f32"):
+        assert exact.calls[kernel] == 1
+        got = rows[kernel][1]
+        assert exact.by_operator[kernel] - 40 <= got <= exact.by_operator[kernel] + 80, (
+            kernel, got, exact.by_operator[kernel])
+    hooks = exact.by_operator["tvmdev_icount_trace"]
+    assert abs(summed - (total - hooks)) <= 40 * (len(rows) + 2), (summed, total, hooks)

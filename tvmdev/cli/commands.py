@@ -32,7 +32,7 @@ from ..render.harness import MAX_THREADS
 from ..render.memory_report import memory_report
 from ..render.model import model_files
 from ..render.plan_picture import plan_ascii
-from ..run import coproc, icount
+from ..run import coproc, icount, icount_ops
 from ..run.backend import Job, RunOptions, backend_for
 from ..run.compare import RunResult, load_inputs, report, save_outputs
 from ..run.job import execute, stage
@@ -203,6 +203,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                           f"{MAX_THREADS} threads")
     if args.instructions:
         icount.check(board)
+    if args.per_operator and not (args.instructions and board.rtos is None):
+        raise TvmdevError("--per-operator counts each operator's instructions: it needs "
+                          "--instructions, on a board run without an RTOS",
+                          hint="add --instructions (and --rtos none on an RTOS board)")
     inputs = load_inputs(m, Path(args.inputs) if args.inputs else None)
     build_dir = Path(args.build_dir or f"tvmdev-build/{m.name}-{board.name}")
     check_out_dir(build_dir, "--build-dir")
@@ -216,7 +220,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     linked = coproc.check(compiled, args.coprocessor) if args.coprocessor else None
     job = stage(compiled, build_dir, inputs,
                 {"kleidiai": Path(args.kleidiai)} if args.kleidiai else None,
-                instructions=args.instructions,
+                instructions=args.instructions, per_operator=args.per_operator,
                 command=model_command(Path(args.model), args))
     if threaded:  # the firmware's threads, compiled in
         job.defines += [f"TVMDEV_THREADS={args.threads}", f"TVMDEV_ITERATIONS={args.iterations}"]
@@ -284,6 +288,9 @@ def _instructions(job: Job, result: RunResult) -> list[str]:
     loops = icount.idle_loops(result.stdout)
     lines = [icount.summary(clock, ticks),
              *([icount.idle_summary(clock, ticks, loops)] if loops else [])]
+    ops = icount_ops.op_counts(result.stdout, ticks, clock)
+    if ops is not None:
+        lines += icount_ops.table(job.compiled, ops)
     last = icount.last_run(result.stdout)
     if last is not None:
         lines += [icount.summary(clock, last[0]).replace("per inference", "in the last run"),

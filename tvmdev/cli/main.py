@@ -212,6 +212,9 @@ def _add_run(sub: Any, common: argparse.ArgumentParser) -> None:
     rn.add_argument("--instructions", action="store_true",
                     help="qemu-system boards: count the instructions of the inference, "
                          "deterministically (QEMU -icount and SysTick)")
+    rn.add_argument("--per-operator", action="store_true",
+                    help="with --instructions: also each operator's instructions, recorded "
+                         "by the executor's TRACE hook (bare-metal qemu-system boards)")
     rn.add_argument("--coprocessor", metavar="ID=BOARD",
                     help="run device ID (a --device-dir kind with memory, examples/uart_npu) "
                          "on tvmdev's co-processor firmware on qemu-system board BOARD, its "

@@ -51,6 +51,8 @@ class Harness:
     inputs: dict[str, np.ndarray]
     command: str
     icount: bool = False  # firmware: count the run's instructions (tvmdev run --instructions)
+    # firmware: the operators' trace calls the counter records (tvmdev run --per-operator)
+    icount_ops: int = 0
     # firmware: each device kind's CMSIS-Driver (usart, spi, i2c), as it was generated
     drivers: dict[str, str] = field(default_factory=dict)
     # simulated devices with memory of their own: (bytes, alignment) by kind
@@ -71,6 +73,7 @@ class Harness:
             "states": bool(m.states),
             "board": self.board.name,
             "icount": self.icount,
+            "icount_ops": self.icount_ops if self.icount and self.board.rtos is None else 0,
             "workspace_io": self.workspace_io,
             "rtos": self.board.rtos,
             "kinds": [{"kind": k.kind, "platform": k.platform} for k in self.devices.kinds],

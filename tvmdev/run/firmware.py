@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import TvmdevError, log_excerpt
 from ..inspect.stack import analyse
 from ..load.rtos import load_rtos
+from ..model.cnames import Names
 from ..model.graph import Model
 from ..naming import camel
 from ..render.buildfile import BUILD_JSON, build_json
@@ -95,6 +96,9 @@ class QemuSystemBackend(Backend):
         if harness.icount and self.board.rtos is None:  # the counter, and SysTick's vector
             job.sources.append(icount.source())
             job.defines.append(icount.DEFINE)
+            if harness.icount_ops:  # the executor's trace calls, recorded by main.c
+                job.defines.append(f"{Names(job.model.name).macro}_TRACE_HOOK="
+                                   "tvmdev_icount_trace")
         if self.board.rtos is not None:  # the kernel's files, and the glue tvmdev writes
             run = self.board.run
             assert self.board.memory is not None

@@ -98,13 +98,14 @@ def cmsis_drivers(compiled: Compiled) -> dict[str, str]:
 
 def stage(compiled: Compiled, build_dir: Path, inputs: dict[str, np.ndarray] | None = None,
           external_dirs: dict[str, Path] | None = None, instructions: bool = False,
-          command: str | None = None) -> Job:
+          command: str | None = None, per_operator: bool = False) -> Job:
     """Write everything a build of ``compiled`` needs into ``build_dir``, in one write:
     the model's folder (``model/``, byte for byte what ``tvmdev aot`` writes), the device
     code and the harness. Firmware compiles ``inputs`` in (default: the seeded random
     inputs). ``external_dirs``: third-party trees by platform (else each platform's
     environment variable). ``instructions``: build the instruction counter around the
-    run call (qemu-system boards, :mod:`tvmdev.run.icount`). ``command``: what the
+    run call (qemu-system boards, :mod:`tvmdev.run.icount`), and with ``per_operator`` the
+    counter at each operator's end. ``command``: what the
     banners record (default: the model's file name alone)."""
     build_dir = build_dir.resolve()
     board, model = compiled.board, compiled.model
@@ -129,6 +130,7 @@ def stage(compiled: Compiled, build_dir: Path, inputs: dict[str, np.ndarray] | N
     job.sources = []
     harness = Harness(model, board, compiled.devices, inputs, f"tvmdev run {Path(model.path).name}",
                       icount=instructions, drivers=cmsis_drivers(compiled),
+                      icount_ops=len(model.operators) if per_operator else 0,
                       memory={k: (m.size, m.alignment)
                               for k, m in compiled.options.device_memory},
                       regions=compiled.regions, workspace_io=compiled.workspace_io)
