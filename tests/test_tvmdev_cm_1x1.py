@@ -255,6 +255,33 @@ def test_a_board_without_a_budget_keeps_int8_filters(tmp_path: Path) -> None:
         "tvmdev_cm" if d.c % 4 == 0 else "portable" for d in cm_cases.PW_CASES]
 
 
+def test_a_widened_filter_is_emitted_once(tmp_path: Path) -> None:
+    """A widened 1x1's filter and bias are in its packed words only: the executor passes
+    NULL for them and emits neither array (nor counts it in flash); an int8 filter's
+    layer keeps its filter and drops its bias (in its records)."""
+    import cm_cases
+
+    from tvmdev.plan.fit import constant_bytes
+    from tvmdev.render.executor import executor_files
+
+    two = sum(tvmdev_cm_1x1.packed_bytes(d.conv, d.c) for d in cm_cases.PW_CASES[:2])
+    c = _compile(tmp_path, two)
+    m = c.model  # type: ignore[attr-defined]
+    wide, narrow = m.operators[0], m.operators[3]
+    assert {(0, 1), (0, 2), (3, 2)} <= m.replaced and (3, 1) not in m.replaced
+    laid = m.replaced_constants
+    assert {wide.inputs[1], wide.inputs[2], narrow.inputs[2]} <= laid
+    assert narrow.inputs[1] not in laid
+    emitted = sum(int(a.nbytes) for n, a in m.constants.items() if n not in m.unread_constants)
+    assert constant_bytes(m) == emitted
+    assert emitted < sum(int(a.nbytes) for a in m.constants.values())
+    source = next(f.content for f in executor_files(c, "t")  # type: ignore[arg-type]
+                  if f.path.endswith(".c"))
+    for name in (wide.inputs[1], wide.inputs[2], narrow.inputs[2]):
+        assert f"const_{m.tensors[name].cname}[" not in source
+    assert f"const_{m.tensors[narrow.inputs[1]].cname}[" in source
+
+
 # --- on the boards (emulated) -------------------------------------------------------------
 
 @pytest.mark.slow

@@ -86,6 +86,10 @@ class Model:
     # another, by name -> (that tensor, the offset of its first element). It has no bytes
     # of its own: the plan gives it none, and the executor points it into its parent.
     slices: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # (operator index, input position) whose constant the operator's kernel does not
+    # read: it reads a layout of it made at generation time (a params array) instead, and
+    # gets NULL there. A constant every reader replaces is not emitted.
+    replaced: frozenset[tuple[int, int]] = frozenset()
 
     def device(self, name: str) -> Device:
         """The device instance called ``name``."""
@@ -126,9 +130,18 @@ class Model:
 
     @property
     def unread_constants(self) -> frozenset[str]:
-        """The constants no operator reads (the executor does not emit them)."""
-        read = {t for op in self.operators for t in op.inputs}
+        """The constants no operator reads, its kernel's layout of it aside (the executor
+        does not emit them)."""
+        read = {t for op in self.operators for i, t in enumerate(op.inputs)
+                if (op.index, i) not in self.replaced}
         return frozenset(n for n in self.constants if n not in read)
+
+    @property
+    def replaced_constants(self) -> frozenset[str]:
+        """The constants not emitted because each reader's kernel reads a layout of it."""
+        laid = {op.inputs[i] for op in self.operators for i in range(len(op.inputs))
+                if (op.index, i) in self.replaced}
+        return frozenset(n for n in self.unread_constants if n in laid)
 
     @property
     def kinds(self) -> tuple[str, ...]:

@@ -60,7 +60,7 @@ from .padfold import fold_pads
 from .patch import Patched, Stage, patch_model, patched
 from .patch_search import choose
 from .placement import Placed, Placement, TreeSources, place
-from .prepare import ParamsCache, Prepared, operator_params, prepare
+from .prepare import ParamsCache, Prepared, operator_params, prepare, replaced_inputs
 from .schedule import Step, schedule
 
 # The command recorded in the banners of the device code tvmdev generates for a run.
@@ -303,6 +303,8 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
     ops = prepare(model, params, placed, memory,
                   {i: a for p in dev_mem.pools for i, a in p.scratch.items()}
                   if dev_mem else {})
+    # the constants whose kernels read a layout of them instead are not emitted
+    model = replace(model, replaced=replaced_inputs(ops))
     regions = _fit(model, memory, board, options, ops)
     return Compiled(model, board, options, dplan, steps, memory, ops, placed.trees,
                     _companions(generated_specs(dplan, board), dplan, options.device_specs),

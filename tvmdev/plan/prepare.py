@@ -19,6 +19,7 @@ from typing import Any
 from ..load.library import Kernel
 from ..model.graph import Model, Operator
 from ..model.ops import scratch_structs
+from ..model.s8.call import CArray
 from .inplace import is_view
 from .memory import MemoryPlan
 from .placement import Placed, Placement
@@ -89,3 +90,12 @@ def prepare(model: Model, params: dict[int, tuple[str, dict[str, Any]]], placed:
                  params[op.index][0] in with_scratch, scratch.get(op.index, (0, 0)),
                  aliased.get(op.outputs[0]) if is_view(model, op.index) else None)
         for op in model.operators)
+
+
+def replaced_inputs(ops: tuple[Prepared, ...]) -> frozenset[tuple[int, int]]:
+    """(operator, input position) pairs whose data an operator's one kernel reads from a
+    params array laid out at generation time (:attr:`CArray.replaces`). An operator with
+    fallbacks keeps its inputs: the kernel after it reads them."""
+    return frozenset((p.index, i) for p in ops if len(p.chain) == 1 and p.view_of is None
+                     for v in p.params.values() if isinstance(v, CArray)
+                     for i in v.replaces)

@@ -89,9 +89,11 @@ def _tensor_expr(model: Model, name: str | None, names: Names, ws_io: bool = Fal
 
 def _input_exprs(model: Model, op: Operator, names: Names, ws_io: bool) -> dict[str, str]:
     """The C expression of each input argument of ``op``'s kernels: NULL for an absent
-    optional input; the tensors of a variadic argument as a C99 compound literal array."""
+    optional input, and for one whose data the kernel reads from a layout of it
+    (Model.replaced); the tensors of a variadic argument as a C99 compound literal array."""
     opdef = OPS[op.op]
-    given = [_tensor_expr(model, t, names, ws_io) for t in op.inputs]
+    given = ["NULL" if (op.index, i) in model.replaced else _tensor_expr(model, t, names, ws_io)
+             for i, t in enumerate(op.inputs)]
     if opdef.variadic:
         fixed = len(opdef.inputs) - 1
         exprs = dict(zip(opdef.inputs[:fixed], given[:fixed], strict=True))

@@ -71,6 +71,7 @@ def plan_json(gen: Compiled) -> str:
 def _tensors_json(gen: Compiled) -> dict[str, Any]:
     """Each tensor: shape, dtype, role, bytes, and where the plan put it."""
     m, mem, unread = gen.model, gen.memory, gen.model.unread_constants
+    laid = m.replaced_constants
     return {name: {
         "shape": list(t.shape), "dtype": t.dtype, "role": t.role, "bytes": t.nbytes,
         **({"offset": mem.offsets[name]} if name in mem.offsets else {}),
@@ -82,7 +83,9 @@ def _tensors_json(gen: Compiled) -> dict[str, Any]:
         # the C spelling, where the name is not one (tvmdev.naming)
         **({"c_name": t.cname} if t.cname != name else {}),
         # no operator reads it: not emitted
-        **({"unread": True} if name in unread else {})}
+        **({"unread": True} if name in unread and name not in laid else {}),
+        # its kernels read a layout of it (a params array) instead: not emitted
+        **({"laid_out": True} if name in laid else {})}
         for name, t in m.tensors.items()}
 
 

@@ -35,6 +35,9 @@ class CArray:
 
     ctype: str  # "int32_t"
     values: tuple[int, ...]
+    # the operator's input positions whose data this array carries for its kernel, which
+    # then reads neither of them (Model.replaced): a filter widened, a bias folded
+    replaces: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

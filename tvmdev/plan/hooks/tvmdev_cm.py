@@ -188,8 +188,8 @@ def pack_conv(w: np.ndarray, bias: np.ndarray | None, input_offset: int
     words = (padded[:, 0::2] & 0xFFFF) | (padded[:, 1::2] << 16)
     folded = (np.zeros(channels, np.int64) if bias is None else bias.astype(np.int64)) \
         + input_offset * padded.sum(axis=1)
-    return {"packed_weights": CArray("int32_t", _wrap32(words.ravel())),
-            "folded_bias": CArray("int32_t", _wrap32(folded))}
+    return {"packed_weights": CArray("int32_t", _wrap32(words.ravel()), replaces=(1,)),
+            "folded_bias": CArray("int32_t", _wrap32(folded), replaces=(2,))}
 
 
 def precomputed(model: Model, op: Operator, params: dict[str, Any],

@@ -197,7 +197,8 @@ def pack_int8(w: np.ndarray, bias: np.ndarray | None, p: dict[str, Any]
     rec = np.zeros((w.shape[1], 5), np.int64)
     rec[:, 0] = (0 if bias is None else bias) + int(p["input_offset"]) * w.sum(axis=0)
     rec[:, 1], rec[:, 2], rec[:, 3], rec[:, 4] = ch.mult, ch.left, ch.c, ch.right
-    return {"folded_bias": CArray("int32_t", tuple(int(v) for v in _wrap32(rec.reshape(-1))))}
+    return {"folded_bias": CArray("int32_t", tuple(int(v) for v in _wrap32(rec.reshape(-1))),
+                                  replaces=(2,))}
 
 
 def pack(w: np.ndarray, bias: np.ndarray | None, p: dict[str, Any]) -> dict[str, CArray]:
@@ -224,4 +225,5 @@ def pack(w: np.ndarray, bias: np.ndarray | None, p: dict[str, Any]) -> dict[str,
         body = np.stack([even[:, at], odd[:, at]], axis=1).reshape(-1)  # q x 2 x 4
         words += [b[at], body, rec[at].reshape(-1)]
     return {"packed_weights": CArray("int32_t", tuple(int(v) for v in
-                                                     _wrap32(np.concatenate(words))))}
+                                                     _wrap32(np.concatenate(words))),
+                                     replaces=(1, 2))}
