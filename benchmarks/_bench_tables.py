@@ -73,7 +73,8 @@ def notes(cells: list[Any]) -> None:
                 print(f"{where}: kernels {m.kernels}")
         for who, p in c.profiles.items():
             if not isinstance(p, str) and p.measured is not None:
-                print(f"{c.model} on {c.board}, {who}: Unicorn's profile {p.total:,} "
+                what = ("its rows, hooks out" if "trace" in who else "Unicorn's profile")
+                print(f"{c.model} on {c.board}, {who}: {what} {p.total:,} "
                       f"instructions, -icount {p.measured:,} ({p.total - p.measured:+,})")
 
 
@@ -118,7 +119,9 @@ def profile_table(cells: list[Any]) -> None:
     if not rows:
         return
     print("\nWhere the instructions go (Unicorn, every executed block counted, classed "
-          "by objdump's mnemonics: benchmarks/_profile.py), millions of instructions")
+          "by objdump's mnemonics: benchmarks/_profile.py; on the M55, which Unicorn cannot "
+          "run, tvmdev's own run per operator, 'tvmdev (trace)': tvmdev run "
+          "--per-operator), millions of instructions")
     for title, attr in (("operator kind", "by_kind"), ("library", "by_library"),
                         ("instruction class", "by_class")):
         keys: Counter[str] = Counter()
@@ -131,6 +134,8 @@ def profile_table(cells: list[Any]) -> None:
         print(f"{'model':<14} {'board':<11} {'run':<14} {'total':>7} "
               + " ".join(f"{k[:9]:>9}" for k in order))
         for c, who, p in rows:
+            if attr == "by_class" and not isinstance(p, str) and not p.by_class:
+                continue  # a per-operator count has no instruction classes
             if isinstance(p, str):
                 print(f"{c.model[:14]:<14} {c.board:<11} {who:<14} {p}")
                 continue

@@ -78,6 +78,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _bench_tables as tables  # noqa: E402
 import _profile  # noqa: E402
 from _flash import elf_flash  # noqa: E402
+from _per_operator import per_operator  # noqa: E402
 from _tvmdev_output import first_error  # noqa: E402
 
 MODELS = ("keyword_spotting", "image_classification", "anomaly_detection",
@@ -322,6 +323,9 @@ def measure_cell(name: str, board: str, args: argparse.Namespace, work: Path) ->
             keep(m, work / f"{name}-{board}-tinyengine-{rq}")
     if args.profile and board in UNICORN_CPUS:
         profile_cell(cell, board)
+    elif args.profile and isinstance(path, Path) and cell.tvmdev["cmsis_nn"].elf:
+        got = per_operator(path, board, args.cmsis_nn, work / f"{name}-{board}-per-operator")
+        cell.profiles["tvmdev (trace)"] = got
     return cell
 
 
@@ -346,7 +350,8 @@ def arguments() -> argparse.Namespace:
                     help="skip the runs with every PAD kept (--no-fold-pads)")
     ap.add_argument("--profile", action="store_true",
                     help="break the M3/M4/M7 runs down with Unicorn (_profile.py): per "
-                         "operator kind, per library, per instruction class")
+                         "operator kind, per library, per instruction class; the M55's "
+                         "tvmdev run per operator (tvmdev run --per-operator)")
     ap.add_argument("--keep", type=Path, metavar="DIR",
                     help="keep tvmdev's build folders here (default: a temporary folder)")
     return ap.parse_args()

@@ -161,3 +161,11 @@ def test_per_operator_counts_equal_unicorn(cli, tmp_path):
             kernel, got, exact.by_operator[kernel])
     hooks = exact.by_operator["tvmdev_icount_trace"]
     assert abs(summed - (total - hooks)) <= 40 * (len(rows) + 2), (summed, total, hooks)
+    # cmsis_nn_bench's M55 breakdown reads the same table
+    import _per_operator
+
+    parsed = _per_operator.parse(r.out)
+    assert parsed.total == summed and parsed.measured == total
+    assert parsed.by_operator["tvmk_softmax_f32"] == rows["tvmk_softmax_f32"][1]
+    assert parsed.by_library["portable"] >= rows["tvmk_relu_f32"][1] + rows[
+        "tvmk_softmax_f32"][1]
