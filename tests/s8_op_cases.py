@@ -190,7 +190,8 @@ def mean_cases(seed: int = 6) -> list[Case]:
     input and output quantized alike and differently."""
     r = rng(seed)
     cases = []
-    axes_list: list[tuple[int, ...]] = [(1, 2), (1, 2), (2, 1), (3,), (0, 1, 2, 3)]
+    # (1, 3): reduced dims apart, the kernel's odometer; the others its strided loop
+    axes_list: list[tuple[int, ...]] = [(1, 2), (1, 2), (2, 1), (3,), (0, 1, 2, 3), (1, 3)]
     for shape, axes, keep in itertools.product(MEAN_SHAPES, axes_list, (True, False)):
         qi = rand_quant(r)
         spread = 2.0 ** [2, 2, 2, 12, 24][len(cases) % 5]  # and far apart

@@ -31,7 +31,46 @@ static inline int tvmk_mean_next(const struct tvmk_mean_s8_params *p, int32_t *i
     return 0;
 }
 
-/* MEAN of T (range [lo, hi]). */
+/* The dims as outer kept x reduced x inner kept (each a product of adjacent dims, those
+ * of size 1 left out), with the output row-major over the kept ones: the usual MEAN (a
+ * global average over H and W, or over the last dims). 0 for any other arrangement. */
+static inline int tvmk_mean_blocks(const struct tvmk_mean_s8_params *p, int32_t *outer,
+                                   int32_t *red, int32_t *inner)
+{
+    int32_t d, expect = 1;
+    int stage = 0; /* 0: in the outer kept dims, 1: the reduced ones, 2: the inner kept */
+
+    *outer = *red = *inner = 1;
+    for (d = 0; d < p->ndim; ++d) {
+        if (p->shape[d] == 1) {
+            continue;
+        }
+        if (p->out_strides[d] == 0) {
+            if (stage == 2) {
+                return 0;
+            }
+            stage = 1;
+            *red *= p->shape[d];
+        } else if (stage == 0) {
+            *outer *= p->shape[d];
+        } else {
+            stage = 2;
+            *inner *= p->shape[d];
+        }
+    }
+    for (d = p->ndim - 1; d >= 0; --d) {
+        if (p->shape[d] != 1 && p->out_strides[d] != 0) {
+            if (p->out_strides[d] != expect) {
+                return 0;
+            }
+            expect *= p->shape[d];
+        }
+    }
+    return 1;
+}
+
+/* MEAN of T (range [lo, hi]). The usual arrangement (tvmk_mean_blocks) sums each output's
+ * group with one strided loop; any other walks the dims with an odometer. */
 #define TVMK_MEAN_INT(name, T, lo, hi)                                                       \
 int32_t name(const T *data, T *reduced, const struct tvmk_mean_s8_params *params,            \
              void *resource_handle)                                                          \
@@ -39,7 +78,7 @@ int32_t name(const T *data, T *reduced, const struct tvmk_mean_s8_params *params
     const struct tvmk_mean_s8_params *p = params;                                            \
     int32_t in_strides[TVMK_MAX_DIMS];                                                       \
     int32_t idx[TVMK_MAX_DIMS];                                                              \
-    int32_t d, stride;                                                                       \
+    int32_t d, stride, outer, red, inner, o, i;                                              \
                                                                                              \
     (void)resource_handle;                                                                   \
     if (data == NULL || reduced == NULL || p == NULL || p->ndim < 1 ||                       \
@@ -54,6 +93,25 @@ int32_t name(const T *data, T *reduced, const struct tvmk_mean_s8_params *params
         in_strides[d] = stride;                                                              \
         stride *= p->shape[d];                                                               \
         idx[d] = 0;                                                                          \
+    }                                                                                        \
+    if (tvmk_mean_blocks(p, &outer, &red, &inner)) {                                         \
+        for (o = 0; o < outer; ++o) {                                                        \
+            const T *group = data + (ptrdiff_t)o * red * inner;                              \
+            for (i = 0; i < inner; ++i) {                                                    \
+                const T *x = group + i;                                                      \
+                uint32_t acc = 0U;                                                           \
+                int32_t r, v;                                                                \
+                for (r = 0; r < red; ++r) {                                                  \
+                    acc += (uint32_t)(int32_t)x[(ptrdiff_t)r * inner];                       \
+                }                                                                            \
+                acc -= (uint32_t)p->input_zero_point * (uint32_t)p->reduced;                 \
+                v = tvmk_multiply_by_quantized_multiplier((int32_t)acc, p->multiplier,       \
+                                                          p->shift) + p->output_zero_point;  \
+                v = v > (hi) ? (hi) : (v < (lo) ? (lo) : v);                                 \
+                reduced[(ptrdiff_t)o * inner + i] = (T)v;                                    \
+            }                                                                                \
+        }                                                                                    \
+        return TVM_DEVICE_OK;                                                                \
     }                                                                                        \
     do {                                                                                     \
         ptrdiff_t base = 0;                                                                  \
