@@ -50,11 +50,41 @@
     return r >= hi ? (T)(qmax) : (T)((int32_t)r + zero_point)
 #endif
 
+/* roundf (half away from zero, TFLM's TfLiteRound) without a library call: below 2^23,
+ * r less its truncation is its exact fraction, and the integer part plus or minus one is
+ * exact; from 2^23 (and NaN, infinities) r is its own rounding. It differs from roundf
+ * only in the sign of a zero (-0.3 gives +0), which no integer conversion sees
+ * (tests/test_portable_quantize.py checks it against roundf). */
+static inline float tvmk_round_half_away(float r)
+{
+    float t, d;
+
+    if (!(fabsf(r) < 8388608.0f)) {
+        return r;
+    }
+    t = (float)(int32_t)r;
+    d = r - t;
+    if (d >= 0.5f) {
+        t += 1.0f;
+    } else if (d <= -0.5f) {
+        t -= 1.0f;
+    }
+    return t;
+}
+
+/* Where the FPU has no VRINTA (Armv7E-M's FPv4, whose roundf is newlib's: 20-odd
+ * instructions a call), the inline rounding; elsewhere roundf (one VRINTA on Armv8). */
+#if defined(__arm__) && defined(__ARM_FP) && __ARM_ARCH < 8
+#define TVMK_ROUND_HALF_AWAY tvmk_round_half_away
+#else
+#define TVMK_ROUND_HALF_AWAY roundf
+#endif
+
 /* QUANTIZE float32 -> T (bits wide, range [qmin, qmax]), tvmk_quantize_s8_params. */
 #define TVMK_QUANTIZE_INT(name, T, bits, qmin, qmax)                                         \
     static inline T name##_one(float x, float scale, int32_t zero_point, float lo, float hi) \
     {                                                                                        \
-        const float r = roundf(x / scale);                                                   \
+        const float r = TVMK_ROUND_HALF_AWAY(x / scale);                                     \
         TVMK_QUANTIZE_ONE(T, bits, qmin, qmax);                                              \
     }                                                                                        \
                                                                                              \
