@@ -1,8 +1,9 @@
 """The portable QUANTIZE's rounding without a library call (quantize_int.h's
 tvmk_round_half_away, what Armv7E-M builds use in place of newlib's roundf), against the C
-library's roundf (TFLM's TfLiteRound), compiled from the header's text on the host: every float whose rounding is not
-itself (|x| < 2^23) on a grid of 2^24 bit patterns, every halfway value up to 2^23, and the
-special values. Equal as integers, and as floats but for the sign of a zero.
+library's roundf (TFLM's TfLiteRound), compiled from the header's own text on the host:
+every float whose rounding is not itself (|x| < 2^23) on a grid of 2^24 bit patterns,
+every halfway value up to 2^23 and its neighbours, and the special values. Equal as
+integers, and as floats but for the sign of a zero.
 """
 
 from __future__ import annotations
