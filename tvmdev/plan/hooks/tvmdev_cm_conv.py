@@ -42,6 +42,7 @@ def is_general(model: Model, op: Operator) -> bool:
 
 
 def taps(p: dict[str, Any]) -> int:
+    """The taps per output channel, KH x KW x C."""
     return int(p["KH"] * p["KW"] * p["C"])
 
 
