@@ -142,7 +142,6 @@ def test_cmsis_nn_fuses_where_the_workspace_shrinks(tmp_path: Path) -> None:
     from test_cmsis_nn import tree
 
     from tvmdev.frontends.importer import import_file
-    from tvmdev.load.board import board_by_name
     from tvmdev.plan.hooks.cmsis_nn import CONV_ADD_TILE_BYTES
     from tvmdev.plan.pipeline import Options, compile_model
     c_file = (REPO / "runtime/kernels/cmsis_nn/conv2d_add_s8.c").read_text()
@@ -320,7 +319,6 @@ def test_resnet8_fuses_on_cmsis_nn(cli: Callable[..., Result], tmp_path: Path) -
     from test_cmsis_nn import tree
 
     from tvmdev.frontends.importer import import_file
-    from tvmdev.load.board import board_by_name
     from tvmdev.plan.pipeline import Options, compile_model
     path = model_path("image_classification.tflite")
     if path is None:
