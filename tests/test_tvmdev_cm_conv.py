@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import Result, need_tool
 
@@ -93,6 +94,60 @@ def test_widened_general_filters_count_against_the_1x1s_budget(tmp_path: Path) -
     m = import_file(tmp_path / "m.tflite").to_model()
     first = tvmdev_cm_1x1.packed_bytes(16, 144)
     assert tvmdev_cm_1x1.budget_left(m, m.operators[1], 65536) == 65536 - first
+
+
+@pytest.mark.parametrize(("k", "c", "m", "stride", "zp_in"),
+                         [(3, 5, 7, 2, -128), (3, 16, 4, 1, 127), (2, 3, 5, 1, 0),
+                          (5, 2, 3, 2, -7)])
+def test_windows_padded_with_the_zero_point_are_tflms_sum(k: int, c: int, m: int,
+                                                          stride: int, zp_in: int) -> None:
+    """Every output of a random layer with SAME padding: the 1x1's reading of the words
+    laid out over the taps (tests/test_tvmdev_cm_1x1.py's ``_kernel``), on each window
+    padded with the input's zero point as conv_general_s8.c widens it, is TFLM's output
+    (the accumulator over the taps inside the input, written out, then
+    MultiplyByQuantizedMultiplier, the offset, the clamp)."""
+    from test_tvmdev_cm_1x1 import _kernel, _params
+
+    from tvmdev.model.fixedpoint import multiply_by_quantized_multiplier
+    r = np.random.default_rng(k * 1000 + c)
+    h, w_ = 6, 5
+    oh, ow = -(-h // stride), -(-w_ // stride)
+    pad_t = max((oh - 1) * stride + k - h, 0) // 2
+    pad_l = max((ow - 1) * stride + k - w_, 0) // 2
+    filt = r.integers(-128, 128, (m, k, k, c))
+    filt[0, 0, 0, 0] = -128
+    bias = r.integers(-2**16, 2**16, m)
+    x = r.integers(-128, 128, (h, w_, c))
+    p = {**_params(r, m, zp_in, 3), "C": c * k * k}
+    w = filt.reshape(m, -1).T  # taps x M, the hook's _operands
+    words = np.asarray(tvmdev_cm_1x1.pack(w, bias, p)["packed_weights"].values, np.int64)
+    mult = np.asarray(p["output_multiplier"].values, np.int64)  # type: ignore[attr-defined]
+    shift = np.asarray(p["output_shift"].values, np.int64)  # type: ignore[attr-defined]
+    padded = np.full((h + 2 * k, w_ + 2 * k, c), zp_in)
+    padded[k:k + h, k:k + w_] = x
+    for oy in range(oh):
+        for ox in range(ow):
+            iy, ix = oy * stride - pad_t, ox * stride - pad_l
+            window = padded[k + iy:k + iy + k, k + ix:k + ix + k].reshape(-1)
+            acc = bias.copy()
+            for ky in range(k):
+                for kx in range(k):
+                    if 0 <= iy + ky < h and 0 <= ix + kx < w_:
+                        acc += ((x[iy + ky, ix + kx] - zp_in)[:, None]
+                                * filt[:, ky, kx].T).sum(axis=0)
+            want = np.clip(multiply_by_quantized_multiplier(acc, mult, shift) + 3, -128, 127)
+            assert np.array_equal(_kernel(words, window, m, -128, 127), want), (oy, ox)
+
+
+def test_a_left_shift_beyond_int16_is_declined() -> None:
+    """Output shift 8 in a channel: the widened filter scaled by 2^9 would not fit int16."""
+    from test_tvmdev_cm_1x1 import _params
+    p = {**_params(np.random.default_rng(3), 2, 0, 0, np.array([-3, 8])), "C": 4, "KH": 3,
+         "KW": 3, "M": 2}
+    w = np.full((36, 2), 1)
+    assert tvmdev_cm_conv.decline(None, None, p, w, None, 0) == (  # type: ignore[arg-type]
+        "an output shift of 8 in channel 1 (tvmdev_cm's convolution scales its int16 "
+        "filter by 2^(shift + 1), at most 2^8)")
 
 
 # --- on the boards (emulated) -------------------------------------------------------------
