@@ -79,6 +79,8 @@ def _conv(model: Model, op: Operator, p: dict[str, Any], arch: str,
     if p["KH"] == 1 and p["KW"] == 1 and tvmdev_cm_1x1.is_pointwise(model, op):
         return tvmdev_cm_1x1.decline(model, op, p, *_operands(model, op, p), flash)
     if taps > TAPS_MAX and tvmdev_cm_conv.is_general(model, op):
+        if any(t not in model.constants for t in op.inputs[2:] if t is not None):
+            return "a bias computed at run time (tvmdev_cm lays it out ahead)"
         return tvmdev_cm_conv.decline(model, op, p, *_operands(model, op, p), flash)
     if p["KH"] * p["KW"] == 1 or taps > TAPS_MAX:
         return (f"{taps} taps per output channel in a {p['KH']}x{p['KW']} filter "
