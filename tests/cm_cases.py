@@ -42,6 +42,7 @@ class Dw:
     # taps of -3 to 3, small biases, effective scales 2^-4 to 2^-1.2 (right shifts 1 to 4):
     # outputs inside the clamp, many of them rounding ties (negative ones among them)
     small: bool = False
+    kw: int = 0  # a CONV_2D's filter width when it is not k
 
 
 def out_size(size: int, k: int, stride: int, same: bool) -> int:
@@ -67,6 +68,27 @@ CONV_CASES = [
     Dw(9, 7, 3, 3, 1, conv=7, zp_in=-128, extreme=True), Dw(8, 9, 1, 5, 1, conv=4),
     Dw(7, 6, 2, 2, 2, conv=3, act="RELU", zp_in=127, zp_out=127), Dw(6, 6, 3, 3, 2, conv=8, n=2),
     Dw(6, 6, 8, 1, 1, conv=4), Dw(6, 6, 4, 3, 1, conv=4),
+]
+
+# CONV_2D with more than 32 taps (tvmdev_cm's conv_general_s8.c: a 1x1 over each window):
+# 3x3 over 16 to 32 channels at stride 1 and 2, SAME and VALID; rows of taps that end
+# inside a quad (5, 6 and 9 channels, 5x5 over 2: the window gathered first); a 2x2 and a
+# 10x4 filter (keyword_spotting's first, stride 2: SAME pads one side more); a 7x7 filter
+# wider than its 3x3 input; odd output channel counts; a batch of 2; zero points at both
+# ends; extreme scales (shifts -19 to 3: right shifts of 0 among them) with taps of +-127;
+# small taps and right shifts of 1 to 4 (rounding ties); every fused activation.
+GEN_CASES = [
+    Dw(10, 9, 16, 3, 1, conv=16, act="RELU6"), Dw(9, 9, 16, 3, 2, conv=7),
+    Dw(11, 10, 8, 3, 2, same=False, conv=12, zp_in=-128),
+    Dw(7, 8, 5, 3, 1, conv=6, act="RELU"),
+    Dw(8, 7, 6, 3, 1, conv=9, extreme=True, zp_out=-128),
+    Dw(9, 8, 2, 5, 1, conv=5, zp_in=127, zp_out=127),
+    Dw(6, 7, 9, 2, 2, conv=4, act="RELU_N1_TO_1"), Dw(6, 6, 4, 3, 1, conv=4),
+    Dw(5, 5, 32, 3, 1, conv=20, small=True),
+    Dw(6, 5, 12, 3, 1, conv=8, n=2, extreme=True, top=-1.5),
+    Dw(3, 3, 16, 7, 1, conv=4), Dw(13, 6, 1, 10, 2, kw=4, conv=8, zp_in=-128),
+    Dw(7, 7, 4, 3, 1, conv=10, small=True, act="RELU", zp_in=-128, zp_out=-20),
+    Dw(5, 6, 8, 3, 1, conv=12, extreme=True),
 ]
 
 # CONV_2D with a 1x1 filter (tvmdev_cm's conv1x1_s8.c): input channel counts that are not
@@ -104,9 +126,10 @@ def _scales(r: np.random.Generator, d: Dw, s_in: float, s_out: float) -> list[fl
 def _tensors(r: np.random.Generator, d: Dw, i: int) -> tuple[list[T], np.ndarray]:
     s_in, s_out = 0.03, 0.05
     ch = d.conv or d.c * d.mult
-    oh, ow = out_size(d.h, d.k, d.stride, d.same), out_size(d.w, d.k, d.stride, d.same)
+    kw = d.kw or d.k
+    oh, ow = out_size(d.h, d.k, d.stride, d.same), out_size(d.w, kw, d.stride, d.same)
     s_w = _scales(r, d, s_in, s_out)
-    shape = [ch, d.k, d.k, d.c] if d.conv else [1, d.k, d.k, ch]
+    shape = [ch, d.k, kw, d.c] if d.conv else [1, d.k, d.k, ch]
     w = r.integers(-3, 4, shape) if d.small else r.integers(-127, 128, shape)
     if d.extreme:
         w[..., ::2] = 127 * np.sign(w[..., ::2] + 0.5).astype(np.int64)

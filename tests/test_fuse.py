@@ -39,6 +39,25 @@ def _model(tmp_path: Path, branches: list[fc.Branch] | None = None) -> tuple[Pat
     return path, import_file(path).to_model()
 
 
+# CMSIS-NN's conv2d_add on the M4: the board without tvmdev_cm, whose general convolution
+# (tvmdev/plan/hooks/tvmdev_cm_conv.py) would take the 3x3 convolutions (and the pairs,
+# on two libraries, would not fuse).
+def _cmsis_m4() -> Any:
+    from tvmdev.load.board import board_by_name
+    return replace(board_by_name("mps2_an386"), libraries=("cmsis_nn",), library_flash=())
+
+
+def _cmsis_m4_yaml(tmp_path: Path) -> str:
+    from tvmdev.load.board import board_by_name
+    text = board_by_name("mps2_an386").path.read_text()
+    for old, new in (("libraries: [tvmdev_cm, cmsis_nn]", "libraries: [cmsis_nn]"),
+                     ("library_flash: {tvmdev_cm: 65536}", "")):
+        assert old in text
+        text = text.replace(old, new)
+    (tmp_path / "m4_cmsis_nn.yaml").write_text(text)
+    return str(tmp_path / "m4_cmsis_nn.yaml")
+
+
 def _readers(m: Model) -> dict[str, list[Operator]]:
     readers: dict[str, list[Operator]] = {}
     for op in m.operators:
@@ -123,7 +142,6 @@ def test_cmsis_nn_fuses_where_the_workspace_shrinks(tmp_path: Path) -> None:
     from test_cmsis_nn import tree
 
     from tvmdev.frontends.importer import import_file
-    from tvmdev.load.board import board_by_name
     from tvmdev.plan.hooks.cmsis_nn import CONV_ADD_TILE_BYTES
     from tvmdev.plan.pipeline import Options, compile_model
     c_file = (REPO / "runtime/kernels/cmsis_nn/conv2d_add_s8.c").read_text()
@@ -133,8 +151,8 @@ def test_cmsis_nn_fuses_where_the_workspace_shrinks(tmp_path: Path) -> None:
     path.write_bytes(fc.model(fc.TILED, dw_branches=[], shape=fc.TILED_SHAPE))
     m = import_file(path).to_model()
     with_tree = Options(trees=(("cmsis_nn", tree()),), patch="off")  # (fusion alone)
-    c = compile_model(m, board_by_name("mps2_an386"), with_tree)
-    kept = compile_model(m, board_by_name("mps2_an386"), replace(with_tree, fuse=False))
+    c = compile_model(m, _cmsis_m4(), with_tree)
+    kept = compile_model(m, _cmsis_m4(), replace(with_tree, fuse=False))
     assert dict(c.fusions) == {f"{b.name}_conv": f"{b.name}_y" for b in fc.TILED}
     assert {c.placements[op.index].library for op in c.model.operators
             if op.op == "conv2d_add"} == {"cmsis_nn"}
@@ -274,7 +292,7 @@ def test_cmsis_nn_fused_tiles_are_tflm_bit_for_bit(board: str, cli: Callable[...
                                                    tmp_path: Path) -> None:
     """CMSIS-NN's conv2d_add on the Cortex-M4 (DSP) and M55 (Helium): the convolution
     three tiles of rows at a time (the last shorter; SAME padding at the top and the
-    bottom), each added to the residual, every output TFLM's."""
+    bottom), each added to the residual, every output TFLM's (the M4 without tvmdev_cm)."""
     need_tool("qemu-system-arm", "scripts/test.sh installs it")
     from test_cmsis_nn import tree
     path = tmp_path / "tiled.tflite"
@@ -282,7 +300,8 @@ def test_cmsis_nn_fused_tiles_are_tflm_bit_for_bit(board: str, cli: Callable[...
     from tvmdev.frontends.importer import import_file
     m = import_file(path).to_model()
     xs = fc.inputs(shape=fc.TILED_SHAPE)
-    r, got = _run(cli, path, m, xs, tmp_path, "--board", board, "--cmsis-nn", tree())
+    on = _cmsis_m4_yaml(tmp_path) if board == "mps2_an386" else board
+    r, got = _run(cli, path, m, xs, tmp_path, "--board", on, "--cmsis-nn", tree())
     assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
     _tflm_exact(path, m, xs, got)
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
@@ -293,26 +312,26 @@ def test_cmsis_nn_fused_tiles_are_tflm_bit_for_bit(board: str, cli: Callable[...
 
 @pytest.mark.slow
 def test_resnet8_fuses_on_cmsis_nn(cli: Callable[..., Result], tmp_path: Path) -> None:
-    """image_classification on the M4 with CMSIS-NN (its default): its three conv + ADD
+    """image_classification on the M4 with CMSIS-NN (without tvmdev_cm): its three conv + ADD
     blocks fuse on CMSIS-NN's conv2d_add, the workspace shrinks, the outputs are TFLM's."""
     need_tool("qemu-system-arm", "scripts/test.sh installs it")
     from models import model_path
     from test_cmsis_nn import tree
 
     from tvmdev.frontends.importer import import_file
-    from tvmdev.load.board import board_by_name
     from tvmdev.plan.pipeline import Options, compile_model
     path = model_path("image_classification.tflite")
     if path is None:
         pytest.skip("image_classification.tflite is not fetched (python3 tests/models.py)")
     m = import_file(path).to_model()
-    arenas = [compile_model(m, board_by_name("mps2_an386"), Options(
+    arenas = [compile_model(m, _cmsis_m4(), Options(
         trees=(("cmsis_nn", tree()),), fuse=f, patch="off")) for f in (True, False)]
     assert len(arenas[0].fusions) == 3 and arenas[1].fusions == ()
     assert arenas[0].memory.arena_size < arenas[1].memory.arena_size
     xs = [np.random.default_rng(7).integers(-128, 128, m.tensors[m.inputs[0]].shape
                                               ).astype(np.int8)]
-    r, got = _run(cli, path, m, xs, tmp_path, "--board", "mps2_an386", "--cmsis-nn", tree())
+    r, got = _run(cli, path, m, xs, tmp_path, "--board", _cmsis_m4_yaml(tmp_path),
+                  "--cmsis-nn", tree())
     assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
     _tflm_exact(path, m, xs, got)
 
@@ -339,10 +358,11 @@ def test_field_models_fused_bit_exact(name: str, board: str, cli: Callable[..., 
     m = import_file(path).to_model()
     c = compile_model(m, board_by_name(board), Options(trees=(("cmsis_nn", "off"),)))
     kinds = [op.op for op in c.model.operators]
-    # On the M4, tvmdev_cm's depthwise and 1x1 kernels take MCUNet's depthwise
-    # convolutions and projections: faster than the portable fused kernels, so no pair fuses.
+    # On the M4, tvmdev_cm's depthwise, 1x1 and general kernels take MCUNet's depthwise
+    # convolutions and projections and ResNet-8's convolutions: faster than the portable
+    # fused kernels, so no pair fuses.
     assert (kinds.count("conv2d_add"), kinds.count("depthwise_pointwise")) == {
-        "image_classification": (3, 0),
+        "image_classification": (3, 0) if board == "host" else (0, 0),
         "vww": (8, 7) if board == "host" else (0, 0)}[name]
     r7 = np.random.default_rng(7)
     xs = [(r7.integers(-128, 128, t.shape) if t.dtype == "int8" else r7.uniform(-1, 1, t.shape)
@@ -376,6 +396,6 @@ def test_fused_output_over_the_residual_saves_ram() -> None:
     if ic is None:
         pytest.skip("image_classification.tflite is not fetched")
     m = import_file(ic).to_model()
-    arenas = [compile_model(m, board_by_name("mps2_an386"), Options(
+    arenas = [compile_model(m, _cmsis_m4(), Options(  # (tvmdev_cm's convs would not fuse)
         trees=off, fuse=f, patch="off")).memory.arena_size for f in (True, False)]
     assert arenas[0] < arenas[1]

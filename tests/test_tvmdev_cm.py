@@ -145,9 +145,9 @@ def test_what_it_takes_and_declines(tmp_path: Path) -> None:
 
 
 def test_which_convolutions_it_takes(tmp_path: Path) -> None:
-    """conv2d: the few-tap ones (a first convolution) and the 1x1 one (conv1x1_s8.c,
-    tests/test_tvmdev_cm_1x1.py) to tvmdev_cm; 36 taps go on (here, without a CMSIS-NN
-    tree, to the portable kernel)."""
+    """conv2d: the few-tap ones (a first convolution), the 1x1 one (conv1x1_s8.c,
+    tests/test_tvmdev_cm_1x1.py) and the 36-tap one (conv_general_s8.c,
+    tests/test_tvmdev_cm_conv.py) to tvmdev_cm."""
     import cm_cases
 
     from tvmdev.frontends.importer import import_file
@@ -158,10 +158,8 @@ def test_which_convolutions_it_takes(tmp_path: Path) -> None:
     m = import_file(tmp_path / "m.tflite").to_model()
     c = compile_model(m, board_by_name("mps2_an386"), Options(trees=(("cmsis_nn", "off"),)))
     libs = [c.placements[op.index].library for op in c.model.operators]
-    assert libs == ["tvmdev_cm"] * 7 + ["portable"]
-    assert c.placements[c.model.operators[7].index].declined == (
-        "tvmdev_cm: 36 taps per output channel in a 3x3 filter (tvmdev_cm's conv2d takes 2 "
-        "to 32: a first convolution)")
+    assert libs == ["tvmdev_cm"] * 8
+    assert "packed_weights" in next(p for p in c.ops if p.index == 7).params  # widened
     first = next(p for p in c.ops if p.index == 0)
     assert first.scratch[1] == 8 * 28 * 2  # 8 columns of 27 taps (and a zero), int16
 
@@ -182,7 +180,7 @@ def test_edges_bit_exact_with_tflm(board: str, cli: Callable[..., Result],
                                   "--cmsis-nn", tree or "off")
     assert outputs == len(cases)
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
-    assert [o["library"] for o in plan["operators"]].count("tvmdev_cm") == 13 + 7
+    assert [o["library"] for o in plan["operators"]].count("tvmdev_cm") == 13 + 8
 
 
 @pytest.mark.slow

@@ -11,23 +11,8 @@
 #include <string.h>
 
 #include "tvmk_cm.h"
+#include "tvmk_cm_1x1.h"
 #include "tvmk_cm_arith.h"
-
-/* SXTB16 of v, and of v rotated by 8: bytes 0 and 2, and bytes 1 and 3, sign-extended
- * to int16 halves. */
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-#define TVMK_CM_EVEN(v) ((int32_t)__sxtb16((uint32_t)(v)))
-#define TVMK_CM_ODD(v) ((int32_t)__sxtb16(((uint32_t)(v) >> 8) | ((uint32_t)(v) << 24)))
-#else
-static inline int32_t tvmk_cm_sxtb16(uint32_t v)
-{
-    const uint32_t lo = (uint32_t)(int32_t)(int8_t)(v & 0xFFu) & 0xFFFFu;
-    const uint32_t hi = (uint32_t)(int32_t)(int8_t)((v >> 16) & 0xFFu) << 16;
-    return (int32_t)(lo | hi);
-}
-#define TVMK_CM_EVEN(v) tvmk_cm_sxtb16((uint32_t)(v))
-#define TVMK_CM_ODD(v) tvmk_cm_sxtb16((uint32_t)(v) >> 8)
-#endif
 
 /* One pixel's C int8 values as `quads` pairs of words: (x[4j], x[4j + 2]) and
  * (x[4j + 1], x[4j + 3]), zeros past C. */
@@ -179,29 +164,29 @@ tvmk_cm_1x1_channels(const int32_t *xs0, int8_t *out, const struct tvmk_conv2d_s
 
 /* Not inlined: one copy of the loops for each clamp, and one for layers with a channel
  * whose right shift is 0. */
-static __attribute__((noinline)) void tvmk_cm_1x1_full(const int32_t *xs, int8_t *out,
-                                                       const struct tvmk_conv2d_s8_params *p,
-                                                       int32_t quads)
+__attribute__((noinline)) void tvmk_cm_1x1_full(const int32_t *xs, int8_t *out,
+                                                const struct tvmk_conv2d_s8_params *p,
+                                                int32_t quads)
 {
     tvmk_cm_1x1_channels(xs, out, p, quads, 1, 0);
 }
 
-static __attribute__((noinline)) void tvmk_cm_1x1_clamped(const int32_t *xs, int8_t *out,
-                                                          const struct tvmk_conv2d_s8_params *p,
-                                                          int32_t quads)
+__attribute__((noinline)) void tvmk_cm_1x1_clamped(const int32_t *xs, int8_t *out,
+                                                   const struct tvmk_conv2d_s8_params *p,
+                                                   int32_t quads)
 {
     tvmk_cm_1x1_channels(xs, out, p, quads, 0, 0);
 }
 
-static __attribute__((noinline)) void tvmk_cm_1x1_mixed(const int32_t *xs, int8_t *out,
-                                                        const struct tvmk_conv2d_s8_params *p,
-                                                        int32_t quads)
+__attribute__((noinline)) void tvmk_cm_1x1_mixed(const int32_t *xs, int8_t *out,
+                                                 const struct tvmk_conv2d_s8_params *p,
+                                                 int32_t quads)
 {
     tvmk_cm_1x1_channels(xs, out, p, quads, 0, 1);
 }
 
 /* Whether some channel's record has a right shift of 0. */
-static int tvmk_cm_1x1_mixed_shifts(const struct tvmk_conv2d_s8_params *p, int32_t quads)
+int tvmk_cm_1x1_mixed_shifts(const struct tvmk_conv2d_s8_params *p, int32_t quads)
 {
     const int32_t *rec = p->packed_weights + 4 + 8 * quads;
     for (int32_t m = 0; m < p->M; m += 4, rec += 16 + 8 * quads) {
@@ -358,15 +343,15 @@ tvmk_cm_1x1_pixels8(const int32_t *xs, const int8_t *W, int8_t *out,
     }
 }
 
-static __attribute__((noinline)) void tvmk_cm_1x1_full8(const int32_t *xs, const int8_t *W,
-                                                        int8_t *out,
-                                                        const struct tvmk_conv2d_s8_params *p,
-                                                        int32_t n)
+__attribute__((noinline)) void tvmk_cm_1x1_full8(const int32_t *xs, const int8_t *W,
+                                                 int8_t *out,
+                                                 const struct tvmk_conv2d_s8_params *p,
+                                                 int32_t n)
 {
     tvmk_cm_1x1_pixels8(xs, W, out, p, n, 1);
 }
 
-static __attribute__((noinline)) void
+__attribute__((noinline)) void
 tvmk_cm_1x1_clamped8(const int32_t *xs, const int8_t *W, int8_t *out,
                      const struct tvmk_conv2d_s8_params *p, int32_t n)
 {

@@ -120,6 +120,10 @@ int32_t tvmk_cm_conv2d_s8(const int8_t *X, const int8_t *W, const int32_t *B, in
     if (p->KH == 1 && p->KW == 1 && p->group == 1 && p->dil_h == 1 && p->dil_w == 1) {
         return tvmk_cm_conv1x1_s8(X, W, Y, p); /* a pointwise convolution (conv1x1_s8.c) */
     }
+    if (p->KH * p->KW * p->C > TVMK_CM_TAPS_MAX && p->group == 1 && p->dil_h == 1 &&
+        p->dil_w == 1) {
+        return tvmk_cm_conv_general_s8(X, W, Y, p); /* many taps (conv_general_s8.c) */
+    }
     if (p->group != 1 || p->dil_h != 1 || p->dil_w != 1 || p->packed_weights == NULL ||
         p->folded_bias == NULL ||
         (int64_t)p->OW * 2 * pairs * (int64_t)sizeof(int16_t) > p->scratch_bytes) {

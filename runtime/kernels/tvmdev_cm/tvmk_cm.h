@@ -39,7 +39,15 @@
  * four pixels at a time; folded_bias then holds per channel five words: the folded bias
  * (unscaled), the multiplier, the left shift plus one, the rounding-and-offset constant,
  * the right shift. The scratch holds four pixels widened (32 bytes per quad).
+ *
+ * conv2d with more than TVMK_CM_TAPS_MAX taps (conv_general_s8.c, tvmk_cm_conv_general_s8,
+ * called by tvmk_cm_conv2d_s8): no groups, no dilation; any filter size, stride and
+ * padding. Each output pixel's window is the 1x1's input over KH x KW x C taps (in the
+ * filter's order): packed_weights and folded_bias as the 1x1's with C the taps (the int8
+ * filter: taps a multiple of 4). The scratch holds four windows widened (32 bytes per quad
+ * of taps), then 4 bytes per quad for the windows gathered at the input's edges.
  */
+#define TVMK_CM_TAPS_MAX 32 /* the first-convolution kernel's taps (conv2d_s8.c) */
 #ifndef TVMK_CM_H_
 #define TVMK_CM_H_
 
@@ -55,6 +63,8 @@ int32_t tvmk_cm_conv2d_s8(const int8_t *X, const int8_t *W, const int32_t *B, in
                           const struct tvmk_conv2d_s8_params *params, void *resource_handle);
 int32_t tvmk_cm_conv1x1_s8(const int8_t *X, const int8_t *W, int8_t *Y,
                            const struct tvmk_conv2d_s8_params *params);
+int32_t tvmk_cm_conv_general_s8(const int8_t *X, const int8_t *W, int8_t *Y,
+                                const struct tvmk_conv2d_s8_params *params);
 int32_t tvmk_cm_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
                                     const int32_t *bias, int8_t *output,
                                     const struct tvmk_depthwise_conv2d_s8_params *params,

@@ -25,7 +25,8 @@ filter and bias. Laid out (a few hundred bytes of flash):
 Its scratch holds one output row's windows, widened to int16.
 
 conv2d with a constant 1x1 filter: :mod:`.tvmdev_cm_1x1` decides, lays out and sizes it
-(its scratch: one pixel widened).
+(its scratch: one pixel widened). conv2d with more than :data:`TAPS_MAX` taps:
+:mod:`.tvmdev_cm_conv` (a 1x1 over each output pixel's window).
 
 Requantization (both) is TFLM's ``MultiplyByQuantizedMultiplier`` in fewer instructions
 (``tvmk_cm_requantize``): its saturating rounding doubling high multiply of a = acc * 2^left
@@ -44,7 +45,7 @@ import numpy as np
 
 from ...model.graph import Model, Operator
 from ...model.s8.call import CArray
-from . import tvmdev_cm_1x1, tvmdev_cm_mve
+from . import tvmdev_cm_1x1, tvmdev_cm_conv, tvmdev_cm_mve
 
 SIZES = (3, 5, 7)
 STRIDES = (1, 2)
@@ -77,6 +78,10 @@ def _conv(model: Model, op: Operator, p: dict[str, Any], arch: str,
         return "a dilated filter (tvmdev_cm takes none)"
     if p["KH"] == 1 and p["KW"] == 1 and tvmdev_cm_1x1.is_pointwise(model, op):
         return tvmdev_cm_1x1.decline(model, op, p, *_operands(model, op, p), flash)
+    if taps > TAPS_MAX and tvmdev_cm_conv.is_general(model, op):
+        if any(t not in model.constants for t in op.inputs[2:] if t is not None):
+            return "a bias computed at run time (tvmdev_cm lays it out ahead)"
+        return tvmdev_cm_conv.decline(model, op, p, *_operands(model, op, p), flash)
     if p["KH"] * p["KW"] == 1 or taps > TAPS_MAX:
         return (f"{taps} taps per output channel in a {p['KH']}x{p['KW']} filter "
                 f"(tvmdev_cm's conv2d takes 2 to {TAPS_MAX}: a first convolution)")
@@ -171,6 +176,8 @@ def scratch_bytes(buffer: str, arch: str, params: dict[str, Any]) -> int:
         return tvmdev_cm_mve.scratch_bytes(buffer, params)
     if buffer == "windows" and params["KH"] == 1 and params["KW"] == 1:
         return tvmdev_cm_1x1.scratch_bytes(params)
+    if buffer == "windows" and tvmdev_cm_conv.taps(params) > TAPS_MAX:
+        return tvmdev_cm_conv.scratch_bytes(params)
     return window_bytes(params) if buffer == "windows" else plane_bytes(params)
 
 
@@ -205,4 +212,6 @@ def precomputed(model: Model, op: Operator, params: dict[str, Any],
         if tvmdev_cm_1x1.widened(model, op, params, flash):
             return tvmdev_cm_1x1.pack(w, bias, params)
         return tvmdev_cm_1x1.pack_int8(w, bias, params)
+    if tvmdev_cm_conv.taps(params) > TAPS_MAX:
+        return tvmdev_cm_conv.pack(model, op, w, bias, params, flash)
     return pack_conv(w, bias, params["input_offset"])

@@ -83,15 +83,17 @@ def is_pointwise(model: Model, op: Operator) -> bool:
 
 
 def budget_left(model: Model, op: Operator, budget: int) -> int:
-    """The flash budget left for ``op`` by the model's earlier 1x1 convolutions (each
-    counted whether it is taken or not: an upper bound)."""
+    """The flash budget left for ``op`` by the model's earlier 1x1 and general
+    convolutions (:mod:`.tvmdev_cm_conv`, C its taps; each counted whether it is taken
+    or not: an upper bound)."""
+    from .tvmdev_cm_conv import is_general
     used = 0
     for other in model.operators:
         if other.index == op.index:
             break
-        if is_pointwise(model, other):
+        if is_pointwise(model, other) or is_general(model, other):
             shape = np.shape(model.constants[other.inputs[1] or ""])
-            used += packed_bytes(int(shape[0]), int(shape[3]))
+            used += packed_bytes(int(shape[0]), int(np.prod(shape[1:])))
     return budget - used
 
 
