@@ -229,16 +229,17 @@ def test_past_the_flash_budget_the_filter_stays_int8(tmp_path: Path) -> None:
     (records only in folded_bias), those with input channels not a multiple of 4 go on,
     saying why."""
     import cm_cases
-    two = sum(tvmdev_cm_1x1.packed_bytes(d.conv, d.c) for d in cm_cases.PW_CASES[:2])
+    m = _compile(tmp_path, 0).model  # type: ignore[attr-defined]
+    two = sum(tvmdev_cm_1x1.added_bytes(m, op) for op in m.operators[:2])
     c = _compile(tmp_path, two)
     placements = c.placements  # type: ignore[attr-defined]
     ops = {p.index: p for p in c.ops}  # type: ignore[attr-defined]
     libs = [placements[op.index].library for op in c.model.operators]  # type: ignore
     assert libs == ["tvmdev_cm" if i < 2 or d.c % 4 == 0 else "portable"
                     for i, d in enumerate(cm_cases.PW_CASES)]
-    need = tvmdev_cm_1x1.packed_bytes(1, 3)
+    need = tvmdev_cm_1x1.added_bytes(m, m.operators[2])
     assert placements[2].declined == (
-        f"tvmdev_cm: its filter widened to {need} bytes, beyond the board's flash budget "
+        f"tvmdev_cm: its filter widened adds {need} bytes, beyond the board's flash budget "
         f"(0 of {two} bytes left: library_flash: tvmdev_cm), and 3 input channels (its int8 "
         "filter's rows are read in words)")
     assert ops[1].params["packed_weights"] is not None
@@ -264,7 +265,8 @@ def test_a_widened_filter_is_emitted_once(tmp_path: Path) -> None:
     from tvmdev.plan.fit import constant_bytes
     from tvmdev.render.executor import executor_files
 
-    two = sum(tvmdev_cm_1x1.packed_bytes(d.conv, d.c) for d in cm_cases.PW_CASES[:2])
+    m0 = _compile(tmp_path, 0).model  # type: ignore[attr-defined]
+    two = sum(tvmdev_cm_1x1.added_bytes(m0, op) for op in m0.operators[:2])
     c = _compile(tmp_path, two)
     m = c.model  # type: ignore[attr-defined]
     wide, narrow = m.operators[0], m.operators[3]

@@ -66,7 +66,8 @@ def test_past_the_budget_the_filter_stays_int8(tmp_path: Path) -> None:
     on, saying why."""
     import cm_cases
     cases = cm_cases.GEN_CASES
-    two = sum(tvmdev_cm_1x1.packed_bytes(d.conv, _taps(d)) for d in cases[:2])
+    m = _compile(tmp_path, 0).model  # type: ignore[attr-defined]
+    two = sum(tvmdev_cm_1x1.added_bytes(m, op) for op in m.operators[:2])
     c = _compile(tmp_path, two)
     ops = {p.index: p for p in c.ops}  # type: ignore[attr-defined]
     placements = c.placements  # type: ignore[attr-defined]
@@ -75,9 +76,9 @@ def test_past_the_budget_the_filter_stays_int8(tmp_path: Path) -> None:
     assert ops[1].params["packed_weights"] is not None
     assert ops[2].params["packed_weights"] is None
     assert len(ops[2].params["folded_bias"].values) == 5 * cases[2].conv
-    need = tvmdev_cm_1x1.packed_bytes(cases[3].conv, 45)
+    need = tvmdev_cm_1x1.added_bytes(m, m.operators[3])
     assert placements[3].declined == (
-        f"tvmdev_cm: its filter widened to {need} bytes, beyond the board's flash budget "
+        f"tvmdev_cm: its filter widened adds {need} bytes, beyond the board's flash budget "
         f"(0 of {two} bytes left: library_flash: tvmdev_cm), and 45 taps per output "
         "channel (its int8 filter's rows are read in words)")
 
@@ -92,7 +93,10 @@ def test_widened_general_filters_count_against_the_1x1s_budget(tmp_path: Path) -
     model, _ = cm_cases.merged(cases)
     (tmp_path / "m.tflite").write_bytes(model)
     m = import_file(tmp_path / "m.tflite").to_model()
-    first = tvmdev_cm_1x1.packed_bytes(16, 144)
+    # the widened words less the int8 filter and bias they replace
+    first = tvmdev_cm_1x1.packed_bytes(16, 144) - 16 * 144 - (
+        4 * 16 if len(m.operators[0].inputs) > 2 and m.operators[0].inputs[2] else 0)
+    assert tvmdev_cm_1x1.added_bytes(m, m.operators[0]) == first
     assert tvmdev_cm_1x1.budget_left(m, m.operators[1], 65536) == 65536 - first
 
 

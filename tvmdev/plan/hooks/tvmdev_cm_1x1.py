@@ -4,8 +4,9 @@ takes, and the filter, biases and requantization laid out for it at generation t
 Taken: int8, no groups, no dilation, no padding, a constant filter and bias, output
 shifts of at most :data:`LEFT_MAX` - 1 (the filter scaled by 2^(shift + 1) fits int16), and
 the two proofs below. The filter is widened where it fits the board's flash budget
-(``library_flash: {tvmdev_cm: BYTES}`` in its YAML, counted over the model's 1x1
-convolutions in order), else kept int8 (:func:`pack_int8`: the kernel unpacks each filter
+(``library_flash: {tvmdev_cm: BYTES}`` in its YAML: the bytes widening adds, the laid-out
+words less the int8 filter and bias they replace, which are not emitted then; counted over
+the model's 1x1 and general convolutions in order, each filter once), else kept int8 (:func:`pack_int8`: the kernel unpacks each filter
 word once for four pixels), which needs a multiple of 4 input channels. Declined
 otherwise (CMSIS-NN, or the portable kernel, takes it).
 
@@ -82,18 +83,32 @@ def is_pointwise(model: Model, op: Operator) -> bool:
     return len(shape) == 4 and shape[1] == 1 and shape[2] == 1
 
 
+def added_bytes(model: Model, op: Operator) -> int:
+    """The flash widening ``op``'s filter adds: its packed words (filter, folded biases,
+    records) less the int8 filter and the bias they replace (neither is emitted then)."""
+    w = model.constants[op.inputs[1] or ""]
+    shape = np.shape(w)
+    bias = op.inputs[2] if len(op.inputs) > 2 else None
+    replaced = int(w.nbytes) + (int(model.constants[bias].nbytes)
+                                if bias is not None and bias in model.constants else 0)
+    return packed_bytes(int(shape[0]), int(np.prod(shape[1:]))) - replaced
+
+
 def budget_left(model: Model, op: Operator, budget: int) -> int:
     """The flash budget left for ``op`` by the model's earlier 1x1 and general
-    convolutions (:mod:`.tvmdev_cm_conv`, C its taps; each counted whether it is taken
-    or not: an upper bound)."""
+    convolutions (:mod:`.tvmdev_cm_conv`, C its taps), each filter once (the bands of a
+    patched layer share theirs, and decide alike) and each counted whether it is taken or
+    not: an upper bound."""
     from .tvmdev_cm_conv import is_general
+    seen = {op.inputs[1]}
     used = 0
     for other in model.operators:
         if other.index == op.index:
             break
-        if is_pointwise(model, other) or is_general(model, other):
-            shape = np.shape(model.constants[other.inputs[1] or ""])
-            used += packed_bytes(int(shape[0]), int(np.prod(shape[1:])))
+        if other.inputs[1] not in seen and (is_pointwise(model, other)
+                                            or is_general(model, other)):
+            seen.add(other.inputs[1])
+            used += added_bytes(model, other)
     return budget - used
 
 
@@ -174,9 +189,9 @@ def decline(model: Model, op: Operator, p: dict[str, Any], w: np.ndarray,
         return ("a rounding constant and output offset that may overflow int32 "
                 "(tvmdev_cm's 1x1 adds them in one step)")
     if not widened(model, op, p, budget) and int(p["C"]) % 4 != 0:
-        need = packed_bytes(int(p["M"]), int(p["C"]))
+        need = added_bytes(model, op)
         room = budget_left(model, op, budget or 0)
-        return (f"its filter widened to {need} bytes, beyond the board's flash budget "
+        return (f"its filter widened adds {need} bytes, beyond the board's flash budget "
                 f"({max(room, 0)} of {budget or 0} bytes left: library_flash: tvmdev_cm), "
                 f"and {p['C']} input channels (its int8 filter's rows are read in words)")
     return None
@@ -184,7 +199,7 @@ def decline(model: Model, op: Operator, p: dict[str, Any], w: np.ndarray,
 
 def widened(model: Model, op: Operator, p: dict[str, Any], budget: int | None) -> bool:
     """Whether the filter is widened (within the budget), else kept int8."""
-    return packed_bytes(int(p["M"]), int(p["C"])) <= budget_left(model, op, budget or 0)
+    return added_bytes(model, op) <= budget_left(model, op, budget or 0)
 
 
 def _wrap32(v: np.ndarray) -> np.ndarray:

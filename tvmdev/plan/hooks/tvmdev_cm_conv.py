@@ -56,7 +56,7 @@ def scratch_bytes(p: dict[str, Any]) -> int:
 
 def widened(model: Model, op: Operator, p: dict[str, Any], budget: int | None) -> bool:
     """Whether the filter is widened (within what the budget has left), else kept int8."""
-    need = tvmdev_cm_1x1.packed_bytes(int(p["M"]), taps(p))
+    need = tvmdev_cm_1x1.added_bytes(model, op)
     return need <= tvmdev_cm_1x1.budget_left(model, op, budget or 0)
 
 
@@ -82,9 +82,9 @@ def decline(model: Model, op: Operator, p: dict[str, Any], w: np.ndarray,
         return ("a rounding constant and output offset that may overflow int32 "
                 "(tvmdev_cm's convolution adds them in one step)")
     if not widened(model, op, p, budget) and taps(p) % 4 != 0:
-        need = tvmdev_cm_1x1.packed_bytes(int(p["M"]), taps(p))
+        need = tvmdev_cm_1x1.added_bytes(model, op)
         room = tvmdev_cm_1x1.budget_left(model, op, budget or 0)
-        return (f"its filter widened to {need} bytes, beyond the board's flash budget "
+        return (f"its filter widened adds {need} bytes, beyond the board's flash budget "
                 f"({max(room, 0)} of {budget or 0} bytes left: library_flash: tvmdev_cm), "
                 f"and {taps(p)} taps per output channel (its int8 filter's rows are read "
                 "in words)")
