@@ -129,48 +129,104 @@ tvmk_cm_fc_rows4(const int32_t *xs, const int8_t *w, int32_t C, int32_t quads, i
     acc[3] = a3;
 }
 
-/* Row r's output from its accumulator: TFLM's requantization with the row's (or the
- * tensor's) multiplier and shift, the offset, the clamp. */
-static inline int8_t tvmk_cm_fc_out(int32_t acc, int32_t r,
-                                    const struct tvmk_fully_connected_s8_params *p)
+/* What the loops read, copied out of the params (a store through an int8 pointer would
+ * otherwise make the compiler read them again). */
+struct tvmk_cm_fc {
+    const int32_t *ks, *rec; /* rec: per row, multiplier, left shift + 1, c, right shift */
+    int32_t C, M, quads, lo, hi;
+};
+
+/* Row r's output from its accumulator and record (tvmdev/plan/hooks/tvmdev_cm_fc.py):
+ * SMMULR of the accumulator scaled by 2^(left shift + 1) (exact: proved per layer) is
+ * TFLM's doubling high multiply; c is 2^(right - 1) + output_offset * 2^right (the offset
+ * alone when right is 0), the rounding and the offset in one add (no overflow, proved),
+ * and x >> 31 rounds a negative tie away from zero when right > 0. `full`: the clamp is
+ * int8's whole range (one SSAT); `mixed`: some row's right shift is 0. */
+static inline __attribute__((always_inline)) int8_t
+tvmk_cm_fc_out(int32_t acc, const int32_t *r, int32_t lo, int32_t hi, const int full,
+               const int mixed)
 {
-    struct tvmk_cm_requant q;
-    const int per_row = p->channel_multiplier != NULL;
-    tvmk_cm_requant_init(&q, per_row ? p->channel_multiplier[r] : p->output_multiplier,
-                         per_row ? p->channel_shift[r] : p->output_shift, p->output_offset,
-                         p->activation_min, p->activation_max);
-    return tvmk_cm_requantize(acc, &q);
+    const int32_t x = tvmk_cm_smmulr((int32_t)((uint32_t)acc << r[1]), r[0]);
+    const int32_t below = mixed ? (x >> 31) & -(int32_t)(r[3] != 0) : x >> 31;
+    int32_t v = (x + below + r[2]) >> r[3];
+    if (full) {
+#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+        return (int8_t)__ssat(v, 8);
+#else
+        lo = -128;
+        hi = 127;
+#endif
+    }
+    v = v < lo ? lo : v;
+    return (int8_t)(v > hi ? hi : v);
 }
 
-/* One input row x (widened into xs) times every weight row, into out. */
-static void tvmk_cm_fc_batch(const int8_t *x, const int32_t *xs, const int8_t *weights,
-                             int8_t *out, const struct tvmk_fully_connected_s8_params *p)
+/* The last C % 4 columns of a row w (their inputs raw in x), added to acc. */
+static int32_t tvmk_cm_fc_cols(const int8_t *w, const int8_t *x, int32_t from, int32_t C,
+                               int32_t acc)
 {
-    const int32_t C = p->in_size, M = p->out_size, quads = C / 4;
+    for (int32_t c = from; c < C; c++) {
+        acc += (int32_t)w[c] * (int32_t)x[c];
+    }
+    return acc;
+}
+
+/* One input row x (widened into xs) times every weight row, into out; `full` and
+ * `mixed` (tvmk_cm_fc_out): constants where it is inlined. */
+static inline __attribute__((always_inline)) void
+tvmk_cm_fc_rows(const struct tvmk_cm_fc *d, const int8_t *x, const int32_t *xs,
+                const int8_t *weights, int8_t *out, const int full, const int mixed)
+{
+    const int32_t C = d->C, M = d->M, quads = d->quads, lo = d->lo, hi = d->hi;
+    const int32_t *rec = d->rec;
     int32_t r = 0;
-    for (; r + 4 <= M; r += 4) {
+    for (; r + 4 <= M; r += 4, rec += 16) {
         const int8_t *w = weights + r * C;
         int32_t acc[4];
-        memcpy(acc, p->kernel_sums + r, sizeof acc);
+        memcpy(acc, d->ks + r, sizeof acc);
         tvmk_cm_fc_rows4(xs, w, C, quads, acc);
-        for (int32_t k = 0; k < 4; k++) {
-            for (int32_t c = 4 * quads; c < C; c++) { /* the last C % 4 columns */
-                acc[k] += (int32_t)w[k * C + c] * (int32_t)x[c];
+        if (C % 4 != 0) {
+            for (int32_t k = 0; k < 4; k++) {
+                acc[k] = tvmk_cm_fc_cols(w + k * C, x, 4 * quads, C, acc[k]);
             }
-            out[r + k] = tvmk_cm_fc_out(acc[k], r + k, p);
         }
+        out[r] = tvmk_cm_fc_out(acc[0], rec, lo, hi, full, mixed);
+        out[r + 1] = tvmk_cm_fc_out(acc[1], rec + 4, lo, hi, full, mixed);
+        out[r + 2] = tvmk_cm_fc_out(acc[2], rec + 8, lo, hi, full, mixed);
+        out[r + 3] = tvmk_cm_fc_out(acc[3], rec + 12, lo, hi, full, mixed);
     }
-    for (; r < M; r++) { /* the last M % 4 rows, one at a time */
+    for (; r < M; r++, rec += 4) { /* the last M % 4 rows, one at a time */
         const int8_t *w = weights + r * C;
-        int32_t acc = p->kernel_sums[r];
+        int32_t acc = d->ks[r];
         for (int32_t j = 0; j < quads; j++) {
             acc = tvmk_cm_fc_word(w + 4 * j, xs[2 * j], xs[2 * j + 1], acc);
         }
-        for (int32_t c = 4 * quads; c < C; c++) {
-            acc += (int32_t)w[c] * (int32_t)x[c];
-        }
-        out[r] = tvmk_cm_fc_out(acc, r, p);
+        acc = tvmk_cm_fc_cols(w, x, 4 * quads, C, acc);
+        out[r] = tvmk_cm_fc_out(acc, rec, lo, hi, full, mixed);
     }
+}
+
+/* Not inlined: one copy of the loops for each clamp, and one for layers with a row whose
+ * right shift is 0. */
+static __attribute__((noinline)) void tvmk_cm_fc_full(const struct tvmk_cm_fc *d,
+                                                      const int8_t *x, const int32_t *xs,
+                                                      const int8_t *weights, int8_t *out)
+{
+    tvmk_cm_fc_rows(d, x, xs, weights, out, 1, 0);
+}
+
+static __attribute__((noinline)) void tvmk_cm_fc_clamped(const struct tvmk_cm_fc *d,
+                                                         const int8_t *x, const int32_t *xs,
+                                                         const int8_t *weights, int8_t *out)
+{
+    tvmk_cm_fc_rows(d, x, xs, weights, out, 0, 0);
+}
+
+static __attribute__((noinline)) void tvmk_cm_fc_mixed(const struct tvmk_cm_fc *d,
+                                                       const int8_t *x, const int32_t *xs,
+                                                       const int8_t *weights, int8_t *out)
+{
+    tvmk_cm_fc_rows(d, x, xs, weights, out, 0, 1);
 }
 #endif /* !TVMK_CM_FC_MVE */
 
@@ -185,14 +241,32 @@ int32_t tvmk_cm_fully_connected_s8(const int8_t *input, const int8_t *weights,
     /* Helium: the MVE path (no scratch) */
     return tvmk_cm_fully_connected_s8_mve(input, weights, output, p);
 #else
+    struct tvmk_cm_fc d;
+    int mixed, full;
     if (p->kernel_sums == NULL || p->weights_offset != 0 || p->scratch == NULL ||
         ((uintptr_t)p->scratch & 3) != 0 || (int64_t)(p->in_size / 4) * 8 > p->scratch_bytes) {
         return TVM_DEVICE_ERR_INVALID; /* declined at generation time */
     }
+    d.ks = p->kernel_sums;
+    d.rec = p->kernel_sums + p->out_size;
+    d.C = p->in_size;
+    d.M = p->out_size;
+    d.quads = p->in_size / 4;
+    d.lo = p->activation_min;
+    d.hi = p->activation_max;
+    mixed = d.rec[4 * d.M] != 0;
+    full = d.lo == -128 && d.hi == 127;
     for (int32_t b = 0; b < p->batch; b++) {
-        const int8_t *x = input + b * p->in_size;
-        tvmk_cm_fc_widen((int32_t *)p->scratch, x, p->in_size / 4);
-        tvmk_cm_fc_batch(x, (const int32_t *)p->scratch, weights, output + b * p->out_size, p);
+        const int8_t *x = input + b * d.C;
+        int32_t *xs = (int32_t *)p->scratch;
+        tvmk_cm_fc_widen(xs, x, d.quads);
+        if (mixed) {
+            tvmk_cm_fc_mixed(&d, x, xs, weights, output + b * d.M);
+        } else if (full) {
+            tvmk_cm_fc_full(&d, x, xs, weights, output + b * d.M);
+        } else {
+            tvmk_cm_fc_clamped(&d, x, xs, weights, output + b * d.M);
+        }
     }
     return TVM_DEVICE_OK;
 #endif

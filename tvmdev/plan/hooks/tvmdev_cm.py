@@ -203,7 +203,7 @@ def precomputed(model: Model, op: Operator, params: dict[str, Any],
     are widened by the kernel. The MVE path (``arch`` mve, tvmdev_cm_mve.py) lays
     nothing out. fully_connected: its rows' folded biases (:mod:`.tvmdev_cm_fc`)."""
     if op.op == "fully_connected":
-        return tvmdev_cm_fc.precomputed(model, op, params)
+        return tvmdev_cm_fc.precomputed(model, op, params, arch)
     if op.op != "conv2d" or arch == "mve":
         return {}
     w, bias = _operands(model, op, params)
