@@ -151,9 +151,11 @@ def test_scratch_is_cmsis_nns_own_answer_for_the_core(tflite_model: Callable[[st
         ops = plans[board]["operators"]
         assert isinstance(ops, list)
         first = next(op for op in ops if op["op"] == "conv2d")  # 10x4: CMSIS-NN's
-        for op in ops:  # tvmdev's own depthwise kernels come first on the M4 and the M55,
-            # and its 1x1 kernels on the M4 (the M55's take at most 16 input channels)
-            own = board != "mps2_an385" and op["op"] == "depthwise_conv2d" or (
+        for op in ops:  # tvmdev's own depthwise and fully connected kernels come first on
+            # the M4 and the M55, and its 1x1 kernels on the M4 (the M55's take at most 16
+            # input channels)
+            own = board != "mps2_an385" and op["op"] in (
+                "depthwise_conv2d", "fully_connected") or (
                 board == "mps2_an386" and op["op"] == "conv2d" and op is not first)
             assert op["library"] == ("tvmdev_cm" if own else "cmsis_nn" if op["op"] not in (
                 "quantize", "reshape", "dequantize") else "portable"), (board, op)
@@ -272,8 +274,10 @@ def test_mlperf_tiny_bit_exact_on_cmsis_nn(name: str, board: str,
     # tvmdev's own kernels (tvmdev_cm: dsp on the Cortex-M4, mve on the M55) take what
     # they serve first
     own = {"tvmdev_cm"}
-    assert {op["library"] for op in plan["operators"] if op["op"] in (
-        "conv2d", "depthwise_conv2d", "fully_connected")} - own == {"cmsis_nn"}
+    libs = {op["library"] for op in plan["operators"] if op["op"] in (
+        "conv2d", "depthwise_conv2d", "fully_connected")}
+    # anomaly_detection: fully connected layers only, all tvmdev_cm's
+    assert libs - own == ({"cmsis_nn"} if name != "anomaly_detection" else set())
 
 
 @pytest.mark.slow
@@ -352,10 +356,10 @@ def test_keyword_spotting_names_its_kernels(tflite_model: Callable[[str], Path],
     assert r.code == 0, r.out + r.err
     lines = r.out.splitlines()
     # tvmdev_cm (tvmdev's own, ahead of CMSIS-NN on the M4) takes the depthwise and 1x1
-    # ones.
-    assert lines[1] == ("kernels: portable 3 (quantize, reshape, dequantize), cmsis_nn 4 "
-                        "(conv2d, avgpool2d, fully_connected, softmax), tvmdev_cm 8 "
-                        "(depthwise_conv2d 4, conv2d 4)")
+    # ones, and the fully connected one.
+    assert lines[1] == ("kernels: portable 3 (quantize, reshape, dequantize), cmsis_nn 3 "
+                        "(conv2d, avgpool2d, softmax), tvmdev_cm 9 "
+                        "(depthwise_conv2d 4, conv2d 4, fully_connected)")
     table = [ln.split() for ln in lines if ln[:1].isdigit()]
     assert len(table) == 15
     assert {row[4] for row in table if row[2] == "conv2d"} == {"tvmk_cmsis_nn_conv2d_s8",
@@ -431,8 +435,13 @@ def test_helium_fully_connected_row_sums(weights: str, cli: Callable[..., Result
                                          tmp_path: Path) -> None:
     """On Helium, CMSIS-NN's fully connected kernel takes its weights' row sums: computed
     at generation time for constant weights (kernel_sums in flash, no scratch), by
-    arm_vector_sum_s8 into planned scratch for weights that are a model input."""
+    arm_vector_sum_s8 into planned scratch for weights that are a model input. (A board
+    without tvmdev_cm, whose fully connected kernel takes constant weights first.)"""
     need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    board = tmp_path / "an547_cmsis_nn.yaml"
+    board.write_text((REPO / "boards/mps3_an547.yaml").read_text().replace(
+        "libraries: [tvmdev_cm, cmsis_nn]", "libraries: [cmsis_nn]").replace(
+        "${runtime}", str(REPO / "runtime")))
     text = WEIGHTS_AS_INPUT
     if weights == "constant":
         values = ", ".join(str((i * 37) % 255 - 127) for i in range(24 * 40))
@@ -442,7 +451,7 @@ def test_helium_fully_connected_row_sums(weights: str, cli: Callable[..., Result
             f"{{scale: [0.01], zero_point: [0]}}, values: [{values}]}}\n")
     model = tmp_path / "fcw.yaml"
     model.write_text(text)
-    r = cli("run", str(model), "--board", "mps3_an547", "--cmsis-nn", tree(), "--build-dir",
+    r = cli("run", str(model), "--board", str(board), "--cmsis-nn", tree(), "--build-dir",
             str(tmp_path / "b"))
     assert r.code == 0 and r.out.rstrip().endswith("PASS"), r.out + r.err
     assert "max abs err 0, max rel err 0" in r.out
