@@ -3,15 +3,15 @@
  * tvmdev_cm, Helium (MVE) path: FULLY_CONNECTED int8 (weights per tensor or per output
  * channel, zero point 0) on a Cortex-M55 (tvmk_cm.h). Four rows at a time: per sixteen
  * columns one VLDRB of the input and, per row, one VLDRB of its weights (TFLM's rows: no
- * layout) and one VMLADAVA, the accumulators starting at kernel_sums (each row's bias plus
+ * layout) and one VMLADAVA, in a low-overhead loop (WLS/LE: ten instructions per 64
+ * multiplies), the accumulators starting at kernel_sums (each row's bias plus
  * input_offset times the sum of its weights, folded at generation time:
  * tvmdev/plan/hooks/tvmdev_cm_fc.py), so no VADDVA of the input or the weights at run
  * time. The last in_size % 16 columns take predicated loads (the input's other lanes
  * zero). The four accumulators are requantized in one vector, TFLM's
  * MultiplyByQuantizedMultiplier exactly (as depthwise_conv2d_s8_mve.c: VSHL, VQRDMULH, the
  * fix-up that rounds a negative tie away from zero, VRSHL), and stored as four bytes. The
- * last out_size % 4 rows: a group whose missing rows repeat the last one, its stores and
- * constant loads predicated.
+ * last out_size % 4 rows: one at a time, the same arithmetic in one lane.
  */
 #include "tvmk_cm.h"
 
