@@ -3,16 +3,18 @@
  * tvmdev_cm: FULLY_CONNECTED int8 (weights per tensor or per output channel, zero point 0),
  * the DSP path (SMLAD; on a core with Helium the entry point calls the MVE path,
  * fully_connected_s8_mve.c). The weights stay TFLM's (out_size rows of in_size int8).
- * kernel_sums holds per row its bias plus input_offset times the sum of its weights,
- * folded at generation time (tvmdev/plan/hooks/tvmdev_cm_fc.py), so the raw inputs are
- * multiplied. Each input row is widened once per call into the scratch, per four inputs
- * two words: (x[4j], x[4j + 2]) and (x[4j + 1], x[4j + 3]), the order SXTB16 splits a
- * word of four weights into (and, rotated by 8, its odd bytes), so the weights need two
- * SXTB16 and no reordering. Four rows at a time share each input load: per four columns,
- * one LDRD of the input and per row an LDR, two SXTB16 and two SMLADs. The last in_size % 4
- * columns and out_size % 4 rows are multiplied in C. Requantization is TFLM's
- * MultiplyByQuantizedMultiplier by SMMULR (tvmk_cm_arith.h), which the generator proved
- * exact for the layer.
+ * kernel_sums, laid out at generation time (tvmdev/plan/hooks/tvmdev_cm_fc.py): per row
+ * its bias plus input_offset times the sum of its weights, so the raw inputs are
+ * multiplied; then per row a requantization record (multiplier, left shift + 1, c, right
+ * shift); then a word, 1 when some row's right shift is 0. Each input row is widened once
+ * per call into the scratch, per four inputs two words: (x[4j], x[4j + 2]) and (x[4j + 1],
+ * x[4j + 3]), the order SXTB16 splits a word of four weights into (and, rotated by 8, its
+ * odd bytes), so the weights need two SXTB16 and no reordering. Four rows at a time share
+ * each input load: per four columns, one LDRD of the input and per row an LDR, two SXTB16
+ * and two SMLADs (21 instructions, 16 multiplies). The last in_size % 4 columns and
+ * out_size % 4 rows are multiplied in C. Requantization is TFLM's
+ * MultiplyByQuantizedMultiplier from the row's record (tvmk_cm_fc_out), which the
+ * generator proved exact for the layer.
  */
 #include <string.h>
 

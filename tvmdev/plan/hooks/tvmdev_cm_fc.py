@@ -20,7 +20,8 @@ sum(w * x) + bias + input_offset * sum(w) is TFLM's sum(w * (x + input_offset)) 
   MultiplyByQuantizedMultiplier plus the offset, exact where the 1x1 kernel's proofs hold
   for every row (:func:`tvmdev.plan.hooks.tvmdev_cm_1x1.channels`: the accumulator,
   doubled after its left shift, fits int32, or the row's output is one value for every
-  accumulator it can reach, whose record is (0, 1, 2 x that value, 1);
+  accumulator it can reach, whose record is (0, its left shift + 1, 2 x (that value +
+  output_offset), 1);
   :func:`tvmdev.plan.hooks.tvmdev_cm_1x1.offset_fits`: the sum cannot overflow): declined
   otherwise.
 - Helium (MVE, Cortex-M55): sixteen weights of four rows per VMLADAVA against one load of
