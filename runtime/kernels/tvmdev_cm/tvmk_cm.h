@@ -79,6 +79,19 @@ int32_t tvmk_cm_depthwise_conv2d_s8_mve(const int8_t *input, const int8_t *filte
 int32_t tvmk_cm_conv2d_s8_mve(const int8_t *X, const int8_t *W, const int32_t *B, int8_t *Y,
                               const struct tvmk_conv2d_s8_params *params);
 
+/* FULLY_CONNECTED int8 (fully_connected_s8.c; its Helium path fully_connected_s8_mve.c):
+ * weights per tensor or per row, zero point 0, TFLM's layout; kernel_sums: per row its
+ * bias plus input_offset times the sum of its weights (tvmdev/plan/hooks/tvmdev_cm_fc.py),
+ * on the DSP path followed by a requantization record per row and a flag. The DSP path's
+ * scratch holds the input row widened, two words per four inputs; Helium's needs none. */
+int32_t tvmk_cm_fully_connected_s8(const int8_t *input, const int8_t *weights,
+                                   const int32_t *bias, int8_t *output,
+                                   const struct tvmk_fully_connected_s8_params *params,
+                                   void *resource_handle);
+int32_t tvmk_cm_fully_connected_s8_mve(const int8_t *input, const int8_t *weights,
+                                       int8_t *output,
+                                       const struct tvmk_fully_connected_s8_params *params);
+
 #ifdef __cplusplus
 }
 #endif

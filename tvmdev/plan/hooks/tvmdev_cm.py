@@ -26,7 +26,8 @@ Its scratch holds one output row's windows, widened to int16.
 
 conv2d with a constant 1x1 filter: :mod:`.tvmdev_cm_1x1` decides, lays out and sizes it
 (its scratch: one pixel widened). conv2d with more than :data:`TAPS_MAX` taps:
-:mod:`.tvmdev_cm_conv` (a 1x1 over each output pixel's window).
+:mod:`.tvmdev_cm_conv` (a 1x1 over each output pixel's window). fully_connected (both
+code paths): :mod:`.tvmdev_cm_fc`.
 
 Requantization (both) is TFLM's ``MultiplyByQuantizedMultiplier`` in fewer instructions
 (``tvmk_cm_requantize``): its saturating rounding doubling high multiply of a = acc * 2^left
@@ -45,7 +46,7 @@ import numpy as np
 
 from ...model.graph import Model, Operator
 from ...model.s8.call import CArray
-from . import tvmdev_cm_1x1, tvmdev_cm_conv, tvmdev_cm_mve
+from . import tvmdev_cm_1x1, tvmdev_cm_conv, tvmdev_cm_fc, tvmdev_cm_mve
 
 SIZES = (3, 5, 7)
 STRIDES = (1, 2)
@@ -158,6 +159,8 @@ def decline(model: Model, op: Operator, params: dict[str, Any], arch: str,
     the board lets it add (``library_flash``; None: none)."""
     if model.op_dtype(op) != "int8":
         return "not int8"
+    if op.op == "fully_connected":
+        return tvmdev_cm_fc.decline(model, op, params, arch)
     if arch == "mve":
         return tvmdev_cm_mve.decline(model, op, params)
     rule = DECLINES.get(op.op)
@@ -171,7 +174,9 @@ def request(buffer: str, arch: str, params: dict[str, Any]) -> str:
 
 def scratch_bytes(buffer: str, arch: str, params: dict[str, Any]) -> int:
     """The bytes of one operator's scratch: depthwise_conv2d's int16 plane, conv2d's
-    row of windows (a 1x1 filter's: one pixel widened)."""
+    row of windows (a 1x1 filter's: one pixel widened); fully_connected's input row."""
+    if buffer == "fc_vector":
+        return tvmdev_cm_fc.scratch_bytes(arch, params)
     if arch == "mve":
         return tvmdev_cm_mve.scratch_bytes(buffer, params)
     if buffer == "windows" and params["KH"] == 1 and params["KW"] == 1:
@@ -204,7 +209,9 @@ def precomputed(model: Model, op: Operator, params: dict[str, Any],
     """conv2d's filter laid out and bias folded (the module's docstring; a 1x1 filter's
     widened within ``flash``, the board's budget, else its records only); depthwise's
     are widened by the kernel. The MVE path (``arch`` mve, tvmdev_cm_mve.py) lays
-    nothing out."""
+    nothing out. fully_connected: its rows' folded biases (:mod:`.tvmdev_cm_fc`)."""
+    if op.op == "fully_connected":
+        return tvmdev_cm_fc.precomputed(model, op, params, arch)
     if op.op != "conv2d" or arch == "mve":
         return {}
     w, bias = _operands(model, op, params)
