@@ -105,8 +105,8 @@ def budget_left(model: Model, op: Operator, budget: int) -> int:
     for other in model.operators:
         if other.index == op.index:
             break
-        if other.inputs[1] not in seen and (is_pointwise(model, other)
-                                            or is_general(model, other)):
+        if (is_pointwise(model, other) or is_general(model, other)) and \
+                other.inputs[1] not in seen:
             seen.add(other.inputs[1])
             used += added_bytes(model, other)
     return budget - used
