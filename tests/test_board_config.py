@@ -44,7 +44,7 @@ CASES: list[tuple[str, str, Callable[[str], str], str | None, str, str | None]] 
      "toolchain, memory, run, support, kernels, io, patch, rtos, device_options, "
      "libraries, library_flash, cache, tuning, offload"),
     ("a flash budget for a library the board does not list", "mps2_an386",
-     _sub("{tvmdev_cm: 65536}", "{tvmdev_cmm: 65536}"), "library_flash:",
+     _sub("{tvmdev_cm: 32768}", "{tvmdev_cmm: 65536}"), "library_flash:",
      "library_flash: 'tvmdev_cmm' is not one of the board's libraries",
      "libraries: tvmdev_cm, cmsis_nn"),
     ("a cache line not a power of two", "mps2_an500", _sub("line: 32", "line: 24"), "cache:",

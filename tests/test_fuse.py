@@ -51,7 +51,7 @@ def _cmsis_m4_yaml(tmp_path: Path) -> str:
     from tvmdev.load.board import board_by_name
     text = board_by_name("mps2_an386").path.read_text()
     for old, new in (("libraries: [tvmdev_cm, cmsis_nn]", "libraries: [cmsis_nn]"),
-                     ("library_flash: {tvmdev_cm: 65536}", "")):
+                     ("library_flash: {tvmdev_cm: 32768}", "")):
         assert old in text
         text = text.replace(old, new)
     (tmp_path / "m4_cmsis_nn.yaml").write_text(text)

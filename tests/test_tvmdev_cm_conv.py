@@ -188,8 +188,8 @@ def test_int8_filter_general_edges_bit_exact_with_tflm(cli: Callable[..., Result
     from tvmdev.load.board import board_by_name
     need_tool("qemu-system-arm", "scripts/test.sh installs it")
     text = board_by_name("mps2_an386").path.read_text()
-    assert "library_flash: {tvmdev_cm: 65536}" in text
-    (tmp_path / "b.yaml").write_text(text.replace("library_flash: {tvmdev_cm: 65536}",
+    assert "library_flash: {tvmdev_cm: 32768}" in text
+    (tmp_path / "b.yaml").write_text(text.replace("library_flash: {tvmdev_cm: 32768}",
                                                   "library_flash: {tvmdev_cm: 0}"))
     model, arrays = cm_cases.merged(cm_cases.GEN_CASES)
     outputs, _ = run_against_tflm(cli, model, arrays, tmp_path, "--board",
