@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...model.graph import Model, Operator
+from . import tvmdev_cm_mvedw
 
 SIZES = (3, 7)  # a 5x5 variant would not fit MCUNet VWW's code in the M55's ITCM
 STRIDES = (1, 2)
@@ -94,9 +95,12 @@ def _pointwise(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
 
 
 def decline(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
-    """Why the MVE path does not serve ``op`` (None: it does); ``op`` is int8."""
+    """Why the MVE path does not serve ``op`` (None: it does); ``op`` is int8. A
+    depthwise convolution goes across channels (:mod:`.tvmdev_cm_mvedw`) where that path
+    takes it."""
     if op.op == "depthwise_conv2d":
-        return _depthwise(model, op, p)
+        plane = _depthwise(model, op, p)
+        return None if plane is None else tvmdev_cm_mvedw.decline(model, op, p)
     if op.op == "conv2d":
         return _pointwise(model, op, p)
     return f"{op.op} on Helium (tvmdev_cm's MVE path has none: CMSIS-NN's serves it)"
@@ -105,4 +109,18 @@ def decline(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
 def scratch_bytes(buffer: str, p: dict[str, Any]) -> int:
     """The bytes of one operator's scratch on MVE: depthwise's plane; conv2d's folded
     channels' constants (20 bytes each: the folded bias, the multiplier and shifts)."""
-    return 20 * int(p["M"]) if buffer == "windows" else plane_bytes(p)
+    if buffer == "windows":
+        return 20 * int(p["M"])
+    return tvmdev_cm_mvedw.scratch_bytes(p) if not plane_takes(p) else plane_bytes(p)
+
+
+def plane_takes(p: dict[str, Any]) -> bool:
+    """Whether the plane path serves a depthwise layer the MVE path takes (else it goes
+    across channels); the kernel's tvmk_cm_dw_plane_takes is the same rule. The filter's
+    and bias's being constants were checked by both paths' rules alike."""
+    outputs, reuse = p["OH"] * p["OW"], p["KH"] * p["KW"] / p["stride_h"] ** 2
+    return bool(p["mult"] == 1 and p["dil_h"] == 1 and p["dil_w"] == 1
+                and p["KH"] == p["KW"] and p["KH"] in SIZES
+                and p["stride_h"] == p["stride_w"] and p["stride_h"] in STRIDES
+                and outputs >= MIN_OUTPUTS and reuse >= MIN_REUSE
+                and plane_bytes(p) <= PLANE_MAX)

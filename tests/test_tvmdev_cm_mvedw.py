@@ -1,0 +1,103 @@
+"""tvmdev_cm's Helium depthwise convolution across channels on the Cortex-M55
+(runtime/kernels/tvmdev_cm/depthwise_conv2d_s8_mvec.c, tvmdev/plan/hooks/tvmdev_cm_mvedw.py),
+bit-exact with TFLM's interpreter.
+
+Without a toolchain: which layers go across channels, which to the plane path, which are
+declined, and the scratch. On mps3_an547 (QEMU): one-operator models over the kernel's
+edges (tests/cm_cases.py MVEDW_CASES) and person_detect and visual_wake_words end to end,
+each against TFLM's interpreter (the requantization's vector arithmetic is the plane
+path's, checked at the edges by tests/test_tvmdev_cm_mve.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import Result, need_tool
+
+from tvmdev.plan.hooks import tvmdev_cm_mve, tvmdev_cm_mvedw
+
+
+def _compiled(tmp_path: Path) -> object:
+    import cm_cases
+
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.load.board import board_by_name
+    from tvmdev.plan.pipeline import Options, compile_model
+    model, _ = cm_cases.merged(cm_cases.MVEDW_CASES)
+    (tmp_path / "m.tflite").write_bytes(model)
+    m = import_file(tmp_path / "m.tflite").to_model()
+    return compile_model(m, board_by_name("mps3_an547"), Options(trees=(("cmsis_nn", "off"),)))
+
+
+def test_which_path_and_scratch(tmp_path: Path) -> None:
+    """On mps3_an547: the cases the plane path declines go across channels, with the
+    ring's scratch; the plane path keeps its own; the rest go to the portable kernel."""
+    import cm_cases
+    c = _compiled(tmp_path)
+    ops = {p.index: dict(p.params) for p in c.ops}  # type: ignore[attr-defined]
+    scratch = {p.index: p.scratch[1] for p in c.ops}  # type: ignore[attr-defined]
+    libs = [c.placements[op.index].library for op in c.model.operators]  # type: ignore[attr-defined]
+    n = cm_cases.MVEDW_CHANNELS
+    assert libs == ["tvmdev_cm"] * (n + 1) + ["portable"] * 3
+    assert [tvmdev_cm_mve.plane_takes(ops[i]) for i in range(n + 1)] == [False] * n + [True]
+    assert all(scratch[i] == tvmdev_cm_mvedw.scratch_bytes(ops[i]) for i in range(n))
+    # 6 x 6 x 24 3x3: 3 blocks of 160 bytes, a ring of 3 rows of 8 columns (three pairs
+    # of outputs: (6 - 1) + 3) of 24 bytes, 16 bytes of slack
+    assert scratch[0] == 3 * 160 + 3 * 8 * 24 + 16
+    # 11 x 10 x 1, multiplier 8, 3x3 stride 2: one block, rows of 13 columns (5 outputs,
+    # three pairs: (6 - 1) * 2 + 3) of 8 bytes
+    assert scratch[5] == 160 + 3 * 13 * 8 + 16
+    # 5 x 5 x 20: the filter padded to 24 channels per tap after the ring
+    assert scratch[1] == 3 * 160 + 3 * 8 * 20 + 16 + 9 * 24
+    why = [c.placements[op.index].declined for op in c.model.operators][n + 1:]  # type: ignore[attr-defined]
+    assert why == [
+        "tvmdev_cm: a channel multiplier of 1 on 33 channels (tvmdev_cm's MVE depthwise "
+        "takes 1 on at most 32, or at most 16 on one channel: CMSIS-NN's runs fewer "
+        "instructions on more)",
+        "tvmdev_cm: a 5x5 filter (tvmdev_cm's MVE depthwise takes 3x3 across channels, 7x7 "
+        "on large planes)",
+        "tvmdev_cm: a channel multiplier of 2 on 3 channels (tvmdev_cm's MVE depthwise "
+        "takes 1 on at most 32, or at most 16 on one channel: CMSIS-NN's runs fewer "
+        "instructions on more)"]
+
+
+@pytest.mark.slow
+def test_edges_bit_exact_with_tflm(cli: Callable[..., Result], tmp_path: Path) -> None:
+    import cm_cases
+    from test_tflite_int8_ops import run_against_tflm
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    model, arrays = cm_cases.merged(cm_cases.MVEDW_CASES)
+    tree = os.environ.get("CMSIS_NN_SOURCE_DIR")
+    outputs, _ = run_against_tflm(cli, model, arrays, tmp_path, "--board", "mps3_an547",
+                                  "--cmsis-nn", tree or "off")
+    assert outputs == len(cm_cases.MVEDW_CASES)
+    plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
+    libs = [o["library"] for o in plan["operators"]]
+    assert libs[:cm_cases.MVEDW_CHANNELS + 1] == ["tvmdev_cm"] * (cm_cases.MVEDW_CHANNELS + 1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["person_detect", "visual_wake_words"])
+def test_models_bit_exact_on_the_m55(name: str, tflite_model: Callable[[str], Path],
+                                     cli: Callable[..., Result], tmp_path: Path) -> None:
+    """person_detect (TFLM's tree) and visual_wake_words on mps3_an547: every depthwise
+    convolution on tvmdev_cm (across channels where the plane path declines: the first
+    layer's multiplier of 8, the stride-2 and small-plane layers), every output TFLM's."""
+    from test_cmsis_nn import tree
+    from test_tflite_int8 import run_bit_exact
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    if name == "person_detect":
+        from test_tflite_field_ops import field_model
+        model = field_model("person_detect")
+    else:
+        model = tflite_model("visual_wake_words.tflite")
+    assert run_bit_exact(cli, model, tmp_path, "mps3_an547",
+                         extra=("--cmsis-nn", tree())) > 0
+    plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
+    assert {o["library"] for o in plan["operators"] if o["op"] == "depthwise_conv2d"} == {
+        "tvmdev_cm"}

@@ -1,0 +1,70 @@
+"""tvmdev_cm's Helium depthwise convolution across channels (``arch: mve``, the Cortex-M55;
+runtime/kernels/tvmdev_cm/depthwise_conv2d_s8_mvec.c): which layers it takes and its
+scratch. :mod:`.tvmdev_cm_mve` asks its plane path first; a layer that path declines
+comes here, and what this path declines goes to CMSIS-NN.
+
+Taken: a 3x3 filter, one stride (1 or 2) in both directions, no dilation, and either a
+channel multiplier of 1 over at most :data:`CHANNELS_MAX` channels or a single input
+channel with a multiplier of at most :data:`MULT_MAX` (copied into the ring repeated), a
+constant filter and bias, a scratch of at most :data:`SCRATCH_MAX` bytes. The kernel's
+``tvmk_cm_dw_mvec_takes`` is the same rule (but the scratch, which it checks against the
+params' scratch_bytes).
+
+Eight output channels a vector (VLDRB.S16, VMULLB/VMULLT into int32), two output pixels
+a filter load, no plane per channel: about one instruction per multiply-accumulate, plus
+the requantization per channel. Measured on mps3_an547 (QEMU -icount) against CMSIS-NN
+v7's MVE kernel, layer by layer in the whole models: person_detect's 96x96x1 multiplier-8
+first layer 0.40x (398,000 against 1,000,344 instructions), visual_wake_words' 48x48x16
+stride 2 0.67x and 24x24x32 stride 2 0.91x, person_detect's 5x48x16 stride-2 bands 0.74x;
+but 12x12x64 stride 2 1.21x, 6x6x128 1.09x, MCUNet VWW's 48 to 480 channels 1.02x to 1.78x
+and its 5x5 and 7x7 layers 0.97x to 1.20x (CMSIS-NN's cost per output falls with the
+channels, this path's does not): those stay on CMSIS-NN, and 5x5 and 7x7 have no variant
+(the M55's ITCM code). Requantization is TFLM's exactly (VQRDMULH, the fix-up, VRSHL:
+the plane path's, per lane; tests/test_tvmdev_cm_mve.py checks it at the edges).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...model.graph import Model, Operator
+
+SIZES = (3,)
+CHANNELS_MAX = 32  # above, CMSIS-NN's MVE kernel runs fewer instructions
+STRIDES = (1, 2)
+MULT_MAX = 16  # a single input channel's multiplier: the ring's pixel is one vector
+SCRATCH_MAX = 32 * 1024
+BLOCK_BYTES = 160  # per 8 output channels: folded biases and requantization vectors
+
+
+def scratch_bytes(p: dict[str, Any]) -> int:
+    """The blocks' constants, then the ring of k input rows (the columns two outputs at a
+    time read, each pixel OC bytes) and 16 bytes a vector may read past it, then, where
+    OC is not a multiple of 8, the filter with each tap padded to a multiple of 8."""
+    k, s = p["KH"], p["stride_h"]
+    oc = p["C"] * p["mult"]
+    oc8 = -(-oc // 8) * 8
+    cols = ((p["OW"] + 1) // 2 * 2 - 1) * s + k
+    return int(oc8 // 8 * BLOCK_BYTES + k * cols * oc + 16 + (k * k * oc8 if oc % 8 else 0))
+
+
+def decline(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
+    """Why the across-channels path does not serve ``op`` (None: it does)."""
+    if not ((p["mult"] == 1 and p["C"] <= CHANNELS_MAX) or
+            (p["C"] == 1 and p["mult"] <= MULT_MAX)):
+        return (f"a channel multiplier of {p['mult']} on {p['C']} channels (tvmdev_cm's "
+                f"MVE depthwise takes 1 on at most {CHANNELS_MAX}, or at most {MULT_MAX} "
+                "on one channel: CMSIS-NN's runs fewer instructions on more)")
+    if p["dil_h"] != 1 or p["dil_w"] != 1:
+        return "a dilated filter (tvmdev_cm takes none)"
+    if p["KH"] != p["KW"] or p["KH"] not in SIZES:
+        return (f"a {p['KH']}x{p['KW']} filter (tvmdev_cm's MVE depthwise takes 3x3 across "
+                "channels, 7x7 on large planes)")
+    if p["stride_h"] != p["stride_w"] or p["stride_h"] not in STRIDES:
+        return f"strides {p['stride_h']}x{p['stride_w']} (tvmdev_cm takes 1x1 and 2x2)"
+    if any(t not in model.constants for t in op.inputs[1:] if t is not None):
+        return "a filter or bias computed at run time (tvmdev_cm lays them out ahead)"
+    if scratch_bytes(p) > SCRATCH_MAX:
+        return (f"a scratch of {scratch_bytes(p)} bytes (tvmdev_cm's MVE depthwise takes "
+                f"at most {SCRATCH_MAX})")
+    return None
