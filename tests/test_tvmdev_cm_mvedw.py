@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -85,9 +86,10 @@ def test_edges_bit_exact_with_tflm(cli: Callable[..., Result], tmp_path: Path) -
 @pytest.mark.parametrize("name", ["person_detect", "visual_wake_words"])
 def test_models_bit_exact_on_the_m55(name: str, tflite_model: Callable[[str], Path],
                                      cli: Callable[..., Result], tmp_path: Path) -> None:
-    """person_detect (TFLM's tree) and visual_wake_words on mps3_an547: every depthwise
-    convolution on tvmdev_cm (across channels where the plane path declines: the first
-    layer's multiplier of 8, the stride-2 and small-plane layers), every output TFLM's."""
+    """person_detect (TFLM's tree) and visual_wake_words on mps3_an547: their depthwise
+    convolutions over at most 32 channels on tvmdev_cm (across channels where the plane
+    path declines: person_detect's first layer's multiplier of 8, the stride-2 layers),
+    every output TFLM's."""
     from test_cmsis_nn import tree
     from test_tflite_int8 import run_bit_exact
     need_tool("qemu-system-arm", "scripts/test.sh installs it")
@@ -99,5 +101,9 @@ def test_models_bit_exact_on_the_m55(name: str, tflite_model: Callable[[str], Pa
     assert run_bit_exact(cli, model, tmp_path, "mps3_an547",
                          extra=("--cmsis-nn", tree())) > 0
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
-    assert {o["library"] for o in plan["operators"] if o["op"] == "depthwise_conv2d"} == {
-        "tvmdev_cm"}
+    # tvmdev_cm's: 16 across channels and 14 on the plane path (person_detect, planned in
+    # bands), 2 and 3 (visual_wake_words); CMSIS-NN's: the 3x3 layers over 64 channels
+    # or more that the plane path declines
+    libs = Counter(o["library"] for o in plan["operators"] if o["op"] == "depthwise_conv2d")
+    assert libs == ({"tvmdev_cm": 30, "cmsis_nn": 8} if name == "person_detect" else
+                    {"tvmdev_cm": 5, "cmsis_nn": 8})
