@@ -47,14 +47,14 @@ def test_which_path_and_scratch(tmp_path: Path) -> None:
     assert libs == ["tvmdev_cm"] * (n + 1) + ["portable"] * 3
     assert [tvmdev_cm_mve.plane_takes(ops[i]) for i in range(n + 1)] == [False] * n + [True]
     assert all(scratch[i] == tvmdev_cm_mvedw.scratch_bytes(ops[i]) for i in range(n))
-    # 6 x 6 x 24 3x3: 3 blocks of 160 bytes, a ring of 3 rows of 8 columns (three pairs
-    # of outputs: (6 - 1) + 3) of 24 bytes, 16 bytes of slack
-    assert scratch[0] == 3 * 160 + 3 * 8 * 24 + 16
-    # 11 x 10 x 1, multiplier 8, 3x3 stride 2: one block, rows of 13 columns (5 outputs,
-    # three pairs: (6 - 1) * 2 + 3) of 8 bytes
-    assert scratch[5] == 160 + 3 * 13 * 8 + 16
-    # 5 x 5 x 20: the filter padded to 24 channels per tap after the ring
-    assert scratch[1] == 3 * 160 + 3 * 8 * 20 + 16 + 9 * 24
+    # 6 x 6 x 24: 3 blocks of 160 bytes of constants and 72 of filter, a ring of 3 rows
+    # of 3 blocks of 8 columns (three pairs of outputs: (6 - 1) + 3) of 8 bytes
+    assert scratch[0] == 3 * (160 + 72) + 3 * 3 * 8 * 8
+    # 11 x 10 x 1, multiplier 8, stride 2: one block, rows of 13 columns (5 outputs,
+    # three pairs: (6 - 1) * 2 + 3)
+    assert scratch[5] == 160 + 72 + 3 * 13 * 8
+    # 5 x 5 x 20: three blocks, the last of 4 channels
+    assert scratch[1] == 3 * (160 + 72) + 3 * 3 * 8 * 8
     why = [c.placements[op.index].declined for op in c.model.operators][n + 1:]  # type: ignore[attr-defined]
     assert why == [
         "tvmdev_cm: a channel multiplier of 1 on 33 channels (tvmdev_cm's MVE depthwise "

@@ -33,29 +33,40 @@
  */
 #include "tvmk_cm.h"
 
+/* 3x3 layers of at most this many channels (tvmdev_cm_mvedw.py CHANNELS_MAX) */
+#define TVMK_CM_MVEC_CHANNELS_MAX 32
+
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 #include <arm_mve.h>
 #include <stddef.h>
 
-#define TVMK_CM_MVEC_BLOCK_WORDS 40 /* per 8 channels: 10 vectors of 4 */
+#define TVMK_CM_MVEC_PRM 40 /* words per block of 8 channels: 10 vectors */
 
-/* What one row of outputs reads, for one block of eight channels. */
+/* A block's eight channels in the order VMULLB/VMULLT split them: even lanes the first
+ * four, odd lanes the last four. */
+static const uint16_t tvmk_cm_mvec_order[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+
+/* The lanes (in the block's order) of the block's first n channels that exist. */
+static inline __attribute__((always_inline)) mve_pred16_t
+tvmk_cm_mvec_lanes(uint16x8_t order, int32_t n)
+{
+    return vcmphiq_u16(vdupq_n_u16((uint16_t)(n < 8 ? n : 8)), order);
+}
+
+/* What one row of outputs reads. */
 struct tvmk_cm_mvec_row {
-    const int8_t *rows[3]; /* the ring rows of the window's rows, at the block */
-    const int8_t *w;       /* the filter's first tap, at the block */
-    const int32_t *prm;    /* the block's 10 vectors */
-    int8_t *out;           /* the row's first output, at the block */
-    int32_t wstep;         /* bytes from one tap to the next in the filter */
-    int32_t xstep;         /* bytes from one pixel to the next in the ring and output */
-    int32_t s, OW;
+    const int8_t *rows[3]; /* the window's ring rows, at block 0 */
+    const int8_t *w;       /* the filter laid out: per block, 9 taps of 8 bytes */
+    const int32_t *prm;    /* per block, its 10 vectors */
+    int8_t *out;           /* the row's first output */
+    int32_t blocks, block_bytes, OC, OW;
     int32_t output_offset;
     int16x8_t lo, hi;
-    mve_pred16_t store;
 };
 
 /* TFLM's MultiplyByQuantizedMultiplier of four accumulators, per lane's multiplier and
- * shifts (prm: the multiplier, the left shift, minus the right shift, and -1 where the
- * right shift is positive), then the output offset. */
+ * shifts (prm: the multiplier, then + 8 the left shift, + 16 minus the right shift,
+ * + 24 -1 where the right shift is positive), then the output offset. */
 static inline __attribute__((always_inline)) int32x4_t
 tvmk_cm_mvec_requantize(int32x4_t acc, const int32_t *prm, int32_t output_offset)
 {
@@ -64,138 +75,162 @@ tvmk_cm_mvec_requantize(int32x4_t acc, const int32_t *prm, int32_t output_offset
     return vaddq_n_s32(vrshlq_s32(x, vldrwq_s32(prm + 16)), output_offset);
 }
 
-/* The even and odd channels' accumulators as eight int8 outputs, clamped. */
+/* A pixel's eight outputs of a block (its first four channels in e, the last four in
+ * o), clamped, stored in the channels' order; p: the channels present. */
 static inline __attribute__((always_inline)) void
-tvmk_cm_mvec_store(int8_t *out, int32x4_t e, int32x4_t o, const struct tvmk_cm_mvec_row *r)
+tvmk_cm_mvec_store(int8_t *out, int32x4_t e, int32x4_t o, const int32_t *prm,
+                   const struct tvmk_cm_mvec_row *r, uint16x8_t order, mve_pred16_t p)
 {
-    int16x8_t v = vqmovnbq_s32(vdupq_n_s16(0), tvmk_cm_mvec_requantize(e, r->prm + 8,
-                                                                        r->output_offset));
-    v = vqmovntq_s32(v, tvmk_cm_mvec_requantize(o, r->prm + 12, r->output_offset));
+    int16x8_t v = vqmovnbq_s32(vdupq_n_s16(0),
+                               tvmk_cm_mvec_requantize(e, prm + 8, r->output_offset));
+    v = vqmovntq_s32(v, tvmk_cm_mvec_requantize(o, prm + 12, r->output_offset));
     v = vminq_s16(vmaxq_s16(v, r->lo), r->hi);
-    vstrbq_p_s16(out, v, r->store);
+    vstrbq_scatter_offset_p_s16(out, order, v, p);
 }
 
-/* One row of outputs of one block for a k x k filter (a constant where inlined), two
- * output pixels at a time (the last pair's second, past the row, is not stored). */
+/* One tap for two output pixels (x: the first's pixel; the second's is S pixels on). */
+#define TVMK_CM_MVEC_TAP(x, off, S)                                                     \
+    do {                                                                                \
+        const int16x8_t wv = vldrbq_s16(w);                                             \
+        const int16x8_t x0 = vldrbq_s16((x) + 8 * (off));                               \
+        const int16x8_t x1 = vldrbq_s16((x) + 8 * ((off) + (S)));                       \
+        w += 8;                                                                         \
+        a0e = vaddq_s32(a0e, vmullbq_int_s16(x0, wv));                                  \
+        a0o = vaddq_s32(a0o, vmulltq_int_s16(x0, wv));                                  \
+        a1e = vaddq_s32(a1e, vmullbq_int_s16(x1, wv));                                  \
+        a1o = vaddq_s32(a1o, vmulltq_int_s16(x1, wv));                                  \
+        /* one tap at a time, accumulated at once: without, GCC hoists the loads and     \
+         * products and spills them */                                                  \
+        __asm__ volatile("" : "+w"(a0e), "+w"(a0o), "+w"(a1e), "+w"(a1o));             \
+    } while (0)
+
+/* One row of outputs at stride S (a constant where inlined), block by block, two output
+ * pixels at a time (the last pair's second, past the row, is not stored). The ring's
+ * pixels are 8 bytes (a block's channels), so every tap's load has a constant offset. */
 static inline __attribute__((always_inline)) void
-tvmk_cm_mvec_row(const struct tvmk_cm_mvec_row *r, const int32_t k)
+tvmk_cm_mvec_row(const struct tvmk_cm_mvec_row *r, const int32_t S)
 {
-    const int32_t xs = r->xstep;
-    const int32_t ws = r->wstep;
-    const int32_t next = r->s * xs; /* the second pixel's window */
-    const int32x4_t be = vldrwq_s32(r->prm);
-    const int32x4_t bo = vldrwq_s32(r->prm + 4);
-    int8_t *out = r->out;
-    for (int32_t ox = 0; ox < r->OW; ox += 2) {
-        int32x4_t a0e = be, a0o = bo, a1e = be, a1o = bo;
-        const int8_t *w = r->w;
-        /* loops, not unrolled: unrolled, GCC hoists every load and spills */
-#pragma GCC unroll 1
-        for (int32_t ky = 0; ky < k; ky++) {
-            const int8_t *x = r->rows[ky] + ox * next;
-#pragma GCC unroll 1
-            for (int32_t kx = 0; kx < k; kx++) {
-                const int16x8_t wv = vldrbq_s16(w);
-                const int16x8_t x0 = vldrbq_s16(x);
-                const int16x8_t x1 = vldrbq_s16(x + next);
-                a0e = vaddq_s32(a0e, vmullbq_int_s16(x0, wv));
-                a0o = vaddq_s32(a0o, vmulltq_int_s16(x0, wv));
-                a1e = vaddq_s32(a1e, vmullbq_int_s16(x1, wv));
-                a1o = vaddq_s32(a1o, vmulltq_int_s16(x1, wv));
-                w += ws;
-                x += xs;
+    const uint16x8_t order = vldrhq_u16(tvmk_cm_mvec_order);
+    for (int32_t b = 0; b < r->blocks; b++) {
+        const int32_t *prm = r->prm + b * TVMK_CM_MVEC_PRM;
+        const int8_t *x0r = r->rows[0] + b * r->block_bytes;
+        const int8_t *x1r = r->rows[1] + b * r->block_bytes;
+        const int8_t *x2r = r->rows[2] + b * r->block_bytes;
+        const int8_t *wb = r->w + b * 72;
+        const int32x4_t be = vldrwq_s32(prm);
+        const int32x4_t bo = vldrwq_s32(prm + 4);
+        const mve_pred16_t p = tvmk_cm_mvec_lanes(order, r->OC - 8 * b);
+        int8_t *out = r->out + 8 * b;
+        for (int32_t ox = 0; ox < r->OW; ox += 2) {
+            int32x4_t a0e = be, a0o = bo, a1e = be, a1o = bo;
+            const int8_t *w = wb;
+            TVMK_CM_MVEC_TAP(x0r, 0, S);
+            TVMK_CM_MVEC_TAP(x0r, 1, S);
+            TVMK_CM_MVEC_TAP(x0r, 2, S);
+            TVMK_CM_MVEC_TAP(x1r, 0, S);
+            TVMK_CM_MVEC_TAP(x1r, 1, S);
+            TVMK_CM_MVEC_TAP(x1r, 2, S);
+            TVMK_CM_MVEC_TAP(x2r, 0, S);
+            TVMK_CM_MVEC_TAP(x2r, 1, S);
+            TVMK_CM_MVEC_TAP(x2r, 2, S);
+            tvmk_cm_mvec_store(out, a0e, a0o, prm, r, order, p);
+            if (ox + 1 < r->OW) {
+                tvmk_cm_mvec_store(out + r->OC, a1e, a1o, prm, r, order, p);
             }
+            out += 2 * r->OC;
+            x0r += 16 * S;
+            x1r += 16 * S;
+            x2r += 16 * S;
         }
-        tvmk_cm_mvec_store(out, a0e, a0o, r);
-        if (ox + 1 < r->OW) {
-            tvmk_cm_mvec_store(out + xs, a1e, a1o, r);
-        }
-        out += 2 * xs;
     }
 }
 
-/* 3x3 only: 5x5 and 7x7 ran more instructions than CMSIS-NN's on MCUNet VWW's layers
- * (tvmdev_cm_mvedw.py), and each variant costs the M55's ITCM code. */
-static __attribute__((noinline)) void tvmk_cm_mvec_row_3(const struct tvmk_cm_mvec_row *r)
+static __attribute__((noinline)) void tvmk_cm_mvec_row_s1(const struct tvmk_cm_mvec_row *r)
 {
-    tvmk_cm_mvec_row(r, 3);
+    tvmk_cm_mvec_row(r, 1);
+}
+
+static __attribute__((noinline)) void tvmk_cm_mvec_row_s2(const struct tvmk_cm_mvec_row *r)
+{
+    tvmk_cm_mvec_row(r, 2);
 }
 
 int32_t tvmk_cm_dw_mvec_takes(const struct tvmk_depthwise_conv2d_s8_params *p)
 {
-    /* the hooks' rule (tvmdev_cm_mvedw.py): where it measured fewer instructions than
-     * CMSIS-NN's and the plane's */
+    /* the hooks' rule (tvmdev_cm_mvedw.py) */
     return p->KH == 3 && p->KW == 3 && (p->stride_h == 1 || p->stride_h == 2) &&
            p->stride_w == p->stride_h && p->dil_h == 1 && p->dil_w == 1 &&
-           ((p->mult == 1 && p->C <= 32) || (p->C == 1 && p->mult <= 16));
+           ((p->mult == 1 && p->C <= TVMK_CM_MVEC_CHANNELS_MAX) ||
+            (p->C == 1 && p->mult <= 16));
 }
 
-/* n bytes of value v at dst, 16 a store. */
-static void tvmk_cm_mvec_set(int8_t *dst, int8_t v, int32_t n)
-{
-    const int8x16_t z = vdupq_n_s8(v);
-    for (; n > 0; n -= 16, dst += 16) {
-        vstrbq_p_s8(dst, z, vctp8q((uint32_t)n));
-    }
-}
-
-/* One ring row: RW pixels of OC bytes; input row `src` (NULL: a padding row) from column
- * pl on, the rest the zero point. */
-static void tvmk_cm_mvec_fill(int8_t *dst, const int8_t *src, int32_t RW,
+/* One ring row (slot): per block, RW pixels of 8 bytes in the block's order; input row
+ * `src` (NULL: a padding row) from column pl on, the rest the zero point. */
+static void tvmk_cm_mvec_fill(int8_t *slot, const int8_t *src, int32_t RW, int32_t blocks,
                               const struct tvmk_depthwise_conv2d_s8_params *p)
 {
     const int32_t OC = p->C * p->mult;
-    const int8_t zp = (int8_t)(-p->input_offset);
-    int32_t cols = RW - p->pad_left < p->W ? RW - p->pad_left : p->W;
-    if (src == NULL || cols <= 0) {
-        tvmk_cm_mvec_set(dst, zp, RW * OC);
-        return;
-    }
-    tvmk_cm_mvec_set(dst, zp, p->pad_left * OC);
-    dst += p->pad_left * OC;
-    if (p->mult == 1) {
-        for (int32_t n = cols * OC; n > 0; n -= 16, src += 16, dst += 16) {
-            const mve_pred16_t pred = vctp8q((uint32_t)n);
-            vstrbq_p_s8(dst, vldrbq_z_s8(src, pred), pred);
+    const int8x16_t zp = vdupq_n_s8((int8_t)(-p->input_offset));
+    const uint16x8_t order = vldrhq_u16(tvmk_cm_mvec_order);
+    const int32_t q0 = p->pad_left;
+    const int32_t q1 = src == NULL ? q0 : (RW < q0 + p->W ? RW : q0 + p->W);
+    for (int32_t b = 0; b < blocks; b++) {
+        int8_t *dst = slot + b * RW * 8;
+        const mve_pred16_t pred = tvmk_cm_mvec_lanes(order, OC - 8 * b);
+        int32_t q = 0;
+        for (; q < q0; q++) {
+            vstrbq_p_s8(dst + 8 * q, zp, vctp8q(8));
         }
-        dst -= (16 - (cols * OC) % 16) % 16; /* back to the row's end */
-    } else { /* one input channel, repeated once per output channel */
-        const mve_pred16_t pred = vctp8q((uint32_t)OC);
-        for (int32_t i = 0; i < cols; i++, dst += OC) {
-            vstrbq_p_s8(dst, vdupq_n_s8(src[i]), pred);
+        if (p->mult == 1) {
+            const int8_t *x = src + 8 * b;
+            for (; q < q1; q++, x += OC) {
+                vstrbq_s16(dst + 8 * q, vldrbq_gather_offset_z_s16(x, order, pred));
+            }
+        } else { /* one input channel, repeated once per output channel */
+            for (; q < q1; q++) {
+                vstrbq_p_s8(dst + 8 * q, vdupq_n_s8(src[q - q0]), vctp8q(8));
+            }
+        }
+        for (; q < RW; q++) {
+            vstrbq_p_s8(dst + 8 * q, zp, vctp8q(8));
         }
     }
-    tvmk_cm_mvec_set(dst, zp, (RW - p->pad_left - cols) * OC);
 }
 
-/* Per block of eight output channels: the folded biases (even channels, odd channels),
- * then per channel its multiplier, left shift, minus its right shift and the rounding
- * fix-up's mask, each as even then odd channels (prm + 8 .. + 40). Channels past OC
- * get zeros (their outputs are not stored). */
-static void tvmk_cm_mvec_params(int32_t *prm, const int8_t *filter, int32_t wstep,
+/* The filter per block, its 9 taps of 8 bytes in the block's order (zeros past OC), and
+ * per block the folded biases (channels 0-3, 4-7), then the multipliers, left shifts,
+ * minus the right shifts and the rounding fix-up's masks, each as channels 0-3 and 4-7. */
+static void tvmk_cm_mvec_layout(int32_t *prm, int8_t *wl, const int8_t *filter,
                                 const int32_t *bias,
-                                const struct tvmk_depthwise_conv2d_s8_params *p)
+                                const struct tvmk_depthwise_conv2d_s8_params *p,
+                                int32_t blocks)
 {
     const int32_t OC = p->C * p->mult;
-    const int32_t taps = p->KH * p->KW;
-    for (int32_t c = 0; c < (OC + 7) / 8 * 8; c++) {
-        int32_t *b = prm + (c / 8) * TVMK_CM_MVEC_BLOCK_WORDS;
-        const int32_t lane = (c % 8) / 2 + ((c % 2) ? 4 : 0); /* even, then odd */
-        uint32_t sum = 0;
-        int32_t shift = 0, mult = 0, bv = 0;
-        if (c < OC) {
-            for (int32_t t = 0; t < taps; t++) {
-                sum += (uint32_t)(int32_t)filter[t * wstep + c];
-            }
-            shift = p->output_shift[c];
-            mult = p->output_multiplier[c];
-            bv = bias != NULL ? bias[c] : 0;
+    const uint16x8_t order = vldrhq_u16(tvmk_cm_mvec_order);
+    for (int32_t b = 0; b < blocks; b++) {
+        const mve_pred16_t pred = tvmk_cm_mvec_lanes(order, OC - 8 * b);
+        int8_t *wb = wl + b * 72;
+        int32_t *q = prm + b * TVMK_CM_MVEC_PRM;
+        int16x8_t sum = vdupq_n_s16(0); /* at most 9 x 128: int16 holds it */
+        for (int32_t t = 0; t < 9; t++) {
+            const int16x8_t w =
+                vldrbq_gather_offset_z_s16(filter + t * OC + 8 * b, order, pred);
+            vstrbq_s16(wb + 8 * t, w);
+            sum = vaddq_s16(sum, w);
         }
-        b[lane] = (int32_t)((uint32_t)bv + (uint32_t)p->input_offset * sum);
-        b[8 + lane] = mult;
-        b[16 + lane] = shift > 0 ? shift : 0;
-        b[24 + lane] = shift > 0 ? 0 : shift;
-        b[32 + lane] = shift < 0 ? -1 : 0;
+        for (int32_t h = 0; h < 2; h++) {
+            const int32_t c = 8 * b + 4 * h;
+            const mve_pred16_t p4 = vctp32q((uint32_t)(OC - c > 0 ? OC - c : 0));
+            const int32x4_t taps = h == 0 ? vmovlbq_s16(sum) : vmovltq_s16(sum);
+            const int32x4_t shift = vldrwq_z_s32(p->output_shift + c, p4);
+            const int32x4_t bv =
+                bias != NULL ? vldrwq_z_s32(bias + c, p4) : vdupq_n_s32(0);
+            vstrwq_s32(q + 4 * h, vmlaq_n_s32(bv, taps, p->input_offset));
+            vstrwq_s32(q + 8 + 4 * h, vldrwq_z_s32(p->output_multiplier + c, p4));
+            vstrwq_s32(q + 16 + 4 * h, vmaxq_s32(shift, vdupq_n_s32(0)));
+            vstrwq_s32(q + 24 + 4 * h, vminq_s32(shift, vdupq_n_s32(0)));
+            vstrwq_s32(q + 32 + 4 * h, vshrq_n_s32(vminq_s32(shift, vdupq_n_s32(0)), 31));
+        }
     }
 }
 
@@ -203,35 +238,25 @@ int32_t tvmk_cm_depthwise_conv2d_s8_mvec(const int8_t *input, const int8_t *filt
                                          const int32_t *bias, int8_t *output,
                                          const struct tvmk_depthwise_conv2d_s8_params *p)
 {
-    const int32_t k = p->KH, s = p->stride_h;
-    const int32_t OC = p->C * p->mult, OC8 = (OC + 7) / 8 * 8;
-    const int32_t RW = ((p->OW + 1) / 2 * 2 - 1) * s + k; /* columns read, pairs */
-    const int32_t row_bytes = RW * OC;
+    const int32_t s = p->stride_h;
+    const int32_t OC = p->C * p->mult, blocks = (OC + 7) / 8;
+    const int32_t RW = ((p->OW + 1) / 2 * 2 - 1) * s + 3; /* columns read, pairs */
+    const int32_t slot_bytes = blocks * RW * 8;
     int32_t *prm = (int32_t *)p->scratch;
-    int8_t *ring = (int8_t *)(prm + OC8 / 8 * TVMK_CM_MVEC_BLOCK_WORDS);
-    int8_t *wpad = ring + k * row_bytes + 16;
-    const int32_t need = OC8 / 8 * TVMK_CM_MVEC_BLOCK_WORDS * 4 + k * row_bytes + 16 +
-                         (OC % 8 != 0 ? k * k * OC8 : 0);
+    int8_t *wl = (int8_t *)(prm + blocks * TVMK_CM_MVEC_PRM);
+    int8_t *ring = wl + blocks * 72;
     struct tvmk_cm_mvec_row r;
 
     if (!tvmk_cm_dw_mvec_takes(p) || ((uintptr_t)p->scratch & 3) != 0 ||
-        need > p->scratch_bytes) {
+        blocks * (TVMK_CM_MVEC_PRM * 4 + 72) + 3 * slot_bytes > p->scratch_bytes) {
         return TVM_DEVICE_ERR_INVALID; /* declined at generation time */
     }
-    r.wstep = OC;
-    r.w = filter;
-    if (OC % 8 != 0) { /* the filter, each tap's channels padded to a multiple of 8 */
-        for (int32_t t = 0; t < k * k; t++) {
-            for (int32_t c = 0; c < OC8; c++) {
-                wpad[t * OC8 + c] = c < OC ? filter[t * OC + c] : 0;
-            }
-        }
-        r.wstep = OC8;
-        r.w = wpad;
-    }
-    tvmk_cm_mvec_params(prm, r.w, r.wstep, bias, p);
-    r.xstep = OC;
-    r.s = s;
+    tvmk_cm_mvec_layout(prm, wl, filter, bias, p, blocks);
+    r.w = wl;
+    r.prm = prm;
+    r.blocks = blocks;
+    r.block_bytes = RW * 8;
+    r.OC = OC;
     r.OW = p->OW;
     r.output_offset = p->output_offset;
     r.lo = vdupq_n_s16((int16_t)p->activation_min);
@@ -240,21 +265,20 @@ int32_t tvmk_cm_depthwise_conv2d_s8_mvec(const int8_t *input, const int8_t *filt
         const int8_t *x = input + n * p->H * p->W * p->C;
         int32_t loaded = 0; /* padded rows copied into the ring so far */
         for (int32_t oy = 0; oy < p->OH; oy++) {
-            for (; loaded < oy * s + k; loaded++) {
+            for (; loaded < oy * s + 3; loaded++) {
                 const int32_t iy = loaded - p->pad_top;
-                tvmk_cm_mvec_fill(ring + (loaded % k) * row_bytes,
-                                  iy >= 0 && iy < p->H ? x + iy * p->W * p->C : NULL, RW, p);
+                tvmk_cm_mvec_fill(ring + (loaded % 3) * slot_bytes,
+                                  iy >= 0 && iy < p->H ? x + iy * p->W * p->C : NULL, RW,
+                                  blocks, p);
             }
-            for (int32_t c = 0; c < OC; c += 8) {
-                const struct tvmk_cm_mvec_row *rp = &r;
-                for (int32_t ky = 0; ky < k; ky++) {
-                    r.rows[ky] = ring + ((oy * s + ky) % k) * row_bytes + c;
-                }
-                r.w = (OC % 8 != 0 ? wpad : filter) + c;
-                r.prm = prm + (c / 8) * TVMK_CM_MVEC_BLOCK_WORDS;
-                r.out = output + ((n * p->OH + oy) * p->OW) * OC + c;
-                r.store = vctp16q((uint32_t)(OC - c));
-                tvmk_cm_mvec_row_3(rp);
+            for (int32_t ky = 0; ky < 3; ky++) {
+                r.rows[ky] = ring + ((oy * s + ky) % 3) * slot_bytes;
+            }
+            r.out = output + ((n * p->OH + oy) * p->OW) * OC;
+            if (s == 1) {
+                tvmk_cm_mvec_row_s1(&r);
+            } else {
+                tvmk_cm_mvec_row_s2(&r);
             }
         }
     }

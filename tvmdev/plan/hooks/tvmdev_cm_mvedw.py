@@ -38,14 +38,13 @@ BLOCK_BYTES = 160  # per 8 output channels: folded biases and requantization vec
 
 
 def scratch_bytes(p: dict[str, Any]) -> int:
-    """The blocks' constants, then the ring of k input rows (the columns two outputs at a
-    time read, each pixel OC bytes) and 16 bytes a vector may read past it, then, where
-    OC is not a multiple of 8, the filter with each tap padded to a multiple of 8."""
-    k, s = p["KH"], p["stride_h"]
-    oc = p["C"] * p["mult"]
-    oc8 = -(-oc // 8) * 8
-    cols = ((p["OW"] + 1) // 2 * 2 - 1) * s + k
-    return int(oc8 // 8 * BLOCK_BYTES + k * cols * oc + 16 + (k * k * oc8 if oc % 8 else 0))
+    """Per block of 8 output channels: its folded biases and requantization vectors, and
+    its filter (9 taps of 8 bytes); then the ring of 3 input rows, each per block the
+    columns two outputs at a time read, 8 bytes a pixel."""
+    s = p["stride_h"]
+    blocks = -(-(p["C"] * p["mult"]) // 8)
+    cols = ((p["OW"] + 1) // 2 * 2 - 1) * s + 3
+    return int(blocks * (BLOCK_BYTES + 72) + 3 * blocks * cols * 8)
 
 
 def decline(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
