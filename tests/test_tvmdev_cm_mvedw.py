@@ -50,21 +50,20 @@ def test_which_path_and_scratch(tmp_path: Path) -> None:
     # 6 x 6 x 24: 3 blocks of 160 bytes of constants and 72 of filter, a ring of 3 rows
     # of 3 blocks of 8 columns (three pairs of outputs: (6 - 1) + 3) of 8 bytes
     assert scratch[0] == 3 * (160 + 72) + 3 * 3 * 8 * 8
-    # 11 x 10 x 1, multiplier 8, stride 2: one block, rows of 13 columns (5 outputs,
+    # 13 x 12 x 1, multiplier 8, stride 2: one block, rows of 13 columns (6 outputs,
     # three pairs: (6 - 1) * 2 + 3)
     assert scratch[5] == 160 + 72 + 3 * 13 * 8
-    # 5 x 5 x 20: three blocks, the last of 4 channels
-    assert scratch[1] == 3 * (160 + 72) + 3 * 3 * 8 * 8
+    # 8 x 7 x 20: three blocks, the last of 4 channels; 7 outputs a row, four pairs
+    assert scratch[1] == 3 * (160 + 72) + 3 * 3 * 10 * 8
     why = [c.placements[op.index].declined for op in c.model.operators][n + 1:]  # type: ignore[attr-defined]
     assert why == [
-        "tvmdev_cm: a channel multiplier of 1 on 33 channels (tvmdev_cm's MVE depthwise "
-        "takes 1 on at most 32, or at most 16 on one channel: CMSIS-NN's runs fewer "
-        "instructions on more)",
-        "tvmdev_cm: a 5x5 filter (tvmdev_cm's MVE depthwise takes 3x3 across channels, 7x7 "
-        "on large planes)",
-        "tvmdev_cm: a channel multiplier of 2 on 3 channels (tvmdev_cm's MVE depthwise "
-        "takes 1 on at most 32, or at most 16 on one channel: CMSIS-NN's runs fewer "
-        "instructions on more)"]
+        "tvmdev_cm: 16 outputs per channel, 9 taps per input copied (tvmdev_cm's MVE path "
+        "takes at least 64 and 4: CMSIS-NN's runs fewer instructions on fewer)",
+        "tvmdev_cm: a 5x5 filter (tvmdev_cm's MVE path takes 3x3 and 7x7)",
+        "tvmdev_cm: a channel multiplier of 2 (tvmdev_cm takes 1)"]
+    assert tvmdev_cm_mvedw.shape_declined(ops[n + 1]) == (
+        "16 outputs per channel (tvmdev_cm's MVE depthwise takes at least 36: CMSIS-NN's "
+        "runs fewer instructions on fewer)")
 
 
 @pytest.mark.slow

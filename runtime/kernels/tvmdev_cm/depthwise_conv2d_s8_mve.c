@@ -189,20 +189,6 @@ static void tvmk_cm_mve_windows(uint32_t *windows, const int32_t *plane, int32_t
     }
 }
 
-/* Whether the hooks chose this path (tvmdev/plan/hooks/tvmdev_cm_mve.py, _depthwise, the
- * same rule and constants): a 3x3 or 7x7 filter, stride 1 or 2, at least 64 outputs per
- * channel, k^2 >= 4 s^2 taps per input copied, a scratch of at most 32 KiB. */
-int32_t tvmk_cm_dw_plane_takes(const struct tvmk_depthwise_conv2d_s8_params *p)
-{
-    const int32_t k = p->KH, s = p->stride_h;
-    const int64_t outputs = (int64_t)p->OH * p->OW;
-    const int64_t bytes = 4 * ((int64_t)((p->OH - 1) * s + k) * ((p->OW - 1) * s + k) +
-                               (outputs + 7) / 8 * 8 + k * k);
-    return (k == 3 || k == 7) && p->KW == k && (s == 1 || s == 2) && p->stride_w == s &&
-           p->mult == 1 && p->dil_h == 1 && p->dil_w == 1 && outputs >= 64 &&
-           k * k >= 4 * s * s && bytes <= 32 * 1024;
-}
-
 int32_t tvmk_cm_depthwise_conv2d_s8_mve(const int8_t *input, const int8_t *filter,
                                         const int32_t *bias, int8_t *output,
                                         const struct tvmk_depthwise_conv2d_s8_params *p)
@@ -266,12 +252,6 @@ int32_t tvmk_cm_depthwise_conv2d_s8_mve(const int8_t *input, const int8_t *filte
 }
 
 #else
-
-int32_t tvmk_cm_dw_plane_takes(const struct tvmk_depthwise_conv2d_s8_params *p)
-{
-    (void)p;
-    return 0;
-}
 
 int32_t tvmk_cm_depthwise_conv2d_s8_mve(const int8_t *input, const int8_t *filter,
                                         const int32_t *bias, int8_t *output,

@@ -33,8 +33,9 @@
  */
 #include "tvmk_cm.h"
 
-/* 3x3 layers of at most this many channels (tvmdev_cm_mvedw.py CHANNELS_MAX) */
-#define TVMK_CM_MVEC_CHANNELS_MAX 32
+/* tvmdev_cm_mvedw.py's MIN_OUTPUTS and SCRATCH_MAX */
+#define TVMK_CM_MVEC_MIN_OUTPUTS 36
+#define TVMK_CM_MVEC_SCRATCH_MAX (32 * 1024)
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 #include <arm_mve.h>
@@ -124,6 +125,9 @@ tvmk_cm_mvec_row(const struct tvmk_cm_mvec_row *r, const int32_t S)
         for (int32_t ox = 0; ox < r->OW; ox += 2) {
             int32x4_t a0e = be, a0o = bo, a1e = be, a1o = bo;
             const int8_t *w = wb;
+            /* the params' vectors at constant offsets from one register (else GCC
+             * hoists each address out of the loop and spills it) */
+            __asm__("" : "+r"(prm));
             TVMK_CM_MVEC_TAP(x0r, 0, S);
             TVMK_CM_MVEC_TAP(x0r, 1, S);
             TVMK_CM_MVEC_TAP(x0r, 2, S);
@@ -155,13 +159,23 @@ static __attribute__((noinline)) void tvmk_cm_mvec_row_s2(const struct tvmk_cm_m
     tvmk_cm_mvec_row(r, 2);
 }
 
+/* The scratch this path needs: per block of 8 channels its 10 vectors and 9 taps of 8
+ * bytes, then 3 ring rows of RW pixels of 8 bytes per block. */
+static int32_t tvmk_cm_mvec_scratch(const struct tvmk_depthwise_conv2d_s8_params *p)
+{
+    const int32_t blocks = (p->C * p->mult + 7) / 8;
+    const int32_t RW = ((p->OW + 1) / 2 * 2 - 1) * p->stride_h + 3;
+    return blocks * (TVMK_CM_MVEC_PRM * 4 + 72) + 3 * blocks * RW * 8;
+}
+
 int32_t tvmk_cm_dw_mvec_takes(const struct tvmk_depthwise_conv2d_s8_params *p)
 {
-    /* the hooks' rule (tvmdev_cm_mvedw.py) */
+    /* the hooks' rule (tvmdev_cm_mvedw.py shape_declined) */
     return p->KH == 3 && p->KW == 3 && (p->stride_h == 1 || p->stride_h == 2) &&
            p->stride_w == p->stride_h && p->dil_h == 1 && p->dil_w == 1 &&
-           ((p->mult == 1 && p->C <= TVMK_CM_MVEC_CHANNELS_MAX) ||
-            (p->C == 1 && p->mult <= 16));
+           (p->mult == 1 || (p->C == 1 && p->mult <= 16)) &&
+           p->OH * p->OW >= TVMK_CM_MVEC_MIN_OUTPUTS &&
+           tvmk_cm_mvec_scratch(p) <= TVMK_CM_MVEC_SCRATCH_MAX;
 }
 
 /* One ring row (slot): per block, RW pixels of 8 bytes in the block's order; input row
@@ -248,7 +262,7 @@ int32_t tvmk_cm_depthwise_conv2d_s8_mvec(const int8_t *input, const int8_t *filt
     struct tvmk_cm_mvec_row r;
 
     if (!tvmk_cm_dw_mvec_takes(p) || ((uintptr_t)p->scratch & 3) != 0 ||
-        blocks * (TVMK_CM_MVEC_PRM * 4 + 72) + 3 * slot_bytes > p->scratch_bytes) {
+        tvmk_cm_mvec_scratch(p) > p->scratch_bytes) {
         return TVM_DEVICE_ERR_INVALID; /* declined at generation time */
     }
     tvmk_cm_mvec_layout(prm, wl, filter, bias, p, blocks);

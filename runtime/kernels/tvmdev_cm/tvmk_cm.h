@@ -64,10 +64,9 @@ int32_t tvmk_cm_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
 int32_t tvmk_cm_depthwise_conv2d_s8_mve(const int8_t *input, const int8_t *filter,
                                         const int32_t *bias, int8_t *output,
                                         const struct tvmk_depthwise_conv2d_s8_params *params);
-int32_t tvmk_cm_dw_plane_takes(const struct tvmk_depthwise_conv2d_s8_params *params);
 /* The Helium (MVE) path of depthwise_conv2d across channels (depthwise_conv2d_s8_mvec.c):
- * eight output channels a vector, a ring of input rows, for what the plane path does not
- * take (tvmk_cm_dw_plane_takes: the hooks' rule, tvmdev_cm_mve.py). */
+ * eight output channels a vector, a ring of input rows; _takes says whether it serves p
+ * (the hooks' rule, tvmdev_cm_mvedw.py), else the plane path does. */
 int32_t tvmk_cm_depthwise_conv2d_s8_mvec(const int8_t *input, const int8_t *filter,
                                          const int32_t *bias, int8_t *output,
                                          const struct tvmk_depthwise_conv2d_s8_params *params);

@@ -100,8 +100,8 @@ def decline(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
     depthwise convolution goes across channels (:mod:`.tvmdev_cm_mvedw`) where that path
     takes it."""
     if op.op == "depthwise_conv2d":
-        plane = _depthwise(model, op, p)
-        return None if plane is None else tvmdev_cm_mvedw.decline(model, op, p)
+        why = tvmdev_cm_mvedw.decline(model, op, p)
+        return None if why is None else _depthwise(model, op, p)
     if op.op == "conv2d":
         return _pointwise(model, op, p)
     return f"{op.op} on Helium (tvmdev_cm's MVE path has none: CMSIS-NN's serves it)"
@@ -117,8 +117,10 @@ def scratch_bytes(buffer: str, p: dict[str, Any]) -> int:
 
 def plane_takes(p: dict[str, Any]) -> bool:
     """Whether the plane path serves a depthwise layer the MVE path takes (else it goes
-    across channels); the kernel's tvmk_cm_dw_plane_takes is the same rule. The filter's
-    and bias's being constants were checked by both paths' rules alike."""
+    across channels, where that path takes it: the kernel's tvmk_cm_dw_mvec_takes). The
+    filter's and bias's being constants were checked by both paths' rules alike."""
+    if tvmdev_cm_mvedw.takes(p):
+        return False
     outputs, reuse = p["OH"] * p["OW"], p["KH"] * p["KW"] / p["stride_h"] ** 2
     return bool(p["mult"] == 1 and p["dil_h"] == 1 and p["dil_w"] == 1
                 and p["KH"] == p["KW"] and p["KH"] in SIZES

@@ -30,7 +30,7 @@ from typing import Any
 from ...model.graph import Model, Operator
 
 SIZES = (3,)
-CHANNELS_MAX = 32  # above, CMSIS-NN's MVE kernel runs fewer instructions
+MIN_OUTPUTS = 36  # per channel (6 x 6): on fewer, CMSIS-NN's runs fewer instructions
 STRIDES = (1, 2)
 MULT_MAX = 16  # a single input channel's multiplier: the ring's pixel is one vector
 SCRATCH_MAX = 32 * 1024
@@ -47,13 +47,12 @@ def scratch_bytes(p: dict[str, Any]) -> int:
     return int(blocks * (BLOCK_BYTES + 72) + 3 * blocks * cols * 8)
 
 
-def decline(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
-    """Why the across-channels path does not serve ``op`` (None: it does)."""
-    if not ((p["mult"] == 1 and p["C"] <= CHANNELS_MAX) or
-            (p["C"] == 1 and p["mult"] <= MULT_MAX)):
+def shape_declined(p: dict[str, Any]) -> str | None:
+    """Why the layer's shape is not this path's (None: it is); the kernel's
+    ``tvmk_cm_dw_mvec_takes`` is the same rule, constants and all."""
+    if not (p["mult"] == 1 or (p["C"] == 1 and p["mult"] <= MULT_MAX)):
         return (f"a channel multiplier of {p['mult']} on {p['C']} channels (tvmdev_cm's "
-                f"MVE depthwise takes 1 on at most {CHANNELS_MAX}, or at most {MULT_MAX} "
-                "on one channel: CMSIS-NN's runs fewer instructions on more)")
+                f"MVE depthwise takes 1, or at most {MULT_MAX} on one channel)")
     if p["dil_h"] != 1 or p["dil_w"] != 1:
         return "a dilated filter (tvmdev_cm takes none)"
     if p["KH"] != p["KW"] or p["KH"] not in SIZES:
@@ -61,9 +60,22 @@ def decline(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
                 "channels, 7x7 on large planes)")
     if p["stride_h"] != p["stride_w"] or p["stride_h"] not in STRIDES:
         return f"strides {p['stride_h']}x{p['stride_w']} (tvmdev_cm takes 1x1 and 2x2)"
-    if any(t not in model.constants for t in op.inputs[1:] if t is not None):
-        return "a filter or bias computed at run time (tvmdev_cm lays them out ahead)"
+    if p["OH"] * p["OW"] < MIN_OUTPUTS:
+        return (f"{p['OH'] * p['OW']} outputs per channel (tvmdev_cm's MVE depthwise takes "
+                f"at least {MIN_OUTPUTS}: CMSIS-NN's runs fewer instructions on fewer)")
     if scratch_bytes(p) > SCRATCH_MAX:
         return (f"a scratch of {scratch_bytes(p)} bytes (tvmdev_cm's MVE depthwise takes "
                 f"at most {SCRATCH_MAX})")
     return None
+
+
+def takes(p: dict[str, Any]) -> bool:
+    """Whether the layer's shape is this path's."""
+    return shape_declined(p) is None
+
+
+def decline(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
+    """Why the across-channels path does not serve ``op`` (None: it does)."""
+    if any(t not in model.constants for t in op.inputs[1:] if t is not None):
+        return "a filter or bias computed at run time (tvmdev_cm lays them out ahead)"
+    return shape_declined(p)
