@@ -1,35 +1,39 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tvmdev_cm, Helium (MVE) path: DEPTHWISE_CONV_2D int8 on a Cortex-M55 across channels,
- * eight output channels a vector (tvmk_cm.h).
+ * tvmdev_cm, Helium (MVE) path: DEPTHWISE_CONV_2D int8 3x3 on a Cortex-M55 across
+ * channels, eight output channels a vector (tvmk_cm.h).
  *
- * NHWC keeps a pixel's channels together, so one VLDRB.S16 loads eight channels of a tap
- * widened to int16, and VMULLB/VMULLT multiply them by the filter's eight (laid out alike:
- * [1, KH, KW, OC]) into the even and the odd channels' int32 accumulators. Two output
- * pixels of a row share each filter load. The input rows a row of outputs reads are
- * copied, as they are first needed, into a ring of k rows in the scratch whose padding
- * columns and rows hold the input's zero point, so the loops have no bounds checks, and
- * each channel's bias is folded with input_offset times the sum of its taps (sum(w * x) +
- * bias + input_offset * sum(w) is TFLM's accumulator over a window whose padding holds
- * the zero point, both modulo 2^32). A single input channel with a channel multiplier
- * (person_detect's first layer) is copied into the ring repeated once per output channel.
+ * NHWC keeps a pixel's channels together. Per block of eight output channels, the input
+ * rows a row of outputs reads are copied, as they are first needed, into a ring of 3 rows
+ * in the scratch, each pixel 8 bytes (the block's channels), whose padding columns and
+ * rows hold the input's zero point, so the loops have no bounds checks and every tap's
+ * load has a constant offset; the filter is laid out alike (per block, 9 taps of 8
+ * bytes). One VLDRB.S16 loads a tap's eight channels widened to int16, and VMULLB/VMULLT
+ * multiply them by the filter's into int32 accumulators: the block's channels are kept in
+ * the order [0, 4, 1, 5, 2, 6, 3, 7], so that the even lanes are its first four channels
+ * and the odd lanes its last four. Two output pixels of a row share each filter load (at
+ * stride 1 the compiler also shares the input loads of neighbouring taps). Each channel's
+ * bias is folded with input_offset times the sum of its taps (sum(w * x) + bias +
+ * input_offset * sum(w) is TFLM's accumulator over a window whose padding holds the zero
+ * point, both modulo 2^32). A single input channel with a channel multiplier
+ * (person_detect's first layer) is copied into the ring repeated.
  *
  * Requantization is TFLM's MultiplyByQuantizedMultiplier exactly, per channel, four
  * channels a vector: the left shift, VQRDMULH, and the rounding division by 2^right with
  * ties away from zero (one less for a negative value where right > 0, saturating, then
  * VRSHL's rounding shift, which rounds ties up), then the output offset; a saturating
  * narrowing to int16 and the clamp there (the same as TFLM's int32 clamp: its bounds are
- * int8). The scratch holds, per block of eight channels, the folded biases and the
- * requantization's vectors (160 bytes), then the ring, then, when the channels are not a
- * multiple of 8, the filter padded to a multiple of 8 per tap.
+ * int8), and a scatter store back into the channels' order. The scratch holds, per block,
+ * its folded biases and requantization vectors (160 bytes) and its filter (72), then the
+ * ring.
  *
  * In place (output == input): output row o is written after every input row it covers
  * that rows from o on read is in the ring (each is copied before the first row that reads
  * it), so the output may start at the input's address (kernels.yaml, inplace_keep).
  *
- * The hooks (tvmdev/plan/hooks/tvmdev_cm_mve.py, channel_path) choose this path or the
- * per-channel plane (depthwise_conv2d_s8_mve.c) at generation time; tvmk_cm_dw_mvec_takes
- * is the same rule.
+ * The hooks (tvmdev/plan/hooks/tvmdev_cm_mvedw.py) choose this path at generation time;
+ * tvmk_cm_dw_mvec_takes is the same rule, and the entry point (depthwise_conv2d_s8.c)
+ * calls the plane path (depthwise_conv2d_s8_mve.c) for the layers it does not take.
  */
 #include "tvmk_cm.h"
 

@@ -1,26 +1,29 @@
 """tvmdev_cm's Helium depthwise convolution across channels (``arch: mve``, the Cortex-M55;
 runtime/kernels/tvmdev_cm/depthwise_conv2d_s8_mvec.c): which layers it takes and its
-scratch. :mod:`.tvmdev_cm_mve` asks its plane path first; a layer that path declines
-comes here, and what this path declines goes to CMSIS-NN.
+scratch. :mod:`.tvmdev_cm_mve` asks here first; a layer this path declines goes on to the
+per-channel plane path there (7x7), then CMSIS-NN.
 
-Taken: a 3x3 filter, one stride (1 or 2) in both directions, no dilation, and either a
-channel multiplier of 1 over at most :data:`CHANNELS_MAX` channels or a single input
-channel with a multiplier of at most :data:`MULT_MAX` (copied into the ring repeated), a
+Taken: a 3x3 filter, one stride (1 or 2) in both directions, no dilation, a channel
+multiplier of 1 or a single input channel with a multiplier of at most :data:`MULT_MAX`
+(copied into the ring repeated), at least :data:`MIN_OUTPUTS` outputs per channel, a
 constant filter and bias, a scratch of at most :data:`SCRATCH_MAX` bytes. The kernel's
-``tvmk_cm_dw_mvec_takes`` is the same rule (but the scratch, which it checks against the
-params' scratch_bytes).
+``tvmk_cm_dw_mvec_takes`` is the same rule.
 
 Eight output channels a vector (VLDRB.S16, VMULLB/VMULLT into int32), two output pixels
-a filter load, no plane per channel: about one instruction per multiply-accumulate, plus
-the requantization per channel. Measured on mps3_an547 (QEMU -icount) against CMSIS-NN
-v7's MVE kernel, layer by layer in the whole models: person_detect's 96x96x1 multiplier-8
-first layer 0.40x (398,000 against 1,000,344 instructions), visual_wake_words' 48x48x16
-stride 2 0.67x and 24x24x32 stride 2 0.91x, person_detect's 5x48x16 stride-2 bands 0.74x;
-but 12x12x64 stride 2 1.21x, 6x6x128 1.09x, MCUNet VWW's 48 to 480 channels 1.02x to 1.78x
-and its 5x5 and 7x7 layers 0.97x to 1.20x (CMSIS-NN's cost per output falls with the
-channels, this path's does not): those stay on CMSIS-NN, and 5x5 and 7x7 have no variant
-(the M55's ITCM code). Requantization is TFLM's exactly (VQRDMULH, the fix-up, VRSHL:
-the plane path's, per lane; tests/test_tvmdev_cm_mve.py checks it at the edges).
+a filter load, the ring's pixels 8 bytes so every load has a constant offset: about 0.8
+instructions per multiply-accumulate and 3 per output for the requantization, with no
+cost per channel beyond its share of the layout. Measured on mps3_an547 (QEMU -icount),
+layer by layer in the whole models, against CMSIS-NN v7's MVE kernel: person_detect's
+96x96x1 multiplier-8 first layer 0.34x (337,719 against 1,000,344 instructions),
+visual_wake_words' 48x48x16 stride 2 0.57x, 24x24x32 stride 2 0.78x, 6x6x128 0.87x,
+MCUNet VWW's 40-column stride-2 bands of 48 channels 0.84x, 12x12x64 stride 2 1.02x; but
+5x5 planes of 192 and 240 channels 1.04x to 1.07x and 3x3 planes 1.26x to 1.36x (the
+pairs of outputs and the layout cost more there): fewer than :data:`MIN_OUTPUTS` stay on
+CMSIS-NN. Against the plane path: 0.90x to 0.97x on keyword_spotting's 25x5x64,
+48x48x8, 12x12x64 and 10x10x144, 0.99x to 1.01x on 40x40x16, 24x24x32 and 20x20x48.
+No 5x5 or 7x7 variant (code in the M55's ITCM). Requantization is TFLM's exactly
+(VQRDMULH, the fix-up, VRSHL: the plane path's, per lane; tests/test_tvmdev_cm_mve.py
+checks it at the edges).
 """
 
 from __future__ import annotations
