@@ -3,9 +3,8 @@
  * tvmdev portable kernels: the body the int8 and int16 MEAN kernels share (mean_s8.c,
  * simple_s16.c): TFLM's QuantizedMeanOrSum over some dims (tvmk_mean_s8_params). No
  * scratch: each output sums its reduced group directly (an odometer over the kept dims
- * outside, over the reduced dims inside; where the reduced dims are one contiguous block,
- * plain strided loops in the output's order); the int32 sum wraps as TFLM's, the same in
- * any order. Private to this folder; the macro defines one kernel.
+ * outside, over the reduced dims inside); the int32 sum wraps as TFLM's, the same in any
+ * order. Private to this folder; the macro defines one kernel.
  */
 #ifndef TVMK_PORTABLE_MEAN_INT_H_
 #define TVMK_PORTABLE_MEAN_INT_H_
@@ -32,33 +31,6 @@ static inline int tvmk_mean_next(const struct tvmk_mean_s8_params *p, int32_t *i
     return 0;
 }
 
-/* The reduced dims as one block of `reduced` elements (outer x reduced x inner, the kept
- * dims before and after it): 1 with *outer and *inner set when the reduced dims (those
- * of more than one element) are contiguous, the shape of the common means (a global
- * average over H and W, or over the last dims). */
-static inline int tvmk_mean_block(const struct tvmk_mean_s8_params *p, int32_t *outer,
-                                  int32_t *inner)
-{
-    int32_t d, stage = 0; /* 0: before the block, 1: in it, 2: after it */
-
-    *outer = 1;
-    *inner = 1;
-    for (d = 0; d < p->ndim; ++d) {
-        const int red = p->out_strides[d] == 0;
-        if (p->shape[d] == 1) {
-            continue;
-        }
-        if (red && stage == 2) {
-            return 0;
-        }
-        stage = red ? 1 : (stage == 0 ? 0 : 2);
-        if (!red) {
-            *(stage == 0 ? outer : inner) *= p->shape[d];
-        }
-    }
-    return 1;
-}
-
 /* MEAN of T (range [lo, hi]). */
 #define TVMK_MEAN_INT(name, T, lo, hi)                                                       \
 int32_t name(const T *data, T *reduced, const struct tvmk_mean_s8_params *params,            \
@@ -67,7 +39,7 @@ int32_t name(const T *data, T *reduced, const struct tvmk_mean_s8_params *params
     const struct tvmk_mean_s8_params *p = params;                                            \
     int32_t in_strides[TVMK_MAX_DIMS];                                                       \
     int32_t idx[TVMK_MAX_DIMS];                                                              \
-    int32_t d, stride, outer, inner;                                                         \
+    int32_t d, stride;                                                                       \
                                                                                              \
     (void)resource_handle;                                                                   \
     if (data == NULL || reduced == NULL || p == NULL || p->ndim < 1 ||                       \
@@ -82,26 +54,6 @@ int32_t name(const T *data, T *reduced, const struct tvmk_mean_s8_params *params
         in_strides[d] = stride;                                                              \
         stride *= p->shape[d];                                                               \
         idx[d] = 0;                                                                          \
-    }                                                                                        \
-    if (tvmk_mean_block(p, &outer, &inner)) { /* one block: strided sums, in order */       \
-        int32_t o, k, r;                                                                     \
-        T *y = reduced;                                                                      \
-        for (o = 0; o < outer; ++o) {                                                        \
-            for (k = 0; k < inner; ++k) {                                                    \
-                const T *x = data + (ptrdiff_t)o * p->reduced * inner + k;                   \
-                int32_t sum = 0;                                                             \
-                int32_t v;                                                                   \
-                for (r = 0; r < p->reduced; ++r, x += inner) {                               \
-                    sum = (int32_t)((uint32_t)sum + (uint32_t)(int32_t)*x);                  \
-                }                                                                            \
-                sum = (int32_t)((uint32_t)sum -                                              \
-                                (uint32_t)p->input_zero_point * (uint32_t)p->reduced);       \
-                v = tvmk_multiply_by_quantized_multiplier(sum, p->multiplier, p->shift) +    \
-                    p->output_zero_point;                                                    \
-                *y++ = (T)(v > (hi) ? (hi) : (v < (lo) ? (lo) : v));                         \
-            }                                                                                \
-        }                                                                                    \
-        return TVM_DEVICE_OK;                                                                \
     }                                                                                        \
     do {                                                                                     \
         ptrdiff_t base = 0;                                                                  \
