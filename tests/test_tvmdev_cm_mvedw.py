@@ -104,3 +104,73 @@ def test_models_bit_exact_on_the_m55(name: str, tflite_model: Callable[[str], Pa
     libs = Counter(o["library"] for o in plan["operators"] if o["op"] == "depthwise_conv2d")
     assert libs == ({"tvmdev_cm": 25, "cmsis_nn": 2} if name == "person_detect" else
                     {"tvmdev_cm": 11, "cmsis_nn": 2})
+
+
+# --- ADD on Helium (runtime/kernels/tvmdev_cm/add_s8_mve.c) --------------------------------
+
+def add_cases(seed: int = 25) -> list:
+    """ADD of operands of the output's shape: counts that are multiples of 4 and not (a
+    tail of 1 to 3, and 7: the tail alone), 6400 (MCUNet VWW's 20x20x16), every fused
+    activation, random scales (equal ones among them) and zero points; then a broadcast
+    (declined)."""
+    import itertools
+
+    from s8_cases import ACTIVATIONS, ADD, Case, Tensor, rand_int8, rand_quant, rng
+
+    from tvmdev.model.s8 import elementwise
+    r = rng(seed)
+    shapes = [[1, 4, 4, 3], [1, 5, 7, 3], [2, 3, 3, 2], [1, 1, 1, 7], [1, 20, 20, 16],
+              [1, 6, 5, 5]]
+    cases = []
+    for shape, act in [*zip(shapes, itertools.cycle(ACTIVATIONS)),
+                       *zip(shapes[:2], ["RELU6", "NONE"])]:
+        qa, qb, qo = rand_quant(r), rand_quant(r), rand_quant(r)
+        if len(cases) % 3 == 1:
+            qb = qa
+        a, b = rand_int8(r, shape), rand_int8(r, shape)
+        p = elementwise.add_params([tuple(shape)] * 2, tuple(shape), act, qa, qb, qo)
+        cases.append(Case(f"add {shape} {act}", ADD, [Tensor(shape, qa), Tensor(shape, qb)],
+                          Tensor(shape, qo),
+                          ("AddOptions", {"FusedActivationFunction": ACTIVATIONS[act]}),
+                          [a, b], p, elementwise.add_reference(a, b, p)))
+    qa, qb, qo = rand_quant(r), rand_quant(r), rand_quant(r)
+    a, b = rand_int8(r, [1, 4, 4, 3]), rand_int8(r, [3])
+    p = elementwise.add_params([(1, 4, 4, 3), (3,)], (1, 4, 4, 3), "NONE", qa, qb, qo)
+    cases.append(Case("add broadcast", ADD, [Tensor([1, 4, 4, 3], qa), Tensor([3], qb)],
+                      Tensor([1, 4, 4, 3], qo), ("AddOptions", {"FusedActivationFunction": 0}),
+                      [a, b], p, elementwise.add_reference(a, b, p)))
+    return cases
+
+
+def test_add_on_helium_only(tmp_path: Path) -> None:
+    """tvmdev_cm's ADD on the M55 (but a broadcast); on the M4 it is CMSIS-NN's."""
+    from s8_cases import merged
+
+    from tvmdev.frontends.importer import import_file
+    from tvmdev.load.board import board_by_name
+    from tvmdev.plan.pipeline import Options, compile_model
+    model, _ = merged(add_cases())
+    (tmp_path / "m.tflite").write_bytes(model)
+    m = import_file(tmp_path / "m.tflite").to_model()
+    for board, first in (("mps3_an547", "tvmdev_cm"), ("mps2_an386", "portable")):
+        c = compile_model(m, board_by_name(board), Options(trees=(("cmsis_nn", "off"),)))
+        libs = [c.placements[op.index].library for op in c.model.operators]
+        assert libs == [first] * 8 + ["portable"], board
+        why = c.placements[c.model.operators[-1].index].declined
+        assert why == ("tvmdev_cm: a broadcast (tvmdev_cm's ADD takes operands of the "
+                       "output's shape)" if first == "tvmdev_cm" else
+                       "tvmdev_cm: add on the DSP path (tvmdev_cm's ADD is Helium's only)")
+
+
+@pytest.mark.slow
+def test_add_bit_exact_with_tflm(cli: Callable[..., Result], tmp_path: Path) -> None:
+    from s8_cases import merged
+    from test_tflite_int8_ops import run_against_tflm
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    cases = add_cases()
+    model, arrays = merged(cases)
+    outputs, _ = run_against_tflm(cli, model, arrays, tmp_path, "--board", "mps3_an547",
+                                  "--cmsis-nn", os.environ.get("CMSIS_NN_SOURCE_DIR") or "off")
+    assert outputs == len(cases)
+    plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
+    assert [o["library"] for o in plan["operators"]][:-1] == ["tvmdev_cm"] * 8

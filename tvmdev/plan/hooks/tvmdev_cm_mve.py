@@ -106,6 +106,8 @@ def decline(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
         return None if why is None else _depthwise(model, op, p)
     if op.op == "conv2d":
         return _pointwise(model, op, p)
+    if op.op == "add":
+        return tvmdev_cm_mvedw.decline_add(model, op, p)
     return f"{op.op} on Helium (tvmdev_cm's MVE path has none: CMSIS-NN's serves it)"
 
 

@@ -1,7 +1,8 @@
 """tvmdev_cm's Helium depthwise convolution across channels (``arch: mve``, the Cortex-M55;
 runtime/kernels/tvmdev_cm/depthwise_conv2d_s8_mvec.c): which layers it takes and its
 scratch. :mod:`.tvmdev_cm_mve` asks here first; a layer this path declines goes on to the
-per-channel plane path there (7x7), then CMSIS-NN.
+per-channel plane path there (7x7), then CMSIS-NN. ADD on Helium is decided here too
+(:func:`decline_add`).
 
 Taken: a 3x3 filter, one stride (1 or 2) in both directions, no dilation, a channel
 multiplier of 1 or a single input channel with a multiplier of at most :data:`MULT_MAX`
@@ -82,3 +83,24 @@ def decline(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
     if any(t not in model.constants for t in op.inputs[1:] if t is not None):
         return "a filter or bias computed at run time (tvmdev_cm lays them out ahead)"
     return shape_declined(p)
+
+
+def decline_add(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
+    """Why tvmdev_cm's Helium ADD (runtime/kernels/tvmdev_cm/add_s8_mve.c) does not serve
+    ``op`` (int8; None: it does): two operands of the output's shape (as CMSIS-NN's) and
+    TFLM's shifts (none positive: its scales are at most 1/2, and a left shift of at most
+    20). Four elements a vector, 25 instructions (TFLM's arithmetic exactly); CMSIS-NN
+    v7's MVE kernel ran 13.8 instructions an element on MCUNet VWW's 20x20x16 ADD."""
+    out = model.tensors[op.outputs[0]].shape
+    if any(model.tensors[t].shape != out for t in op.inputs if t is not None):
+        return "a broadcast (tvmdev_cm's ADD takes operands of the output's shape)"
+    if not (0 <= p["left_shift"] <= 20 and max(p["a_shift"], p["b_shift"],
+                                               p["out_shift"]) <= 0):
+        return "a positive shift (tvmdev_cm's ADD takes TFLM's: none)"
+    return None
+
+
+def no_dsp(model: Model, op: Operator, p: dict[str, Any], arch: str,
+           flash: int | None = None) -> str | None:
+    """tvmdev_cm's DSP path has no ADD (CMSIS-NN's serves it)."""
+    return f"{op.op} on the DSP path (tvmdev_cm's ADD is Helium's only)"
