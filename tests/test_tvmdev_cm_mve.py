@@ -22,7 +22,7 @@ from conftest import Result, need_tool
 
 from tvmdev.load.kernel_tree import activate
 from tvmdev.model.fixedpoint import multiply_by_quantized_multiplier
-from tvmdev.plan.hooks import tvmdev_cm_mve, tvmdev_cm_mvedw
+from tvmdev.plan.hooks import tvmdev_cm_mvedw
 
 I32 = 2**31
 
@@ -88,18 +88,15 @@ def test_what_it_takes_and_declines(tmp_path: Path) -> None:
     import cm_cases
     c = _compiled(tmp_path, cm_cases.MVE_CASES)
     libs = [c.placements[op.index].library for op in c.model.operators]  # type: ignore[attr-defined]
-    # depthwise: the 3x3 layers of at least 36 outputs per channel go across channels
-    # (tvmdev_cm_mvedw.py, tests/test_tvmdev_cm_mvedw.py), the 7x7 ones to the plane; of
-    # the next three, a 5 x 5 plane is declined by both, 8 x 8 at stride 2 goes across
-    # channels, and 5x5 is declined
+    # depthwise: every layer here goes across channels (tvmdev_cm_mvedw.py,
+    # tests/test_tvmdev_cm_mvedw.py) but a 5 x 5 plane of 3x3, which both paths decline
     taken = cm_cases.MVE_TAKEN
-    assert libs == ["tvmdev_cm"] * taken + ["portable", "tvmdev_cm"] + ["portable"] * (
-        len(libs) - taken - 2)
+    assert libs == ["tvmdev_cm"] * taken + ["portable"] + ["tvmdev_cm"] * 2 + [
+        "portable"] * (len(libs) - taken - 3)
     why = [c.placements[op.index].declined for op in c.model.operators][taken:]  # type: ignore[attr-defined]
     assert why == [
         "tvmdev_cm: 25 outputs per channel, 9 taps per input copied (tvmdev_cm's MVE path "
-        "takes at least 64 and 4: CMSIS-NN's runs fewer instructions on fewer)", None,
-        "tvmdev_cm: a 5x5 filter (tvmdev_cm's MVE path takes 3x3 and 7x7)",
+        "takes at least 64 and 4: CMSIS-NN's runs fewer instructions on fewer)", None, None,
         "tvmdev_cm: 17 input channels (tvmdev_cm's MVE conv2d takes at most 16: one "
         "vector)",
         "tvmdev_cm: a 3x3 filter in 1 group(s) (tvmdev_cm's MVE conv2d takes a 1x1 "
@@ -108,8 +105,9 @@ def test_what_it_takes_and_declines(tmp_path: Path) -> None:
     scratch = {p.index: p.scratch[1] for p in c.ops}  # type: ignore[attr-defined]
     # 9 x 8 SAME 3x3: across channels (one block: a ring of 3 rows of 10 columns)
     assert scratch[0] == tvmdev_cm_mvedw.scratch_bytes(ops[0]) == 160 + 72 + 3 * 10 * 8
-    # 17 x 16 SAME 7x7: a 23 x 22 plane, 272 window addresses, 49 taps, all int32
-    assert scratch[2] == tvmdev_cm_mve.plane_bytes(ops[2]) == 4 * (23 * 22 + 272 + 49)
+    # 17 x 16 SAME 7x7, 4 channels: one block, 7 taps x 7 of 8 bytes, a ring of 7 rows
+    # of 16 + 6 columns
+    assert scratch[2] == tvmdev_cm_mvedw.scratch_bytes(ops[2]) == 160 + 49 * 8 + 7 * 22 * 8
     # 1x1, 12 output channels: 20 bytes of constants each
     assert scratch[10] == 20 * 12
     assert ops[10]["packed_weights"] is None and ops[10]["folded_bias"] is None  # no layout

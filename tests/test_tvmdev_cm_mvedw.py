@@ -61,9 +61,12 @@ def test_which_path_and_scratch(tmp_path: Path) -> None:
         "takes at least 64 and 4: CMSIS-NN's runs fewer instructions on fewer)",
         "tvmdev_cm: a 5x5 filter (tvmdev_cm's MVE path takes 3x3 and 7x7)",
         "tvmdev_cm: a channel multiplier of 2 (tvmdev_cm takes 1)"]
-    assert tvmdev_cm_mvedw.shape_declined(ops[n + 1]) == (
-        "16 outputs per channel (tvmdev_cm's MVE depthwise takes at least 36: CMSIS-NN's "
-        "runs fewer instructions on fewer)")
+    # 3 x 3 outputs of 7x7 across channels; a ring of 7 rows of 126 columns of 64
+    # channels is over the limit, so the plane path takes that one
+    assert scratch[15] == tvmdev_cm_mvedw.scratch_bytes(ops[15]) == 3 * (160 + 49 * 8) + (
+        7 * 3 * 10 * 8)
+    assert tvmdev_cm_mvedw.scratch_bytes(ops[n]) > tvmdev_cm_mvedw.SCRATCH_MAX
+    assert scratch[n] == tvmdev_cm_mve.plane_bytes(ops[n])
 
 
 @pytest.mark.slow

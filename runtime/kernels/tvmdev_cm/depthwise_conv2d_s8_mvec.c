@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tvmdev_cm, Helium (MVE) path: DEPTHWISE_CONV_2D int8 3x3 on a Cortex-M55 across
- * channels, eight output channels a vector (tvmk_cm.h).
+ * tvmdev_cm, Helium (MVE) path: DEPTHWISE_CONV_2D int8 3x3, 5x5 and 7x7 on a Cortex-M55
+ * across channels, eight output channels a vector (tvmk_cm.h).
  *
  * NHWC keeps a pixel's channels together. Per block of eight output channels, the input
- * rows a row of outputs reads are copied, as they are first needed, into a ring of 3 rows
+ * rows a row of outputs reads are copied, as they are first needed, into a ring of k rows
  * in the scratch, each pixel 8 bytes (the block's channels), whose padding columns and
  * rows hold the input's zero point, so the loops have no bounds checks and every tap's
- * load has a constant offset; the filter is laid out alike (per block, 9 taps of 8
+ * load has a constant offset; the filter is laid out alike (per block, k x k taps of 8
  * bytes). One VLDRB.S16 loads a tap's eight channels widened to int16, and VMULLB/VMULLT
  * multiply them by the filter's into int32 accumulators: the block's channels are kept in
  * the order [0, 4, 1, 5, 2, 6, 3, 7], so that the even lanes are its first four channels
@@ -24,8 +24,8 @@
  * VRSHL's rounding shift, which rounds ties up), then the output offset; a saturating
  * narrowing to int16 and the clamp there (the same as TFLM's int32 clamp: its bounds are
  * int8), and a scatter store back into the channels' order. The scratch holds, per block,
- * its folded biases and requantization vectors (160 bytes) and its filter (72), then the
- * ring.
+ * its folded biases and requantization vectors (160 bytes) and its filter (8 k^2), then
+ * the ring. A 3x3 filter's taps are all unrolled; 5x5's and 7x7's rows are a loop.
  *
  * In place (output == input): output row o is written after every input row it covers
  * that rows from o on read is in the ring (each is copied before the first row that reads
@@ -37,9 +37,9 @@
  */
 #include "tvmk_cm.h"
 
-/* tvmdev_cm_mvedw.py's MIN_OUTPUTS and SCRATCH_MAX */
-#define TVMK_CM_MVEC_MIN_OUTPUTS 36
-#define TVMK_CM_MVEC_SCRATCH_MAX (32 * 1024)
+/* tvmdev_cm_mvedw.py's MIN_WORK (taps x outputs per channel) and SCRATCH_MAX */
+#define TVMK_CM_MVEC_MIN_WORK 300
+#define TVMK_CM_MVEC_SCRATCH_MAX (48 * 1024)
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 #include <arm_mve.h>
@@ -60,7 +60,7 @@ tvmk_cm_mvec_lanes(uint16x8_t order, int32_t n)
 
 /* What one row of outputs reads. */
 struct tvmk_cm_mvec_row {
-    const int8_t *rows[3]; /* the window's ring rows, at block 0 */
+    const int8_t *rows[7]; /* the window's ring rows, at block 0 */
     const int8_t *w;       /* the filter laid out: per block, 9 taps of 8 bytes */
     const int32_t *prm;    /* per block, its 10 vectors */
     int8_t *out;           /* the row's first output */
@@ -109,9 +109,10 @@ tvmk_cm_mvec_store(int8_t *out, int32x4_t e, int32x4_t o, const int32_t *prm,
         __asm__ volatile("" : "+w"(a0e), "+w"(a0o), "+w"(a1e), "+w"(a1o));             \
     } while (0)
 
-/* One row of outputs at stride S (a constant where inlined), block by block, two output
- * pixels at a time (the last pair's second, past the row, is not stored). The ring's
- * pixels are 8 bytes (a block's channels), so every tap's load has a constant offset. */
+/* One row of outputs of a 3x3 filter at stride S (a constant where inlined), block by
+ * block, two output pixels at a time (the last pair's second, past the row, is not
+ * stored). The ring's pixels are 8 bytes (a block's channels), so every tap's load has a
+ * constant offset. */
 static inline __attribute__((always_inline)) void
 tvmk_cm_mvec_row(const struct tvmk_cm_mvec_row *r, const int32_t S)
 {
@@ -153,32 +154,72 @@ tvmk_cm_mvec_row(const struct tvmk_cm_mvec_row *r, const int32_t S)
     }
 }
 
-static __attribute__((noinline)) void tvmk_cm_mvec_row_s1(const struct tvmk_cm_mvec_row *r)
+/* One row of outputs for a K x K filter (5 or 7) at stride S (constants where inlined):
+ * as the 3x3's, the filter rows a loop, each row's taps unrolled. */
+static inline __attribute__((always_inline)) void
+tvmk_cm_mvec_row_k(const struct tvmk_cm_mvec_row *r, const int32_t K, const int32_t S)
 {
-    tvmk_cm_mvec_row(r, 1);
+    const uint16x8_t order = vldrhq_u16(tvmk_cm_mvec_order);
+    for (int32_t b = 0; b < r->blocks; b++) {
+        const int32_t *prm = r->prm + b * TVMK_CM_MVEC_PRM;
+        const int8_t *wb = r->w + b * K * K * 8;
+        const int32x4_t be = vldrwq_s32(prm);
+        const int32x4_t bo = vldrwq_s32(prm + 4);
+        const mve_pred16_t p = tvmk_cm_mvec_lanes(order, r->OC - 8 * b);
+        const int32_t at = b * r->block_bytes;
+        int8_t *out = r->out + 8 * b;
+        for (int32_t ox = 0; ox < r->OW; ox += 2) {
+            int32x4_t a0e = be, a0o = bo, a1e = be, a1o = bo;
+            const int8_t *w = wb;
+            __asm__("" : "+r"(prm));
+#pragma GCC unroll 1
+            for (int32_t ky = 0; ky < K; ky++) {
+                const int8_t *x = r->rows[ky] + at + ox * 8 * S;
+#pragma GCC unroll 7
+                for (int32_t kx = 0; kx < K; kx++) {
+                    TVMK_CM_MVEC_TAP(x, kx, S);
+                }
+            }
+            tvmk_cm_mvec_store(out, a0e, a0o, prm, r, order, p);
+            if (ox + 1 < r->OW) {
+                tvmk_cm_mvec_store(out + r->OC, a1e, a1o, prm, r, order, p);
+            }
+            out += 2 * r->OC;
+        }
+    }
 }
 
-static __attribute__((noinline)) void tvmk_cm_mvec_row_s2(const struct tvmk_cm_mvec_row *r)
-{
-    tvmk_cm_mvec_row(r, 2);
-}
+#define TVMK_CM_MVEC_VARIANT(name, call)                                                \
+    static __attribute__((noinline)) void name(const struct tvmk_cm_mvec_row *r)        \
+    {                                                                                   \
+        call;                                                                           \
+    }
 
-/* The scratch this path needs: per block of 8 channels its 10 vectors and 9 taps of 8
- * bytes, then 3 ring rows of RW pixels of 8 bytes per block. */
+TVMK_CM_MVEC_VARIANT(tvmk_cm_mvec_row_3s1, tvmk_cm_mvec_row(r, 1))
+TVMK_CM_MVEC_VARIANT(tvmk_cm_mvec_row_3s2, tvmk_cm_mvec_row(r, 2))
+TVMK_CM_MVEC_VARIANT(tvmk_cm_mvec_row_5s1, tvmk_cm_mvec_row_k(r, 5, 1))
+TVMK_CM_MVEC_VARIANT(tvmk_cm_mvec_row_5s2, tvmk_cm_mvec_row_k(r, 5, 2))
+TVMK_CM_MVEC_VARIANT(tvmk_cm_mvec_row_7s1, tvmk_cm_mvec_row_k(r, 7, 1))
+TVMK_CM_MVEC_VARIANT(tvmk_cm_mvec_row_7s2, tvmk_cm_mvec_row_k(r, 7, 2))
+
+/* The scratch this path needs: per block of 8 channels its 10 vectors and k x k taps of
+ * 8 bytes, then k ring rows of RW pixels of 8 bytes per block. */
 static int32_t tvmk_cm_mvec_scratch(const struct tvmk_depthwise_conv2d_s8_params *p)
 {
     const int32_t blocks = (p->C * p->mult + 7) / 8;
-    const int32_t RW = ((p->OW + 1) / 2 * 2 - 1) * p->stride_h + 3;
-    return blocks * (TVMK_CM_MVEC_PRM * 4 + 72) + 3 * blocks * RW * 8;
+    const int32_t k = p->KH;
+    const int32_t RW = ((p->OW + 1) / 2 * 2 - 1) * p->stride_h + k;
+    return blocks * (TVMK_CM_MVEC_PRM * 4 + k * k * 8) + k * blocks * RW * 8;
 }
 
 int32_t tvmk_cm_dw_mvec_takes(const struct tvmk_depthwise_conv2d_s8_params *p)
 {
     /* the hooks' rule (tvmdev_cm_mvedw.py shape_declined) */
-    return p->KH == 3 && p->KW == 3 && (p->stride_h == 1 || p->stride_h == 2) &&
+    return (p->KH == 3 || p->KH == 5 || p->KH == 7) && p->KW == p->KH &&
+           (p->stride_h == 1 || p->stride_h == 2) &&
            p->stride_w == p->stride_h && p->dil_h == 1 && p->dil_w == 1 &&
            (p->mult == 1 || (p->C == 1 && p->mult <= 16)) &&
-           p->OH * p->OW >= TVMK_CM_MVEC_MIN_OUTPUTS &&
+           p->KH * p->KW * p->OH * p->OW >= TVMK_CM_MVEC_MIN_WORK &&
            tvmk_cm_mvec_scratch(p) <= TVMK_CM_MVEC_SCRATCH_MAX;
 }
 
@@ -223,14 +264,14 @@ static void tvmk_cm_mvec_layout(int32_t *prm, int8_t *wl, const int8_t *filter,
                                 const struct tvmk_depthwise_conv2d_s8_params *p,
                                 int32_t blocks)
 {
-    const int32_t OC = p->C * p->mult;
+    const int32_t OC = p->C * p->mult, taps = p->KH * p->KW;
     const uint16x8_t order = vldrhq_u16(tvmk_cm_mvec_order);
     for (int32_t b = 0; b < blocks; b++) {
         const mve_pred16_t pred = tvmk_cm_mvec_lanes(order, OC - 8 * b);
-        int8_t *wb = wl + b * 72;
+        int8_t *wb = wl + b * taps * 8;
         int32_t *q = prm + b * TVMK_CM_MVEC_PRM;
-        int16x8_t sum = vdupq_n_s16(0); /* at most 9 x 128: int16 holds it */
-        for (int32_t t = 0; t < 9; t++) {
+        int16x8_t sum = vdupq_n_s16(0); /* at most 49 x 128: int16 holds it */
+        for (int32_t t = 0; t < taps; t++) {
             const int16x8_t w =
                 vldrbq_gather_offset_z_s16(filter + t * OC + 8 * b, order, pred);
             vstrbq_s16(wb + 8 * t, w);
@@ -252,17 +293,22 @@ static void tvmk_cm_mvec_layout(int32_t *prm, int8_t *wl, const int8_t *filter,
     }
 }
 
+/* The row variants by (k - 3) + (stride - 1): 3x3, 5x5 and 7x7 at strides 1 and 2. */
+static void (*const tvmk_cm_mvec_rows[6])(const struct tvmk_cm_mvec_row *) = {
+    tvmk_cm_mvec_row_3s1, tvmk_cm_mvec_row_3s2, tvmk_cm_mvec_row_5s1,
+    tvmk_cm_mvec_row_5s2, tvmk_cm_mvec_row_7s1, tvmk_cm_mvec_row_7s2};
+
 int32_t tvmk_cm_depthwise_conv2d_s8_mvec(const int8_t *input, const int8_t *filter,
                                          const int32_t *bias, int8_t *output,
                                          const struct tvmk_depthwise_conv2d_s8_params *p)
 {
-    const int32_t s = p->stride_h;
+    const int32_t s = p->stride_h, k = p->KH;
     const int32_t OC = p->C * p->mult, blocks = (OC + 7) / 8;
-    const int32_t RW = ((p->OW + 1) / 2 * 2 - 1) * s + 3; /* columns read, pairs */
+    const int32_t RW = ((p->OW + 1) / 2 * 2 - 1) * s + k; /* columns read, pairs */
     const int32_t slot_bytes = blocks * RW * 8;
     int32_t *prm = (int32_t *)p->scratch;
     int8_t *wl = (int8_t *)(prm + blocks * TVMK_CM_MVEC_PRM);
-    int8_t *ring = wl + blocks * 72;
+    int8_t *ring = wl + blocks * k * k * 8;
     struct tvmk_cm_mvec_row r;
 
     if (!tvmk_cm_dw_mvec_takes(p) || ((uintptr_t)p->scratch & 3) != 0 ||
@@ -283,21 +329,17 @@ int32_t tvmk_cm_depthwise_conv2d_s8_mvec(const int8_t *input, const int8_t *filt
         const int8_t *x = input + n * p->H * p->W * p->C;
         int32_t loaded = 0; /* padded rows copied into the ring so far */
         for (int32_t oy = 0; oy < p->OH; oy++) {
-            for (; loaded < oy * s + 3; loaded++) {
+            for (; loaded < oy * s + k; loaded++) {
                 const int32_t iy = loaded - p->pad_top;
-                tvmk_cm_mvec_fill(ring + (loaded % 3) * slot_bytes,
+                tvmk_cm_mvec_fill(ring + (loaded % k) * slot_bytes,
                                   iy >= 0 && iy < p->H ? x + iy * p->W * p->C : NULL, RW,
                                   blocks, p);
             }
-            for (int32_t ky = 0; ky < 3; ky++) {
-                r.rows[ky] = ring + ((oy * s + ky) % 3) * slot_bytes;
+            for (int32_t ky = 0; ky < k; ky++) {
+                r.rows[ky] = ring + ((oy * s + ky) % k) * slot_bytes;
             }
             r.out = output + ((n * p->OH + oy) * p->OW) * OC;
-            if (s == 1) {
-                tvmk_cm_mvec_row_s1(&r);
-            } else {
-                tvmk_cm_mvec_row_s2(&r);
-            }
+            tvmk_cm_mvec_rows[(k - 3) + (s - 1)](&r);
         }
     }
     return TVM_DEVICE_OK;

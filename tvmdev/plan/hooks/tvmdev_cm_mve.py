@@ -12,9 +12,9 @@ and a VMLA per tap and four outputs, plus a fixed cost per channel (the plane's 
 taps, the requantization's set-up), so it wins on the larger planes: 40x40x16 3x3 0.48x
 CMSIS-NN's instructions, 20x20x48 3x3 0.70x, 20x20x48 7x7 stride 2 0.72x, and loses on
 5x5 and 3x3 planes (declined). keyword_spotting's 25x5x64 3x3 layers are a tie. The
-across-channels path (:mod:`.tvmdev_cm_mvedw`) is asked first and takes most 3x3 layers
-(it runs 0.90x to 1.01x this path's instructions on them); this one keeps 7x7 and the
-3x3 layers that path declines. Its
+across-channels path (:mod:`.tvmdev_cm_mvedw`) is asked first and takes 3x3, 5x5 and 7x7
+layers (it runs 0.90x to 1.01x this path's instructions on them); this one keeps those
+whose ring would exceed that path's scratch limit. Its
 requantization is TFLM's exactly (VQRDMULH and a rounding shift), so it needs no proof
 per layer. Its scratch is the plane (int32), each output's window address, then the
 channel's k x k taps as int32.
