@@ -126,7 +126,7 @@ def add_cases(seed: int = 25) -> list:
               [1, 6, 5, 5]]
     cases = []
     for shape, act in [*zip(shapes, itertools.cycle(ACTIVATIONS)),
-                       *zip(shapes[:2], ["RELU6", "NONE"])]:
+                       *zip(shapes[:2], ["RELU6", "NONE"], strict=True)]:
         qa, qb, qo = rand_quant(r), rand_quant(r), rand_quant(r)
         if len(cases) % 3 == 1:
             qb = qa
