@@ -1,12 +1,13 @@
 """tvmdev_cm's Helium depthwise convolution across channels on the Cortex-M55
-(runtime/kernels/tvmdev_cm/depthwise_conv2d_s8_mvec.c, tvmdev/plan/hooks/tvmdev_cm_mvedw.py),
-bit-exact with TFLM's interpreter.
+(runtime/kernels/tvmdev_cm/depthwise_conv2d_s8_mvec.c, tvmdev/plan/hooks/tvmdev_cm_mvedw.py)
+and its Helium ADD (add_s8_mve.c), bit-exact with TFLM's interpreter.
 
 Without a toolchain: which layers go across channels, which to the plane path, which are
-declined, and the scratch. On mps3_an547 (QEMU): one-operator models over the kernel's
-edges (tests/cm_cases.py MVEDW_CASES) and person_detect and visual_wake_words end to end,
-each against TFLM's interpreter (the requantization's vector arithmetic is the plane
-path's, checked at the edges by tests/test_tvmdev_cm_mve.py).
+declined, and the scratch; ADD on the M55 only. On mps3_an547 (QEMU): one-operator models
+over the kernels' edges (tests/cm_cases.py MVEDW_CASES, :func:`add_cases`) and
+person_detect and visual_wake_words end to end, each against TFLM's interpreter (the
+requantization's vector arithmetic is the plane path's, checked at the edges by
+tests/test_tvmdev_cm_mve.py).
 """
 
 from __future__ import annotations
