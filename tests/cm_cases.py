@@ -190,3 +190,30 @@ MVE_CASES = [
     Dw(4, 4, 17, 1, 1, conv=8), Dw(6, 6, 3, 3, 1, conv=4),
 ]
 MVE_TAKEN = 17
+
+# DEPTHWISE_CONV_2D on tvmdev_cm's Helium path across channels
+# (depthwise_conv2d_s8_mvec.c): 3x3 layers of at least 36 outputs per channel, 5x5 and
+# 7x7 ones of at least 300 taps x outputs (small planes: the window past the input on
+# every side). Channel counts not multiples of 8 (5, 9, 11, 13, 17, 20), 40 channels, a
+# single input channel with a multiplier (3, 8: person_detect's first layer, 16),
+# strides 1 and 2, SAME and VALID, a batch of 2, odd widths (the last pair's second output
+# not stored), extreme scales (left shifts to 3) and taps, small taps with rounding ties,
+# zero points at both ends, every activation; then one whose ring would exceed the
+# scratch's limit (the plane path takes it) and three declined by both (16 outputs of
+# 3x3, a 5x5 filter on 9 outputs, a multiplier of 2 on 3 channels).
+MVEDW_CASES = [
+    Dw(6, 6, 24, 3, 1), Dw(8, 7, 20, 3, 1, act="RELU6"),
+    Dw(7, 9, 13, 3, 1, extreme=True, zp_out=-128), Dw(13, 13, 16, 3, 2, zp_in=-128),
+    Dw(15, 14, 11, 3, 2, same=False, extreme=True), Dw(13, 12, 1, 3, 2, mult=8, act="RELU"),
+    Dw(7, 7, 1, 3, 1, mult=3, zp_in=127), Dw(6, 7, 8, 3, 1, n=2, small=True),
+    Dw(6, 6, 40, 3, 1, small=True, act="RELU", zp_in=-128, zp_out=-20),
+    Dw(6, 6, 9, 3, 1, extreme=True), Dw(12, 13, 5, 3, 2, act="RELU_N1_TO_1", zp_in=127,
+                                       zp_out=127),
+    Dw(14, 13, 1, 3, 2, mult=16, same=False),
+    Dw(5, 5, 20, 5, 1, act="RELU6"), Dw(5, 5, 13, 7, 1, extreme=True, zp_out=-128),
+    Dw(14, 13, 11, 5, 2, same=False, extreme=True), Dw(3, 3, 17, 7, 1, zp_in=127),
+    Dw(9, 8, 5, 7, 2, small=True, act="RELU"), Dw(7, 6, 8, 7, 1, n=2),
+    Dw(4, 120, 64, 7, 1),
+    Dw(4, 4, 33, 3, 1), Dw(6, 6, 8, 5, 2), Dw(6, 6, 3, 3, 1, mult=2),
+]
+MVEDW_CHANNELS = 18  # the first 18 go across channels, the next to the plane path

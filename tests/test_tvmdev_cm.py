@@ -33,7 +33,7 @@ def test_library_has_no_tree_and_every_kernel_a_portable_fallback() -> None:
     lib = board_library("tvmdev_cm")
     assert lib.tree is None and lib.probe_source is None and lib.hooks == "tvmdev_cm"
     assert {k.op for k in lib.kernels.kernels} == {"conv2d", "depthwise_conv2d",
-                                                   "fully_connected"}
+                                                   "fully_connected", "add"}
     portable = portable_library().kernels
     for k in lib.kernels.kernels:
         int8 = {a: d[0] for a, d in k.arg_meta or ()}

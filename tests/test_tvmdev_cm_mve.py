@@ -22,7 +22,7 @@ from conftest import Result, need_tool
 
 from tvmdev.load.kernel_tree import activate
 from tvmdev.model.fixedpoint import multiply_by_quantized_multiplier
-from tvmdev.plan.hooks import tvmdev_cm_mve
+from tvmdev.plan.hooks import tvmdev_cm_mvedw
 
 I32 = 2**31
 
@@ -88,23 +88,26 @@ def test_what_it_takes_and_declines(tmp_path: Path) -> None:
     import cm_cases
     c = _compiled(tmp_path, cm_cases.MVE_CASES)
     libs = [c.placements[op.index].library for op in c.model.operators]  # type: ignore[attr-defined]
+    # depthwise: every layer here goes across channels (tvmdev_cm_mvedw.py,
+    # tests/test_tvmdev_cm_mvedw.py) but a 5 x 5 plane of 3x3, which both paths decline
     taken = cm_cases.MVE_TAKEN
-    assert libs == ["tvmdev_cm"] * taken + ["portable"] * (len(libs) - taken)
+    assert libs == ["tvmdev_cm"] * taken + ["portable"] + ["tvmdev_cm"] * 2 + [
+        "portable"] * (len(libs) - taken - 3)
     why = [c.placements[op.index].declined for op in c.model.operators][taken:]  # type: ignore[attr-defined]
-    few = ("(tvmdev_cm's MVE path takes at least 64 and 4: CMSIS-NN's runs fewer "
-           "instructions on fewer)")
     assert why == [
-        "tvmdev_cm: 25 outputs per channel, 9 taps per input copied " + few,
-        "tvmdev_cm: 64 outputs per channel, 2.25 taps per input copied " + few,
-        "tvmdev_cm: a 5x5 filter (tvmdev_cm's MVE path takes 3x3 and 7x7)",
+        "tvmdev_cm: 25 outputs per channel, 9 taps per input copied (tvmdev_cm's MVE path "
+        "takes at least 64 and 4: CMSIS-NN's runs fewer instructions on fewer)", None, None,
         "tvmdev_cm: 17 input channels (tvmdev_cm's MVE conv2d takes at most 16: one "
         "vector)",
         "tvmdev_cm: a 3x3 filter in 1 group(s) (tvmdev_cm's MVE conv2d takes a 1x1 "
         "filter, no groups)"]
     ops = {p.index: dict(p.params) for p in c.ops}  # type: ignore[attr-defined]
     scratch = {p.index: p.scratch[1] for p in c.ops}  # type: ignore[attr-defined]
-    # 9 x 8 SAME 3x3: an 11 x 10 plane, 72 window addresses, 9 taps, all int32
-    assert scratch[0] == tvmdev_cm_mve.plane_bytes(ops[0]) == 4 * (11 * 10 + 72 + 9)
+    # 9 x 8 SAME 3x3: across channels (one block: a ring of 3 rows of 10 columns)
+    assert scratch[0] == tvmdev_cm_mvedw.scratch_bytes(ops[0]) == 160 + 72 + 3 * 10 * 8
+    # 17 x 16 SAME 7x7, 4 channels: one block, 7 taps x 7 of 8 bytes, a ring of 7 rows
+    # of 16 + 6 columns
+    assert scratch[2] == tvmdev_cm_mvedw.scratch_bytes(ops[2]) == 160 + 49 * 8 + 7 * 22 * 8
     # 1x1, 12 output channels: 20 bytes of constants each
     assert scratch[10] == 20 * 12
     assert ops[10]["packed_weights"] is None and ops[10]["folded_bias"] is None  # no layout
@@ -146,8 +149,9 @@ def test_keyword_spotting_bit_exact_on_the_m55(tflite_model: Callable[[str], Pat
 
 @pytest.mark.slow
 def test_mcunet_vww_bit_exact_on_the_m55(cli: Callable[..., Result], tmp_path: Path) -> None:
-    """MCUNet VWW (TinyEngine's tree) on mps3_an547: five of its depthwise convolutions
-    (the large 3x3 and 7x7 ones) and its five 1x1 convolutions over at most 16 channels
+    """MCUNet VWW (TinyEngine's tree) on mps3_an547: ten of its depthwise convolutions
+    (across channels: all but four 3x3 ones over 5 x 5 or 3 x 3 outputs and a 5x5 one
+    over 3 x 3), its eight ADDs and its five 1x1 convolutions over at most 16 channels
     on tvmdev_cm's MVE path, the rest on CMSIS-NN; every output TFLM's."""
     from test_cmsis_nn import tree
     from test_tflite_field_ops import field_model
@@ -158,4 +162,5 @@ def test_mcunet_vww_bit_exact_on_the_m55(cli: Callable[..., Result], tmp_path: P
                          extra=("--cmsis-nn", tree(), "--patch", "off")) > 0
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
     own = [o["op"] for o in plan["operators"] if o["library"] == "tvmdev_cm"]
-    assert (own.count("depthwise_conv2d"), own.count("conv2d")) == (5, 5)
+    assert (own.count("depthwise_conv2d"), own.count("conv2d"), own.count("add")) == (
+        10, 5, 8)

@@ -167,7 +167,11 @@ int32_t tvmk_cm_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
     (void)resource_handle;
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
-    /* Helium: the MVE path, whose scratch the hooks sized for it (arch mve) */
+    /* Helium: the MVE paths, whose scratch the hooks sized for the one they chose (arch
+     * mve, tvmdev_cm_mve.py): across channels where it takes the layer, else the plane */
+    if (tvmk_cm_dw_mvec_takes(p)) {
+        return tvmk_cm_depthwise_conv2d_s8_mvec(input, filter, bias, output, p);
+    }
     return tvmk_cm_depthwise_conv2d_s8_mve(input, filter, bias, output, p);
 #endif
 

@@ -54,6 +54,7 @@
 #include <stdint.h>
 
 #include "tvmk_s8.h"
+#include "tvmk_s8_ops.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -74,6 +75,17 @@ int32_t tvmk_cm_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
 int32_t tvmk_cm_depthwise_conv2d_s8_mve(const int8_t *input, const int8_t *filter,
                                         const int32_t *bias, int8_t *output,
                                         const struct tvmk_depthwise_conv2d_s8_params *params);
+/* The Helium (MVE) path of depthwise_conv2d across channels (depthwise_conv2d_s8_mvec.c):
+ * eight output channels a vector, a ring of input rows; _takes says whether it serves p
+ * (the hooks' rule, tvmdev_cm_mvedw.py), else the plane path does. */
+int32_t tvmk_cm_depthwise_conv2d_s8_mvec(const int8_t *input, const int8_t *filter,
+                                         const int32_t *bias, int8_t *output,
+                                         const struct tvmk_depthwise_conv2d_s8_params *params);
+int32_t tvmk_cm_dw_mvec_takes(const struct tvmk_depthwise_conv2d_s8_params *params);
+/* ADD on Helium (add_s8_mve.c): two operands of the output's shape, four elements a
+ * vector, TFLM's arithmetic; elsewhere declined (TVM_DEVICE_ERR_INVALID). */
+int32_t tvmk_cm_add_s8(const int8_t *A, const int8_t *B, int8_t *C,
+                       const struct tvmk_add_s8_params *params, void *resource_handle);
 /* The Helium (MVE) path of conv2d (conv2d_s8_mve.c): a 1x1 filter over at most 16 input
  * channels, four pixels' inputs in registers across every output channel. */
 int32_t tvmk_cm_conv2d_s8_mve(const int8_t *X, const int8_t *W, const int32_t *B, int8_t *Y,

@@ -46,7 +46,7 @@ import numpy as np
 
 from ...model.graph import Model, Operator
 from ...model.s8.call import CArray
-from . import tvmdev_cm_1x1, tvmdev_cm_conv, tvmdev_cm_fc, tvmdev_cm_mve
+from . import tvmdev_cm_1x1, tvmdev_cm_conv, tvmdev_cm_fc, tvmdev_cm_mve, tvmdev_cm_mvedw
 
 SIZES = (3, 5, 7)
 STRIDES = (1, 2)
@@ -150,7 +150,8 @@ def requant_exact(w: np.ndarray, bias: np.ndarray | None, p: dict[str, Any]) -> 
 
 
 Rule = Callable[[Model, Operator, dict[str, Any], str, int | None], str | None]
-DECLINES: dict[str, Rule] = {"conv2d": _conv, "depthwise_conv2d": _depthwise}
+DECLINES: dict[str, Rule] = {"conv2d": _conv, "depthwise_conv2d": _depthwise,
+                             "add": tvmdev_cm_mvedw.no_dsp}
 
 
 def decline(model: Model, op: Operator, params: dict[str, Any], arch: str,

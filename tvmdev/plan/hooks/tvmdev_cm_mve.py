@@ -11,7 +11,10 @@ layers (it copies each tap's channels into an im2col buffer); this path takes a 
 and a VMLA per tap and four outputs, plus a fixed cost per channel (the plane's copy, the
 taps, the requantization's set-up), so it wins on the larger planes: 40x40x16 3x3 0.48x
 CMSIS-NN's instructions, 20x20x48 3x3 0.70x, 20x20x48 7x7 stride 2 0.72x, and loses on
-5x5 and 3x3 planes (declined). keyword_spotting's 25x5x64 3x3 layers are a tie. Its
+5x5 and 3x3 planes (declined). keyword_spotting's 25x5x64 3x3 layers are a tie. The
+across-channels path (:mod:`.tvmdev_cm_mvedw`) is asked first and takes 3x3, 5x5 and 7x7
+layers (it runs 0.90x to 1.01x this path's instructions on them); this one keeps those
+whose ring would exceed that path's scratch limit. Its
 requantization is TFLM's exactly (VQRDMULH and a rounding shift), so it needs no proof
 per layer. Its scratch is the plane (int32), each output's window address, then the
 channel's k x k taps as int32.
@@ -33,6 +36,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...model.graph import Model, Operator
+from . import tvmdev_cm_mvedw
 
 SIZES = (3, 7)  # a 5x5 variant would not fit MCUNet VWW's code in the M55's ITCM
 STRIDES = (1, 2)
@@ -94,15 +98,36 @@ def _pointwise(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
 
 
 def decline(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
-    """Why the MVE path does not serve ``op`` (None: it does); ``op`` is int8."""
+    """Why the MVE path does not serve ``op`` (None: it does); ``op`` is int8. A
+    depthwise convolution goes across channels (:mod:`.tvmdev_cm_mvedw`) where that path
+    takes it."""
     if op.op == "depthwise_conv2d":
-        return _depthwise(model, op, p)
+        why = tvmdev_cm_mvedw.decline(model, op, p)
+        return None if why is None else _depthwise(model, op, p)
     if op.op == "conv2d":
         return _pointwise(model, op, p)
+    if op.op == "add":
+        return tvmdev_cm_mvedw.decline_add(model, op, p)
     return f"{op.op} on Helium (tvmdev_cm's MVE path has none: CMSIS-NN's serves it)"
 
 
 def scratch_bytes(buffer: str, p: dict[str, Any]) -> int:
     """The bytes of one operator's scratch on MVE: depthwise's plane; conv2d's folded
     channels' constants (20 bytes each: the folded bias, the multiplier and shifts)."""
-    return 20 * int(p["M"]) if buffer == "windows" else plane_bytes(p)
+    if buffer == "windows":
+        return 20 * int(p["M"])
+    return tvmdev_cm_mvedw.scratch_bytes(p) if not plane_takes(p) else plane_bytes(p)
+
+
+def plane_takes(p: dict[str, Any]) -> bool:
+    """Whether the plane path serves a depthwise layer the MVE path takes (else it goes
+    across channels, where that path takes it: the kernel's tvmk_cm_dw_mvec_takes). The
+    filter's and bias's being constants were checked by both paths' rules alike."""
+    if tvmdev_cm_mvedw.takes(p):
+        return False
+    outputs, reuse = p["OH"] * p["OW"], p["KH"] * p["KW"] / p["stride_h"] ** 2
+    return bool(p["mult"] == 1 and p["dil_h"] == 1 and p["dil_w"] == 1
+                and p["KH"] == p["KW"] and p["KH"] in SIZES
+                and p["stride_h"] == p["stride_w"] and p["stride_h"] in STRIDES
+                and outputs >= MIN_OUTPUTS and reuse >= MIN_REUSE
+                and plane_bytes(p) <= PLANE_MAX)
