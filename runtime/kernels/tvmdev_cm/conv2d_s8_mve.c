@@ -109,6 +109,9 @@ int32_t tvmk_cm_conv2d_s8_mve(const int8_t *X, const int8_t *W, const int32_t *B
     struct tvmk_cm_mve_pw_ch *ch = (struct tvmk_cm_mve_pw_ch *)p->scratch;
     struct tvmk_cm_mve_pw d;
 
+    if (C > 16 || p->stride_h != 1 || p->stride_w != 1) {
+        return tvmk_cm_conv1x1_s8_mve(X, W, B, Y, p); /* conv1x1_s8_mve.c */
+    }
     if (p->KH != 1 || p->KW != 1 || p->stride_h != 1 || p->stride_w != 1 ||
         p->pad_top != 0 || p->pad_left != 0 || p->group != 1 || C > 16 || C < 1 ||
         p->OH != p->H || p->OW != p->W || pixels < 4 || ((uintptr_t)p->scratch & 3) != 0 ||

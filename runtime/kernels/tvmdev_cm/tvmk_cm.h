@@ -68,6 +68,10 @@ int32_t tvmk_cm_depthwise_conv2d_s8_mve(const int8_t *input, const int8_t *filte
  * channels, four pixels' inputs in registers across every output channel. */
 int32_t tvmk_cm_conv2d_s8_mve(const int8_t *X, const int8_t *W, const int32_t *B, int8_t *Y,
                               const struct tvmk_conv2d_s8_params *params);
+/* Its 1x1 filter over more than 16 input channels, any stride (conv1x1_s8_mve.c): four
+ * pixels in a tile, two output channels a pass (tvmk_cm_mve_mm.h). */
+int32_t tvmk_cm_conv1x1_s8_mve(const int8_t *X, const int8_t *W, const int32_t *B, int8_t *Y,
+                               const struct tvmk_conv2d_s8_params *params);
 
 #ifdef __cplusplus
 }

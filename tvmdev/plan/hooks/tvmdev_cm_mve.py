@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...model.graph import Model, Operator
+from . import tvmdev_cm_mve_1x1
 
 SIZES = (3, 7)  # a 5x5 variant would not fit MCUNet VWW's code in the M55's ITCM
 STRIDES = (1, 2)
@@ -82,12 +83,12 @@ def _pointwise(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
     if p["KH"] != 1 or p["KW"] != 1 or p["group"] != 1:
         return (f"a {p['KH']}x{p['KW']} filter in {p['group']} group(s) (tvmdev_cm's MVE "
                 "conv2d takes a 1x1 filter, no groups)")
-    if (p["stride_h"], p["stride_w"], p["pad_top"], p["pad_left"]) != (1, 1, 0, 0) or (
-            p["OH"], p["OW"]) != (p["H"], p["W"]):
-        return "a stride or padding (tvmdev_cm's MVE conv2d takes stride 1, no padding)"
+    if p["pad_top"] != 0 or p["pad_left"] != 0:
+        return "padding around a 1x1 filter (tvmdev_cm's MVE conv2d takes none)"
     if p["C"] > PW_CHANNELS_MAX:
-        return (f"{p['C']} input channels (tvmdev_cm's MVE conv2d takes at most "
-                f"{PW_CHANNELS_MAX}: one vector)")
+        return tvmdev_cm_mve_1x1.decline(model, op, p)
+    if (p["stride_h"], p["stride_w"]) != (1, 1):
+        return tvmdev_cm_mve_1x1.decline(model, op, p)
     if p["N"] * p["OH"] * p["OW"] < 4:
         return "fewer than 4 pixels (tvmdev_cm's MVE conv2d takes four at a time)"
     return None
@@ -105,4 +106,8 @@ def decline(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
 def scratch_bytes(buffer: str, p: dict[str, Any]) -> int:
     """The bytes of one operator's scratch on MVE: depthwise's plane; conv2d's folded
     channels' constants (20 bytes each: the folded bias, the multiplier and shifts)."""
-    return 20 * int(p["M"]) if buffer == "windows" else plane_bytes(p)
+    if buffer != "windows":
+        return plane_bytes(p)
+    if p["C"] > PW_CHANNELS_MAX or (p["stride_h"], p["stride_w"]) != (1, 1):
+        return tvmdev_cm_mve_1x1.scratch_bytes(p)
+    return 20 * int(p["M"])
