@@ -11,17 +11,20 @@
  * for a copy), four of the tile and eight VMLADAVs (16 multiply-accumulates each): 14
  * instructions for 128, where CMSIS-NN v7's arm_nn_mat_mult_nt_t_s8 takes 11 for 64 (four
  * rows, one channel, and a VADDVA of its weights). Its eight accumulators fill every even
- * core register (VMLADAVA writes only those), r0 to r12 and lr, so the loop counts in an
- * odd one (SUBS, BNE). A last chunk of fewer than 16 loads the weights predicated (VCTP:
- * no read past the filter's end; the zeroed lanes meet the tile's zeros).
+ * core register (VMLADAVA writes only those), r0 to r12 and lr, so the pass is one asm
+ * block (tvmk_cm_mve_mm_pass) that keeps its state in memory (struct tvmk_cm_mve_pass,
+ * r11) and counts its chunks in an odd register (SUBS, BNE). A last chunk of fewer than
+ * 16 bytes loads the weights predicated (VCTP: no read past the filter's end; the zeroed
+ * lanes meet the tile's zeros).
  *
  * Each output channel's constants are set once per call (tvmk_cm_mve_fold): its bias
  * folded with input_offset times the sum of its weights (TFLM's accumulator is sum(w * x)
- * + bias + input_offset * sum(w), both wrapping modulo 2^32), and its requantization's.
- * Requantization is TFLM's MultiplyByQuantizedMultiplier exactly, four rows a vector:
- * VSHL by the left shift, VQRDMULH, minus one for a negative value when it shifts right,
- * VRSHL (TFLM's rounding half away from zero), then the offset and the clamp (as
- * depthwise_conv2d_s8_mve.c's; tests/test_tvmdev_cm_mve.py models it at the edges).
+ * + bias + input_offset * sum(w), both wrapping modulo 2^32), and its requantization's,
+ * which the pass reads with one LDM. Requantization is TFLM's MultiplyByQuantizedMultiplier
+ * exactly, four rows a vector: VSHL by the left shift, VQRDMULH, minus one for a negative
+ * value when it shifts right, VRSHL (TFLM's rounding half away from zero), then the offset
+ * and the clamp (as depthwise_conv2d_s8_mve.c's; tests/test_tvmdev_cm_mve.py models it at
+ * the edges). The eight sums reach vectors by one STM past the tile and two VLDRWs.
  */
 #ifndef TVMK_CM_MVE_MM_H_
 #define TVMK_CM_MVE_MM_H_
@@ -85,18 +88,43 @@ tvmk_cm_mve_requant(int32x4_t x, const struct tvmk_cm_mve_ch *c, int32_t offset,
     return vminq_s32(vmaxq_s32(x, lo), hi);
 }
 
-/* The dot products of the tile's four rows with weight rows w0 and w1 over K bytes
- * (chunks = K / 16 full chunks, then `tail` = K % 16 bytes), stored at the tile's end
- * (out, 64 x ceil(K / 16) bytes past it): out[0..3] the four rows' with w0's, out[4..7]
- * with w1's. The first chunk sets the accumulators (VMLADAV), the others add; one STM
- * stores all eight. */
-static inline __attribute__((always_inline)) void
-tvmk_cm_mve_dots_4x2(const int8_t *tile, const int8_t *w0, const int8_t *w1, int32_t chunks,
-                     int32_t tail)
+/* One pass of the tile over output channel pairs; the asm reads it at these offsets. */
+struct tvmk_cm_mve_pass {
+    const int8_t *tile;               /* 0: four rows interleaved by 16 bytes */
+    int32_t chunks;                   /* 4: K / 16 */
+    int32_t tail;                     /* 8: K % 16 */
+    int32_t output_offset;            /* 12 */
+    const int8_t *w;                  /* 16: the pair's first weight row (the next: 2K on) */
+    int32_t w_second;                 /* 20: its second row's, from the first (K, or 0) */
+    const struct tvmk_cm_mve_ch *end; /* 24: past the last pair's channel constants */
+    const struct tvmk_cm_mve_ch *ch;  /* 28: the first pair's first channel's */
+    int8_t *out;                      /* 32: the pair's first output (row 0) */
+    int32_t pad[3];
+    int32_t lo[4], hi[4];             /* 48, 64: the activation's clamp, every lane */
+    uint32_t rows[4];                 /* 80: each row's output offset from out */
+};
+
+/* The tile's four rows times the pairs of output channels from ch to end: per chunk of
+ * 16 bytes, two weight loads, four of the tile and eight VMLADAVs into the eight even
+ * core registers (the first chunk sets them), a last chunk of fewer than 16 bytes loading
+ * the weights predicated; then one STM of the eight sums past the tile (64 x ceil(K / 16)
+ * bytes in), two VLDRWs, and per channel one LDM of its constants and TFLM's
+ * requantization of its four rows, stored by a scatter (row r at out + rows[r]). */
+static __attribute__((noinline)) void tvmk_cm_mve_mm_pass(struct tvmk_cm_mve_pass *pass)
 {
+    register struct tvmk_cm_mve_pass *state __asm__("r11") = pass;
     __asm__ volatile(
-        "   cmp         %[n], #0\n"
-        "   bne         0f\n"
+        "   vldrw.32    q5, [r11, #48]\n"
+        "   vldrw.32    q6, [r11, #64]\n"
+        "   vldrw.32    q7, [r11, #80]\n"
+        "   ldr         r9, [r11, #28]\n"
+        "0: ldr         r1, [r11, #16]\n"
+        "   ldr         r3, [r11, #20]\n"
+        "   add         r3, r1, r3\n"
+        "   ldr         r5, [r11, #0]\n"
+        "   ldr         r7, [r11, #4]\n"
+        "   cmp         r7, #0\n"
+        "   bne         5f\n"
         "   movs        r0, #0\n"
         "   movs        r2, #0\n"
         "   movs        r4, #0\n"
@@ -106,90 +134,98 @@ tvmk_cm_mve_dots_4x2(const int8_t *tile, const int8_t *w0, const int8_t *w1, int
         "   mov         r12, #0\n"
         "   mov         lr, #0\n"
         "   b           2f\n"
-        "0: vldrb.8     q4, [%[w0]], #16\n"
-        "   vldrb.8     q5, [%[w1]], #16\n"
-        "   vldrb.8     q0, [%[x]], #64\n"
-        "   vmladav.s8  r0, q0, q4\n"
-        "   vmladav.s8  r8, q0, q5\n"
-        "   vldrb.8     q0, [%[x], #-48]\n"
-        "   vmladav.s8  r2, q0, q4\n"
-        "   vmladav.s8  r10, q0, q5\n"
-        "   vldrb.8     q0, [%[x], #-32]\n"
-        "   vmladav.s8  r4, q0, q4\n"
-        "   vmladav.s8  r12, q0, q5\n"
-        "   vldrb.8     q0, [%[x], #-16]\n"
-        "   vmladav.s8  r6, q0, q4\n"
-        "   vmladav.s8  lr, q0, q5\n"
-        "   subs        %[n], %[n], #1\n"
+        "5: vldrb.8     q3, [r1], #16\n"
+        "   vldrb.8     q4, [r3], #16\n"
+        "   vldrb.8     q0, [r5], #64\n"
+        "   vmladav.s8  r0, q0, q3\n"
+        "   vmladav.s8  r8, q0, q4\n"
+        "   vldrb.8     q0, [r5, #-48]\n"
+        "   vmladav.s8  r2, q0, q3\n"
+        "   vmladav.s8  r10, q0, q4\n"
+        "   vldrb.8     q0, [r5, #-32]\n"
+        "   vmladav.s8  r4, q0, q3\n"
+        "   vmladav.s8  r12, q0, q4\n"
+        "   vldrb.8     q0, [r5, #-16]\n"
+        "   vmladav.s8  r6, q0, q3\n"
+        "   vmladav.s8  lr, q0, q4\n"
+        "   subs        r7, r7, #1\n"
         "   beq         2f\n"
-        "1: vldrb.8     q4, [%[w0]], #16\n"
-        "   vldrb.8     q5, [%[w1]], #16\n"
-        "   vldrb.8     q0, [%[x]], #64\n"
-        "   vmladava.s8 r0, q0, q4\n"
-        "   vmladava.s8 r8, q0, q5\n"
-        "   vldrb.8     q0, [%[x], #-48]\n"
-        "   vmladava.s8 r2, q0, q4\n"
-        "   vmladava.s8 r10, q0, q5\n"
-        "   vldrb.8     q0, [%[x], #-32]\n"
-        "   vmladava.s8 r4, q0, q4\n"
-        "   vmladava.s8 r12, q0, q5\n"
-        "   vldrb.8     q0, [%[x], #-16]\n"
-        "   vmladava.s8 r6, q0, q4\n"
-        "   vmladava.s8 lr, q0, q5\n"
-        "   subs        %[n], %[n], #1\n"
+        "1: vldrb.8     q3, [r1], #16\n"
+        "   vldrb.8     q4, [r3], #16\n"
+        "   vldrb.8     q0, [r5], #64\n"
+        "   vmladava.s8 r0, q0, q3\n"
+        "   vmladava.s8 r8, q0, q4\n"
+        "   vldrb.8     q0, [r5, #-48]\n"
+        "   vmladava.s8 r2, q0, q3\n"
+        "   vmladava.s8 r10, q0, q4\n"
+        "   vldrb.8     q0, [r5, #-32]\n"
+        "   vmladava.s8 r4, q0, q3\n"
+        "   vmladava.s8 r12, q0, q4\n"
+        "   vldrb.8     q0, [r5, #-16]\n"
+        "   vmladava.s8 r6, q0, q3\n"
+        "   vmladava.s8 lr, q0, q4\n"
+        "   subs        r7, r7, #1\n"
         "   bne         1b\n"
-        "2: ldr         %[n], %[t]\n"
-        "   cmp         %[n], #0\n"
+        "2: ldr         r7, [r11, #8]\n"
+        "   cmp         r7, #0\n"
         "   beq         3f\n"
-        "   vctp.8      %[n]\n"
+        "   vctp.8      r7\n"
         "   vpstt\n"
-        "   vldrbt.8    q4, [%[w0]]\n"
-        "   vldrbt.8    q5, [%[w1]]\n"
-        "   vldrb.8     q0, [%[x]], #64\n"
-        "   vmladava.s8 r0, q0, q4\n"
-        "   vmladava.s8 r8, q0, q5\n"
-        "   vldrb.8     q0, [%[x], #-48]\n"
-        "   vmladava.s8 r2, q0, q4\n"
-        "   vmladava.s8 r10, q0, q5\n"
-        "   vldrb.8     q0, [%[x], #-32]\n"
-        "   vmladava.s8 r4, q0, q4\n"
-        "   vmladava.s8 r12, q0, q5\n"
-        "   vldrb.8     q0, [%[x], #-16]\n"
-        "   vmladava.s8 r6, q0, q4\n"
-        "   vmladava.s8 lr, q0, q5\n"
-        "3: stm         %[x], {r0, r2, r4, r6, r8, r10, r12, lr}\n"
-        : [x] "+r"(tile), [w0] "+r"(w0), [w1] "+r"(w1), [n] "+r"(chunks)
-        : [t] "m"(tail)
-        : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q4", "q5", "p0", "memory",
-          "cc");
-}
-
-/* The tile's four rows times every output channel, stored at out (row r's channel m at
- * out[r * stride + m]; the rows `lanes` keeps: a lane a row, four predicate bits each). */
-static inline void tvmk_cm_mve_mm_tile(const struct tvmk_cm_mve_mm *d, const int8_t *tile,
-                                       int8_t *out, int32_t stride, mve_pred16_t lanes)
-{
-    const int32_t chunks = d->K / 16, tail = d->K % 16;
-    const int32_t *acc = (const int32_t *)(tile + 64 * ((d->K + 15) / 16));
-    const uint32x4_t scatter = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)stride);
-    const int32x4_t lo = vdupq_n_s32(d->activation_min);
-    const int32x4_t hi = vdupq_n_s32(d->activation_max);
-    const struct tvmk_cm_mve_ch *c = d->ch;
-    for (int32_t m = 0; m < d->M; m += 2, c += 2) {
-        const int8_t *w0 = d->W + m * d->K;
-        const int two = m + 1 < d->M;
-        tvmk_cm_mve_dots_4x2(tile, w0, two ? w0 + d->K : w0, chunks, tail);
-        const int32x4_t v0 = vldrwq_s32(acc), v1 = vldrwq_s32(acc + 4);
-        vstrbq_scatter_offset_p_s32(out + m, scatter,
-                                    tvmk_cm_mve_requant(v0, c, d->output_offset, lo, hi),
-                                    lanes);
-        if (two) {
-            vstrbq_scatter_offset_p_s32(out + m + 1, scatter,
-                                        tvmk_cm_mve_requant(v1, c + 1, d->output_offset, lo,
-                                                            hi),
-                                        lanes);
-        }
-    }
+        "   vldrbt.8    q3, [r1]\n"
+        "   vldrbt.8    q4, [r3]\n"
+        "   vldrb.8     q0, [r5], #64\n"
+        "   vmladava.s8 r0, q0, q3\n"
+        "   vmladava.s8 r8, q0, q4\n"
+        "   vldrb.8     q0, [r5, #-48]\n"
+        "   vmladava.s8 r2, q0, q3\n"
+        "   vmladava.s8 r10, q0, q4\n"
+        "   vldrb.8     q0, [r5, #-32]\n"
+        "   vmladava.s8 r4, q0, q3\n"
+        "   vmladava.s8 r12, q0, q4\n"
+        "   vldrb.8     q0, [r5, #-16]\n"
+        "   vmladava.s8 r6, q0, q3\n"
+        "   vmladava.s8 lr, q0, q4\n"
+        "   add         r3, r3, r7\n"
+        "3: str         r3, [r11, #16]\n"
+        "   stm         r5, {r0, r2, r4, r6, r8, r10, r12, lr}\n"
+        "   vldrw.32    q0, [r5]\n"
+        "   vldrw.32    q1, [r5, #16]\n"
+        "   ldr         r6, [r11, #12]\n"
+        "   ldr         r8, [r11, #32]\n"
+        "   adds        r10, r8, #1\n"
+        "   ldm         r9!, {r0, r1, r2, r3, r4}\n"
+        "   vadd.i32    q0, q0, r0\n"
+        "   vshl.s32    q0, r2\n"
+        "   vqrdmulh.s32 q0, q0, r1\n"
+        "   vshr.s32    q2, q0, #31\n"
+        "   vmul.i32    q2, q2, r4\n"
+        "   vqadd.s32   q0, q0, q2\n"
+        "   vrshl.s32   q0, r3\n"
+        "   vadd.i32    q0, q0, r6\n"
+        "   vmax.s32    q0, q0, q5\n"
+        "   vmin.s32    q0, q0, q6\n"
+        "   vstrb.32    q0, [r8, q7]\n"
+        "   ldm         r9!, {r0, r1, r2, r3, r4}\n"
+        "   vadd.i32    q1, q1, r0\n"
+        "   vshl.s32    q1, r2\n"
+        "   vqrdmulh.s32 q1, q1, r1\n"
+        "   vshr.s32    q2, q1, #31\n"
+        "   vmul.i32    q2, q2, r4\n"
+        "   vqadd.s32   q1, q1, q2\n"
+        "   vrshl.s32   q1, r3\n"
+        "   vadd.i32    q1, q1, r6\n"
+        "   vmax.s32    q1, q1, q5\n"
+        "   vmin.s32    q1, q1, q6\n"
+        "   vstrb.32    q1, [r10, q7]\n"
+        "   adds        r8, r8, #2\n"
+        "   str         r8, [r11, #32]\n"
+        "   ldr         r7, [r11, #24]\n"
+        "   cmp         r9, r7\n"
+        "   bne         0b\n"
+        :
+        : "r"(state)
+        : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r12", "lr",
+          "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "p0", "memory", "cc");
 }
 
 #endif /* TVMK_CM_MVE_MM_H_ */

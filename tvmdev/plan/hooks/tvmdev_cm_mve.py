@@ -23,7 +23,9 @@ Its scratch is each output channel's bias folded with the input offset times the
 its weights, and its requantization's multiplier and shifts (20 bytes a channel).
 CMSIS-NN's MVE 1x1 kernel reloads the four pixels and sums the weights per output channel:
 on MCUNet VWW's C <= 16 layers it runs about 1.8x the instructions (40x40, 8 to 48
-channels: 1.30 M against 0.72 M).
+channels: 1.30 M against 0.72 M). A 1x1 over more input channels, or strided:
+:mod:`.tvmdev_cm_mve_1x1` decides (conv1x1_s8_mve.c, four pixels in a tile times two
+output channels a pass).
 
 Everything else: declined; CMSIS-NN's Helium kernels serve it.
 """

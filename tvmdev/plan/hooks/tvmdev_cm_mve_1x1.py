@@ -31,9 +31,10 @@ WASTE_MAX = 1.125  # the rows computed over the pixels stored
 
 
 def scratch_bytes(p: dict[str, Any]) -> int:
-    """The output channels' constants, then the tile: four pixels' inputs, C rounded up
-    to 16."""
-    return int(CHANNEL_BYTES * p["M"] + TILE_ROWS * 16 * -(-p["C"] // 16) + 32)
+    """The output channels' constants (one more: an odd M's last pass reads it), the
+    tile (four pixels' inputs, C rounded up to 16), the pass's eight sums, and 8 bytes
+    where an odd M's last channel is staged."""
+    return int(CHANNEL_BYTES * (p["M"] + 1) + TILE_ROWS * 16 * -(-p["C"] // 16) + 40)
 
 
 def decline(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
