@@ -1,5 +1,5 @@
 """tvmdev_cm's Helium (MVE) 1x1 convolution over more than
-:data:`tvmdev_cm_mve.PW_CHANNELS_MAX` input channels, or strided
+:data:`.tvmdev_cm_mve.PW_CHANNELS_MAX` input channels, or strided
 (runtime/kernels/tvmdev_cm/conv1x1_s8_mve.c, tvmk_cm_mve_mm.h): which it takes, and its
 scratch.
 
@@ -14,9 +14,10 @@ their tiles within :data:`WASTE_MAX` (a last tile's missing rows are computed an
 stored: 3x3's nine pixels are three tiles, 1.33x the work, and CMSIS-NN's kernel wins
 there: measured on mps3_an547, 3x3x256 -> 256 181,781 against 146,594 instructions).
 
-Measured on mps3_an547 (QEMU -icount, one-layer models, against CMSIS-NN v7's MVE 1x1):
-25x5x64 -> 64 (keyword_spotting) 0.77x its instructions, 12x12x64 -> 64 0.75x, 24x24x32 ->
-32 0.75x, 6x6x128 -> 128 0.81x, 6x6x128 -> 128 stride 2 0.71x, 40x40x17 -> 24 0.77x.
+Measured on mps3_an547 (QEMU -icount, one-layer models, instructions against CMSIS-NN
+v7's MVE 1x1 in the same build): 25x5x64 -> 64 (keyword_spotting) 127,375 against 203,031
+(0.63x), 12x12x64 -> 64 0.61x, 24x24x32 -> 32 0.58x, 6x6x128 -> 128 0.72x, 5x5x160 -> 160
+0.82x, 40x40x17 -> 24 0.61x, 24x24x16 -> 32 0.54x.
 """
 
 from __future__ import annotations
