@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tvmdev_cm, Helium (MVE) path: CONV_2D int8 with a 1x1 filter over 16 or more input
- * channels, or strided, no padding, on a Cortex-M55 (conv2d_s8_mve.c takes the rest).
+ * tvmdev_cm, Helium (MVE) path: CONV_2D int8 with a 1x1 filter over more than 16 input
+ * channels (16 to more than 16 outputs), or strided, no padding, on a Cortex-M55
+ * (conv2d_s8_mve.c takes the rest).
  *
  * Four output pixels at a time: their input pixels (stride apart) are copied into a tile
  * in the scratch, then every output channel pair runs over it (tvmk_cm_mve_mm.h: two

@@ -64,12 +64,13 @@ int32_t tvmk_cm_depthwise_conv2d_s8(const int8_t *input, const int8_t *filter,
 int32_t tvmk_cm_depthwise_conv2d_s8_mve(const int8_t *input, const int8_t *filter,
                                         const int32_t *bias, int8_t *output,
                                         const struct tvmk_depthwise_conv2d_s8_params *params);
-/* The Helium (MVE) path of conv2d (conv2d_s8_mve.c): a 1x1 filter over at most 15 input
+/* The Helium (MVE) path of conv2d (conv2d_s8_mve.c): a 1x1 filter over at most 16 input
  * channels, four pixels' inputs in registers across every output channel. */
 int32_t tvmk_cm_conv2d_s8_mve(const int8_t *X, const int8_t *W, const int32_t *B, int8_t *Y,
                               const struct tvmk_conv2d_s8_params *params);
-/* Its 1x1 filter over 16 or more input channels, or strided (conv1x1_s8_mve.c): four
- * pixels in a tile, two output channels a pass (tvmk_cm_mve_mm.h). */
+/* Its 1x1 filter over more input channels (16 to more than 16 outputs), or strided
+ * (conv1x1_s8_mve.c): four pixels in a tile, two output channels a pass
+ * (tvmk_cm_mve_mm.h). */
 int32_t tvmk_cm_conv1x1_s8_mve(const int8_t *X, const int8_t *W, const int32_t *B, int8_t *Y,
                                const struct tvmk_conv2d_s8_params *params);
 
