@@ -147,9 +147,9 @@ def merged(cases: list[Dw] = CASES, seed: int = 25) -> tuple[bytes, list[np.ndar
 # layers it takes (3x3 and 7x7, at least 64 outputs per channel, k^2 / stride^2 >= 4) over
 # every filter size and stride, SAME and VALID, a last pass of eight outputs full (72 =
 # 9 x 8) and partial, odd channel counts, two images, extreme scales and zero points,
-# every activation; then the 1x1 convolutions it takes (at most 16 input channels: 1, 2,
-# 5, 8, 13, 16 on the one-vector kernel, 16 to 33 outputs on conv1x1_s8_mve.c, which
-# tests/test_tvmdev_cm_mve_1x1.py covers; pixel counts that are and are not a multiple of 4; two images; 13,824
+# every activation; then the 1x1 convolutions its one-vector kernel takes (1, 2, 5, 8,
+# 13, 16 input channels; tests/test_tvmdev_cm_mve_1x1.py covers conv1x1_s8_mve.c's);
+# pixel counts that are and are not a multiple of 4; two images; 13,824
 # outputs, enough that the rounding meets ties of negative values); then what it declines:
 # 25 outputs per channel, 3x3 at stride 2, a 5x5 filter, a 1x1 over 9 pixels (three
 # tiles of 4), a 3x3 convolution.

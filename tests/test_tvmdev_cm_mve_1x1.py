@@ -31,8 +31,9 @@ CASES = [
     Dw(4, 2, 300, 1, 1, conv=9, act="RELU_N1_TO_1"),
     Dw(8, 8, 5, 1, 2, conv=6), Dw(9, 9, 40, 1, 2, conv=11, extreme=True),
     Dw(12, 10, 1, 1, 3, conv=4, zp_in=-128), Dw(8, 8, 20, 1, 2, conv=16, n=2),
-    Dw(5, 5, 32, 1, 1, conv=2, small=True), Dw(4, 6, 16, 1, 1, conv=24, act="RELU"), Dw(7, 6, 47, 1, 1, conv=13, n=2, top=6,
-                                                  extreme=True),
+    Dw(5, 5, 32, 1, 1, conv=2, small=True),
+    Dw(7, 6, 47, 1, 1, conv=13, n=2, top=6, extreme=True),
+    Dw(4, 6, 16, 1, 1, conv=24, act="RELU"),
 ]
 
 
