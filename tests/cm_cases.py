@@ -170,11 +170,12 @@ def merged(cases: list[Dw] = CASES, seed: int = 25) -> tuple[bytes, list[np.ndar
 # layers it takes (3x3 and 7x7, at least 64 outputs per channel, k^2 / stride^2 >= 4) over
 # every filter size and stride, SAME and VALID, a last pass of eight outputs full (72 =
 # 9 x 8) and partial, odd channel counts, two images, extreme scales and zero points,
-# every activation; then the 1x1 convolutions it takes (at most 16 input channels: 1, 2,
-# 5, 8, 13, 16; pixel counts that are and are not a multiple of 4; two images; 13,824
+# every activation; then the 1x1 convolutions its one-vector kernel takes (1, 2, 5, 8,
+# 13, 16 input channels; tests/test_tvmdev_cm_mve_1x1.py covers conv1x1_s8_mve.c's);
+# pixel counts that are and are not a multiple of 4; two images; 13,824
 # outputs, enough that the rounding meets ties of negative values); then what it declines:
-# 25 outputs per channel, 3x3 at stride 2, a 5x5 filter, 17 input channels, a 3x3
-# convolution.
+# 25 outputs per channel, 3x3 at stride 2, a 5x5 filter, a 1x1 over 9 pixels (three
+# tiles of 4), a 3x3 convolution.
 MVE_CASES = [
     Dw(9, 8, 5, 3, 1), Dw(12, 11, 3, 3, 1, same=False, act="RELU6"),
     Dw(17, 16, 4, 7, 1, act="RELU", zp_in=-128), Dw(22, 21, 3, 7, 2, same=False, extreme=True),
@@ -187,7 +188,7 @@ MVE_CASES = [
     Dw(9, 9, 13, 1, 1, conv=48, extreme=True, zp_in=-7),
     Dw(24, 24, 2, 1, 1, conv=24),
     Dw(5, 5, 8, 3, 1), Dw(16, 16, 4, 3, 2), Dw(12, 12, 4, 5, 1),
-    Dw(4, 4, 17, 1, 1, conv=8), Dw(6, 6, 3, 3, 1, conv=4),
+    Dw(3, 3, 17, 1, 1, conv=8), Dw(6, 6, 3, 3, 1, conv=4),
 ]
 MVE_TAKEN = 17
 

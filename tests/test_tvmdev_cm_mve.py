@@ -97,8 +97,8 @@ def test_what_it_takes_and_declines(tmp_path: Path) -> None:
     assert why == [
         "tvmdev_cm: 25 outputs per channel, 9 taps per input copied (tvmdev_cm's MVE path "
         "takes at least 64 and 4: CMSIS-NN's runs fewer instructions on fewer)", None, None,
-        "tvmdev_cm: 17 input channels (tvmdev_cm's MVE conv2d takes at most 16: one "
-        "vector)",
+        "tvmdev_cm: 9 pixels in tiles of 4 (12 rows computed: tvmdev_cm's MVE 1x1 takes "
+        "at most 1.125x, CMSIS-NN's runs fewer instructions)",
         "tvmdev_cm: a 3x3 filter in 1 group(s) (tvmdev_cm's MVE conv2d takes a 1x1 "
         "filter, no groups)"]
     ops = {p.index: dict(p.params) for p in c.ops}  # type: ignore[attr-defined]
@@ -151,8 +151,9 @@ def test_keyword_spotting_bit_exact_on_the_m55(tflite_model: Callable[[str], Pat
 def test_mcunet_vww_bit_exact_on_the_m55(cli: Callable[..., Result], tmp_path: Path) -> None:
     """MCUNet VWW (TinyEngine's tree) on mps3_an547: ten of its depthwise convolutions
     (across channels: all but four 3x3 ones over 5 x 5 or 3 x 3 outputs and a 5x5 one
-    over 3 x 3), its eight ADDs and its five 1x1 convolutions over at most 16 channels
-    on tvmdev_cm's MVE path, the rest on CMSIS-NN; every output TFLM's."""
+    over 3 x 3), its eight ADDs and 22 of its 1x1 convolutions (conv2d_s8_mve.c's over
+    at most 16 channels, conv1x1_s8_mve.c's over more) on tvmdev_cm's MVE path, the rest
+    on CMSIS-NN; every output TFLM's."""
     from test_cmsis_nn import tree
     from test_tflite_field_ops import field_model
     from test_tflite_int8 import run_bit_exact
@@ -163,4 +164,4 @@ def test_mcunet_vww_bit_exact_on_the_m55(cli: Callable[..., Result], tmp_path: P
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
     own = [o["op"] for o in plan["operators"] if o["library"] == "tvmdev_cm"]
     assert (own.count("depthwise_conv2d"), own.count("conv2d"), own.count("add")) == (
-        10, 5, 8)
+        10, 22, 8)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tvmdev_cm, Helium (MVE) path: CONV_2D int8 with a 1x1 filter, stride 1, no padding and
- * at most 16 input channels, on a Cortex-M55 (tvmk_cm.h).
+ * at most 16 input channels (more, 16 to more than 16 outputs, or strided:
+ * conv1x1_s8_mve.c), on a Cortex-M55 (tvmk_cm.h).
  *
  * A pixel's channels are one vector (VLDRB, predicated by VCTP past the C-th byte, the
  * other lanes zero), so four pixels' inputs stay in four registers while every output
@@ -109,6 +110,10 @@ int32_t tvmk_cm_conv2d_s8_mve(const int8_t *X, const int8_t *W, const int32_t *B
     struct tvmk_cm_mve_pw_ch *ch = (struct tvmk_cm_mve_pw_ch *)p->scratch;
     struct tvmk_cm_mve_pw d;
 
+    /* as the hook decides (tvmdev_cm_mve.wide): where conv1x1_s8_mve.c runs fewer */
+    if (C > 16 || (C == 16 && p->M > 16) || p->stride_h != 1 || p->stride_w != 1) {
+        return tvmk_cm_conv1x1_s8_mve(X, W, B, Y, p); /* conv1x1_s8_mve.c */
+    }
     if (p->KH != 1 || p->KW != 1 || p->stride_h != 1 || p->stride_w != 1 ||
         p->pad_top != 0 || p->pad_left != 0 || p->group != 1 || C > 16 || C < 1 ||
         p->OH != p->H || p->OW != p->W || pixels < 4 || ((uintptr_t)p->scratch & 3) != 0 ||

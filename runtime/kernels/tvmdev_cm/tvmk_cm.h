@@ -90,6 +90,11 @@ int32_t tvmk_cm_add_s8(const int8_t *A, const int8_t *B, int8_t *C,
  * channels, four pixels' inputs in registers across every output channel. */
 int32_t tvmk_cm_conv2d_s8_mve(const int8_t *X, const int8_t *W, const int32_t *B, int8_t *Y,
                               const struct tvmk_conv2d_s8_params *params);
+/* Its 1x1 filter over more input channels (16 to more than 16 outputs), or strided
+ * (conv1x1_s8_mve.c): four pixels in a tile, two output channels a pass
+ * (tvmk_cm_mve_mm.h). */
+int32_t tvmk_cm_conv1x1_s8_mve(const int8_t *X, const int8_t *W, const int32_t *B, int8_t *Y,
+                               const struct tvmk_conv2d_s8_params *params);
 
 /* FULLY_CONNECTED int8 (fully_connected_s8.c; its Helium path fully_connected_s8_mve.c):
  * weights per tensor or per row, zero point 0, TFLM's layout; kernel_sums: per row its

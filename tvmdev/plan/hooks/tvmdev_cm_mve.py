@@ -26,7 +26,14 @@ Its scratch is each output channel's bias folded with the input offset times the
 its weights, and its requantization's multiplier and shifts (20 bytes a channel).
 CMSIS-NN's MVE 1x1 kernel reloads the four pixels and sums the weights per output channel:
 on MCUNet VWW's C <= 16 layers it runs about 1.8x the instructions (40x40, 8 to 48
-channels: 1.30 M against 0.72 M).
+channels: 1.30 M against 0.72 M). A 1x1 over more input channels, or strided:
+:mod:`.tvmdev_cm_mve_1x1` decides (conv1x1_s8_mve.c, four pixels in a tile times two
+output channels a pass), which also takes 16 input channels to more than
+:data:`PW_WIDE_OUTPUTS` output channels, where it runs fewer instructions than this kernel
+(mps3_an547: 16 -> 24 over 20x20: 94,063 against 99,375; 24x24x16 -> 32: 170,906 against
+186,688; a tie at 16 -> 16: 68,938 against 68,750; 40x40x16 -> 8: 173,406 against
+151,219; below 16 channels it loses: 20x20x12 -> 48 193,438 against 192,500, 48x48x8 ->
+16 438,656 against 400,375).
 
 Everything else: declined; CMSIS-NN's Helium kernels serve it.
 """
@@ -36,7 +43,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...model.graph import Model, Operator
-from . import tvmdev_cm_mvedw
+from . import tvmdev_cm_mve_1x1, tvmdev_cm_mvedw
 
 SIZES = (3, 7)  # a 5x5 variant would not fit MCUNet VWW's code in the M55's ITCM
 STRIDES = (1, 2)
@@ -46,6 +53,7 @@ STRIDES = (1, 2)
 # input element the plane copies (k^2 / stride^2).
 MIN_OUTPUTS = 64
 PW_CHANNELS_MAX = 16  # conv2d: input channels, one vector of int8
+PW_WIDE_OUTPUTS = 16  # ... but 16 channels to more outputs than this: tvmdev_cm_mve_1x1's
 MIN_REUSE = 4
 PLANE_MAX = 32 * 1024  # bytes of one channel's plane and windows in the workspace
 
@@ -86,12 +94,10 @@ def _pointwise(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
     if p["KH"] != 1 or p["KW"] != 1 or p["group"] != 1:
         return (f"a {p['KH']}x{p['KW']} filter in {p['group']} group(s) (tvmdev_cm's MVE "
                 "conv2d takes a 1x1 filter, no groups)")
-    if (p["stride_h"], p["stride_w"], p["pad_top"], p["pad_left"]) != (1, 1, 0, 0) or (
-            p["OH"], p["OW"]) != (p["H"], p["W"]):
-        return "a stride or padding (tvmdev_cm's MVE conv2d takes stride 1, no padding)"
-    if p["C"] > PW_CHANNELS_MAX:
-        return (f"{p['C']} input channels (tvmdev_cm's MVE conv2d takes at most "
-                f"{PW_CHANNELS_MAX}: one vector)")
+    if p["pad_top"] != 0 or p["pad_left"] != 0:
+        return "padding around a 1x1 filter (tvmdev_cm's MVE conv2d takes none)"
+    if wide(p):
+        return tvmdev_cm_mve_1x1.decline(model, op, p)
     if p["N"] * p["OH"] * p["OW"] < 4:
         return "fewer than 4 pixels (tvmdev_cm's MVE conv2d takes four at a time)"
     return None
@@ -111,11 +117,19 @@ def decline(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
     return f"{op.op} on Helium (tvmdev_cm's MVE path has none: CMSIS-NN's serves it)"
 
 
+def wide(p: dict[str, Any]) -> bool:
+    """Whether conv1x1_s8_mve.c serves the 1x1 conv2d ``p`` (as conv2d_s8_mve.c's
+    dispatch decides: more than 16 input channels, 16 to more than 16 outputs, or a
+    stride)."""
+    return bool(p["C"] > PW_CHANNELS_MAX or (p["stride_h"], p["stride_w"]) != (1, 1) or (
+        p["C"] == PW_CHANNELS_MAX and p["M"] > PW_WIDE_OUTPUTS))
+
+
 def scratch_bytes(buffer: str, p: dict[str, Any]) -> int:
     """The bytes of one operator's scratch on MVE: depthwise's plane; conv2d's folded
     channels' constants (20 bytes each: the folded bias, the multiplier and shifts)."""
     if buffer == "windows":
-        return 20 * int(p["M"])
+        return tvmdev_cm_mve_1x1.scratch_bytes(p) if wide(p) else 20 * int(p["M"])
     return tvmdev_cm_mvedw.scratch_bytes(p) if not plane_takes(p) else plane_bytes(p)
 
 
