@@ -260,7 +260,6 @@ def test_a_widened_filter_is_emitted_once(tmp_path: Path) -> None:
     """A widened 1x1's filter and bias are in its packed words only: the executor passes
     NULL for them and emits neither array (nor counts it in flash); an int8 filter's
     layer keeps its filter and drops its bias (in its records)."""
-    import cm_cases
 
     from tvmdev.plan.fit import constant_bytes
     from tvmdev.render.executor import executor_files

@@ -6,9 +6,10 @@ shifts of at most :data:`LEFT_MAX` - 1 (the filter scaled by 2^(shift + 1) fits 
 the two proofs below. The filter is widened where it fits the board's flash budget
 (``library_flash: {tvmdev_cm: BYTES}`` in its YAML: the bytes widening adds, the laid-out
 words less the int8 filter and bias they replace, which are not emitted then; counted over
-the model's 1x1 and general convolutions in order, each filter once), else kept int8 (:func:`pack_int8`: the kernel unpacks each filter
-word once for four pixels), which needs a multiple of 4 input channels. Declined
-otherwise (CMSIS-NN, or the portable kernel, takes it).
+the model's 1x1 and general convolutions in order, each filter once), else kept int8
+(:func:`pack_int8`: the kernel unpacks each filter word once for four pixels), which
+needs a multiple of 4 input channels. Declined otherwise (CMSIS-NN, or the portable
+kernel, takes it).
 
 ``packed_weights``, per group of four output channels (the last padded with zero
 channels), 16 + 8 x quads words, quads the input channels in fours (the last padded):
