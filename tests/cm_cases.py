@@ -42,6 +42,7 @@ class Dw:
     # taps of -3 to 3, small biases, effective scales 2^-4 to 2^-1.2 (right shifts 1 to 4):
     # outputs inside the clamp, many of them rounding ties (negative ones among them)
     small: bool = False
+    kw: int = 0  # the filter's width when it is not k (a CONV_2D's KH x KW: k x kw)
 
 
 def out_size(size: int, k: int, stride: int, same: bool) -> int:
@@ -104,9 +105,10 @@ def _scales(r: np.random.Generator, d: Dw, s_in: float, s_out: float) -> list[fl
 def _tensors(r: np.random.Generator, d: Dw, i: int) -> tuple[list[T], np.ndarray]:
     s_in, s_out = 0.03, 0.05
     ch = d.conv or d.c * d.mult
-    oh, ow = out_size(d.h, d.k, d.stride, d.same), out_size(d.w, d.k, d.stride, d.same)
+    kw = d.kw or d.k
+    oh, ow = out_size(d.h, d.k, d.stride, d.same), out_size(d.w, kw, d.stride, d.same)
     s_w = _scales(r, d, s_in, s_out)
-    shape = [ch, d.k, d.k, d.c] if d.conv else [1, d.k, d.k, ch]
+    shape = [ch, d.k, kw, d.c] if d.conv else [1, d.k, kw, ch]
     w = r.integers(-3, 4, shape) if d.small else r.integers(-127, 128, shape)
     if d.extreme:
         w[..., ::2] = 127 * np.sign(w[..., ::2] + 0.5).astype(np.int64)

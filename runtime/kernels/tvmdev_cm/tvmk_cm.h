@@ -68,6 +68,10 @@ int32_t tvmk_cm_depthwise_conv2d_s8_mve(const int8_t *input, const int8_t *filte
  * channels, four pixels' inputs in registers across every output channel. */
 int32_t tvmk_cm_conv2d_s8_mve(const int8_t *X, const int8_t *W, const int32_t *B, int8_t *Y,
                               const struct tvmk_conv2d_s8_params *params);
+/* The Helium (MVE) path of conv2d with more than one tap per input channel
+ * (conv2d_gen_s8_mve.c): two windows gathered, times four output channels a block. */
+int32_t tvmk_cm_conv2d_gen_s8_mve(const int8_t *X, const int8_t *W, int8_t *Y,
+                                  const struct tvmk_conv2d_s8_params *params);
 
 #ifdef __cplusplus
 }

@@ -25,6 +25,9 @@ CMSIS-NN's MVE 1x1 kernel reloads the four pixels and sums the weights per outpu
 on MCUNet VWW's C <= 16 layers it runs about 1.8x the instructions (40x40, 8 to 48
 channels: 1.30 M against 0.72 M).
 
+conv2d with more than one tap per input channel (3x3, a first convolution's 3x3x3 or
+10x4x1): :mod:`.tvmdev_cm_mve_conv` decides, lays out and sizes it.
+
 Everything else: declined; CMSIS-NN's Helium kernels serve it.
 """
 
@@ -33,6 +36,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...model.graph import Model, Operator
+from ...model.s8.call import CArray
+from . import tvmdev_cm_mve_conv
 
 SIZES = (3, 7)  # a 5x5 variant would not fit MCUNet VWW's code in the M55's ITCM
 STRIDES = (1, 2)
@@ -79,6 +84,8 @@ def _depthwise(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
 
 
 def _pointwise(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
+    if p["KH"] * p["KW"] > 1:
+        return tvmdev_cm_mve_conv.decline(model, op, p)
     if p["KH"] != 1 or p["KW"] != 1 or p["group"] != 1:
         return (f"a {p['KH']}x{p['KW']} filter in {p['group']} group(s) (tvmdev_cm's MVE "
                 "conv2d takes a 1x1 filter, no groups)")
@@ -105,4 +112,14 @@ def decline(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
 def scratch_bytes(buffer: str, p: dict[str, Any]) -> int:
     """The bytes of one operator's scratch on MVE: depthwise's plane; conv2d's folded
     channels' constants (20 bytes each: the folded bias, the multiplier and shifts)."""
+    if buffer == "windows" and p["KH"] * p["KW"] > 1:
+        return tvmdev_cm_mve_conv.scratch_bytes(p)
     return 20 * int(p["M"]) if buffer == "windows" else plane_bytes(p)
+
+
+def precomputed(model: Model, op: Operator, p: dict[str, Any]) -> dict[str, CArray]:
+    """The layout of a conv2d with more than one tap per channel (tvmdev_cm_mve_conv);
+    nothing else is laid out on MVE."""
+    if op.op == "conv2d" and p["KH"] * p["KW"] > 1:
+        return tvmdev_cm_mve_conv.pack(model, op, p)
+    return {}

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tvmdev_cm, Helium (MVE) path: CONV_2D int8 with more than one tap per input channel
+ * (3x3, a first convolution's 3x3x3 or 10x4x1, any size, stride and padding, no groups or
+ * dilation) on a Cortex-M55, as a matrix product of windows and the filter (tvmk_cm.h).
+ *
+ * Two output pixels at a time, each one's window (KH x KW x C taps in the filter's order)
+ * is gathered into the scratch, `chunks` x 16 bytes, its padding the input's zero point:
+ * every row of the window whose columns are all inside is one contiguous copy (VCTP
+ * predicated vector loads and stores), the others a column at a time. Then every group of
+ * four output channels takes the block core (tvmk_cm_mve_mm.h: six vector loads, eight
+ * VMLADAVA a chunk) against the weights laid out at generation time (packed_weights: per
+ * group, per chunk, the four channels' 16 bytes, zeros past the taps and the channels),
+ * and each group's constants (folded_bias: per group five vectors of four: the bias plus
+ * input_offset times the sum of the channel's weights, the multiplier, the left shift,
+ * minus the right shift, -1 where the right shift is positive). sum(w * x) + bias +
+ * input_offset * sum(w) over a window whose padding holds the zero point is TFLM's
+ * accumulator, both wrapping modulo 2^32. Requantization is TFLM's
+ * MultiplyByQuantizedMultiplier exactly (as depthwise_conv2d_s8_mve.c's, per channel
+ * vectors): four outputs a vector, stored as four bytes (the last group's predicated).
+ */
+#include "tvmk_cm.h"
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+#include <arm_mve.h>
+#include <stddef.h>
+
+#include "tvmk_cm_mve_mm.h"
+
+/* One group of four output channels' constants (folded_bias), as laid out. */
+struct tvmk_cm_mve_cg {
+    int32_t bias[4], multiplier[4], left[4], neg_right[4], rounds[4];
+};
+
+/* What the pass reads of the params, copied out (the int8 stores would otherwise make the
+ * compiler read them again). */
+struct tvmk_cm_mve_cv {
+    const int8_t *w;
+    const struct tvmk_cm_mve_cg *g;
+    int32_t M, chunks, output_offset, activation_min, activation_max;
+};
+
+/* TFLM's MultiplyByQuantizedMultiplier of four channels' accumulators, offset, clamped. */
+static inline __attribute__((always_inline)) int32x4_t
+tvmk_cm_mve_cg_requantize(int32x4_t x, int32x4_t bias, int32x4_t left, int32x4_t mult,
+                          int32x4_t neg_right, int32x4_t rounds,
+                          const struct tvmk_cm_mve_cv *d)
+{
+    x = vqrdmulhq_s32(vshlq_s32(vaddq_s32(x, bias), left), mult);
+    x = vqaddq_s32(x, vandq_s32(vshrq_n_s32(x, 31), rounds));
+    x = vaddq_n_s32(vrshlq_s32(x, neg_right), d->output_offset);
+    return vminq_s32(vmaxq_s32(x, vdupq_n_s32(d->activation_min)),
+                     vdupq_n_s32(d->activation_max));
+}
+
+/* One group of four channels (g, its weights w) of windows x0 and x1, stored at y0 and
+ * y1 (y1 NULL: one pixel) in the lanes `lanes` keeps. */
+static inline __attribute__((always_inline)) void
+tvmk_cm_mve_conv_group(const int8_t *x0, const int8_t *x1, int8_t *y0, int8_t *y1,
+                       const int8_t *w, const struct tvmk_cm_mve_cg *g,
+                       const struct tvmk_cm_mve_cv *d, mve_pred16_t lanes)
+{
+    int32x4_t a, b;
+    tvmk_cm_mve_mm_2x4(x0, x1, w, d->chunks, &a, &b);
+    const int32x4_t bias = vldrwq_s32(g->bias), left = vldrwq_s32(g->left);
+    const int32x4_t mult = vldrwq_s32(g->multiplier), neg_right = vldrwq_s32(g->neg_right);
+    const int32x4_t rounds = vldrwq_s32(g->rounds);
+    a = tvmk_cm_mve_cg_requantize(a, bias, left, mult, neg_right, rounds, d);
+    if (lanes == 0xFFFF) {
+        vstrbq_s32(y0, a);
+    } else {
+        vstrbq_p_s32(y0, a, lanes);
+    }
+    if (y1 != NULL) {
+        b = tvmk_cm_mve_cg_requantize(b, bias, left, mult, neg_right, rounds, d);
+        if (lanes == 0xFFFF) {
+            vstrbq_s32(y1, b);
+        } else {
+            vstrbq_p_s32(y1, b, lanes);
+        }
+    }
+}
+
+/* Two windows (x0, x1), every output channel; y0, y1: their outputs (y1 NULL: one pixel). */
+static __attribute__((noinline)) void
+tvmk_cm_mve_conv_pair(const int8_t *x0, const int8_t *x1, int8_t *y0, int8_t *y1,
+                      const struct tvmk_cm_mve_cv *d)
+{
+    const int8_t *w = d->w;
+    const struct tvmk_cm_mve_cg *g = d->g;
+    const int32_t M = d->M, step = 64 * d->chunks;
+    int32_t m = 0;
+    for (; m + 4 <= M; m += 4, g++, w += step) {
+        tvmk_cm_mve_conv_group(x0, x1, y0 + m, y1 != NULL ? y1 + m : NULL, w, g, d, 0xFFFF);
+    }
+    if (m < M) { /* the last one to three channels */
+        tvmk_cm_mve_conv_group(x0, x1, y0 + m, y1 != NULL ? y1 + m : NULL, w, g, d,
+                               vctp32q((uint32_t)(M - m)));
+    }
+}
+
+/* n bytes from src to dst. */
+static inline __attribute__((always_inline)) void tvmk_cm_mve_copy(int8_t *dst,
+                                                                 const int8_t *src, int32_t n)
+{
+    for (int32_t i = 0; i < n; i += 16) {
+        const mve_pred16_t q = vctp8q((uint32_t)(n - i));
+        vstrbq_p_s8(dst + i, vldrbq_z_s8(src + i, q), q);
+    }
+}
+
+/* n bytes of z at dst. */
+static inline __attribute__((always_inline)) void tvmk_cm_mve_fill(int8_t *dst, int8x16_t z,
+                                                                 int32_t n)
+{
+    for (int32_t i = 0; i < n; i += 16) {
+        vstrbq_p_s8(dst + i, z, vctp8q((uint32_t)(n - i)));
+    }
+}
+
+/* The window of output pixel (oy, ox) of image x into dst, its padding the zero point. */
+static void tvmk_cm_mve_window(int8_t *dst, const int8_t *x, int32_t oy, int32_t ox,
+                               const struct tvmk_conv2d_s8_params *p)
+{
+    const int8x16_t z = vdupq_n_s8((int8_t)(-p->input_offset));
+    const int32_t C = p->C, row = p->KW * C;
+    const int32_t ix0 = ox * p->stride_w - p->pad_left;
+    const int inside = ix0 >= 0 && ix0 + p->KW <= p->W;
+    int32_t iy = oy * p->stride_h - p->pad_top;
+    for (int32_t ky = 0; ky < p->KH; ky++, iy++, dst += row) {
+        if (iy < 0 || iy >= p->H) {
+            tvmk_cm_mve_fill(dst, z, row);
+        } else if (inside) {
+            tvmk_cm_mve_copy(dst, x + (iy * p->W + ix0) * C, row);
+        } else {
+            for (int32_t kx = 0; kx < p->KW; kx++) {
+                const int32_t ix = ix0 + kx;
+                if (ix < 0 || ix >= p->W) {
+                    tvmk_cm_mve_fill(dst + kx * C, z, C);
+                } else {
+                    tvmk_cm_mve_copy(dst + kx * C, x + (iy * p->W + ix) * C, C);
+                }
+            }
+        }
+    }
+}
+
+int32_t tvmk_cm_conv2d_gen_s8_mve(const int8_t *X, const int8_t *W, int8_t *Y,
+                                  const struct tvmk_conv2d_s8_params *p)
+{
+    const int32_t taps = p->KH * p->KW * p->C;
+    const int32_t chunks = (taps + 15) / 16;
+    const int32_t plane = p->OH * p->OW;
+    int8_t *s0 = (int8_t *)p->scratch;
+    int8_t *s1 = s0 + 16 * chunks;
+    struct tvmk_cm_mve_cv d;
+    (void)W;
+
+    if (p->group != 1 || p->dil_h != 1 || p->dil_w != 1 || p->packed_weights == NULL ||
+        p->folded_bias == NULL || 32 * chunks > p->scratch_bytes) {
+        return TVM_DEVICE_ERR_INVALID; /* declined at generation time */
+    }
+    d.w = (const int8_t *)p->packed_weights;
+    d.g = (const struct tvmk_cm_mve_cg *)p->folded_bias;
+    d.M = p->M;
+    d.chunks = chunks;
+    d.output_offset = p->output_offset;
+    d.activation_min = p->activation_min;
+    d.activation_max = p->activation_max;
+    for (int32_t n = 0; n < p->N; n++) {
+        const int8_t *x = X + n * p->H * p->W * p->C;
+        int8_t *y = Y + n * plane * p->M;
+        int32_t oy = 0, ox = 0;
+        for (int32_t i = 0; i < plane; i += 2) {
+            tvmk_cm_mve_window(s0, x, oy, ox, p);
+            if (++ox == p->OW) {
+                ox = 0;
+                oy++;
+            }
+            if (i + 1 == plane) {
+                tvmk_cm_mve_conv_pair(s0, s0, y + i * p->M, NULL, &d);
+                break;
+            }
+            tvmk_cm_mve_window(s1, x, oy, ox, p);
+            if (++ox == p->OW) {
+                ox = 0;
+                oy++;
+            }
+            tvmk_cm_mve_conv_pair(s0, s1, y + i * p->M, y + (i + 1) * p->M, &d);
+        }
+    }
+    return TVM_DEVICE_OK;
+}
+
+#else
+
+int32_t tvmk_cm_conv2d_gen_s8_mve(const int8_t *X, const int8_t *W, int8_t *Y,
+                                  const struct tvmk_conv2d_s8_params *p)
+{
+    (void)X;
+    (void)W;
+    (void)Y;
+    (void)p;
+    return TVM_DEVICE_ERR_INVALID; /* no MVE: the hooks declined this path */
+}
+
+#endif
