@@ -99,48 +99,65 @@ tvmk_cm_mve_conv_pair(const int8_t *x0, const int8_t *x1, int8_t *y0, int8_t *y1
     }
 }
 
-/* n bytes from src to dst. */
-static inline __attribute__((always_inline)) void tvmk_cm_mve_copy(int8_t *dst,
-                                                                 const int8_t *src, int32_t n)
+/* n bytes (n >= 0) from src to dst: a tail-predicated loop (WLSTP/LETP: none when n is
+ * 0), 16 bytes a pass, the last one's bytes past n not loaded or stored. Returns dst + n. */
+static inline __attribute__((always_inline)) int8_t *tvmk_cm_mve_copy(int8_t *dst,
+                                                                    const int8_t *src,
+                                                                    int32_t n)
 {
-    for (int32_t i = 0; i < n; i += 16) {
-        const mve_pred16_t q = vctp8q((uint32_t)(n - i));
-        vstrbq_p_s8(dst + i, vldrbq_z_s8(src + i, q), q);
-    }
+    int8_t *const end = dst + n;
+    __asm__ volatile("wlstp.8 lr, %[n], 2f\n\t"
+                     "1:\n\t"
+                     "vldrb.8 q0, [%[s]], #16\n\t"
+                     "vstrb.8 q0, [%[d]], #16\n\t"
+                     "letp lr, 1b\n\t"
+                     "2:\n\t"
+                     : [d] "+r"(dst), [s] "+r"(src)
+                     : [n] "r"(n)
+                     : "q0", "lr", "memory");
+    return end; /* (dst moved on 16 bytes a pass, the last one's too) */
 }
 
-/* n bytes of z at dst. */
-static inline __attribute__((always_inline)) void tvmk_cm_mve_fill(int8_t *dst, int8x16_t z,
-                                                                 int32_t n)
+/* n bytes (n >= 0) of the zero point (every byte of z) at dst, as tvmk_cm_mve_copy;
+ * returns dst + n. */
+static inline __attribute__((always_inline)) int8_t *tvmk_cm_mve_fill(int8_t *dst, int8x16_t z,
+                                                                    int32_t n)
 {
-    for (int32_t i = 0; i < n; i += 16) {
-        vstrbq_p_s8(dst + i, z, vctp8q((uint32_t)(n - i)));
-    }
+    int8_t *const end = dst + n;
+    __asm__ volatile("wlstp.8 lr, %[n], 2f\n\t"
+                     "1:\n\t"
+                     "vstrb.8 %q[z], [%[d]], #16\n\t"
+                     "letp lr, 1b\n\t"
+                     "2:\n\t"
+                     : [d] "+r"(dst)
+                     : [n] "r"(n), [z] "w"(z)
+                     : "lr", "memory");
+    return end;
 }
 
-/* The window of output pixel (oy, ox) of image x into dst, its padding the zero point. */
-static void tvmk_cm_mve_window(int8_t *dst, const int8_t *x, int32_t oy, int32_t ox,
-                               const struct tvmk_conv2d_s8_params *p)
+/* The window of output pixel (oy, ox) of image x into dst, its padding the zero point:
+ * each of its rows inside the input is the columns left of the input (zero points), the
+ * ones inside (one copy), the ones right of it. */
+static __attribute__((noinline)) void tvmk_cm_mve_window(int8_t *dst, const int8_t *x,
+                                                         int32_t oy, int32_t ox,
+                                                         const struct tvmk_conv2d_s8_params *p)
 {
     const int8x16_t z = vdupq_n_s8((int8_t)(-p->input_offset));
-    const int32_t C = p->C, row = p->KW * C;
+    const int32_t C = p->C, row = p->KW * C, line = p->W * C;
     const int32_t ix0 = ox * p->stride_w - p->pad_left;
-    const int inside = ix0 >= 0 && ix0 + p->KW <= p->W;
+    const int32_t left = ix0 < 0 ? -ix0 * C : 0;
+    const int32_t over = ix0 + p->KW - p->W;
+    const int32_t right = over > 0 ? over * C : 0;
+    const int32_t inside = row - left - right;
     int32_t iy = oy * p->stride_h - p->pad_top;
-    for (int32_t ky = 0; ky < p->KH; ky++, iy++, dst += row) {
+    const int8_t *src = x + iy * line + ix0 * C + left;
+    for (int32_t ky = 0; ky < p->KH; ky++, iy++, src += line) {
         if (iy < 0 || iy >= p->H) {
-            tvmk_cm_mve_fill(dst, z, row);
-        } else if (inside) {
-            tvmk_cm_mve_copy(dst, x + (iy * p->W + ix0) * C, row);
+            dst = tvmk_cm_mve_fill(dst, z, row);
         } else {
-            for (int32_t kx = 0; kx < p->KW; kx++) {
-                const int32_t ix = ix0 + kx;
-                if (ix < 0 || ix >= p->W) {
-                    tvmk_cm_mve_fill(dst + kx * C, z, C);
-                } else {
-                    tvmk_cm_mve_copy(dst + kx * C, x + (iy * p->W + ix) * C, C);
-                }
-            }
+            dst = tvmk_cm_mve_fill(dst, z, left);
+            dst = tvmk_cm_mve_copy(dst, src, inside);
+            dst = tvmk_cm_mve_fill(dst, z, right);
         }
     }
 }
