@@ -40,50 +40,37 @@ struct tvmk_cm_mve_cv {
     int32_t M, chunks, output_offset, activation_min, activation_max;
 };
 
-/* TFLM's MultiplyByQuantizedMultiplier of four channels' accumulators, offset, clamped. */
-static inline __attribute__((always_inline)) int32x4_t
-tvmk_cm_mve_cg_requantize(int32x4_t x, int32x4_t bias, int32x4_t left, int32x4_t mult,
-                          int32x4_t neg_right, int32x4_t rounds,
+/* TFLM's MultiplyByQuantizedMultiplier of four channels' accumulators of two pixels (a,
+ * b), offset and clamped, each constant loaded once for both. */
+static inline __attribute__((always_inline)) void
+tvmk_cm_mve_cg_requantize(int32x4_t *a, int32x4_t *b, const struct tvmk_cm_mve_cg *g,
                           const struct tvmk_cm_mve_cv *d)
 {
-    x = vqrdmulhq_s32(vshlq_s32(vaddq_s32(x, bias), left), mult);
-    x = vqaddq_s32(x, vandq_s32(vshrq_n_s32(x, 31), rounds));
-    x = vaddq_n_s32(vrshlq_s32(x, neg_right), d->output_offset);
-    return vminq_s32(vmaxq_s32(x, vdupq_n_s32(d->activation_min)),
-                     vdupq_n_s32(d->activation_max));
+    int32x4_t c = vldrwq_s32(g->bias), x = vaddq_s32(*a, c), y = vaddq_s32(*b, c);
+    c = vldrwq_s32(g->left);
+    x = vshlq_s32(x, c);
+    y = vshlq_s32(y, c);
+    c = vldrwq_s32(g->multiplier);
+    x = vqrdmulhq_s32(x, c);
+    y = vqrdmulhq_s32(y, c);
+    c = vldrwq_s32(g->rounds);
+    x = vqaddq_s32(x, vandq_s32(vshrq_n_s32(x, 31), c));
+    y = vqaddq_s32(y, vandq_s32(vshrq_n_s32(y, 31), c));
+    c = vldrwq_s32(g->neg_right);
+    x = vaddq_n_s32(vrshlq_s32(x, c), d->output_offset);
+    y = vaddq_n_s32(vrshlq_s32(y, c), d->output_offset);
+    c = vdupq_n_s32(d->activation_min);
+    x = vmaxq_s32(x, c);
+    y = vmaxq_s32(y, c);
+    c = vdupq_n_s32(d->activation_max);
+    *a = vminq_s32(x, c);
+    *b = vminq_s32(y, c);
 }
 
-/* One group of four channels (g, its weights w) of windows x0 and x1, stored at y0 and
- * y1 (y1 NULL: one pixel) in the lanes `lanes` keeps. */
-static inline __attribute__((always_inline)) void
-tvmk_cm_mve_conv_group(const int8_t *x0, const int8_t *x1, int8_t *y0, int8_t *y1,
-                       const int8_t *w, const struct tvmk_cm_mve_cg *g,
-                       const struct tvmk_cm_mve_cv *d, mve_pred16_t lanes)
-{
-    int32x4_t a, b;
-    tvmk_cm_mve_mm_2x4(x0, x1, w, d->chunks, &a, &b);
-    const int32x4_t bias = vldrwq_s32(g->bias), left = vldrwq_s32(g->left);
-    const int32x4_t mult = vldrwq_s32(g->multiplier), neg_right = vldrwq_s32(g->neg_right);
-    const int32x4_t rounds = vldrwq_s32(g->rounds);
-    a = tvmk_cm_mve_cg_requantize(a, bias, left, mult, neg_right, rounds, d);
-    if (lanes == 0xFFFF) {
-        vstrbq_s32(y0, a);
-    } else {
-        vstrbq_p_s32(y0, a, lanes);
-    }
-    if (y1 != NULL) {
-        b = tvmk_cm_mve_cg_requantize(b, bias, left, mult, neg_right, rounds, d);
-        if (lanes == 0xFFFF) {
-            vstrbq_s32(y1, b);
-        } else {
-            vstrbq_p_s32(y1, b, lanes);
-        }
-    }
-}
-
-/* Two windows (x0, x1), every output channel; y0, y1: their outputs (y1 NULL: one pixel). */
+/* Two windows (x0, x1: pixels whose outputs are at y and y + M; `two` 0: x0's alone),
+ * every output channel. */
 static __attribute__((noinline)) void
-tvmk_cm_mve_conv_pair(const int8_t *x0, const int8_t *x1, int8_t *y0, int8_t *y1,
+tvmk_cm_mve_conv_pair(const int8_t *x0, const int8_t *x1, int8_t *y, int two,
                       const struct tvmk_cm_mve_cv *d)
 {
     const int8_t *w = d->w;
@@ -91,11 +78,23 @@ tvmk_cm_mve_conv_pair(const int8_t *x0, const int8_t *x1, int8_t *y0, int8_t *y1
     const int32_t M = d->M, step = 64 * d->chunks;
     int32_t m = 0;
     for (; m + 4 <= M; m += 4, g++, w += step) {
-        tvmk_cm_mve_conv_group(x0, x1, y0 + m, y1 != NULL ? y1 + m : NULL, w, g, d, 0xFFFF);
+        int32x4_t a, b;
+        tvmk_cm_mve_mm_2x4(x0, x1, w, d->chunks, &a, &b);
+        tvmk_cm_mve_cg_requantize(&a, &b, g, d);
+        vstrbq_s32(y + m, a);
+        if (two) {
+            vstrbq_s32(y + M + m, b);
+        }
     }
     if (m < M) { /* the last one to three channels */
-        tvmk_cm_mve_conv_group(x0, x1, y0 + m, y1 != NULL ? y1 + m : NULL, w, g, d,
-                               vctp32q((uint32_t)(M - m)));
+        const mve_pred16_t lanes = vctp32q((uint32_t)(M - m));
+        int32x4_t a, b;
+        tvmk_cm_mve_mm_2x4(x0, x1, w, d->chunks, &a, &b);
+        tvmk_cm_mve_cg_requantize(&a, &b, g, d);
+        vstrbq_p_s32(y + m, a, lanes);
+        if (two) {
+            vstrbq_p_s32(y + M + m, b, lanes);
+        }
     }
 }
 
@@ -195,7 +194,7 @@ int32_t tvmk_cm_conv2d_gen_s8_mve(const int8_t *X, const int8_t *W, int8_t *Y,
                 oy++;
             }
             if (i + 1 == plane) {
-                tvmk_cm_mve_conv_pair(s0, s0, y + i * p->M, NULL, &d);
+                tvmk_cm_mve_conv_pair(s0, s0, y + i * p->M, 0, &d);
                 break;
             }
             tvmk_cm_mve_window(s1, x, oy, ox, p);
@@ -203,7 +202,7 @@ int32_t tvmk_cm_conv2d_gen_s8_mve(const int8_t *X, const int8_t *W, int8_t *Y,
                 ox = 0;
                 oy++;
             }
-            tvmk_cm_mve_conv_pair(s0, s1, y + i * p->M, y + (i + 1) * p->M, &d);
+            tvmk_cm_mve_conv_pair(s0, s1, y + i * p->M, 1, &d);
         }
     }
     return TVM_DEVICE_OK;
