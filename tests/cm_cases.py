@@ -151,9 +151,28 @@ def merged(cases: list[Dw] = CASES, seed: int = 25) -> tuple[bytes, list[np.ndar
 # 9 x 8) and partial, odd channel counts, two images, extreme scales and zero points,
 # every activation; then the 1x1 convolutions it takes (at most 16 input channels: 1, 2,
 # 5, 8, 13, 16; pixel counts that are and are not a multiple of 4; two images; 13,824
-# outputs, enough that the rounding meets ties of negative values); then what it declines:
-# 25 outputs per channel, 3x3 at stride 2, a 5x5 filter, 17 input channels, a 3x3
-# convolution.
+# outputs, enough that the rounding meets ties of negative values); then the general
+# convolutions it takes (MVE_CONV_CASES); then what it declines: 25 outputs per channel,
+# 3x3 at stride 2, a 5x5 filter, 17 input channels, 4,104 taps per output channel.
+#
+# MVE_CONV_CASES (conv2d_gen_s8_mve.c): 3x3 over 3 channels at stride 2 (a MobileNet's first
+# convolution, odd sizes), keyword_spotting's 10x4 over one channel at stride 2, one input
+# channel VALID, 20 (a window of 180 taps: a last chunk of 4) with extreme scales (left
+# and right shifts) and 7 output channels (a last group of 3), 16 at stride 2 VALID with
+# zero points at the top, 32 over 25 pixels (a last pair of one), 5x5 over two channels in
+# two images and 2x2 at stride 2 with small taps and right shifts (rounding ties, negative
+# ones among them), a 1x3 filter, one output channel, 64 channels (36 chunks: an even
+# count), every activation.
+MVE_CONV_CASES = [
+    Dw(6, 6, 3, 3, 1, conv=4), Dw(17, 15, 3, 3, 2, conv=8, act="RELU6"),
+    Dw(21, 10, 1, 10, 2, conv=12, kw=4, act="RELU"), Dw(9, 9, 1, 3, 1, same=False, conv=5),
+    Dw(7, 6, 20, 3, 1, conv=7, extreme=True, zp_in=-128),
+    Dw(10, 9, 16, 3, 2, same=False, conv=16, zp_in=127, zp_out=127),
+    Dw(5, 5, 32, 3, 1, conv=6, act="RELU_N1_TO_1"), Dw(8, 7, 2, 5, 1, conv=9, n=2, small=True),
+    Dw(8, 8, 4, 2, 2, conv=4, small=True, act="RELU", zp_in=-128, zp_out=-20),
+    Dw(6, 7, 5, 1, 1, conv=3, kw=3), Dw(5, 4, 8, 3, 1, conv=1, extreme=True, top=-1.5),
+    Dw(4, 4, 64, 3, 1, conv=8, extreme=True, zp_out=-128),
+]
 MVE_CASES = [
     Dw(9, 8, 5, 3, 1), Dw(12, 11, 3, 3, 1, same=False, act="RELU6"),
     Dw(17, 16, 4, 7, 1, act="RELU", zp_in=-128), Dw(22, 21, 3, 7, 2, same=False, extreme=True),
@@ -165,7 +184,8 @@ MVE_CASES = [
     Dw(6, 6, 16, 1, 1, conv=16, zp_in=127, act="RELU_N1_TO_1"),
     Dw(9, 9, 13, 1, 1, conv=48, extreme=True, zp_in=-7),
     Dw(24, 24, 2, 1, 1, conv=24),
+    *MVE_CONV_CASES,
     Dw(5, 5, 8, 3, 1), Dw(16, 16, 4, 3, 2), Dw(12, 12, 4, 5, 1),
-    Dw(4, 4, 17, 1, 1, conv=8), Dw(6, 6, 3, 3, 1, conv=4),
+    Dw(4, 4, 17, 1, 1, conv=8), Dw(3, 3, 456, 3, 1, conv=2),
 ]
-MVE_TAKEN = 17
+MVE_TAKEN = 17 + len(MVE_CONV_CASES)
