@@ -134,29 +134,63 @@ static inline __attribute__((always_inline)) int8_t *tvmk_cm_mve_fill(int8_t *ds
     return end;
 }
 
+/* `rows` rows of n bytes (n >= 1), `line` bytes apart from src, one after the other at
+ * dst: the copy's tail-predicated loop per row, in one block. */
+static inline __attribute__((always_inline)) void
+tvmk_cm_mve_rows(int8_t *dst, const int8_t *src, int32_t n, int32_t line, int32_t rows)
+{
+    const int32_t back = n - ((n + 15) & ~15); /* the last pass moved dst on 16 bytes */
+    const int8_t *s;
+    __asm__ volatile("0:\n\t"
+                     "mov %[s], %[src]\n\t"
+                     "wlstp.8 lr, %[n], 2f\n\t"
+                     "1:\n\t"
+                     "vldrb.8 q0, [%[s]], #16\n\t"
+                     "vstrb.8 q0, [%[d]], #16\n\t"
+                     "letp lr, 1b\n\t"
+                     "2:\n\t"
+                     "add %[d], %[d], %[back]\n\t"
+                     "add %[src], %[src], %[line]\n\t"
+                     "subs %[rows], %[rows], #1\n\t"
+                     "bne 0b\n\t"
+                     : [d] "+r"(dst), [src] "+r"(src), [rows] "+r"(rows), [s] "=&r"(s)
+                     : [n] "r"(n), [line] "r"(line), [back] "r"(back)
+                     : "q0", "lr", "memory", "cc");
+}
+
+/* The layer's geometry, as the window reads it. */
+struct tvmk_cm_mve_geo {
+    int32_t C, KH, KW, H, W, row, line, stride_h, stride_w, pad_top, pad_left;
+    int8x16_t z; /* the input's zero point in every byte */
+};
+
 /* The window of output pixel (oy, ox) of image x into dst, its padding the zero point:
- * each of its rows inside the input is the columns left of the input (zero points), the
- * ones inside (one copy), the ones right of it. */
+ * inside the input, its rows copied in one block; at a border, each row inside the input
+ * is the columns left of the input (zero points), the ones inside (one copy), the ones
+ * right of it. */
 static __attribute__((noinline)) void tvmk_cm_mve_window(int8_t *dst, const int8_t *x,
                                                          int32_t oy, int32_t ox,
-                                                         const struct tvmk_conv2d_s8_params *p)
+                                                         const struct tvmk_cm_mve_geo *g)
 {
-    const int8x16_t z = vdupq_n_s8((int8_t)(-p->input_offset));
-    const int32_t C = p->C, row = p->KW * C, line = p->W * C;
-    const int32_t ix0 = ox * p->stride_w - p->pad_left;
+    const int32_t C = g->C, row = g->row, line = g->line;
+    const int32_t ix0 = ox * g->stride_w - g->pad_left;
     const int32_t left = ix0 < 0 ? -ix0 * C : 0;
-    const int32_t over = ix0 + p->KW - p->W;
+    const int32_t over = ix0 + g->KW - g->W;
     const int32_t right = over > 0 ? over * C : 0;
     const int32_t inside = row - left - right;
-    int32_t iy = oy * p->stride_h - p->pad_top;
+    int32_t iy = oy * g->stride_h - g->pad_top;
     const int8_t *src = x + iy * line + ix0 * C + left;
-    for (int32_t ky = 0; ky < p->KH; ky++, iy++, src += line) {
-        if (iy < 0 || iy >= p->H) {
-            dst = tvmk_cm_mve_fill(dst, z, row);
+    if (left == 0 && right == 0 && iy >= 0 && iy + g->KH <= g->H) {
+        tvmk_cm_mve_rows(dst, src, row, line, g->KH);
+        return;
+    }
+    for (int32_t ky = 0; ky < g->KH; ky++, iy++, src += line) {
+        if (iy < 0 || iy >= g->H) {
+            dst = tvmk_cm_mve_fill(dst, g->z, row);
         } else {
-            dst = tvmk_cm_mve_fill(dst, z, left);
+            dst = tvmk_cm_mve_fill(dst, g->z, left);
             dst = tvmk_cm_mve_copy(dst, src, inside);
-            dst = tvmk_cm_mve_fill(dst, z, right);
+            dst = tvmk_cm_mve_fill(dst, g->z, right);
         }
     }
 }
@@ -170,6 +204,7 @@ int32_t tvmk_cm_conv2d_gen_s8_mve(const int8_t *X, const int8_t *W, int8_t *Y,
     int8_t *s0 = (int8_t *)p->scratch;
     int8_t *s1 = s0 + 16 * chunks;
     struct tvmk_cm_mve_cv d;
+    struct tvmk_cm_mve_geo g;
     (void)W;
 
     if (p->group != 1 || p->dil_h != 1 || p->dil_w != 1 || p->packed_weights == NULL ||
@@ -183,12 +218,24 @@ int32_t tvmk_cm_conv2d_gen_s8_mve(const int8_t *X, const int8_t *W, int8_t *Y,
     d.output_offset = p->output_offset;
     d.activation_min = p->activation_min;
     d.activation_max = p->activation_max;
+    g.C = p->C;
+    g.KH = p->KH;
+    g.KW = p->KW;
+    g.H = p->H;
+    g.W = p->W;
+    g.row = p->KW * p->C;
+    g.line = p->W * p->C;
+    g.stride_h = p->stride_h;
+    g.stride_w = p->stride_w;
+    g.pad_top = p->pad_top;
+    g.pad_left = p->pad_left;
+    g.z = vdupq_n_s8((int8_t)(-p->input_offset));
     for (int32_t n = 0; n < p->N; n++) {
         const int8_t *x = X + n * p->H * p->W * p->C;
         int8_t *y = Y + n * plane * p->M;
         int32_t oy = 0, ox = 0;
         for (int32_t i = 0; i < plane; i += 2) {
-            tvmk_cm_mve_window(s0, x, oy, ox, p);
+            tvmk_cm_mve_window(s0, x, oy, ox, &g);
             if (++ox == p->OW) {
                 ox = 0;
                 oy++;
@@ -197,7 +244,7 @@ int32_t tvmk_cm_conv2d_gen_s8_mve(const int8_t *X, const int8_t *W, int8_t *Y,
                 tvmk_cm_mve_conv_pair(s0, s0, y + i * p->M, 0, &d);
                 break;
             }
-            tvmk_cm_mve_window(s1, x, oy, ox, p);
+            tvmk_cm_mve_window(s1, x, oy, ox, &g);
             if (++ox == p->OW) {
                 ox = 0;
                 oy++;
