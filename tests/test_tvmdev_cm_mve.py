@@ -108,26 +108,28 @@ def test_what_it_takes_and_declines(tmp_path: Path) -> None:
     # 1x1, 12 output channels: 20 bytes of constants each
     assert scratch[10] == 20 * 12
     assert ops[10]["packed_weights"] is None and ops[10]["folded_bias"] is None  # no layout
-    # the general convolutions: two windows, each its taps rounded up to 16; the filter in
-    # 64 bytes per chunk and group of four channels, 20 words of constants per group
+    # the general convolutions: two windows (three with C not a multiple of 16), each its
+    # taps rounded up to 16; the filter's rows padded to 16 bytes (none when they are), 20
+    # words of constants per group of four channels
     for i, d in enumerate(cm_cases.MVE_CONV_CASES, start=17):
-        chunks = -(-d.k * (d.kw or d.k) * d.c // 16)
-        groups = -(-d.conv // 4)
-        assert scratch[i] == 2 * 16 * chunks, d
-        assert len(ops[i]["packed_weights"].values) == 16 * chunks * groups, d
+        taps = d.k * (d.kw or d.k) * d.c
+        chunks, groups = -(-taps // 16), -(-d.conv // 4)
+        assert scratch[i] == (2 if d.c % 16 == 0 else 3) * 16 * chunks, d
+        packed = ops[i]["packed_weights"]
+        assert (packed is None) if taps % 16 == 0 else len(packed.values) == 4 * chunks * d.conv
         assert len(ops[i]["folded_bias"].values) == 20 * groups, d
 
 
-def _general_conv(x: np.ndarray, pw: np.ndarray, fb: np.ndarray, p: dict) -> np.ndarray:
+def _general_conv(x: np.ndarray, w: np.ndarray, fb: np.ndarray, p: dict) -> np.ndarray:
     """conv2d_gen_s8_mve.c's arithmetic in numpy, on the arrays the hooks laid out: each
     window gathered (padding the zero point, taps rounded up to 16 with anything: here
-    random bytes, which the zero weights must cancel), the dot products with the packed
-    filter (wrapping int32), each group's folded bias and _mve_requantize's steps with
-    its vectors of multipliers and shifts."""
+    random bytes, which the zero weights must cancel), the dot products with the filter's
+    rows ``w`` (M x chunks x 16; the last group's missing channels read the last row
+    again), wrapping int32, each group's folded bias and _mve_requantize's steps with its
+    vectors of multipliers and shifts."""
     kh, kw, c, m = p["KH"], p["KW"], p["C"], p["M"]
     chunks, groups = -(-kh * kw * c // 16), -(-m // 4)
-    w = np.frombuffer(np.asarray(pw, "<i4").tobytes(), np.int8).astype(np.int64)
-    w = w.reshape(groups, chunks, 4, 16).transpose(0, 2, 1, 3).reshape(groups * 4, -1)
+    w = w.reshape(m, chunks * 16)[np.minimum(np.arange(groups * 4), m - 1)]
     consts = np.asarray(fb, np.int64).reshape(groups, 5, 4).transpose(1, 0, 2).reshape(5, -1)
     zp = -p["input_offset"]
     pad = np.full((p["N"], p["H"] + kh + p["OH"] * p["stride_h"],
@@ -154,8 +156,9 @@ def _general_conv(x: np.ndarray, pw: np.ndarray, fb: np.ndarray, p: dict) -> np.
 def test_general_conv_layout_is_tflms(tmp_path: Path) -> None:
     """The general convolution's layout (tvmdev_cm_mve_conv.pack) through the kernel's
     arithmetic in numpy equals TFLM's interpreter on every MVE_CONV_CASES layer: the
-    filter's order, the padding's zero point, the bias folded with the weights' sums, the
-    constants per group (the last one's padded channels dropped)."""
+    filter's rows (padded or the filter itself), the padding's zero point, the bias
+    folded with the weights' sums, the constants per group (the last one's padded
+    channels dropped)."""
     import cm_cases
     import tflm_ref
     cases = cm_cases.MVE_CONV_CASES
@@ -164,7 +167,12 @@ def test_general_conv_layout_is_tflms(tmp_path: Path) -> None:
     want = tflm_ref.outputs(model, arrays, len(cases), arena=1 << 22)
     for op in c.ops:  # type: ignore[attr-defined]
         p = dict(op.params)
-        got = _general_conv(arrays[op.index].astype(np.int64), p["packed_weights"].values,
+        if p["packed_weights"] is not None:  # the rows padded
+            w = np.frombuffer(np.asarray(p["packed_weights"].values, "<i4").tobytes(), np.int8)
+        else:  # the filter itself
+            filt = c.model.operators[op.index].inputs[1]  # type: ignore[attr-defined]
+            w = np.asarray(c.model.constants[filt]).reshape(-1)  # type: ignore[attr-defined]
+        got = _general_conv(arrays[op.index].astype(np.int64), w.astype(np.int64),
                             p["folded_bias"].values, p)
         assert np.array_equal(got, want[op.index].astype(np.int64)), cases[op.index]
 

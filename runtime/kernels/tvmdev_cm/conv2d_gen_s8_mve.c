@@ -4,20 +4,24 @@
  * (3x3, a first convolution's 3x3x3 or 10x4x1, any size, stride and padding, no groups or
  * dilation) on a Cortex-M55, as a matrix product of windows and the filter (tvmk_cm.h).
  *
- * Two output pixels at a time, each one's window (KH x KW x C taps in the filter's order)
- * is gathered into the scratch, `chunks` x 16 bytes, its padding the input's zero point:
- * every row of the window whose columns are all inside is one contiguous copy (VCTP
- * predicated vector loads and stores), the others a column at a time. Then every group of
- * four output channels takes the block core (tvmk_cm_mve_mm.h: six vector loads, eight
- * VMLADAVA a chunk) against the weights laid out at generation time (packed_weights: per
- * group, per chunk, the four channels' 16 bytes, zeros past the taps and the channels),
- * and each group's constants (folded_bias: per group five vectors of four: the bias plus
- * input_offset times the sum of the channel's weights, the multiplier, the left shift,
- * minus the right shift, -1 where the right shift is positive). sum(w * x) + bias +
- * input_offset * sum(w) over a window whose padding holds the zero point is TFLM's
- * accumulator, both wrapping modulo 2^32. Requantization is TFLM's
- * MultiplyByQuantizedMultiplier exactly (as depthwise_conv2d_s8_mve.c's, per channel
- * vectors): four outputs a vector, stored as four bytes (the last group's predicated).
+ * Two output pixels at a time, each one's window (KH x KW x C taps in the filter's order,
+ * `chunks` x 16 bytes, its padding the input's zero point) is gathered into the scratch,
+ * the two interleaved a chunk at a time (tvmk_cm_mve_mm.h): with C a multiple of 16 every
+ * piece of a window (a row's columns left of the input, inside it, right of it) is whole
+ * chunks, copied or filled by tail-predicated loops (WLSTP/LETP) storing 16 bytes every
+ * 32; otherwise the window is gathered whole into a staging area first, then interleaved.
+ * Then every group of four output channels takes the block core (six vector loads, eight
+ * VMLADAVA a chunk) against four rows of the filter: the int8 filter itself (OHWI) when
+ * its taps are whole chunks, else packed_weights (each row padded with zeros to whole
+ * chunks: a first convolution's, a few hundred bytes); the last group's missing channels
+ * read the last channel again and are not stored. folded_bias holds each group's
+ * constants, five vectors of four: the bias plus input_offset times the sum of the
+ * channel's weights, the multiplier, the left shift, minus the right shift, -1 where the
+ * right shift is positive. sum(w * x) + bias + input_offset * sum(w) over a window whose
+ * padding holds the zero point is TFLM's accumulator, both wrapping modulo 2^32.
+ * Requantization is TFLM's MultiplyByQuantizedMultiplier exactly (as
+ * depthwise_conv2d_s8_mve.c's, per channel vectors): four outputs a vector, stored as four
+ * bytes (the last group's predicated).
  */
 #include "tvmk_cm.h"
 
@@ -35,9 +39,9 @@ struct tvmk_cm_mve_cg {
 /* What the pass reads of the params, copied out (the int8 stores would otherwise make the
  * compiler read them again). */
 struct tvmk_cm_mve_cv {
-    const int8_t *w;
+    const int8_t *w; /* output channel m's row at w + m x stride */
     const struct tvmk_cm_mve_cg *g;
-    int32_t M, chunks, output_offset, activation_min, activation_max;
+    int32_t M, chunks, stride, output_offset, activation_min, activation_max;
 };
 
 /* TFLM's MultiplyByQuantizedMultiplier of four channels' accumulators of two pixels (a,
@@ -67,29 +71,33 @@ tvmk_cm_mve_cg_requantize(int32x4_t *a, int32x4_t *b, const struct tvmk_cm_mve_c
     *b = vminq_s32(y, c);
 }
 
-/* Two windows (x0, x1: pixels whose outputs are at y and y + M; `two` 0: x0's alone),
- * every output channel. */
+/* The pair of windows at x (interleaved; outputs at y and y + M; `two` 0: window 0's
+ * alone), every output channel. */
 static __attribute__((noinline)) void
-tvmk_cm_mve_conv_pair(const int8_t *x0, const int8_t *x1, int8_t *y, int two,
-                      const struct tvmk_cm_mve_cv *d)
+tvmk_cm_mve_conv_pair(const int8_t *x, int8_t *y, int two, const struct tvmk_cm_mve_cv *d)
 {
-    const int8_t *w = d->w;
     const struct tvmk_cm_mve_cg *g = d->g;
-    const int32_t M = d->M, step = 64 * d->chunks;
+    const int32_t M = d->M, stride = d->stride;
+    const int8_t *w = d->w;
     int32_t m = 0;
-    for (; m + 4 <= M; m += 4, g++, w += step) {
-        int32x4_t a, b;
-        tvmk_cm_mve_mm_2x4(x0, x1, w, d->chunks, &a, &b);
+    for (; m + 4 <= M; m += 4, g++, w += 4 * stride) {
+        int32_t sums[8];
+        tvmk_cm_mve_mm_2x4(x, w, w + stride, w + 2 * stride, w + 3 * stride, d->chunks, sums);
+        int32x4_t a = vldrwq_s32(sums), b = vldrwq_s32(sums + 4);
         tvmk_cm_mve_cg_requantize(&a, &b, g, d);
         vstrbq_s32(y + m, a);
         if (two) {
             vstrbq_s32(y + M + m, b);
         }
     }
-    if (m < M) { /* the last one to three channels */
+    if (m < M) { /* the last one to three channels: the missing ones read the last again */
         const mve_pred16_t lanes = vctp32q((uint32_t)(M - m));
-        int32x4_t a, b;
-        tvmk_cm_mve_mm_2x4(x0, x1, w, d->chunks, &a, &b);
+        const int8_t *last = d->w + (M - 1) * stride;
+        const int8_t *w1 = m + 1 < M ? w + stride : last;
+        const int8_t *w2 = m + 2 < M ? w + 2 * stride : last;
+        int32_t sums[8];
+        tvmk_cm_mve_mm_2x4(x, w, w1, w2, last, d->chunks, sums);
+        int32x4_t a = vldrwq_s32(sums), b = vldrwq_s32(sums + 4);
         tvmk_cm_mve_cg_requantize(&a, &b, g, d);
         vstrbq_p_s32(y + m, a, lanes);
         if (two) {
@@ -99,64 +107,73 @@ tvmk_cm_mve_conv_pair(const int8_t *x0, const int8_t *x1, int8_t *y, int two,
 }
 
 /* n bytes (n >= 0) from src to dst: a tail-predicated loop (WLSTP/LETP: none when n is
- * 0), 16 bytes a pass, the last one's bytes past n not loaded or stored. Returns dst + n. */
-static inline __attribute__((always_inline)) int8_t *tvmk_cm_mve_copy(int8_t *dst,
-                                                                    const int8_t *src,
-                                                                    int32_t n)
-{
-    int8_t *const end = dst + n;
-    __asm__ volatile("wlstp.8 lr, %[n], 2f\n\t"
-                     "1:\n\t"
-                     "vldrb.8 q0, [%[s]], #16\n\t"
-                     "vstrb.8 q0, [%[d]], #16\n\t"
-                     "letp lr, 1b\n\t"
-                     "2:\n\t"
-                     : [d] "+r"(dst), [s] "+r"(src)
-                     : [n] "r"(n)
-                     : "q0", "lr", "memory");
-    return end; /* (dst moved on 16 bytes a pass, the last one's too) */
-}
+ * 0), 16 bytes a pass, dst moved on by `step` (16, or 32: a chunk of interleaved windows)
+ * a pass, the last pass's bytes past n neither loaded nor stored. Returns dst moved on by
+ * n (step 16) or by 2n (step 32, n a whole number of chunks). */
+#define TVMK_CM_MVE_COPY(name, step)                                                     \
+    static inline __attribute__((always_inline)) int8_t *name(int8_t *dst, const int8_t *src, \
+                                                              int32_t n)                  \
+    {                                                                                    \
+        int8_t *const end = dst + n * ((step) / 16);                                     \
+        __asm__ volatile("wlstp.8 lr, %[n], 2f\n\t"                                      \
+                         "1:\n\t"                                                        \
+                         "vldrb.8 q0, [%[s]], #16\n\t"                                   \
+                         "vstrb.8 q0, [%[d]], #" #step "\n\t"                            \
+                         "letp lr, 1b\n\t"                                               \
+                         "2:\n\t"                                                        \
+                         : [d] "+r"(dst), [s] "+r"(src)                                  \
+                         : [n] "r"(n)                                                    \
+                         : "q0", "lr", "memory");                                        \
+        return end;                                                                      \
+    }
+TVMK_CM_MVE_COPY(tvmk_cm_mve_copy16, 16)
+TVMK_CM_MVE_COPY(tvmk_cm_mve_copy32, 32)
 
-/* n bytes (n >= 0) of the zero point (every byte of z) at dst, as tvmk_cm_mve_copy;
- * returns dst + n. */
-static inline __attribute__((always_inline)) int8_t *tvmk_cm_mve_fill(int8_t *dst, int8x16_t z,
-                                                                    int32_t n)
-{
-    int8_t *const end = dst + n;
-    __asm__ volatile("wlstp.8 lr, %[n], 2f\n\t"
-                     "1:\n\t"
-                     "vstrb.8 %q[z], [%[d]], #16\n\t"
-                     "letp lr, 1b\n\t"
-                     "2:\n\t"
-                     : [d] "+r"(dst)
-                     : [n] "r"(n), [z] "w"(z)
-                     : "lr", "memory");
-    return end;
-}
+/* n bytes (n >= 0) of the zero point (every byte of z) at dst, as TVMK_CM_MVE_COPY's. */
+#define TVMK_CM_MVE_FILL(name, step)                                                     \
+    static inline __attribute__((always_inline)) int8_t *name(int8_t *dst, int8x16_t z,      \
+                                                              int32_t n)                  \
+    {                                                                                    \
+        int8_t *const end = dst + n * ((step) / 16);                                     \
+        __asm__ volatile("wlstp.8 lr, %[n], 2f\n\t"                                      \
+                         "1:\n\t"                                                        \
+                         "vstrb.8 %q[z], [%[d]], #" #step "\n\t"                         \
+                         "letp lr, 1b\n\t"                                               \
+                         "2:\n\t"                                                        \
+                         : [d] "+r"(dst)                                                 \
+                         : [n] "r"(n), [z] "w"(z)                                        \
+                         : "lr", "memory");                                              \
+        return end;                                                                      \
+    }
+TVMK_CM_MVE_FILL(tvmk_cm_mve_fill16, 16)
+TVMK_CM_MVE_FILL(tvmk_cm_mve_fill32, 32)
 
-/* `rows` rows of n bytes (n >= 1), `line` bytes apart from src, one after the other at
- * dst: the copy's tail-predicated loop per row, in one block. */
-static inline __attribute__((always_inline)) void
-tvmk_cm_mve_rows(int8_t *dst, const int8_t *src, int32_t n, int32_t line, int32_t rows)
-{
-    const int32_t back = n - ((n + 15) & ~15); /* the last pass moved dst on 16 bytes */
-    const int8_t *s;
-    __asm__ volatile("0:\n\t"
-                     "mov %[s], %[src]\n\t"
-                     "wlstp.8 lr, %[n], 2f\n\t"
-                     "1:\n\t"
-                     "vldrb.8 q0, [%[s]], #16\n\t"
-                     "vstrb.8 q0, [%[d]], #16\n\t"
-                     "letp lr, 1b\n\t"
-                     "2:\n\t"
-                     "add %[d], %[d], %[back]\n\t"
-                     "add %[src], %[src], %[line]\n\t"
-                     "subs %[rows], %[rows], #1\n\t"
-                     "bne 0b\n\t"
-                     : [d] "+r"(dst), [src] "+r"(src), [rows] "+r"(rows), [s] "=&r"(s)
-                     : [n] "r"(n), [line] "r"(line), [back] "r"(back)
-                     : "q0", "lr", "memory", "cc");
-}
+/* `rows` rows of n bytes (n >= 1), `line` bytes apart from src, one after the other from
+ * dst (as TVMK_CM_MVE_COPY's, `back` bytes back after each: n rounded up to 16 less n for
+ * step 16, 0 for step 32), in one block. */
+#define TVMK_CM_MVE_ROWS(name, step)                                                     \
+    static inline __attribute__((always_inline)) void name(                             \
+        int8_t *dst, const int8_t *src, int32_t n, int32_t line, int32_t rows, int32_t back) \
+    {                                                                                    \
+        const int8_t *s;                                                                 \
+        __asm__ volatile("0:\n\t"                                                        \
+                         "mov %[s], %[src]\n\t"                                          \
+                         "wlstp.8 lr, %[n], 2f\n\t"                                      \
+                         "1:\n\t"                                                        \
+                         "vldrb.8 q0, [%[s]], #16\n\t"                                   \
+                         "vstrb.8 q0, [%[d]], #" #step "\n\t"                            \
+                         "letp lr, 1b\n\t"                                               \
+                         "2:\n\t"                                                        \
+                         "sub %[d], %[d], %[back]\n\t"                                   \
+                         "add %[src], %[src], %[line]\n\t"                               \
+                         "subs %[rows], %[rows], #1\n\t"                                 \
+                         "bne 0b\n\t"                                                    \
+                         : [d] "+r"(dst), [src] "+r"(src), [rows] "+r"(rows), [s] "=&r"(s) \
+                         : [n] "r"(n), [line] "r"(line), [back] "r"(back)                \
+                         : "q0", "lr", "memory", "cc");                                  \
+    }
+TVMK_CM_MVE_ROWS(tvmk_cm_mve_rows16, 16)
+TVMK_CM_MVE_ROWS(tvmk_cm_mve_rows32, 32)
 
 /* The layer's geometry, as the window reads it. */
 struct tvmk_cm_mve_geo {
@@ -164,34 +181,51 @@ struct tvmk_cm_mve_geo {
     int8x16_t z; /* the input's zero point in every byte */
 };
 
-/* The window of output pixel (oy, ox) of image x into dst, its padding the zero point:
- * inside the input, its rows copied in one block; at a border, each row inside the input
- * is the columns left of the input (zero points), the ones inside (one copy), the ones
- * right of it. */
-static __attribute__((noinline)) void tvmk_cm_mve_window(int8_t *dst, const int8_t *x,
-                                                         int32_t oy, int32_t ox,
-                                                         const struct tvmk_cm_mve_geo *g)
-{
-    const int32_t C = g->C, row = g->row, line = g->line;
-    const int32_t ix0 = ox * g->stride_w - g->pad_left;
-    const int32_t left = ix0 < 0 ? -ix0 * C : 0;
-    const int32_t over = ix0 + g->KW - g->W;
-    const int32_t right = over > 0 ? over * C : 0;
-    const int32_t inside = row - left - right;
-    int32_t iy = oy * g->stride_h - g->pad_top;
-    const int8_t *src = x + iy * line + ix0 * C + left;
-    if (left == 0 && right == 0 && iy >= 0 && iy + g->KH <= g->H) {
-        tvmk_cm_mve_rows(dst, src, row, line, g->KH);
-        return;
+/* The window of output pixel (oy, ox) of image x into dst, its padding the zero point,
+ * by the copies of `step` (a constant where inlined): inside the input, its rows copied
+ * in one block; at a border, each row inside the input is the columns left of the input
+ * (zero points), the ones inside (one copy), the ones right of it. */
+#define TVMK_CM_MVE_WINDOW(name, step)                                                   \
+    static __attribute__((noinline)) void name(int8_t *dst, const int8_t *x, int32_t oy,  \
+                                               int32_t ox, const struct tvmk_cm_mve_geo *g) \
+    {                                                                                    \
+        const int32_t C = g->C, row = g->row, line = g->line;                            \
+        const int32_t ix0 = ox * g->stride_w - g->pad_left;                              \
+        const int32_t left = ix0 < 0 ? -ix0 * C : 0;                                     \
+        const int32_t over = ix0 + g->KW - g->W;                                         \
+        const int32_t right = over > 0 ? over * C : 0;                                   \
+        const int32_t inside = row - left - right;                                       \
+        int32_t iy = oy * g->stride_h - g->pad_top;                                      \
+        const int8_t *src = x + iy * line + ix0 * C + left;                              \
+        if (left == 0 && right == 0 && iy >= 0 && iy + g->KH <= g->H) {                  \
+            tvmk_cm_mve_rows##step(dst, src, row, line, g->KH,                           \
+                                   (step) == 16 ? ((row + 15) & ~15) - row : 0);         \
+            return;                                                                      \
+        }                                                                                \
+        for (int32_t ky = 0; ky < g->KH; ky++, iy++, src += line) {                      \
+            if (iy < 0 || iy >= g->H) {                                                  \
+                dst = tvmk_cm_mve_fill##step(dst, g->z, row);                            \
+            } else {                                                                     \
+                dst = tvmk_cm_mve_fill##step(dst, g->z, left);                           \
+                dst = tvmk_cm_mve_copy##step(dst, src, inside);                          \
+                dst = tvmk_cm_mve_fill##step(dst, g->z, right);                          \
+            }                                                                            \
+        }                                                                                \
     }
-    for (int32_t ky = 0; ky < g->KH; ky++, iy++, src += line) {
-        if (iy < 0 || iy >= g->H) {
-            dst = tvmk_cm_mve_fill(dst, g->z, row);
-        } else {
-            dst = tvmk_cm_mve_fill(dst, g->z, left);
-            dst = tvmk_cm_mve_copy(dst, src, inside);
-            dst = tvmk_cm_mve_fill(dst, g->z, right);
-        }
+TVMK_CM_MVE_WINDOW(tvmk_cm_mve_window16, 16)
+TVMK_CM_MVE_WINDOW(tvmk_cm_mve_window32, 32)
+
+/* The window of (oy, ox) as window j (0 or 1) of the interleaved pair at pair: directly
+ * (C a multiple of 16: every piece whole chunks) or through the staging area. */
+static inline __attribute__((always_inline)) void
+tvmk_cm_mve_gather(int8_t *pair, int8_t *staging, int32_t j, const int8_t *x, int32_t oy,
+                   int32_t ox, const struct tvmk_cm_mve_geo *g, int32_t taps)
+{
+    if (staging == NULL) {
+        tvmk_cm_mve_window32(pair + 16 * j, x, oy, ox, g);
+    } else {
+        tvmk_cm_mve_window16(staging, x, oy, ox, g);
+        (void)tvmk_cm_mve_copy32(pair + 16 * j, staging, taps);
     }
 }
 
@@ -201,17 +235,19 @@ int32_t tvmk_cm_conv2d_gen_s8_mve(const int8_t *X, const int8_t *W, int8_t *Y,
     const int32_t taps = p->KH * p->KW * p->C;
     const int32_t chunks = (taps + 15) / 16;
     const int32_t plane = p->OH * p->OW;
-    int8_t *s0 = (int8_t *)p->scratch;
-    int8_t *s1 = s0 + 16 * chunks;
+    const int whole = p->C % 16 == 0; /* every piece of a window whole chunks */
+    int8_t *pair = (int8_t *)p->scratch;
+    int8_t *staging = whole ? NULL : pair + 32 * chunks;
     struct tvmk_cm_mve_cv d;
     struct tvmk_cm_mve_geo g;
-    (void)W;
 
-    if (p->group != 1 || p->dil_h != 1 || p->dil_w != 1 || p->packed_weights == NULL ||
-        p->folded_bias == NULL || 32 * chunks > p->scratch_bytes) {
+    if (p->group != 1 || p->dil_h != 1 || p->dil_w != 1 || p->folded_bias == NULL ||
+        (p->packed_weights == NULL && taps % 16 != 0) ||
+        (whole ? 32 : 48) * chunks > p->scratch_bytes) {
         return TVM_DEVICE_ERR_INVALID; /* declined at generation time */
     }
-    d.w = (const int8_t *)p->packed_weights;
+    d.w = p->packed_weights != NULL ? (const int8_t *)p->packed_weights : W;
+    d.stride = p->packed_weights != NULL ? 16 * chunks : taps;
     d.g = (const struct tvmk_cm_mve_cg *)p->folded_bias;
     d.M = p->M;
     d.chunks = chunks;
@@ -235,21 +271,21 @@ int32_t tvmk_cm_conv2d_gen_s8_mve(const int8_t *X, const int8_t *W, int8_t *Y,
         int8_t *y = Y + n * plane * p->M;
         int32_t oy = 0, ox = 0;
         for (int32_t i = 0; i < plane; i += 2) {
-            tvmk_cm_mve_window(s0, x, oy, ox, &g);
+            tvmk_cm_mve_gather(pair, staging, 0, x, oy, ox, &g, taps);
             if (++ox == p->OW) {
                 ox = 0;
                 oy++;
             }
             if (i + 1 == plane) {
-                tvmk_cm_mve_conv_pair(s0, s0, y + i * p->M, 0, &d);
+                tvmk_cm_mve_conv_pair(pair, y + i * p->M, 0, &d);
                 break;
             }
-            tvmk_cm_mve_window(s1, x, oy, ox, &g);
+            tvmk_cm_mve_gather(pair, staging, 1, x, oy, ox, &g, taps);
             if (++ox == p->OW) {
                 ox = 0;
                 oy++;
             }
-            tvmk_cm_mve_conv_pair(s0, s1, y + i * p->M, 1, &d);
+            tvmk_cm_mve_conv_pair(pair, y + i * p->M, 1, &d);
         }
     }
     return TVM_DEVICE_OK;

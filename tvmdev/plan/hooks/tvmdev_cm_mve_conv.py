@@ -6,14 +6,16 @@ Taken: int8, no groups, no dilation, more than one tap per input channel (KH x K
 any stride and padding, a constant filter and bias, at most :data:`TAPS_MAX` taps per
 output channel (KH x KW x C: two windows of them in the scratch). Two output pixels'
 windows at a time are gathered into the scratch (each its taps rounded up to
-:data:`CHUNK` bytes, the padding the input's zero point), then each group of four output
-channels takes six vector loads and eight VMLADAVA per chunk of 16 taps.
+:data:`CHUNK` bytes, the padding the input's zero point, the two interleaved a chunk at
+a time), then each group of four output channels takes six vector loads and eight
+VMLADAVA per chunk of 16 taps, reading four rows of the filter.
 
-``packed_weights`` (int8, as int32 words): per group of four output channels (the last
-padded with zero channels), per chunk, the four channels' 16 taps in the filter's order
-(row, column, channel; zeros past the last tap): the order the loop reads them, one
-pointer. It is the filter again, rearranged: the plan still emits the int8 filter too
-(see the report: the lead is making a kernel's layout replace it).
+The filter is read as it is (OHWI: an output channel's taps in the window's order) when
+its taps are a whole number of chunks (C a multiple of 16: image_classification's 3x3
+layers), so it costs no flash. Otherwise (a first convolution: 27 or 40 taps)
+``packed_weights`` (int8, as int32 words) is each output channel's row padded with
+zeros to whole chunks, the filter again (a few hundred bytes to a few KiB: the lead's
+change makes a kernel's layout replace the filter).
 
 ``folded_bias``, per group, five vectors of four words: the bias plus input_offset times
 the sum of the channel's taps (int32 wrapping, as VMLADAVA accumulates: sum(w * x) over a
@@ -45,8 +47,9 @@ def chunks(p: dict[str, Any]) -> int:
 
 
 def scratch_bytes(p: dict[str, Any]) -> int:
-    """Two windows."""
-    return 2 * CHUNK * chunks(p)
+    """Two windows, interleaved a chunk at a time; with C not a multiple of 16, a third
+    (the staging area a window is gathered into whole)."""
+    return (2 if p["C"] % CHUNK == 0 else 3) * CHUNK * chunks(p)
 
 
 def decline(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
@@ -69,16 +72,19 @@ def _wrap32(v: np.ndarray) -> tuple[int, ...]:
 
 
 def pack(model: Model, op: Operator, p: dict[str, Any]) -> dict[str, CArray]:
-    """The filter in the loop's order and each group's constants (the module's docstring)."""
+    """Each group's constants, and the filter's rows padded to whole chunks where its taps
+    are not (the module's docstring)."""
     filt = op.inputs[1]
     assert filt is not None
     m, n = int(p["M"]), chunks(p)
     w = np.asarray(model.constants[filt], np.int64).reshape(m, -1)
     groups = -(-m // GROUP)
-    padded = np.zeros((groups * GROUP, n * CHUNK), np.int64)
-    padded[:m, :w.shape[1]] = w
-    order = padded.reshape(groups, GROUP, n, CHUNK).transpose(0, 2, 1, 3)
-    words = np.frombuffer(np.ascontiguousarray(order).astype("<i1").tobytes(), "<i4")
+    laid: dict[str, CArray] = {}
+    if w.shape[1] % CHUNK:
+        padded = np.zeros((m, n * CHUNK), np.int64)
+        padded[:, :w.shape[1]] = w
+        words = np.frombuffer(padded.astype("<i1").tobytes(), "<i4")
+        laid["packed_weights"] = CArray("int32_t", tuple(int(x) for x in words))
     b = op.inputs[2] if len(op.inputs) > 2 else None
     bias = np.zeros(m, np.int64) if b is None else \
         np.asarray(model.constants[b], np.int64).reshape(-1)
@@ -90,5 +96,4 @@ def pack(model: Model, op: Operator, p: dict[str, Any]) -> dict[str, CArray]:
     rows[3, :m] = np.minimum(shift, 0)
     rows[4, :m] = -(shift < 0).astype(np.int64)
     consts = rows.reshape(5, groups, GROUP).transpose(1, 0, 2)
-    return {"packed_weights": CArray("int32_t", tuple(int(x) for x in words)),
-            "folded_bias": CArray("int32_t", _wrap32(consts.ravel()))}
+    return {**laid, "folded_bias": CArray("int32_t", _wrap32(consts.ravel()))}
