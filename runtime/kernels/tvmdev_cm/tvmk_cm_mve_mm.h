@@ -70,19 +70,16 @@ tvmk_cm_mve_mm_2x4(const int8_t *x, const int8_t *w0, const int8_t *w1, const in
         "subs %[pairs], %[pairs], #1\n\t"
         "bne 2b\n\t"
         "3:\n\t"
+        "ldr %[pairs], %[buf]\n\t" /* the count is spent: its register holds buf */
+        "strd %[a0], %[a1], [%[pairs]]\n\t"
+        "strd %[a2], %[a3], [%[pairs], #8]\n\t"
+        "strd %[b0], %[b1], [%[pairs], #16]\n\t"
+        "strd %[b2], %[b3], [%[pairs], #24]\n\t"
         : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [b0] "=&r"(b0),
           [b1] "=&r"(b1), [b2] "=&r"(b2), [b3] "=&r"(b3), [x] "+r"(x), [w0] "+r"(w0),
           [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [pairs] "+r"(pairs)
-        :
+        : [buf] "m"(buf) /* its address: in memory, needing no register */
         : "q0", "q1", "q2", "q3", "memory", "cc");
-    buf[0] = a0;
-    buf[1] = a1;
-    buf[2] = a2;
-    buf[3] = a3;
-    buf[4] = b0;
-    buf[5] = b1;
-    buf[6] = b2;
-    buf[7] = b3;
 }
 
 #endif
