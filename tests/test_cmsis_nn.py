@@ -150,11 +150,13 @@ def test_scratch_is_cmsis_nns_own_answer_for_the_core(tflite_model: Callable[[st
     for board in CORES:
         ops = plans[board]["operators"]
         assert isinstance(ops, list)
-        first = next(op for op in ops if op["op"] == "conv2d")  # 10x4: CMSIS-NN's
+        first = next(op for op in ops if op["op"] == "conv2d")  # 10x4
         for op in ops:  # tvmdev's own depthwise kernels come first on the M4 and the M55,
-            # and its 1x1 kernels on the M4 (the M55's take at most 16 input channels)
+            # its 1x1 kernels on the M4 (the M55's take at most 16 input channels), its
+            # general convolution on the M55 (the 10x4; CMSIS-NN's on the M4)
             own = board != "mps2_an385" and op["op"] == "depthwise_conv2d" or (
-                board == "mps2_an386" and op["op"] == "conv2d" and op is not first)
+                board == "mps2_an386" and op["op"] == "conv2d" and op is not first) or (
+                board == "mps3_an547" and op is first)
             assert op["library"] == ("tvmdev_cm" if own else "cmsis_nn" if op["op"] not in (
                 "quantize", "reshape", "dequantize") else "portable"), (board, op)
     # The same operators planned for the three cores: each gets what the probe of its
