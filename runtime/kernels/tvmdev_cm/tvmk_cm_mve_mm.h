@@ -41,15 +41,17 @@
     "vmladav" op ".s8 %[b3], q1, q3\n\t"
 
 /* The eight dot products into buf (8 words): window 0's (of the pair at x), then window
- * 1's, each the four channels' (rows w0..w3); `chunks` >= 1. A function of its own: with
- * every general register an operand, GCC could not keep the caller's values around it. Written in assembly: the compiler, given the intrinsics, spilled
- * accumulators to the stack inside the loop. The eight accumulators take every even
- * register (r0 to r12 and LR), so the loop counts in another (SUBS and BNE, not LE), two
- * chunks a pass; an even count's second chunk is peeled with the first. The caller loads
- * the sums as two vectors from memory: VMOV of two registers to two lanes
+ * 1's, each the four channels' (rows w0..w3); `chunks` >= 1. Written in assembly: the
+ * compiler, given the intrinsics, spilled accumulators to the stack inside the loop. The
+ * eight accumulators take every even register (r0 to r12 and LR), so the loop counts in
+ * another (SUBS and BNE, not LE), two chunks a pass; an even count's second chunk is
+ * peeled with the first. A function of its own: with every general register an operand,
+ * GCC could not keep an inlining caller's values around it. The sums are stored to buf
+ * (STRD) for the caller to load as two vectors: VMOV of two registers to two lanes
  * (VMOV Qd[2], Qd[0], Rt, Rt2) gave other lanes under QEMU than the assembler's syntax
- * says, so it is not used. */
-static __attribute__((noinline)) void
+ * says, so it is not used. Marked unused: a file that includes the header for its
+ * chunk macro alone does not warn. */
+static __attribute__((noinline, unused)) void
 tvmk_cm_mve_mm_2x4(const int8_t *x, const int8_t *w0, const int8_t *w1, const int8_t *w2,
                    const int8_t *w3, int32_t chunks, int32_t *buf)
 {
