@@ -39,6 +39,7 @@ struct tvmk_cm_mve_cg {
 /* What the pass reads of the params, copied out (the int8 stores would otherwise make the
  * compiler read them again). */
 struct tvmk_cm_mve_cv {
+    int32x4_t lo, hi; /* the activation's bounds, every lane */
     const int8_t *w; /* output channel m's row at w + m x stride */
     const struct tvmk_cm_mve_cg *g;
     int32_t M, chunks, stride, output_offset, activation_min, activation_max;
@@ -63,12 +64,10 @@ tvmk_cm_mve_cg_requantize(int32x4_t *a, int32x4_t *b, const struct tvmk_cm_mve_c
     c = vldrwq_s32(g->neg_right);
     x = vaddq_n_s32(vrshlq_s32(x, c), d->output_offset);
     y = vaddq_n_s32(vrshlq_s32(y, c), d->output_offset);
-    c = vdupq_n_s32(d->activation_min);
-    x = vmaxq_s32(x, c);
-    y = vmaxq_s32(y, c);
-    c = vdupq_n_s32(d->activation_max);
-    *a = vminq_s32(x, c);
-    *b = vminq_s32(y, c);
+    x = vmaxq_s32(x, d->lo);
+    y = vmaxq_s32(y, d->lo);
+    *a = vminq_s32(x, d->hi);
+    *b = vminq_s32(y, d->hi);
 }
 
 /* The pair of windows at x (interleaved; outputs at y and y + M; `two` 0: window 0's
@@ -254,6 +253,8 @@ int32_t tvmk_cm_conv2d_gen_s8_mve(const int8_t *X, const int8_t *W, int8_t *Y,
     d.output_offset = p->output_offset;
     d.activation_min = p->activation_min;
     d.activation_max = p->activation_max;
+    d.lo = vdupq_n_s32(p->activation_min);
+    d.hi = vdupq_n_s32(p->activation_max);
     g.C = p->C;
     g.KH = p->KH;
     g.KW = p->KW;
