@@ -42,7 +42,7 @@ class Dw:
     # taps of -3 to 3, small biases, effective scales 2^-4 to 2^-1.2 (right shifts 1 to 4):
     # outputs inside the clamp, many of them rounding ties (negative ones among them)
     small: bool = False
-    kw: int = 0  # a CONV_2D's filter width when it is not k
+    kw: int = 0  # the filter's width when it is not k (a CONV_2D's KH x KW: k x kw)
 
 
 def out_size(size: int, k: int, stride: int, same: bool) -> int:
@@ -129,7 +129,7 @@ def _tensors(r: np.random.Generator, d: Dw, i: int) -> tuple[list[T], np.ndarray
     kw = d.kw or d.k
     oh, ow = out_size(d.h, d.k, d.stride, d.same), out_size(d.w, kw, d.stride, d.same)
     s_w = _scales(r, d, s_in, s_out)
-    shape = [ch, d.k, kw, d.c] if d.conv else [1, d.k, d.k, ch]
+    shape = [ch, d.k, kw, d.c] if d.conv else [1, d.k, kw, ch]
     w = r.integers(-3, 4, shape) if d.small else r.integers(-127, 128, shape)
     if d.extreme:
         w[..., ::2] = 127 * np.sign(w[..., ::2] + 0.5).astype(np.int64)
@@ -173,9 +173,29 @@ def merged(cases: list[Dw] = CASES, seed: int = 25) -> tuple[bytes, list[np.ndar
 # every activation; then the 1x1 convolutions its one-vector kernel takes (1, 2, 5, 8,
 # 13, 16 input channels; tests/test_tvmdev_cm_mve_1x1.py covers conv1x1_s8_mve.c's);
 # pixel counts that are and are not a multiple of 4; two images; 13,824
-# outputs, enough that the rounding meets ties of negative values); then what it declines:
-# 25 outputs per channel, 3x3 at stride 2, a 5x5 filter, a 1x1 over 9 pixels (three
-# tiles of 4), a 3x3 convolution.
+# outputs, enough that the rounding meets ties of negative values); then the general
+# convolutions it takes (MVE_CONV_CASES); then what it declines: 25 outputs per channel,
+# 3x3 at stride 2, a 5x5 filter (those two go across channels: MVEDW_CASES), a 1x1 over 9
+# pixels (three tiles of 4), 4,104 taps per output channel.
+#
+# MVE_CONV_CASES (conv2d_gen_s8_mve.c): 3x3 over 3 channels at stride 2 (a MobileNet's first
+# convolution, odd sizes), keyword_spotting's 10x4 over one channel at stride 2, one input
+# channel VALID, 20 (a window of 180 taps: a last chunk of 4) with extreme scales (left
+# and right shifts) and 7 output channels (a last group of 3), 16 at stride 2 VALID with
+# zero points at the top, 32 over 25 pixels (a last pair of one), 5x5 over two channels in
+# two images and 2x2 at stride 2 with small taps and right shifts (rounding ties, negative
+# ones among them), a 1x3 filter, one output channel, 64 channels (36 chunks: an even
+# count), every activation.
+MVE_CONV_CASES = [
+    Dw(6, 6, 3, 3, 1, conv=4), Dw(17, 15, 3, 3, 2, conv=8, act="RELU6"),
+    Dw(21, 10, 1, 10, 2, conv=12, kw=4, act="RELU"), Dw(9, 9, 1, 3, 1, same=False, conv=5),
+    Dw(7, 6, 20, 3, 1, conv=7, extreme=True, zp_in=-128),
+    Dw(10, 9, 16, 3, 2, same=False, conv=16, zp_in=127, zp_out=127),
+    Dw(5, 5, 32, 3, 1, conv=6, act="RELU_N1_TO_1"), Dw(8, 7, 2, 5, 1, conv=9, n=2, small=True),
+    Dw(8, 8, 4, 2, 2, conv=4, small=True, act="RELU", zp_in=-128, zp_out=-20),
+    Dw(6, 7, 5, 1, 1, conv=3, kw=3), Dw(5, 4, 8, 3, 1, conv=1, extreme=True, top=-1.5),
+    Dw(4, 4, 64, 3, 1, conv=8, extreme=True, zp_out=-128),
+]
 MVE_CASES = [
     Dw(9, 8, 5, 3, 1), Dw(12, 11, 3, 3, 1, same=False, act="RELU6"),
     Dw(17, 16, 4, 7, 1, act="RELU", zp_in=-128), Dw(22, 21, 3, 7, 2, same=False, extreme=True),
@@ -187,10 +207,11 @@ MVE_CASES = [
     Dw(6, 6, 16, 1, 1, conv=16, zp_in=127, act="RELU_N1_TO_1"),
     Dw(9, 9, 13, 1, 1, conv=48, extreme=True, zp_in=-7),
     Dw(24, 24, 2, 1, 1, conv=24),
+    *MVE_CONV_CASES,
     Dw(5, 5, 8, 3, 1), Dw(16, 16, 4, 3, 2), Dw(12, 12, 4, 5, 1),
-    Dw(3, 3, 17, 1, 1, conv=8), Dw(6, 6, 3, 3, 1, conv=4),
+    Dw(3, 3, 17, 1, 1, conv=8), Dw(3, 3, 456, 3, 1, conv=2),
 ]
-MVE_TAKEN = 17
+MVE_TAKEN = 17 + len(MVE_CONV_CASES)
 
 # DEPTHWISE_CONV_2D on tvmdev_cm's Helium path across channels
 # (depthwise_conv2d_s8_mvec.c): 3x3 layers of at least 36 outputs per channel, 5x5 and

@@ -150,14 +150,10 @@ def test_scratch_is_cmsis_nns_own_answer_for_the_core(tflite_model: Callable[[st
     for board in CORES:
         ops = plans[board]["operators"]
         assert isinstance(ops, list)
-        first = next(op for op in ops if op["op"] == "conv2d")  # 10x4
-        for op in ops:  # tvmdev's own depthwise and fully connected kernels come first on
-            # the M4 and the M55, and its 1x1 kernels on both; its general kernel takes the
-            # 10x4 on the M4 (CMSIS-NN's on the M55)
+        for op in ops:  # tvmdev's own depthwise, fully connected and convolution kernels
+            # (1x1, and general: the 10x4) come first on the M4 and the M55
             own = board != "mps2_an385" and op["op"] in (
-                "depthwise_conv2d", "fully_connected") or (
-                board == "mps2_an386" and op["op"] == "conv2d") or (
-                board == "mps3_an547" and op["op"] == "conv2d" and op is not first)
+                "depthwise_conv2d", "fully_connected", "conv2d")
             assert op["library"] == ("tvmdev_cm" if own else "cmsis_nn" if op["op"] not in (
                 "quantize", "reshape", "dequantize") else "portable"), (board, op)
     # The same operators planned for the three cores: each gets what the probe of its

@@ -90,8 +90,9 @@ def test_the_estimate_matches_a_build(cli: Callable[..., Result], tmp_path: Path
         pytest.skip("no CMSIS-NN tree (CMSIS_NN_SOURCE_DIR): its kernels were measured")
     from cm_cases import Dw, merged
 
-    # depthwise 3x3 and 5x5, and a first convolution: tvmdev_cm's kernels on the M4,
-    # CMSIS-NN's on the M55; not one of the models the sizes were measured on
+    # depthwise 3x3 and 5x5, and a first convolution: tvmdev_cm's kernels on the M4, on
+    # the M55 CMSIS-NN's depthwise and tvmdev_cm's general convolution; not one of the
+    # models the sizes were measured on
     tflite, _ = merged([Dw(9, 9, 16, 3, 1), Dw(9, 9, 16, 5, 2), Dw(9, 9, 3, 3, 2, conv=8)])
     model = tmp_path / "held_out.tflite"
     model.write_bytes(tflite)

@@ -99,8 +99,8 @@ def test_what_it_takes_and_declines(tmp_path: Path) -> None:
         "takes at least 64 and 4: CMSIS-NN's runs fewer instructions on fewer)", None, None,
         "tvmdev_cm: 9 pixels in tiles of 4 (12 rows computed: tvmdev_cm's MVE 1x1 takes "
         "at most 1.125x, CMSIS-NN's runs fewer instructions)",
-        "tvmdev_cm: a 3x3 filter in 1 group(s) (tvmdev_cm's MVE conv2d takes a 1x1 "
-        "filter, no groups)"]
+        "tvmdev_cm: 4104 taps per output channel (tvmdev_cm's MVE conv2d takes at most "
+        "4096)"]
     ops = {p.index: dict(p.params) for p in c.ops}  # type: ignore[attr-defined]
     scratch = {p.index: p.scratch[1] for p in c.ops}  # type: ignore[attr-defined]
     # 9 x 8 SAME 3x3: across channels (one block: a ring of 3 rows of 10 columns)
@@ -111,6 +111,73 @@ def test_what_it_takes_and_declines(tmp_path: Path) -> None:
     # 1x1, 12 output channels: 20 bytes of constants each
     assert scratch[10] == 20 * 12
     assert ops[10]["packed_weights"] is None and ops[10]["folded_bias"] is None  # no layout
+    # the general convolutions: two windows (three with C not a multiple of 16), each its
+    # taps rounded up to 16; the filter's rows padded to 16 bytes (none when they are), 20
+    # words of constants per group of four channels
+    for i, d in enumerate(cm_cases.MVE_CONV_CASES, start=17):
+        taps = d.k * (d.kw or d.k) * d.c
+        chunks, groups = -(-taps // 16), -(-d.conv // 4)
+        assert scratch[i] == (2 if d.c % 16 == 0 else 3) * 16 * chunks, d
+        packed = ops[i]["packed_weights"]
+        assert (packed is None) if taps % 16 == 0 else len(packed.values) == 4 * chunks * d.conv
+        assert len(ops[i]["folded_bias"].values) == 20 * groups, d
+
+
+def _general_conv(x: np.ndarray, w: np.ndarray, fb: np.ndarray, p: dict) -> np.ndarray:
+    """conv2d_gen_s8_mve.c's arithmetic in numpy, on the arrays the hooks laid out: each
+    window gathered (padding the zero point, taps rounded up to 16 with anything: here
+    random bytes, which the zero weights must cancel), the dot products with the filter's
+    rows ``w`` (M x chunks x 16; the last group's missing channels read the last row
+    again), wrapping int32, each group's folded bias and _mve_requantize's steps with its
+    vectors of multipliers and shifts."""
+    kh, kw, c, m = p["KH"], p["KW"], p["C"], p["M"]
+    chunks, groups = -(-kh * kw * c // 16), -(-m // 4)
+    w = w.reshape(m, chunks * 16)[np.minimum(np.arange(groups * 4), m - 1)]
+    consts = np.asarray(fb, np.int64).reshape(groups, 5, 4).transpose(1, 0, 2).reshape(5, -1)
+    zp = -p["input_offset"]
+    pad = np.full((p["N"], p["H"] + kh + p["OH"] * p["stride_h"],
+                   p["W"] + kw + p["OW"] * p["stride_w"], c), zp, np.int64)
+    pad[:, p["pad_top"]:p["pad_top"] + p["H"], p["pad_left"]:p["pad_left"] + p["W"]] = x
+    r = np.random.default_rng(5)
+    out = np.zeros((p["N"], p["OH"], p["OW"], m), np.int64)
+    for oy in range(p["OH"]):
+        for ox in range(p["OW"]):
+            y0, x0 = oy * p["stride_h"], ox * p["stride_w"]
+            win = pad[:, y0:y0 + kh, x0:x0 + kw].reshape(p["N"], -1)
+            rest = r.integers(-128, 128, (p["N"], chunks * 16 - win.shape[1]))
+            acc = _wrap(np.concatenate([win, rest], axis=1) @ w.T + consts[0])
+            q = []
+            for j in range(groups * 4):
+                shift = int(consts[2, j] + consts[3, j])
+                q.append(_mve_requantize(acc[:, j], int(consts[1, j]), shift)
+                         if consts[1, j] else np.zeros(p["N"], np.int64))
+            out[:, oy, ox] = np.stack(q, axis=1)[:, :m]
+    lo, hi = p["activation_min"], p["activation_max"]
+    return np.clip(out + p["output_offset"], lo, hi)
+
+
+def test_general_conv_layout_is_tflms(tmp_path: Path) -> None:
+    """The general convolution's layout (tvmdev_cm_mve_conv.pack) through the kernel's
+    arithmetic in numpy equals TFLM's interpreter on every MVE_CONV_CASES layer: the
+    filter's rows (padded or the filter itself), the padding's zero point, the bias
+    folded with the weights' sums, the constants per group (the last one's padded
+    channels dropped)."""
+    import cm_cases
+    import tflm_ref
+    cases = cm_cases.MVE_CONV_CASES
+    c = _compiled(tmp_path, cases)
+    model, arrays = cm_cases.merged(cases)
+    want = tflm_ref.outputs(model, arrays, len(cases), arena=1 << 22)
+    for op in c.ops:  # type: ignore[attr-defined]
+        p = dict(op.params)
+        if p["packed_weights"] is not None:  # the rows padded
+            w = np.frombuffer(np.asarray(p["packed_weights"].values, "<i4").tobytes(), np.int8)
+        else:  # the filter itself
+            filt = c.model.operators[op.index].inputs[1]  # type: ignore[attr-defined]
+            w = np.asarray(c.model.constants[filt]).reshape(-1)  # type: ignore[attr-defined]
+        got = _general_conv(arrays[op.index].astype(np.int64), w.astype(np.int64),
+                            p["folded_bias"].values, p)
+        assert np.array_equal(got, want[op.index].astype(np.int64)), cases[op.index]
 
 
 # --- on the board (emulated) --------------------------------------------------------------
@@ -134,8 +201,9 @@ def test_edges_bit_exact_with_tflm(cli: Callable[..., Result], tmp_path: Path) -
 def test_keyword_spotting_bit_exact_on_the_m55(tflite_model: Callable[[str], Path],
                                                cli: Callable[..., Result],
                                                tmp_path: Path) -> None:
-    """keyword_spotting on mps3_an547: its four depthwise convolutions on tvmdev_cm's MVE
-    path, the rest on CMSIS-NN; every output equal to TFLM's."""
+    """keyword_spotting on mps3_an547: its four depthwise convolutions and its first
+    convolution (10x4 over one channel) on tvmdev_cm's MVE path, the rest on CMSIS-NN;
+    every output equal to TFLM's."""
     from test_cmsis_nn import tree
     from test_tflite_int8 import MLPERF_TINY, run_bit_exact
     need_tool("qemu-system-arm", "scripts/test.sh installs it")
@@ -145,15 +213,36 @@ def test_keyword_spotting_bit_exact_on_the_m55(tflite_model: Callable[[str], Pat
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
     assert {o["library"] for o in plan["operators"] if o["op"] == "depthwise_conv2d"} == {
         "tvmdev_cm"}
+    assert [o["library"] for o in plan["operators"] if o["op"] == "conv2d"] == [
+        "tvmdev_cm"] + ["cmsis_nn"] * 4
+
+
+@pytest.mark.slow
+def test_image_classification_bit_exact_on_the_m55(tflite_model: Callable[[str], Path],
+                                                   cli: Callable[..., Result],
+                                                   tmp_path: Path) -> None:
+    """image_classification (ResNet-8) on mps3_an547: its 3x3 convolutions on tvmdev_cm's
+    general MVE convolution, its 1x1 shortcuts and the rest on CMSIS-NN; every output
+    TFLM's."""
+    from test_cmsis_nn import tree
+    from test_tflite_int8 import MLPERF_TINY, run_bit_exact
+    need_tool("qemu-system-arm", "scripts/test.sh installs it")
+    model = tflite_model("image_classification.tflite")
+    assert run_bit_exact(cli, model, tmp_path, "mps3_an547", extra=(
+        "--cmsis-nn", tree(), "--patch", "off")) == MLPERF_TINY["image_classification"]
+    plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
+    convs = [o for o in plan["operators"] if o["op"] == "conv2d"]
+    assert len(convs) == 9 and [o["library"] for o in convs].count("tvmdev_cm") == 7
 
 
 @pytest.mark.slow
 def test_mcunet_vww_bit_exact_on_the_m55(cli: Callable[..., Result], tmp_path: Path) -> None:
     """MCUNet VWW (TinyEngine's tree) on mps3_an547: ten of its depthwise convolutions
     (across channels: all but four 3x3 ones over 5 x 5 or 3 x 3 outputs and a 5x5 one
-    over 3 x 3), its eight ADDs and 22 of its 1x1 convolutions (conv2d_s8_mve.c's over
-    at most 16 channels, conv1x1_s8_mve.c's over more) on tvmdev_cm's MVE path, the rest
-    on CMSIS-NN; every output TFLM's."""
+    over 3 x 3), its eight ADDs, 22 of its 1x1 convolutions (conv2d_s8_mve.c's over at
+    most 16 channels, conv1x1_s8_mve.c's over more) and its first convolution (3x3 over 3
+    channels, conv2d_gen_s8_mve.c) on tvmdev_cm's MVE path, the rest on CMSIS-NN; every
+    output TFLM's."""
     from test_cmsis_nn import tree
     from test_tflite_field_ops import field_model
     from test_tflite_int8 import run_bit_exact
@@ -164,4 +253,4 @@ def test_mcunet_vww_bit_exact_on_the_m55(cli: Callable[..., Result], tmp_path: P
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
     own = [o["op"] for o in plan["operators"] if o["library"] == "tvmdev_cm"]
     assert (own.count("depthwise_conv2d"), own.count("conv2d"), own.count("add")) == (
-        10, 22, 8)
+        10, 23, 8)

@@ -114,6 +114,9 @@ int32_t tvmk_cm_conv2d_s8(const int8_t *X, const int8_t *W, const int32_t *B, in
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
     /* Helium: the MVE path, whose scratch the hooks sized for it (arch mve) */
+    if (p->KH * p->KW > 1) {
+        return tvmk_cm_conv2d_gen_s8_mve(X, W, Y, p); /* conv2d_gen_s8_mve.c */
+    }
     return tvmk_cm_conv2d_s8_mve(X, W, B, Y, p);
 #endif
 

@@ -109,6 +109,11 @@ int32_t tvmk_cm_fully_connected_s8_mve(const int8_t *input, const int8_t *weight
                                        int8_t *output,
                                        const struct tvmk_fully_connected_s8_params *params);
 
+/* The Helium (MVE) path of conv2d with more than one tap per input channel
+ * (conv2d_gen_s8_mve.c): two windows gathered, times four output channels a block. */
+int32_t tvmk_cm_conv2d_gen_s8_mve(const int8_t *X, const int8_t *W, int8_t *Y,
+                                  const struct tvmk_conv2d_s8_params *params);
+
 #ifdef __cplusplus
 }
 #endif

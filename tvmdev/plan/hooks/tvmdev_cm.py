@@ -209,11 +209,13 @@ def precomputed(model: Model, op: Operator, params: dict[str, Any],
                 flash: int | None = None, arch: str = "") -> dict[str, CArray]:
     """conv2d's filter laid out and bias folded (the module's docstring; a 1x1 filter's
     widened within ``flash``, the board's budget, else its records only); depthwise's
-    are widened by the kernel. The MVE path (``arch`` mve, tvmdev_cm_mve.py) lays
-    nothing out. fully_connected: its rows' folded biases (:mod:`.tvmdev_cm_fc`)."""
+    are widened by the kernel. fully_connected: its rows' folded biases
+    (:mod:`.tvmdev_cm_fc`). The MVE path (``arch`` mve): tvmdev_cm_mve.py's."""
     if op.op == "fully_connected":
         return tvmdev_cm_fc.precomputed(model, op, params, arch)
-    if op.op != "conv2d" or arch == "mve":
+    if arch == "mve":
+        return tvmdev_cm_mve.precomputed(model, op, params)
+    if op.op != "conv2d":
         return {}
     w, bias = _operands(model, op, params)
     if params["KH"] == 1 and params["KW"] == 1:

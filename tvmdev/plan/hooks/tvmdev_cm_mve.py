@@ -35,6 +35,9 @@ output channels a pass), which also takes 16 input channels to more than
 151,219; below 16 channels it loses: 20x20x12 -> 48 193,438 against 192,500, 48x48x8 ->
 16 438,656 against 400,375).
 
+conv2d with more than one tap per input channel (3x3, a first convolution's 3x3x3 or
+10x4x1): :mod:`.tvmdev_cm_mve_conv` decides, lays out and sizes it.
+
 Everything else: declined; CMSIS-NN's Helium kernels serve it.
 """
 
@@ -43,7 +46,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...model.graph import Model, Operator
-from . import tvmdev_cm_mve_1x1, tvmdev_cm_mvedw
+from ...model.s8.call import CArray
+from . import tvmdev_cm_mve_1x1, tvmdev_cm_mve_conv, tvmdev_cm_mvedw
 
 SIZES = (3, 7)  # a 5x5 variant would not fit MCUNet VWW's code in the M55's ITCM
 STRIDES = (1, 2)
@@ -91,6 +95,8 @@ def _depthwise(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
 
 
 def _pointwise(model: Model, op: Operator, p: dict[str, Any]) -> str | None:
+    if p["KH"] * p["KW"] > 1:
+        return tvmdev_cm_mve_conv.decline(model, op, p)
     if p["KH"] != 1 or p["KW"] != 1 or p["group"] != 1:
         return (f"a {p['KH']}x{p['KW']} filter in {p['group']} group(s) (tvmdev_cm's MVE "
                 "conv2d takes a 1x1 filter, no groups)")
@@ -128,6 +134,8 @@ def wide(p: dict[str, Any]) -> bool:
 def scratch_bytes(buffer: str, p: dict[str, Any]) -> int:
     """The bytes of one operator's scratch on MVE: depthwise's plane; conv2d's folded
     channels' constants (20 bytes each: the folded bias, the multiplier and shifts)."""
+    if buffer == "windows" and p["KH"] * p["KW"] > 1:
+        return tvmdev_cm_mve_conv.scratch_bytes(p)
     if buffer == "windows":
         return tvmdev_cm_mve_1x1.scratch_bytes(p) if wide(p) else 20 * int(p["M"])
     return tvmdev_cm_mvedw.scratch_bytes(p) if not plane_takes(p) else plane_bytes(p)
@@ -145,3 +153,11 @@ def plane_takes(p: dict[str, Any]) -> bool:
                 and p["stride_h"] == p["stride_w"] and p["stride_h"] in STRIDES
                 and outputs >= MIN_OUTPUTS and reuse >= MIN_REUSE
                 and plane_bytes(p) <= PLANE_MAX)
+
+
+def precomputed(model: Model, op: Operator, p: dict[str, Any]) -> dict[str, CArray]:
+    """The layout of a conv2d with more than one tap per channel (tvmdev_cm_mve_conv);
+    nothing else is laid out on MVE."""
+    if op.op == "conv2d" and p["KH"] * p["KW"] > 1:
+        return tvmdev_cm_mve_conv.pack(model, op, p)
+    return {}
