@@ -293,7 +293,12 @@ def test_one_op_models_bit_exact_on_cmsis_nn(op: str, board: str, cli: Callable[
     need_tool("qemu-system-arm", "scripts/test.sh installs it")
     cases = SUBSETS[op]()
     model, arrays = merged(cases)
-    outputs, _ = run_against_tflm(cli, model, arrays, tmp_path, "--board", board,
+    # the board without tvmdev_cm, whose Helium ADD would otherwise come first
+    copy = tmp_path / f"{board}_cmsis_nn.yaml"
+    copy.write_text((REPO / f"boards/{board}.yaml").read_text().replace(
+        "libraries: [tvmdev_cm, cmsis_nn]", "libraries: [cmsis_nn]").replace(
+        "library_flash: {tvmdev_cm: 32768}", "").replace("${runtime}", str(REPO / "runtime")))
+    outputs, _ = run_against_tflm(cli, model, arrays, tmp_path, "--board", str(copy),
                                   "--cmsis-nn", tree())
     assert outputs == len(cases)
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
