@@ -201,9 +201,9 @@ def test_edges_bit_exact_with_tflm(cli: Callable[..., Result], tmp_path: Path) -
 def test_keyword_spotting_bit_exact_on_the_m55(tflite_model: Callable[[str], Path],
                                                cli: Callable[..., Result],
                                                tmp_path: Path) -> None:
-    """keyword_spotting on mps3_an547: its four depthwise convolutions and its first
-    convolution (10x4 over one channel) on tvmdev_cm's MVE path, the rest on CMSIS-NN;
-    every output equal to TFLM's."""
+    """keyword_spotting on mps3_an547: its four depthwise convolutions, its first
+    convolution (10x4 over one channel, the general kernel) and its four 1x1 ones on
+    tvmdev_cm's MVE path, the rest on CMSIS-NN; every output equal to TFLM's."""
     from test_cmsis_nn import tree
     from test_tflite_int8 import MLPERF_TINY, run_bit_exact
     need_tool("qemu-system-arm", "scripts/test.sh installs it")
@@ -214,7 +214,7 @@ def test_keyword_spotting_bit_exact_on_the_m55(tflite_model: Callable[[str], Pat
     assert {o["library"] for o in plan["operators"] if o["op"] == "depthwise_conv2d"} == {
         "tvmdev_cm"}
     assert [o["library"] for o in plan["operators"] if o["op"] == "conv2d"] == [
-        "tvmdev_cm"] + ["cmsis_nn"] * 4
+        "tvmdev_cm"] * 5
 
 
 @pytest.mark.slow
@@ -222,8 +222,8 @@ def test_image_classification_bit_exact_on_the_m55(tflite_model: Callable[[str],
                                                    cli: Callable[..., Result],
                                                    tmp_path: Path) -> None:
     """image_classification (ResNet-8) on mps3_an547: its 3x3 convolutions on tvmdev_cm's
-    general MVE convolution, its 1x1 shortcuts and the rest on CMSIS-NN; every output
-    TFLM's."""
+    general MVE convolution, its strided 1x1 shortcuts on its 1x1 one, the rest on
+    CMSIS-NN; every output TFLM's."""
     from test_cmsis_nn import tree
     from test_tflite_int8 import MLPERF_TINY, run_bit_exact
     need_tool("qemu-system-arm", "scripts/test.sh installs it")
@@ -232,7 +232,7 @@ def test_image_classification_bit_exact_on_the_m55(tflite_model: Callable[[str],
         "--cmsis-nn", tree(), "--patch", "off")) == MLPERF_TINY["image_classification"]
     plan = json.loads(next((tmp_path / "build/model").glob("*_plan.json")).read_text())
     convs = [o for o in plan["operators"] if o["op"] == "conv2d"]
-    assert len(convs) == 9 and [o["library"] for o in convs].count("tvmdev_cm") == 7
+    assert len(convs) == 9 and [o["library"] for o in convs].count("tvmdev_cm") == 9
 
 
 @pytest.mark.slow

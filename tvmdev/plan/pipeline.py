@@ -304,7 +304,7 @@ def compile_model(model: Model, board: Board, options: Options = Options(),
                   {i: a for p in dev_mem.pools for i, a in p.scratch.items()}
                   if dev_mem else {})
     # the constants whose kernels read a layout of them instead are not emitted
-    model = replace(model, replaced=replaced_inputs(ops))
+    model = replace(model, replaced=replaced_inputs(model, ops))
     regions = _fit(model, memory, board, options, ops)
     return Compiled(model, board, options, dplan, steps, memory, ops, placed.trees,
                     _companions(generated_specs(dplan, board), dplan, options.device_specs),

@@ -92,10 +92,12 @@ def prepare(model: Model, params: dict[int, tuple[str, dict[str, Any]]], placed:
         for op in model.operators)
 
 
-def replaced_inputs(ops: tuple[Prepared, ...]) -> frozenset[tuple[int, int]]:
+def replaced_inputs(model: Model, ops: tuple[Prepared, ...]) -> frozenset[tuple[int, int]]:
     """(operator, input position) pairs whose data an operator's one kernel reads from a
     params array laid out at generation time (:attr:`CArray.replaces`). An operator with
-    fallbacks keeps its inputs: the kernel after it reads them."""
+    fallbacks keeps its inputs (the kernel after it reads them), and so does one placed on
+    a device (its constants may be copied into the device's memory)."""
     return frozenset((p.index, i) for p in ops if len(p.chain) == 1 and p.view_of is None
+                     and model.operators[p.index].device is None
                      for v in p.params.values() if isinstance(v, CArray)
                      for i in v.replaces)
