@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "tvmk_cm.h"
+#include "tvmk_cm_1x1.h"
 #include "tvmk_cm_arith.h"
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
@@ -28,20 +29,9 @@
 #endif
 
 #if !TVMK_CM_FC_MVE
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-#define TVMK_CM_FC_EVEN(v) ((int32_t)__sxtb16((uint32_t)(v)))
-#define TVMK_CM_FC_ODD(v) ((int32_t)__sxtb16(((uint32_t)(v) >> 8) | ((uint32_t)(v) << 24)))
-#else
-/* SXTB16 in C: bytes 0 and 2 sign-extended to int16 halves. */
-static inline int32_t tvmk_cm_fc_sxtb16(uint32_t v)
-{
-    const uint32_t lo = (uint32_t)(int32_t)(int8_t)(v & 0xFFu) & 0xFFFFu;
-    const uint32_t hi = (uint32_t)(int32_t)(int8_t)((v >> 16) & 0xFFu) << 16;
-    return (int32_t)(lo | hi);
-}
-#define TVMK_CM_FC_EVEN(v) tvmk_cm_fc_sxtb16((uint32_t)(v))
-#define TVMK_CM_FC_ODD(v) tvmk_cm_fc_sxtb16((uint32_t)(v) >> 8)
-#endif
+/* SXTB16 of a word and of it rotated by 8 (TVMK_CM_EVEN, TVMK_CM_ODD: the 1x1's) */
+#define TVMK_CM_FC_EVEN(v) TVMK_CM_EVEN(v)
+#define TVMK_CM_FC_ODD(v) TVMK_CM_ODD(v)
 
 /* The row's `quads` whole words of four inputs as pairs of words (the even bytes, then the
  * odd ones). */
