@@ -183,13 +183,15 @@ def test_offset_fits_at_its_edge() -> None:
 
 # --- what it takes, and the flash budget -------------------------------------------------
 
-def _compile(tmp_path: Path, flash: int | None = None) -> object:
+def _compile(tmp_path: Path, flash: int | None = None, cases: list | None = None) -> object:
+    """``cases`` (default: PW_CASES) merged into one model, planned on mps2_an386 without
+    CMSIS-NN, with ``flash`` as tvmdev_cm's budget when given."""
     import cm_cases
 
     from tvmdev.frontends.importer import import_file
     from tvmdev.load.board import board_by_name
     from tvmdev.plan.pipeline import Options, compile_model
-    model, _ = cm_cases.merged(cm_cases.PW_CASES)
+    model, _ = cm_cases.merged(cm_cases.PW_CASES if cases is None else cases)
     (tmp_path / "m.tflite").write_bytes(model)
     board = board_by_name("mps2_an386")
     if flash is not None:

@@ -13,7 +13,6 @@ interpreter; plan.json shows tvmdev_cm took them.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -31,17 +30,8 @@ def _taps(d: object) -> int:
 
 def _compile(tmp_path: Path, flash: int | None = None) -> object:
     import cm_cases
-
-    from tvmdev.frontends.importer import import_file
-    from tvmdev.load.board import board_by_name
-    from tvmdev.plan.pipeline import Options, compile_model
-    model, _ = cm_cases.merged(cm_cases.GEN_CASES)
-    (tmp_path / "m.tflite").write_bytes(model)
-    board = board_by_name("mps2_an386")
-    if flash is not None:
-        board = dataclasses.replace(board, library_flash=(("tvmdev_cm", flash),))
-    return compile_model(import_file(tmp_path / "m.tflite").to_model(), board,
-                         Options(trees=(("cmsis_nn", "off"),)))
+    from test_tvmdev_cm_1x1 import _compile as compile_cases
+    return compile_cases(tmp_path, flash, cm_cases.GEN_CASES)
 
 
 def test_which_general_convolutions_it_takes(tmp_path: Path) -> None:
